@@ -1,0 +1,117 @@
+"""Branch summaries (spec §8): the abandoned segment and its budgeted preparation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .context import js_strict_eq
+from .file_ops import FileOps
+from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy
+from .messages import branch_summary_message, compaction_summary_message, custom_message
+from .session import Session
+from .tokens import estimate_tokens, js_plus
+
+__all__ = ["BranchEntries", "PreparedBranch", "collect_entries_for_branch_summary", "prepare_branch_entries"]
+
+
+@dataclass
+class BranchEntries:
+    indices: list[int]
+    common_ancestor_id: Any  # None when there is none
+
+
+@dataclass
+class PreparedBranch:
+    messages: list[Any]
+    indices: list[int]
+    file_ops: FileOps
+    total_tokens: Any
+
+
+def _branch_ids(session: Session, start_id: Any) -> list[int]:
+    start = session.by_id.get(js_key(start_id)) if js_truthy(start_id) else None
+    return session.path_indices(start)
+
+
+def collect_entries_for_branch_summary(session: Session, old_leaf_id: Any, target_id: Any) -> BranchEntries:
+    if not js_truthy(old_leaf_id):
+        return BranchEntries([], None)
+    recs = session.records
+    old_ids = {js_key(recs[i].id) for i in _branch_ids(session, old_leaf_id)}
+    target_path = _branch_ids(session, target_id)
+    common: Any = None
+    for i in reversed(target_path):
+        if js_key(recs[i].id) in old_ids:
+            common = recs[i].id
+            break
+    out: list[int] = []
+    cur = old_leaf_id
+    seen: set[int] = set()
+    while js_truthy(cur) and not js_strict_eq(cur, common):
+        i = session.by_id.get(js_key(cur))
+        if i is None or i in seen:
+            break
+        seen.add(i)
+        out.append(i)
+        cur = recs[i].parent_id
+    out.reverse()
+    return BranchEntries(out, common)
+
+
+def branch_message(session: Session, i: int) -> Any:
+    """getMessageFromEntry of branch-summarization: tool results are skipped."""
+    r = session.records[i]
+    t = r.type
+    if t == "message":
+        if r.error is not None:
+            raise r.error
+        if r.role == "toolResult":
+            return None
+        return session.value(i).get("message", UNDEFINED)
+    if t == "custom_message":
+        return custom_message(session.value(i))
+    if t == "branch_summary":
+        return branch_summary_message(session.value(i))
+    if t == "compaction":
+        return compaction_summary_message(session.value(i))
+    return None
+
+
+def prepare_branch_entries(session: Session, indices: list[int], token_budget: float = 0) -> PreparedBranch:
+    ops = FileOps()
+    for i in indices:
+        if session.records[i].type == "branch_summary":
+            v = session.value(i)
+            if not js_truthy(v.get("fromHook", UNDEFINED)) and js_truthy(v.get("details", UNDEFINED)):
+                ops.seed_from_details(v["details"])
+    messages: list[Any] = []
+    kept: list[int] = []
+    total: Any = 0
+    for i in reversed(indices):
+        m = branch_message(session, i)
+        if m is None:
+            continue
+        ops.add_from_message(m)
+        t = estimate_tokens(m)
+        if token_budget > 0 and _gt(js_plus(total, t), token_budget):
+            if session.records[i].type in ("compaction", "branch_summary") and _lt(total, token_budget * 0.9):
+                messages.insert(0, m)
+                kept.insert(0, i)
+                total = js_plus(total, t)
+            break
+        messages.insert(0, m)
+        kept.insert(0, i)
+        total = js_plus(total, t)
+    return PreparedBranch(messages, kept, ops, total)
+
+
+def _gt(a: Any, b: float) -> bool:
+    return type(a) in (int, float) and a > b
+
+
+def _lt(a: Any, b: float) -> bool:
+    return type(a) in (int, float) and a < b
+
+
+__all__ += ["branch_message", "JsTypeError"]

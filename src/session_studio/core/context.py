@@ -1,0 +1,199 @@
+"""`buildSessionContext` (spec §3.1): what the LLM sees for a leaf.
+
+The walk works on the index: a :class:`SessionContext` knows which path entries
+produce which messages, so token counts come from the index and the messages
+themselves are only materialised when asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .jsvalue import UNDEFINED, JsTypeError, js_truthy
+from .messages import branch_summary_message, compaction_summary_message, custom_message
+from .session import CURRENT_LEAF, Session
+from .tokens import ContextTokens, assistant_usage_tokens, estimate_tokens, js_plus
+
+__all__ = ["ContextItem", "SessionContext", "build_session_context", "js_strict_eq"]
+
+
+def js_strict_eq(a: Any, b: Any) -> bool:
+    """JavaScript `===` for JSON values."""
+    ta, tb = type(a), type(b)
+    if ta is str and tb is str:
+        return bool(a == b)
+    if ta in (int, float) and tb in (int, float):
+        return bool(float(a) == float(b))
+    if ta is bool and tb is bool:
+        return bool(a == b)
+    if a is None or a is UNDEFINED or b is None or b is UNDEFINED:
+        return a is b
+    if ta in (dict, list) or tb in (dict, list):
+        return a is b
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class ContextItem:
+    """One context message and the entry that produced it."""
+
+    kind: str  # "message" | "custom" | "branchSummary" | "compactionSummary"
+    record: int
+
+
+@dataclass
+class SessionContext:
+    session: Session
+    path: list[int]
+    items: list[ContextItem]
+    thinking_level: Any = "off"
+    model: Any = None
+    compaction: int | None = None  # record index of the compaction used
+    compaction_path_index: int = -1
+    _messages: list[Any] | None = field(default=None, repr=False)
+
+    def messages(self) -> list[Any]:
+        if self._messages is None:
+            s = self.session
+            vals = s.values(it.record for it in self.items)
+            out: list[Any] = []
+            for it, v in zip(self.items, vals, strict=True):
+                if it.kind == "message":
+                    out.append(v.get("message", UNDEFINED))
+                elif it.kind == "custom":
+                    out.append(custom_message(v))
+                elif it.kind == "branchSummary":
+                    out.append(branch_summary_message(v))
+                else:
+                    out.append(compaction_summary_message(v))
+            self._messages = out
+        return self._messages
+
+    def to_json(self) -> dict[str, Any]:
+        return {"messages": self.messages(), "thinkingLevel": self.thinking_level, "model": self.model}
+
+    def message_tokens(self) -> list[Any]:
+        """estimateTokens of every context message, from the index where possible."""
+        recs = self.session.records
+        out: list[Any] = []
+        msgs = None
+        for j, it in enumerate(self.items):
+            if it.kind == "message":
+                out.append(recs[it.record].tokens)
+            else:
+                if msgs is None:
+                    msgs = self.messages()
+                try:
+                    out.append(estimate_tokens(msgs[j]))
+                except JsTypeError as e:
+                    out.append(e)
+        return out
+
+    def estimate_tokens(self) -> ContextTokens:
+        """pi's estimateContextTokens(context.messages), computed from the index."""
+        recs = self.session.records
+        last = None
+        usage: Any = 0
+        for j in range(len(self.items) - 1, -1, -1):
+            it = self.items[j]
+            if it.kind == "message":
+                u = recs[it.record].usage_tokens
+                if u is not None:
+                    last, usage = j, u
+                    break
+        toks = self.message_tokens()
+        trailing: Any = 0
+        for t in toks[(last + 1) if last is not None else 0 :]:
+            if isinstance(t, JsTypeError):
+                raise t
+            trailing = js_plus(trailing, t)
+        if last is None:
+            return ContextTokens(trailing, 0, trailing, None)
+        return ContextTokens(js_plus(usage, trailing), usage, trailing, last)
+
+
+def _empty(session: Session) -> SessionContext:
+    return SessionContext(session, [], [])
+
+
+def build_session_context(session: Session, leaf_id: Any = CURRENT_LEAF, *, path: list[int] | None = None) -> SessionContext:
+    """buildSessionContext(entries, leafId, byId).
+
+    `leaf_id`: CURRENT_LEAF for the session's leaf, None for pi's explicit null
+    leaf, or an id. `path`: a precomputed path (prepareCompaction passes its own
+    path entries and no leaf: the leaf is then the path's last entry).
+    """
+    recs = session.records
+    if path is None:
+        lid = session.leaf_id if leaf_id is CURRENT_LEAF else leaf_id
+        if lid is None:
+            return _empty(session)
+        leaf = session.by_id.get(_key(lid)) if js_truthy(lid) else None
+        if leaf is None:
+            if not recs:
+                return _empty(session)
+            leaf = len(recs) - 1
+        path = session.path_indices(leaf)
+    ctx = SessionContext(session, path, [])
+    compaction = None
+    for i in path:
+        r = recs[i]
+        t = r.type
+        if t == "thinking_level_change":
+            ctx.thinking_level = session.value(i).get("thinkingLevel", UNDEFINED)
+        elif t == "model_change":
+            v = session.value(i)
+            ctx.model = {"provider": v.get("provider", UNDEFINED), "modelId": v.get("modelId", UNDEFINED)}
+        elif t == "message":
+            if r.error is not None:
+                raise r.error
+            if r.role == "assistant":
+                m = session.value(i)["message"]
+                ctx.model = {"provider": m.get("provider", UNDEFINED), "modelId": m.get("model", UNDEFINED)}
+        elif t == "compaction":
+            compaction = i
+
+    items = ctx.items
+
+    def emit(i: int) -> None:
+        t = recs[i].type
+        if t == "message":
+            items.append(ContextItem("message", i))
+        elif t == "custom_message":
+            items.append(ContextItem("custom", i))
+        elif t == "branch_summary" and js_truthy(session.value(i).get("summary", UNDEFINED)):
+            items.append(ContextItem("branchSummary", i))
+
+    if compaction is None:
+        for i in path:
+            emit(i)
+        return ctx
+    ctx.compaction = compaction
+    items.append(ContextItem("compactionSummary", compaction))
+    cid = recs[compaction].id
+    ci = next(
+        (k for k, i in enumerate(path) if recs[i].type == "compaction" and js_strict_eq(recs[i].id, cid)), -1
+    )
+    ctx.compaction_path_index = ci
+    fk = session.value(compaction).get("firstKeptEntryId", UNDEFINED)
+    found = False
+    for k in range(ci if ci >= 0 else 0):
+        i = path[k]
+        if not found and js_strict_eq(recs[i].id, fk):
+            found = True
+        if found:
+            emit(i)
+    for k in range(ci + 1, len(path)):
+        emit(path[k])
+    return ctx
+
+
+def _key(v: Any) -> Any:
+    from .jsvalue import js_key
+
+    return js_key(v)
+
+
+def usage_of(message: Any) -> Any:
+    return assistant_usage_tokens(message)

@@ -1,0 +1,212 @@
+"""Cut points (spec §5): where a compaction may start keeping entries verbatim.
+
+All functions take the path as a list of :class:`EntryRecord` and a half-open
+range, exactly like pi's functions take `entries, startIndex, endIndex`.
+:class:`CutPlanner` precomputes the running token sums of a range once, so the
+cut for any `keepRecentTokens` (a slider move) is a binary search, and the whole
+sweep (every threshold where the answer changes) is linear.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .jsvalue import JsTypeError
+from .session import EntryRecord
+from .tokens import js_plus
+
+__all__ = [
+    "CUT_POINT_ROLES",
+    "CutPlanner",
+    "CutPoint",
+    "cut_point_reason",
+    "find_cut_point",
+    "find_turn_start_index",
+    "find_valid_cut_points",
+    "is_valid_cut_point",
+]
+
+CUT_POINT_ROLES = frozenset({"bashExecution", "custom", "branchSummary", "compactionSummary", "user", "assistant"})
+
+
+@dataclass(frozen=True, slots=True)
+class CutPoint:
+    first_kept_index: int
+    turn_start_index: int
+    is_split_turn: bool
+
+
+def is_valid_cut_point(r: EntryRecord) -> bool:
+    t = r.type
+    if t == "message":
+        if r.error is not None:
+            raise r.error
+        return type(r.role) is str and r.role in CUT_POINT_ROLES
+    return t == "branch_summary" or t == "custom_message"
+
+
+def cut_point_reason(r: EntryRecord) -> str:
+    """Why an entry is (not) a valid cut point, in words for the UI."""
+    t = r.type
+    if t == "message":
+        if r.error is not None:
+            return "damaged message entry (no message)"
+        if r.role == "toolResult":
+            return "tool result: must stay after its tool call"
+        if type(r.role) is str and r.role in CUT_POINT_ROLES:
+            return f"{r.role} message: valid cut point"
+        return f"message with role {r.role!r}: not a cut point"
+    if t in ("branch_summary", "custom_message"):
+        return f"{t} entry: valid cut point"
+    if t == "compaction":
+        return "compaction entry: never a cut point"
+    return f"{t if isinstance(t, str) else 'unknown'} entry: metadata, not a cut point"
+
+
+def find_valid_cut_points(path: Sequence[EntryRecord], start: int, end: int) -> list[int]:
+    return [i for i in range(start, end) if is_valid_cut_point(path[i])]
+
+
+def _is_turn_start(r: EntryRecord) -> bool:
+    t = r.type
+    if t == "branch_summary" or t == "custom_message":
+        return True
+    if t == "message":
+        if r.error is not None:
+            raise r.error
+        return r.role == "user" or r.role == "bashExecution"
+    return False
+
+
+def find_turn_start_index(path: Sequence[EntryRecord], entry_index: int, start: int) -> int:
+    for i in range(entry_index, start - 1, -1):
+        if _is_turn_start(path[i]):
+            return i
+    return -1
+
+
+def _finish(path: Sequence[EntryRecord], start: int, cut: int) -> CutPoint:
+    while cut > start:
+        prev = path[cut - 1].type
+        if prev == "compaction" or prev == "message":
+            break
+        cut -= 1
+    e = path[cut]
+    if e.type == "message" and e.error is not None:
+        raise e.error
+    is_user = e.type == "message" and e.role == "user"
+    ts = -1 if is_user else find_turn_start_index(path, cut, start)
+    return CutPoint(cut, ts, (not is_user) and ts != -1)
+
+
+def _ge(acc: Any, keep: float) -> bool:
+    if type(acc) in (int, float):
+        return bool(acc >= keep)
+    return False  # NaN / strings compare false in practice
+
+
+def find_cut_point(path: Sequence[EntryRecord], start: int, end: int, keep_recent_tokens: float) -> CutPoint:
+    """pi's findCutPoint, step by step (used for checks and the teaching walk)."""
+    cps = find_valid_cut_points(path, start, end)
+    if not cps:
+        return CutPoint(start, -1, False)
+    cut = cps[0]
+    acc: Any = 0
+    for i in range(end - 1, start - 1, -1):
+        r = path[i]
+        if r.type != "message":
+            continue
+        acc = js_plus(acc, r.token_value())
+        if _ge(acc, keep_recent_tokens):
+            j = bisect.bisect_left(cps, i)
+            if j < len(cps):
+                cut = cps[j]
+            break
+    return _finish(path, start, cut)
+
+
+class CutPlanner:
+    """The cut for every keepRecentTokens over one range, by lookup.
+
+    Walking back from `end`, only message entries add to the running total; the
+    budget is reached at the first message where the total is ≥ keep. Totals of
+    non-negative token counts only grow, so that message is found by binary
+    search over the running sums. A NaN or a throwing estimate stops the sums:
+    beyond it the total never reaches any budget (or pi throws), as in pi.
+    """
+
+    def __init__(self, path: Sequence[EntryRecord], start: int, end: int) -> None:
+        self.path = path
+        self.start = start
+        self.end = end
+        self.cut_points = find_valid_cut_points(path, start, end)
+        self.sums: list[float] = []  # running totals, newest → oldest
+        self.positions: list[int] = []  # path index of the message that produced each sum
+        self.tokens: dict[int, Any] = {}
+        self.stop_error: JsTypeError | None = None
+        self.stop_nan = False
+        acc: Any = 0
+        for i in range(end - 1, start - 1, -1):
+            r = path[i]
+            if r.type != "message":
+                continue
+            t = r.tokens
+            if isinstance(t, JsTypeError):
+                self.stop_error = t
+                break
+            self.tokens[i] = t
+            acc = js_plus(acc, t)
+            if type(acc) not in (int, float) or (isinstance(acc, float) and math.isnan(acc)):
+                self.stop_nan = True
+                break
+            self.sums.append(acc)
+            self.positions.append(i)
+        self._monotonic = all(self.sums[k] <= self.sums[k + 1] for k in range(len(self.sums) - 1))
+
+    def budget_index(self, keep: float) -> int | None:
+        """Path index where the running total first reaches `keep`, or None."""
+        if self._monotonic:
+            k = bisect.bisect_left(self.sums, keep)
+        else:  # negative estimates cannot happen from real data; stay exact anyway
+            k = next((j for j, s in enumerate(self.sums) if s >= keep), len(self.sums))
+        if k < len(self.sums):
+            return self.positions[k]
+        if self.stop_error is not None:
+            raise self.stop_error
+        return None
+
+    def cut(self, keep: float) -> CutPoint:
+        cps = self.cut_points
+        if not cps:
+            return CutPoint(self.start, -1, False)
+        cut = cps[0]
+        i = self.budget_index(keep)
+        if i is not None:
+            j = bisect.bisect_left(cps, i)
+            if j < len(cps):
+                cut = cps[j]
+        return _finish(self.path, self.start, cut)
+
+    def thresholds(self) -> list[int]:
+        """Candidate keepRecentTokens where the answer may change: 0, 1 and S_k + 1."""
+        cands = {0, 1}
+        for s in self.sums:
+            cands.add(int(s) + 1 if float(s).is_integer() else s + 1)  # type: ignore[arg-type]
+        return sorted(cands)
+
+    def sweep(self) -> list[tuple[int, CutPoint]]:
+        """(keepRecentTokens, cut) at every threshold where the cut changes."""
+        if self.stop_error is not None:
+            raise self.stop_error
+        rows: list[tuple[int, CutPoint]] = []
+        prev = None
+        for k in self.thresholds():
+            c = self.cut(k)
+            if c != prev:
+                rows.append((k, c))
+                prev = c
+        return rows

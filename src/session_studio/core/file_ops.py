@@ -1,0 +1,102 @@
+"""File operations read from tool calls (spec §6.3, §6.4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .jsvalue import UNDEFINED, js_sort_key, js_truthy
+
+__all__ = ["FileOps", "compute_file_lists", "format_file_operations"]
+
+
+@dataclass
+class FileOps:
+    """Three insertion-ordered sets (JavaScript `Set`s), kept as dicts."""
+
+    read: dict[Any, None] = field(default_factory=dict)
+    written: dict[Any, None] = field(default_factory=dict)
+    edited: dict[Any, None] = field(default_factory=dict)
+
+    def add_from_message(self, message: Any) -> None:
+        """pi's extractFileOpsFromMessage: read/write/edit tool calls with a string `path`."""
+        if type(message) is not dict or message.get("role") != "assistant":
+            return
+        content = message.get("content", UNDEFINED)
+        if type(content) is not list:
+            return
+        for block in content:
+            if type(block) is not dict or block.get("type") != "toolCall":
+                continue
+            if "arguments" not in block or "name" not in block:
+                continue
+            args = block["arguments"]
+            if not js_truthy(args):
+                continue
+            path = args.get("path") if type(args) is dict else None
+            if type(path) is not str or not path:
+                continue
+            name = block["name"]
+            if name == "read":
+                self.read[path] = None
+            elif name == "write":
+                self.written[path] = None
+            elif name == "edit":
+                self.edited[path] = None
+
+    def seed_from_details(self, details: Any) -> None:
+        """readFiles → read, modifiedFiles → edited (previous compaction / branch summaries)."""
+        rf = details.get("readFiles") if type(details) is dict else None
+        mf = details.get("modifiedFiles") if type(details) is dict else None
+        if type(rf) is list:
+            for f in rf:
+                self.read[_hashable(f)] = None
+        if type(mf) is list:
+            for f in mf:
+                self.edited[_hashable(f)] = None
+
+    def to_json(self) -> dict[str, list[Any]]:
+        return {"read": list(self.read), "written": list(self.written), "edited": list(self.edited)}
+
+
+def _hashable(v: Any) -> Any:
+    return v if not isinstance(v, (dict, list)) else _Unhashable(v)
+
+
+class _Unhashable:
+    """Objects in a JavaScript Set are distinct by identity."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _js_sort_key(v: Any) -> Any:
+    from .jsvalue import js_string
+
+    return js_sort_key(v if isinstance(v, str) else js_string(v))
+
+
+def compute_file_lists(ops: FileOps) -> tuple[list[Any], list[Any]]:
+    """(readFiles, modifiedFiles): read-only files and modified files, JavaScript-sorted."""
+    modified = dict.fromkeys([*ops.edited, *ops.written])
+    read_only = sorted((f for f in ops.read if f not in modified), key=_js_sort_key)
+    return [_plain(f) for f in read_only], [_plain(f) for f in sorted(modified, key=_js_sort_key)]
+
+
+def _plain(v: Any) -> Any:
+    return v.value if isinstance(v, _Unhashable) else v
+
+
+def format_file_operations(read_files: list[Any], modified_files: list[Any]) -> str:
+    from .jsvalue import js_string
+
+    sections = []
+    if read_files:
+        sections.append("<read-files>\n" + "\n".join(js_string(_plain(f)) for f in read_files) + "\n</read-files>")
+    if modified_files:
+        sections.append(
+            "<modified-files>\n" + "\n".join(js_string(_plain(f)) for f in modified_files) + "\n</modified-files>"
+        )
+    return "\n\n" + "\n\n".join(sections) if sections else ""

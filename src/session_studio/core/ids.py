@@ -1,0 +1,40 @@
+"""Ids and timestamps in pi's formats."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from datetime import UTC, datetime
+
+__all__ = ["now_iso", "uuidv7"]
+
+_lock = threading.Lock()
+_last_ms = -1
+_seq = 0
+
+
+def uuidv7() -> str:
+    """A time-ordered UUIDv7 (48-bit ms timestamp, 32-bit monotonic sequence, random tail)."""
+    global _last_ms, _seq
+    with _lock:
+        ms = int(time.time() * 1000)
+        if ms > _last_ms:
+            _last_ms = ms
+            _seq = int.from_bytes(os.urandom(4), "big") & 0x7FFFFFFF
+        else:
+            ms = _last_ms
+            _seq = (_seq + 1) & 0xFFFFFFFF
+        seq = _seq
+    rand = int.from_bytes(os.urandom(4), "big")
+    b = ms.to_bytes(6, "big") + seq.to_bytes(4, "big") + rand.to_bytes(4, "big")
+    b = bytearray(b[:6] + b[6:] + os.urandom(2))
+    b[6] = 0x70 | (b[6] & 0x0F)
+    b[8] = 0x80 | (b[8] & 0x3F)
+    h = bytes(b[:16]).hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def now_iso() -> str:
+    """`new Date().toISOString()`."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

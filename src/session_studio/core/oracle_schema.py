@@ -1,0 +1,254 @@
+"""The JSON of the pi-oracle (`plan`, `context`, `branch`), built from the core.
+
+This is the contract of `shared/oracle/SCHEMA.md`: the same fields, computed the
+same way, with a field pi would throw on reported in `errors` instead.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from .branch_summary import collect_entries_for_branch_summary, prepare_branch_entries
+from .context import SessionContext, build_session_context
+from .cut_points import CutPoint
+from .errors import EntryNotFoundError
+from .file_ops import compute_file_lists, format_file_operations
+from .ids import now_iso, uuidv7
+from .jsvalue import UNDEFINED, JsTypeError, js_string
+from .messages import convert_to_llm
+from .preparation import CompactionPlan, plan_compaction
+from .serialize import serialize_conversation
+from .session import Session
+from .tokens import should_compact
+
+__all__ = ["PLAN_FIELDS", "branch_output", "context_output", "plan_output"]
+
+SCHEMA_VERSION = 1
+PI_VERSION = "0.80.2"
+PLAN_FIELDS = [
+    "settings", "sourceVersion", "migrated", "sessionReset", "header", "entryCount", "migratedEntries",
+    "leafId", "pathIds", "entryTokens", "context", "llmMessages", "contextTokens", "shouldCompact", "cut",
+    "sweep", "preparation",
+]
+DEFAULT_RESERVE = 16384
+DEFAULT_KEEP_RECENT = 20000
+DEFAULT_CONTEXT_WINDOW = 200000
+DEFAULT_SWEEP_LIMIT = 20000
+
+
+class _Fields:
+    """Lazily computed fields; one that raises is recorded and re-raised to dependants."""
+
+    def __init__(self, computers: dict[str, Callable[[], Any]]) -> None:
+        self.computers = computers
+        self.memo: dict[str, tuple[bool, Any]] = {}
+
+    def get(self, name: str) -> Any:
+        if name in self.memo:
+            ok, v = self.memo[name]
+            if not ok:
+                raise v
+            return v
+        try:
+            v = self.computers[name]()
+        except (JsTypeError, EntryNotFoundError, RecursionError) as e:
+            self.memo[name] = (False, e)
+            raise
+        self.memo[name] = (True, v)
+        return v
+
+    def collect(self, names: list[str], out: dict[str, Any]) -> dict[str, str]:
+        errors: dict[str, str] = {}
+        for n in names:
+            try:
+                out[n] = self.get(n)
+            except (JsTypeError, EntryNotFoundError, RecursionError) as e:
+                errors[n] = str(e)
+        return errors
+
+
+def _id_of(rec_id: Any) -> Any:
+    return None if rec_id is UNDEFINED else rec_id
+
+
+def reset_header() -> dict[str, Any]:
+    return {"type": "session", "version": 3, "id": uuidv7(), "timestamp": now_iso(), "cwd": os.getcwd()}
+
+
+def _finish(out: dict[str, Any], errors: dict[str, str]) -> tuple[dict[str, Any], int]:
+    if errors:
+        out["error"] = next(iter(errors.values()))
+        out["errors"] = errors
+        return out, 3
+    return out, 0
+
+
+def _common_fields(session: Session, leaf: Any) -> dict[str, Callable[[], Any]]:
+    fields: dict[str, Callable[[], Any]] = {}
+    fields["sourceVersion"] = lambda: session.source_version
+    fields["migrated"] = lambda: session.migrated
+    fields["sessionReset"] = lambda: session.reset
+    header = session.header if session.header is not None else reset_header()
+    fields["header"] = lambda: header
+    fields["entryCount"] = lambda: len(session.records)
+    fields["leafId"] = lambda: _id_of(leaf)
+    return fields
+
+
+def _leaf_for(session: Session, leaf: str | None) -> Any:
+    if leaf is None:
+        return session.leaf_id
+    session.require(leaf)  # SessionManager.branch throws "Entry X not found"
+    return leaf
+
+
+def plan_output(
+    session: Session,
+    *,
+    leaf: str | None = None,
+    keep_recent: int = DEFAULT_KEEP_RECENT,
+    reserve: int = DEFAULT_RESERVE,
+    context_window: int = DEFAULT_CONTEXT_WINDOW,
+    fields: list[str] | None = None,
+    sweep_limit: int = DEFAULT_SWEEP_LIMIT,
+) -> tuple[dict[str, Any], int]:
+    out: dict[str, Any] = {"version": SCHEMA_VERSION, "piVersion": PI_VERSION, "command": "plan"}
+    try:
+        leaf_id = _leaf_for(session, leaf)
+    except EntryNotFoundError as e:
+        out["error"] = str(e)
+        return out, 3
+    recs = session.records
+    f: dict[str, Callable[[], Any]] = _common_fields(session, leaf_id)
+    memo = _Fields(f)
+
+    def path() -> list[int]:
+        return session.path_indices(session.leaf_index(leaf_id))
+
+    def context() -> SessionContext:
+        return build_session_context(session, leaf_id)
+
+    def entry_tokens() -> dict[str, Any]:
+        res: dict[str, Any] = {}
+        for i in memo.get("path"):
+            r = recs[i]
+            if r.type == "message":
+                res[js_string(r.id)] = r.token_value()
+        return res
+
+    def plan() -> CompactionPlan:
+        return plan_compaction(session, memo.get("path"))
+
+    def cut() -> dict[str, Any]:
+        p: CompactionPlan = memo.get("plan")
+        c = p.cut(keep_recent)
+        return _cut_json(p, c)
+
+    def sweep() -> Any:
+        p: CompactionPlan = memo.get("plan")
+        planner = p.planner
+        n = len(planner.thresholds())
+        if planner.stop_error is not None:
+            raise planner.stop_error
+        if sweep_limit > 0 and n > sweep_limit:
+            return {"skipped": {"reason": "too many candidate thresholds", "candidates": n, "limit": sweep_limit}}
+        rows = []
+        for k, c in planner.sweep():
+            rows.append({
+                "keepRecentTokens": k,
+                "firstKeptEntryId": _path_id(p, c.first_kept_index),
+                "isSplitTurn": c.is_split_turn,
+                "turnStartEntryId": _path_id(p, c.turn_start_index) if c.turn_start_index >= 0 else None,
+            })
+        return rows
+
+    def preparation() -> Any:
+        p: CompactionPlan = memo.get("plan")
+        prep = p.prepare(keep_recent)
+        return None if prep is None else prep.to_json()
+
+    f.update({
+        "settings": lambda: {"enabled": True, "reserveTokens": reserve, "keepRecentTokens": keep_recent,
+                             "contextWindow": context_window, "leaf": leaf},
+        "migratedEntries": session.entries,
+        "path": path,
+        "pathIds": lambda: [_id_of(recs[i].id) for i in memo.get("path")],
+        "entryTokens": entry_tokens,
+        "ctx": context,
+        "context": lambda: memo.get("ctx").to_json(),
+        "llmMessages": lambda: convert_to_llm(memo.get("ctx").messages()),
+        "contextTokens": lambda: memo.get("ctx").estimate_tokens().to_json(),
+        "shouldCompact": lambda: should_compact(memo.get("contextTokens")["tokens"], context_window, reserve),
+        "plan": plan,
+        "cut": cut,
+        "sweep": sweep,
+        "preparation": preparation,
+    })
+    wanted = PLAN_FIELDS if not fields else [x for x in PLAN_FIELDS if x in fields]
+    errors = memo.collect(wanted, out)
+    if "sweep" in out and isinstance(out["sweep"], dict) and "skipped" in out["sweep"]:
+        out["sweepSkipped"] = out["sweep"]["skipped"]
+        out["sweep"] = None
+    return _finish(out, errors)
+
+
+def _path_id(p: CompactionPlan, k: int) -> Any:
+    if 0 <= k < len(p.path):
+        return _id_of(p.session.records[p.path[k]].id)
+    return None
+
+
+def _cut_json(p: CompactionPlan, c: CutPoint) -> dict[str, Any]:
+    return {
+        "firstKeptEntryIndex": c.first_kept_index,
+        "firstKeptEntryId": _path_id(p, c.first_kept_index),
+        "turnStartIndex": c.turn_start_index,
+        "turnStartEntryId": _path_id(p, c.turn_start_index) if c.turn_start_index >= 0 else None,
+        "isSplitTurn": c.is_split_turn,
+        "boundaryStart": p.boundary.start,
+        "boundaryEnd": p.boundary.end,
+    }
+
+
+def context_output(session: Session, *, leaf: str | None = None) -> tuple[dict[str, Any], int]:
+    out: dict[str, Any] = {"version": SCHEMA_VERSION, "piVersion": PI_VERSION, "command": "context"}
+    try:
+        leaf_id = _leaf_for(session, leaf)
+    except EntryNotFoundError as e:
+        out["error"] = str(e)
+        return out, 3
+    f = _common_fields(session, leaf_id)
+    memo = _Fields(f)
+    f["pathIds"] = lambda: [_id_of(session.records[i].id) for i in session.path_indices(session.leaf_index(leaf_id))]
+    f["ctx"] = lambda: build_session_context(session, leaf_id)
+    f["context"] = lambda: memo.get("ctx").to_json()
+    f["llmMessages"] = lambda: convert_to_llm(memo.get("ctx").messages())
+    names = ["sourceVersion", "migrated", "sessionReset", "header", "entryCount", "leafId", "pathIds", "context",
+             "llmMessages"]
+    return _finish(out, memo.collect(names, out))
+
+
+def branch_output(session: Session, from_id: str, to_id: str, budget: int = 0) -> tuple[dict[str, Any], int]:
+    out: dict[str, Any] = {"version": SCHEMA_VERSION, "piVersion": PI_VERSION, "command": "branch",
+                           "fromId": from_id, "targetId": to_id, "budget": budget}
+    f: dict[str, Callable[[], Any]] = {}
+    memo = _Fields(f)
+    f["collected"] = lambda: collect_entries_for_branch_summary(session, from_id, to_id)
+    f["commonAncestorId"] = lambda: _id_of(memo.get("collected").common_ancestor_id)
+    f["entryIds"] = lambda: [_id_of(session.records[i].id) for i in memo.get("collected").indices]
+    f["entries"] = lambda: session.values(memo.get("collected").indices)
+    f["prepared"] = lambda: prepare_branch_entries(session, memo.get("collected").indices, budget)
+    f["messages"] = lambda: memo.get("prepared").messages
+    f["llmMessages"] = lambda: convert_to_llm(memo.get("prepared").messages)
+    f["serialized"] = lambda: serialize_conversation(memo.get("llmMessages"))
+    f["fileOps"] = lambda: memo.get("prepared").file_ops.to_json()
+    f["fileLists"] = lambda: compute_file_lists(memo.get("prepared").file_ops)
+    f["readFiles"] = lambda: memo.get("fileLists")[0]
+    f["modifiedFiles"] = lambda: memo.get("fileLists")[1]
+    f["fileOpsFormatted"] = lambda: format_file_operations(memo.get("readFiles"), memo.get("modifiedFiles"))
+    f["totalTokens"] = lambda: memo.get("prepared").total_tokens
+    names = ["commonAncestorId", "entryIds", "entries", "messages", "llmMessages", "serialized", "fileOps",
+             "readFiles", "modifiedFiles", "fileOpsFormatted", "totalTokens"]
+    return _finish(out, memo.collect(names, out))

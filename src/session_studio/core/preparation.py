@@ -1,0 +1,166 @@
+"""`prepareCompaction` (spec §6): what a compaction would summarise and keep."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .context import SessionContext, build_session_context, js_strict_eq
+from .cut_points import CutPlanner, CutPoint
+from .file_ops import FileOps, compute_file_lists, format_file_operations
+from .jsvalue import UNDEFINED, js_truthy
+from .messages import branch_summary_message, custom_message
+from .serialize import serialize_conversation
+from .session import Session
+from .tokens import ContextTokens
+
+__all__ = ["Boundary", "CompactionPlan", "Preparation", "compaction_boundary", "plan_compaction"]
+
+
+@dataclass(frozen=True, slots=True)
+class Boundary:
+    """The range prepareCompaction looks at: after the previous compaction's kept start."""
+
+    start: int
+    end: int
+    prev_compaction: int  # path index, -1 if none
+
+
+def compaction_boundary(session: Session, path: list[int]) -> Boundary:
+    recs = session.records
+    prev = -1
+    for k in range(len(path) - 1, -1, -1):
+        if recs[path[k]].type == "compaction":
+            prev = k
+            break
+    start = 0
+    if prev >= 0:
+        fk = session.value(path[prev]).get("firstKeptEntryId", UNDEFINED)
+        idx = next((k for k, i in enumerate(path) if js_strict_eq(recs[i].id, fk)), -1)
+        start = idx if idx >= 0 else prev + 1
+    return Boundary(start, len(path), prev)
+
+
+def message_for_compaction(session: Session, i: int) -> Any:
+    """getMessageFromEntryForCompaction: compaction entries give nothing."""
+    t = session.records[i].type
+    if t == "message":
+        return session.value(i).get("message", UNDEFINED)
+    if t == "custom_message":
+        return custom_message(session.value(i))
+    if t == "branch_summary":
+        return branch_summary_message(session.value(i))
+    return None
+
+
+@dataclass
+class Preparation:
+    first_kept_entry_id: Any
+    first_kept_index: int
+    messages_to_summarize: list[Any]
+    turn_prefix_messages: list[Any]
+    is_split_turn: bool
+    tokens_before: Any
+    previous_summary: Any
+    file_ops: FileOps
+    history_indices: list[int] = field(default_factory=list)
+    turn_prefix_indices: list[int] = field(default_factory=list)
+
+    @property
+    def file_lists(self) -> tuple[list[Any], list[Any]]:
+        return compute_file_lists(self.file_ops)
+
+    def to_json(self) -> dict[str, Any]:
+        from .messages import convert_to_llm
+
+        read, modified = self.file_lists
+        return {
+            "firstKeptEntryId": self.first_kept_entry_id,
+            "isSplitTurn": self.is_split_turn,
+            "tokensBefore": self.tokens_before,
+            "previousSummary": None if self.previous_summary is UNDEFINED else self.previous_summary,
+            "messagesToSummarize": self.messages_to_summarize,
+            "turnPrefixMessages": self.turn_prefix_messages,
+            "fileOps": self.file_ops.to_json(),
+            "readFiles": read,
+            "modifiedFiles": modified,
+            "fileOpsFormatted": format_file_operations(read, modified),
+            "serializedHistory": serialize_conversation(convert_to_llm(self.messages_to_summarize)),
+            "serializedTurnPrefix": serialize_conversation(convert_to_llm(self.turn_prefix_messages)),
+        }
+
+
+@dataclass
+class CompactionPlan:
+    """Everything about compacting one path: boundary, cut planner, context before."""
+
+    session: Session
+    path: list[int]
+    boundary: Boundary
+    planner: CutPlanner
+    _context: SessionContext | None = None
+
+    @property
+    def context(self) -> SessionContext:
+        if self._context is None:
+            # prepareCompaction calls buildSessionContext(pathEntries): leaf = last path entry
+            self._context = build_session_context(self.session, path=self.path)
+        return self._context
+
+    def tokens_before(self) -> ContextTokens:
+        return self.context.estimate_tokens()
+
+    def cut(self, keep_recent_tokens: float) -> CutPoint:
+        return self.planner.cut(keep_recent_tokens)
+
+    def prepare(self, keep_recent_tokens: float, cut: CutPoint | None = None) -> Preparation | None:
+        """prepareCompaction(path, settings) — or with a manual `cut`."""
+        s = self.session
+        recs = s.records
+        path = self.path
+        if path and recs[path[-1]].type == "compaction":
+            return None
+        b = self.boundary
+        previous_summary: Any = UNDEFINED
+        if b.prev_compaction >= 0:
+            previous_summary = s.value(path[b.prev_compaction]).get("summary", UNDEFINED)
+        tokens_before = self.tokens_before().tokens
+        c = cut if cut is not None else self.cut(keep_recent_tokens)
+        if c.first_kept_index >= len(path):
+            return None
+        first_kept = recs[path[c.first_kept_index]]
+        if not js_truthy(first_kept.id):
+            return None
+        history_end = c.turn_start_index if c.is_split_turn else c.first_kept_index
+        hist_idx = [path[k] for k in range(b.start, history_end)]
+        history = [m for m in (message_for_compaction(s, i) for i in hist_idx) if m is not None]
+        prefix_idx = [path[k] for k in range(c.turn_start_index, c.first_kept_index)] if c.is_split_turn else []
+        prefix = [m for m in (message_for_compaction(s, i) for i in prefix_idx) if m is not None]
+        if not history and not prefix:
+            return None
+        ops = FileOps()
+        if b.prev_compaction >= 0:
+            prev = s.value(path[b.prev_compaction])
+            if not js_truthy(prev.get("fromHook", UNDEFINED)) and js_truthy(prev.get("details", UNDEFINED)):
+                ops.seed_from_details(prev["details"])
+        for m in history:
+            ops.add_from_message(m)
+        if c.is_split_turn:
+            for m in prefix:
+                ops.add_from_message(m)
+        return Preparation(
+            first_kept.id, c.first_kept_index, history, prefix, c.is_split_turn, tokens_before,
+            previous_summary, ops,
+            [i for i in hist_idx if message_for_compaction_kind(s, i)],
+            [i for i in prefix_idx if message_for_compaction_kind(s, i)],
+        )
+
+
+def message_for_compaction_kind(session: Session, i: int) -> bool:
+    return session.records[i].type in ("message", "custom_message", "branch_summary")
+
+
+def plan_compaction(session: Session, path: list[int]) -> CompactionPlan:
+    b = compaction_boundary(session, path)
+    recs = [session.records[i] for i in path]
+    return CompactionPlan(session, path, b, CutPlanner(recs, b.start, b.end))

@@ -1,0 +1,496 @@
+"""A loaded pi session: header, migration, the id index, labels, name and leaf.
+
+`Session.open(path)` does what pi's `SessionManager.open` does to the data
+(without ever rewriting the file): parse (§1.7), migrate (§1.8), index (§1.11),
+labels (§1.12). Each kept value becomes an :class:`EntryRecord` that holds what
+the planner needs (type, id, parent, role, token estimate, usage) so the tree,
+token bar and cut points never touch the JSON again. The value itself is kept in
+memory for small files and re-read from its byte span on demand for big ones.
+New lines that pi appends are indexed by :meth:`Session.refresh` from the last
+known offset, without re-reading the file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from .errors import EntryNotFoundError, SessionFileError, SessionLoadError
+from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy
+from .migrate import js_compare, needs_migration, new_entry_id, version_of
+from .reader import LoadIssue, RawValue, iter_values, parse_line
+from .tokens import assistant_usage_tokens, estimate_tokens
+
+__all__ = ["CURRENT_LEAF", "KEEP_VALUES_MAX_BYTES", "EntryRecord", "Session"]
+
+#: Marker for "the session's own leaf" where None would mean pi's explicit `null` leaf.
+CURRENT_LEAF: Any = object()
+
+#: Files up to this size keep every parsed value in memory; bigger ones re-read on demand.
+KEEP_VALUES_MAX_BYTES = 48 * 1024 * 1024
+
+
+class EntryRecord:
+    """What the index knows about one entry (a kept, non-header value)."""
+
+    __slots__ = (
+        "error",
+        "id",
+        "index",
+        "length",
+        "line",
+        "offset",
+        "parent_id",
+        "patch",
+        "role",
+        "timestamp",
+        "tokens",
+        "type",
+        "usage_tokens",
+        "value",
+    )
+
+    def __init__(self, index: int, raw: RawValue) -> None:
+        self.index = index
+        self.line = raw.line
+        self.offset = raw.offset
+        self.length = raw.length
+        self.value: Any = raw.value
+        self.patch: dict[str, Any] | None = None
+        v = raw.value
+        if type(v) is dict:
+            self.type: Any = v.get("type", UNDEFINED)
+            self.id: Any = v.get("id", UNDEFINED)
+            self.parent_id: Any = v.get("parentId", UNDEFINED)
+            self.timestamp: Any = v.get("timestamp", UNDEFINED)
+        else:
+            self.type = self.id = self.parent_id = self.timestamp = UNDEFINED
+        self.role: Any = UNDEFINED
+        #: estimateTokens(message) for message entries (int, nan, or the JsTypeError pi would throw)
+        self.tokens: Any = 0
+        #: calculateContextTokens of valid assistant usage (§4.3), else None
+        self.usage_tokens: Any = None
+        #: the TypeError pi throws reading `entry.message.role` (message missing), else None
+        self.error: JsTypeError | None = None
+
+    def compute_message_facts(self, value: Any) -> None:
+        if self.type != "message":
+            return
+        msg = value.get("message", UNDEFINED)
+        if msg is None or msg is UNDEFINED:
+            what = "null" if msg is None else "undefined"
+            self.error = JsTypeError(f"Cannot read properties of {what} (reading 'role')")
+            self.tokens = self.error
+            return
+        self.role = msg.get("role", UNDEFINED) if type(msg) is dict else UNDEFINED
+        try:
+            self.tokens = estimate_tokens(msg)
+        except JsTypeError as e:
+            self.tokens = e
+        try:
+            self.usage_tokens = assistant_usage_tokens(msg)
+        except JsTypeError:
+            self.usage_tokens = None
+
+    @property
+    def is_message(self) -> bool:
+        return self.type == "message"
+
+    def token_value(self) -> int | float:
+        """The token estimate, raising where pi would throw."""
+        t = self.tokens
+        if isinstance(t, JsTypeError):
+            raise t
+        return t  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return f"<EntryRecord #{self.index} line {self.line} {self.type!r} {self.id!r}>"
+
+
+@dataclass
+class Session:
+    """One session file as pi sees it after `SessionManager.open`."""
+
+    path: str
+    header: dict[str, Any] | None
+    records: list[EntryRecord]
+    issues: list[LoadIssue]
+    source_version: Any
+    migrated: bool
+    reset: bool
+    size: int
+    keep_values: bool
+    mtime_ns: int = 0
+    by_id: dict[Any, int] = field(default_factory=dict)
+    leaf_id: Any = None
+    labels: dict[Any, tuple[str, Any]] = field(default_factory=dict)
+    partial_tail: bool = False
+    header_line: int | None = None
+    _children: dict[Any, list[int]] | None = None
+
+    # ------------------------------------------------------------------ loading
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, keep_values: bool | None = None) -> Session:
+        p = os.fspath(path)
+        try:
+            st = os.stat(p)
+        except FileNotFoundError as e:
+            raise SessionFileError(f"session file not found: {p}") from e
+        except OSError as e:
+            raise SessionFileError(f"cannot read {p}: {e.strerror}") from e
+        if os.path.isdir(p):
+            raise SessionFileError(f"session path is a directory: {p}")
+        keep = st.st_size <= KEEP_VALUES_MAX_BYTES if keep_values is None else keep_values
+        issues: list[LoadIssue] = []
+        try:
+            fh = open(p, "rb")  # noqa: SIM115 - closed below; iter_values streams from it
+        except OSError as e:
+            raise SessionFileError(f"cannot read {p}: {e.strerror}") from e
+        with fh:
+            values = iter_values(fh, issues)
+            session = cls._from_values(p, values, issues, keep)
+            session.size = fh.tell()
+        session.mtime_ns = st.st_mtime_ns
+        return session
+
+    @classmethod
+    def from_bytes(cls, data: bytes, path: str = "<memory>") -> Session:
+        import io
+
+        issues: list[LoadIssue] = []
+        fh = io.BytesIO(data)
+        session = cls._from_values(path, iter_values(fh, issues), issues, True)
+        session.size = len(data)
+        return session
+
+    @classmethod
+    def _from_values(cls, path: str, values: Iterator[RawValue], issues: list[LoadIssue], keep: bool) -> Session:
+        first = next(values, None)
+        header_ok = (
+            first is not None
+            and type(first.value) is dict
+            and first.value.get("type") == "session"
+            and type(first.value.get("id")) is str
+        )
+        if not header_ok:
+            reason = "the file is empty" if first is None else f"line {first.line} is not a session header"
+            for _ in values:  # drain, so issues of the remaining lines are reported too
+                pass
+            issues.insert(0, LoadIssue(first.line if first else 1, first.offset if first else 0, "no_header",
+                                       f"{reason}: pi would start a new session and overwrite this file", True))
+            s = cls(path, None, [], issues, None, False, True, 0, keep)
+            return s
+        assert first is not None
+        header: dict[str, Any] = first.value
+        source_version = header.get("version", None)
+        migrating = needs_migration(header)
+        version = version_of(header)
+        v1 = migrating and js_compare(version, "<", 2)
+        v2 = migrating and js_compare(version, "<", 3)
+        s = cls(path, header, [], issues, source_version, migrating, False, 0, keep, header_line=first.line)
+        if v1:
+            header["version"] = 2
+        if v2:
+            header["version"] = 3
+        if v1:
+            s._load_v1(values, v2)
+        else:
+            s._load(values, v2)
+        return s
+
+    def _add_record(self, raw: RawValue, rename_hook: bool) -> EntryRecord | None:
+        v = raw.value
+        if type(v) is dict and v.get("type") == "session":
+            if rename_hook:
+                pass  # pi bumps `version` on later headers too; they are ignored everywhere
+            self.issues.append(LoadIssue(raw.line, raw.offset, "extra_header",
+                                         "a second session header; pi ignores it", False))
+            return None
+        rec = EntryRecord(len(self.records), raw)
+        if rename_hook and rec.type == "message":
+            msg = v.get("message")
+            if type(msg) is dict and msg.get("role") == "hookMessage":
+                msg["role"] = "custom"
+                rec.patch = {"hook": True}
+        if type(v) is dict:
+            rec.compute_message_facts(v)
+        self.records.append(rec)
+        if not self.keep_values:
+            rec.value = None
+        return rec
+
+    def _load(self, values: Iterable[RawValue], rename_hook: bool) -> None:
+        for raw in values:
+            rec = self._add_record(raw, rename_hook)
+            if rec is not None:
+                self._index_record(rec)
+        self._note_tail()
+
+    def _load_v1(self, values: Iterable[RawValue], rename_hook: bool) -> None:
+        # v1 → v2: every value gets a fresh id and the previous value as parent;
+        # compaction.firstKeptEntryIndex counts kept values *including* the header.
+        all_vals: list[Any] = [self.header]  # position → record (or header dicts)
+        raw_ids: list[Any] = [UNDEFINED]
+        forward: list[tuple[EntryRecord, int]] = []
+        prev: Any = None
+        used: set[str] = set()
+        for raw in values:
+            v = raw.value
+            if type(v) is dict and v.get("type") == "session":
+                v["version"] = 3 if rename_hook else 2
+                all_vals.append(v)
+                raw_ids.append(v.get("id", UNDEFINED))
+                self.issues.append(LoadIssue(raw.line, raw.offset, "extra_header",
+                                             "a second session header; pi ignores it", False))
+                continue
+            if type(v) is not dict and type(v) is not list:
+                kind = {str: "string", bool: "boolean"}.get(type(v), "number")
+                from .jsvalue import js_string
+
+                raise SessionLoadError(
+                    f"Cannot create property 'id' on {kind} '{js_string(v)}'", raw.line)
+            raw_ids.append(v.get("id", UNDEFINED) if type(v) is dict else UNDEFINED)
+            new_id = new_entry_id(lambda c: c in used)
+            used.add(new_id)
+            patch: dict[str, Any] = {"id": new_id, "parentId": prev}
+            if type(v) is dict:
+                v["id"] = new_id
+                v["parentId"] = prev
+                if v.get("type") == "compaction" and "firstKeptEntryIndex" in v:
+                    idx = v["firstKeptEntryIndex"]
+                    if type(idx) in (int, float):
+                        patch["fk"] = idx
+                        del v["firstKeptEntryIndex"]
+            prev = new_id
+            rec = EntryRecord(len(self.records), raw)
+            rec.patch = patch
+            rec.id, rec.parent_id = new_id, patch["parentId"]
+            if "fk" in patch:
+                idx = patch["fk"]
+                if type(idx) is int or (type(idx) is float and idx.is_integer()):
+                    i = int(idx)
+                    if 0 <= i < len(all_vals):
+                        target = all_vals[i]
+                        if isinstance(target, EntryRecord):
+                            patch["fkId"] = target.id
+                            v["firstKeptEntryId"] = target.id
+                    elif i >= len(all_vals):
+                        forward.append((rec, i))
+            all_vals.append(rec)
+            if rename_hook and rec.type == "message":
+                msg = v.get("message") if type(v) is dict else None
+                if type(msg) is dict and msg.get("role") == "hookMessage":
+                    msg["role"] = "custom"
+                    patch["hook"] = True
+            if type(v) is dict:
+                rec.compute_message_facts(v)
+            self.records.append(rec)
+            if not self.keep_values:
+                rec.value = None
+            self._index_record(rec)
+        for rec, i in forward:
+            # a forward index points at a value that has no assigned id yet: its raw id, if any
+            if i < len(all_vals) and isinstance(all_vals[i], EntryRecord) and raw_ids[i] is not UNDEFINED:
+                assert rec.patch is not None
+                rec.patch["fkId"] = raw_ids[i]
+                if rec.value is not None:
+                    rec.value["firstKeptEntryId"] = raw_ids[i]
+        self._note_tail()
+
+    def _note_tail(self) -> None:
+        self.partial_tail = any(i.kind == "no_final_newline" for i in self.issues[-2:])
+
+    def _index_record(self, rec: EntryRecord) -> None:
+        self.by_id[js_key(rec.id)] = rec.index
+        self.leaf_id = rec.id
+        self._children = None
+        if rec.type == "label":
+            v = self.value(rec.index)
+            target = v.get("targetId", UNDEFINED)
+            label = v.get("label", UNDEFINED)
+            key = js_key(target)
+            if js_truthy(label):
+                # JavaScript Map.set keeps an existing key's position, as a dict does
+                self.labels[key] = (label, v.get("timestamp", UNDEFINED))
+            else:
+                self.labels.pop(key, None)
+
+    # ------------------------------------------------------------------ values
+    def value(self, index: int) -> Any:
+        """The entry value as pi holds it after migration (re-read if not kept)."""
+        rec = self.records[index]
+        if rec.value is not None:
+            return rec.value
+        with open(self.path, "rb") as fh:
+            fh.seek(rec.offset)
+            raw = fh.read(rec.length)
+        return self._materialise(rec, raw)
+
+    def values(self, indices: Iterable[int]) -> list[Any]:
+        """Many values at once, reading the file sequentially when they are not in memory."""
+        idx = list(indices)
+        out: list[Any] = [None] * len(idx)
+        missing = []
+        for j, i in enumerate(idx):
+            v = self.records[i].value
+            if v is None:
+                missing.append((self.records[i].offset, j, i))
+            else:
+                out[j] = v
+        if missing:
+            missing.sort()
+            with open(self.path, "rb") as fh:
+                for offset, j, i in missing:
+                    rec = self.records[i]
+                    fh.seek(offset)
+                    out[j] = self._materialise(rec, fh.read(rec.length))
+        return out
+
+    def _materialise(self, rec: EntryRecord, raw: bytes) -> Any:
+        value, _, _ = parse_line(raw)
+        p = rec.patch
+        if p and type(value) is dict:
+            if "id" in p:
+                value["id"] = p["id"]
+                value["parentId"] = p["parentId"]
+                if "fk" in p:
+                    value.pop("firstKeptEntryIndex", None)
+                    if "fkId" in p:
+                        value["firstKeptEntryId"] = p["fkId"]
+            if p.get("hook"):
+                value["message"]["role"] = "custom"
+        return value
+
+    # ------------------------------------------------------------------ tree
+    def get_index(self, entry_id: Any) -> int | None:
+        return self.by_id.get(js_key(entry_id))
+
+    def require(self, entry_id: Any) -> int:
+        i = self.get_index(entry_id)
+        if i is None:
+            raise EntryNotFoundError(entry_id)
+        return i
+
+    def path_indices(self, start: int | None) -> list[int]:
+        """Indices of the path root → `start` (pi's getBranch), stopping at parent cycles."""
+        if start is None:
+            return []
+        out = [start]
+        seen = {start}
+        by_id = self.by_id
+        records = self.records
+        cur = records[start]
+        while True:
+            pid = cur.parent_id
+            if not js_truthy(pid):
+                break
+            nxt = by_id.get(js_key(pid))
+            if nxt is None:
+                break
+            if nxt in seen:
+                self.issues.append(LoadIssue(cur.line, cur.offset, "cycle",
+                                             f"parentId cycle at entry {cur.id!r}: pi would loop forever here", False))
+                break
+            seen.add(nxt)
+            out.append(nxt)
+            cur = records[nxt]
+        out.reverse()
+        return out
+
+    def leaf_index(self, leaf_id: Any = CURRENT_LEAF) -> int | None:
+        """The record getBranch starts from (`leaf_id` as given, or the session's leaf)."""
+        lid = self.leaf_id if leaf_id is CURRENT_LEAF else leaf_id
+        if not js_truthy(lid):
+            return None
+        return self.by_id.get(js_key(lid))
+
+    def children(self, entry_id: Any) -> list[int]:
+        """pi's getChildren: entries whose parentId is `entry_id`, in file order."""
+        if self._children is None:
+            ch: dict[Any, list[int]] = {}
+            for r in self.records:
+                ch.setdefault(js_key(r.parent_id), []).append(r.index)
+            self._children = ch
+        return self._children.get(js_key(entry_id), [])
+
+    def label_of(self, entry_id: Any) -> str | None:
+        lab = self.labels.get(js_key(entry_id))
+        return lab[0] if lab else None
+
+    def session_name(self) -> str | None:
+        """pi's getSessionName: the last session_info (any branch); blank clears."""
+        for rec in reversed(self.records):
+            if rec.type == "session_info":
+                name = self.value(rec.index).get("name")
+                if isinstance(name, str) and name.strip():
+                    return name.strip()
+                return None
+        return None
+
+    def entries(self) -> list[Any]:
+        """pi's getEntries(): every kept non-header value after migration."""
+        return self.values(range(len(self.records)))
+
+    # ------------------------------------------------------------------ live
+    def refresh(self) -> list[int]:
+        """Index lines appended since the last read; returns the new record indices.
+
+        Raises SessionLoadError if the file shrank or its indexed part changed
+        (it was rewritten, e.g. migrated by pi): the caller must reopen it.
+        """
+        try:
+            st = os.stat(self.path)
+        except OSError as e:
+            raise SessionFileError(f"cannot read {self.path}: {e.strerror}") from e
+        if st.st_size < self.size:
+            raise SessionLoadError("the file became shorter: it was rewritten; reopen it")
+        if st.st_size == self.size:
+            return []
+        if self.reset or self.migrated:
+            raise SessionLoadError("pi rewrote or will rewrite this file; reopen it")
+        start = self.size
+        if self.partial_tail and self.records and self.records[-1].offset + self.records[-1].length == self.size:
+            # the last line had no newline yet: pi may have been mid-write; read it again
+            rec = self.records.pop()
+            start = rec.offset
+            self._reindex_all()
+        line = self._line_at(start)
+        new_issues: list[LoadIssue] = []
+        first_new = len(self.records)
+        with open(self.path, "rb") as fh:
+            for raw in iter_values(fh, new_issues, start, line):
+                rec = self._add_record(raw, False)
+                if rec is not None:
+                    self._index_record(rec)
+            self.size = fh.tell()
+        self.issues = [i for i in self.issues if i.kind != "no_final_newline"] + new_issues
+        self._note_tail()
+        self.mtime_ns = st.st_mtime_ns
+        return list(range(first_new, len(self.records)))
+
+    def _line_at(self, offset: int) -> int:
+        if not self.records:
+            return (self.header_line or 1) + 1
+        last = self.records[-1]
+        if last.offset + last.length < offset:
+            # count the lines between the last record and offset
+            with open(self.path, "rb") as fh:
+                fh.seek(last.offset)
+                gap = fh.read(offset - last.offset)
+            return last.line + gap.count(b"\n")
+        return last.line + 1
+
+    def _reindex_all(self) -> None:
+        self.by_id.clear()
+        self.labels.clear()
+        self.leaf_id = None
+        for r in self.records:
+            self._index_record(r)
+
+
+def dumps(value: Any) -> bytes:
+    return orjson.dumps(value)

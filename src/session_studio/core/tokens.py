@@ -1,0 +1,256 @@
+"""Token accounting exactly as pi 0.80.2 does it (spec §4).
+
+`estimate_tokens` is the chars/4 heuristic with JavaScript semantics: UTF-16
+lengths, `JSON.stringify` for tool arguments, 4800 chars per image, and the same
+TypeErrors pi would throw on damaged messages (raised as :class:`JsTypeError`).
+Results can be `nan` where JavaScript arithmetic gives `NaN`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .jsvalue import UNDEFINED, JsTypeError, js_string, js_stringify, js_truthy, prop, u16len
+
+__all__ = [
+    "ESTIMATED_IMAGE_CHARS",
+    "ContextTokens",
+    "assistant_usage_tokens",
+    "calculate_context_tokens",
+    "estimate_context_tokens",
+    "estimate_tokens",
+    "is_context_overflow",
+    "js_plus",
+    "should_compact",
+]
+
+ESTIMATED_IMAGE_CHARS = 4800
+
+Number = int | float
+
+
+def _to_num(v: Any) -> float | int:
+    if type(v) is int or type(v) is float:
+        return v
+    if v is None or v is False:
+        return 0
+    if v is True:
+        return 1
+    return math.nan
+
+
+def js_plus(a: Any, b: Any) -> Any:
+    """JavaScript binary `+` on JSON values (string concatenation wins)."""
+    ta, tb = type(a), type(b)
+    if (ta is int or ta is float) and (tb is int or tb is float):
+        return a + b
+    if ta is str or tb is str or ta in (list, dict) or tb in (list, dict):
+        return js_string(a) + js_string(b)
+    return _to_num(a) + _to_num(b)
+
+
+def _ceil_div4(chars: Any) -> int | float:
+    if type(chars) is int:
+        return -((-chars) // 4)
+    if type(chars) is str:
+        from .migrate import js_to_number
+
+        x = js_to_number(chars)
+    else:
+        x = float(chars) if type(chars) in (int, float) else math.nan
+    if math.isnan(x) or math.isinf(x):
+        return x
+    return math.ceil(x / 4)
+
+
+def _js_iter(v: Any, what: str) -> Any:
+    if type(v) is list:
+        return v
+    if type(v) is str:
+        return ()  # iterating a string yields characters, none of which has a `type`
+    raise JsTypeError(f"{what} is not iterable")
+
+
+def _content_chars(content: Any) -> Any:
+    if type(content) is str:
+        return u16len(content)
+    chars: Any = 0
+    for block in _js_iter(content, "content"):
+        btype = prop(block, "type")
+        if btype == "text":
+            text = prop(block, "text")
+            if js_truthy(text):
+                chars = js_plus(chars, prop(text, "length"))
+        elif btype == "image":
+            chars = js_plus(chars, ESTIMATED_IMAGE_CHARS)
+    return chars
+
+
+def _stringify_len(v: Any) -> Any:
+    s = js_stringify(v)
+    if s is None:
+        raise JsTypeError("Cannot read properties of undefined (reading 'length')")
+    return u16len(s)
+
+
+def estimate_tokens(message: Any) -> int | float:
+    """pi's `estimateTokens(message)`: ceil(chars / 4) by role."""
+    role = prop(message, "role")
+    if role == "user" or role == "custom" or role == "toolResult":
+        return _ceil_div4(_content_chars(prop(message, "content")))
+    if role == "assistant":
+        chars: Any = 0
+        for block in _js_iter(prop(message, "content"), "assistant.content"):
+            btype = prop(block, "type")
+            if btype == "text":
+                chars = js_plus(chars, prop(prop(block, "text"), "length"))
+            elif btype == "thinking":
+                chars = js_plus(chars, prop(prop(block, "thinking"), "length"))
+            elif btype == "toolCall":
+                name_len = prop(prop(block, "name"), "length")
+                chars = js_plus(chars, js_plus(name_len, _stringify_len(prop(block, "arguments"))))
+        return _ceil_div4(chars)
+    if role == "bashExecution":
+        return _ceil_div4(
+            js_plus(prop(prop(message, "command"), "length"), prop(prop(message, "output"), "length"))
+        )
+    if role == "branchSummary" or role == "compactionSummary":
+        return _ceil_div4(prop(prop(message, "summary"), "length"))
+    return 0
+
+
+def calculate_context_tokens(usage: Any) -> Any:
+    """`usage.totalTokens || usage.input + usage.output + usage.cacheRead + usage.cacheWrite`."""
+    total = prop(usage, "totalTokens")
+    if js_truthy(total):
+        return total
+    s = js_plus(prop(usage, "input"), prop(usage, "output"))
+    s = js_plus(s, prop(usage, "cacheRead"))
+    return js_plus(s, prop(usage, "cacheWrite"))
+
+
+def _gt0(v: Any) -> bool:
+    if type(v) is int or type(v) is float:
+        return v > 0
+    if type(v) is str:
+        from .migrate import js_to_number
+
+        return js_to_number(v) > 0
+    return _to_num(v) > 0
+
+
+def assistant_usage_tokens(message: Any) -> Any:
+    """The context tokens of an assistant message with *valid* usage (§4.3), else None."""
+    if type(message) is not dict:
+        if message is None or message is UNDEFINED:
+            raise JsTypeError("Cannot read properties of undefined (reading 'role')")
+        return None
+    if message.get("role") != "assistant" or "usage" not in message:
+        return None
+    stop = message.get("stopReason", UNDEFINED)
+    if stop == "aborted" or stop == "error":
+        return None
+    usage = message["usage"]
+    if not js_truthy(usage):
+        return None
+    tokens = calculate_context_tokens(usage)
+    if not _gt0(tokens):
+        return None
+    return tokens
+
+
+@dataclass(frozen=True, slots=True)
+class ContextTokens:
+    tokens: Any
+    usage_tokens: Any
+    trailing_tokens: Any
+    last_usage_index: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tokens": self.tokens,
+            "usageTokens": self.usage_tokens,
+            "trailingTokens": self.trailing_tokens,
+            "lastUsageIndex": self.last_usage_index,
+        }
+
+
+def estimate_context_tokens(messages: Sequence[Any]) -> ContextTokens:
+    """pi's `estimateContextTokens` over AgentMessages."""
+    last = None
+    usage_tokens: Any = 0
+    for i in range(len(messages) - 1, -1, -1):
+        u = assistant_usage_tokens(messages[i])
+        if u is not None:
+            last, usage_tokens = i, u
+            break
+    trailing: Any = 0
+    for m in messages[(last + 1) if last is not None else 0 :]:
+        trailing = js_plus(trailing, estimate_tokens(m))
+    if last is None:
+        return ContextTokens(trailing, 0, trailing, None)
+    return ContextTokens(js_plus(usage_tokens, trailing), usage_tokens, trailing, last)
+
+
+def should_compact(context_tokens: Any, context_window: int, reserve_tokens: int, enabled: bool = True) -> bool:
+    if not enabled:
+        return False
+    x = context_tokens if type(context_tokens) in (int, float) else _to_num(context_tokens)
+    return bool(x > context_window - reserve_tokens)
+
+
+_NON_OVERFLOW = [re.compile(p, re.I | re.A) for p in (r"^(Throttling error|Service unavailable):", r"rate limit", r"too many requests")]
+_OVERFLOW = [
+    re.compile(p, re.I | re.A)
+    for p in (
+        r"prompt is too long",
+        r"request_too_large",
+        r"input is too long for requested model",
+        r"exceeds the context window",
+        r"exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))",
+        r"input token count.*exceeds the maximum",
+        r"maximum prompt length is \d+",
+        r"reduce the length of the messages",
+        r"maximum context length is \d+ tokens",
+        r"exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?",
+        r"input \(\d+ tokens\) is longer than the model'?s context length \(\d+ tokens\)",
+        r"exceeds the limit of \d+",
+        r"exceeds the available context size",
+        r"greater than the context length",
+        r"context window exceeds limit",
+        r"exceeded model token limit",
+        r"too large for model with \d+ maximum context length",
+        r"model_context_window_exceeded",
+        r"prompt too long; exceeded (?:max )?context length",
+        r"context[_ ]length[_ ]exceeded",
+        r"too many tokens",
+        r"token limit exceeded",
+        r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",
+    )
+]
+
+
+def is_overflow_error_text(text: str) -> bool:
+    """Case 1 of `isContextOverflow`: does a provider error message mean context overflow?"""
+    if any(p.search(text) for p in _NON_OVERFLOW):
+        return False
+    return any(p.search(text) for p in _OVERFLOW)
+
+
+def is_context_overflow(message: dict[str, Any], context_window: int | None = None) -> bool:
+    """pi-ai's `isContextOverflow` (three cases, §4.6)."""
+    stop = message.get("stopReason")
+    err = message.get("errorMessage")
+    if stop == "error" and isinstance(err, str) and err and is_overflow_error_text(err):
+        return True
+    usage = message.get("usage") or {}
+    inp = _to_num(usage.get("input", 0)) + _to_num(usage.get("cacheRead", 0)) if isinstance(usage, dict) else 0
+    if context_window and stop == "stop" and inp > context_window:
+        return True
+    if context_window and stop == "length" and isinstance(usage, dict) and usage.get("output") == 0:
+        return bool(inp >= context_window * 0.99)
+    return False
