@@ -137,22 +137,31 @@ def build_session_context(session: Session, leaf_id: Any = CURRENT_LEAF, *, path
         path = session.path_indices(leaf)
     ctx = SessionContext(session, path, [])
     compaction = None
+    last_model = last_thinking = None
     for i in path:
         r = recs[i]
         t = r.type
         if t == "thinking_level_change":
-            ctx.thinking_level = session.value(i).get("thinkingLevel", UNDEFINED)
+            last_thinking = i
         elif t == "model_change":
-            v = session.value(i)
-            ctx.model = {"provider": v.get("provider", UNDEFINED), "modelId": v.get("modelId", UNDEFINED)}
+            last_model = i
         elif t == "message":
             if r.error is not None:
-                raise r.error
+                raise r.error  # pi reads entry.message.role here
             if r.role == "assistant":
-                m = session.value(i)["message"]
-                ctx.model = {"provider": m.get("provider", UNDEFINED), "modelId": m.get("model", UNDEFINED)}
+                last_model = i
         elif t == "compaction":
             compaction = i
+    # the last setting on the path wins: read only those entries
+    if last_thinking is not None:
+        ctx.thinking_level = session.value(last_thinking).get("thinkingLevel", UNDEFINED)
+    if last_model is not None:
+        v = session.value(last_model)
+        if recs[last_model].type == "model_change":
+            ctx.model = {"provider": v.get("provider", UNDEFINED), "modelId": v.get("modelId", UNDEFINED)}
+        else:
+            m = v["message"]
+            ctx.model = {"provider": m.get("provider", UNDEFINED), "modelId": m.get("model", UNDEFINED)}
 
     items = ctx.items
 

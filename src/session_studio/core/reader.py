@@ -92,18 +92,30 @@ def parse_line(raw: bytes) -> tuple[Any, str | None, str | None]:
 
 
 def iter_values(
-    fh: BinaryIO, issues: list[LoadIssue], start_offset: int = 0, start_line: int = 1
+    fh: BinaryIO,
+    issues: list[LoadIssue],
+    start_offset: int = 0,
+    start_line: int = 1,
+    end_offset: int | None = None,
 ) -> Iterator[RawValue]:
-    """Yield every value pi keeps, reading `fh` from `start_offset` in chunks."""
+    """Yield every value pi keeps, reading `fh` from `start_offset` (to `end_offset`) in chunks.
+
+    `end_offset` must be just after a newline (or the end of the file).
+    """
     fh.seek(start_offset)
     offset = start_offset
     line_no = start_line
     pending = b""
     pending_offset = offset
+    remaining = -1 if end_offset is None else end_offset - start_offset
     while True:
-        chunk = fh.read(CHUNK_SIZE)
+        if remaining == 0:
+            break
+        chunk = fh.read(CHUNK_SIZE if remaining < 0 else min(CHUNK_SIZE, remaining))
         if not chunk:
             break
+        if remaining > 0:
+            remaining -= len(chunk)
         buf = pending + chunk if pending else chunk
         base = pending_offset
         pos = 0

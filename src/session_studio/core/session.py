@@ -13,11 +13,10 @@ known offset, without re-reading the file.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
-
-import orjson
+from typing import Any, BinaryIO
 
 from .errors import EntryNotFoundError, SessionFileError, SessionLoadError
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy
@@ -77,6 +76,21 @@ class EntryRecord:
         #: the TypeError pi throws reading `entry.message.role` (message missing), else None
         self.error: JsTypeError | None = None
 
+    def facts(self) -> tuple[Any, ...]:
+        """The index fields, for sending a record between processes."""
+        return (self.line, self.offset, self.length, self.type, self.id, self.parent_id, self.timestamp,
+                self.role, self.tokens, self.usage_tokens, self.error)
+
+    @classmethod
+    def from_facts(cls, index: int, f: tuple[Any, ...]) -> EntryRecord:
+        r = cls.__new__(cls)
+        r.index = index
+        (r.line, r.offset, r.length, r.type, r.id, r.parent_id, r.timestamp,
+         r.role, r.tokens, r.usage_tokens, r.error) = f
+        r.value = None
+        r.patch = None
+        return r
+
     def compute_message_facts(self, value: Any) -> None:
         if self.type != "message":
             return
@@ -134,7 +148,14 @@ class Session:
 
     # ------------------------------------------------------------------ loading
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, keep_values: bool | None = None) -> Session:
+    def open(
+        cls, path: str | os.PathLike[str], *, keep_values: bool | None = None, parallel: bool | None = None
+    ) -> Session:
+        """Open a session file the way pi does (without ever writing to it).
+
+        `parallel`: index the second half of a big file in a forked process
+        (the default for files over PARALLEL_MIN_BYTES when only this thread runs).
+        """
         p = os.fspath(path)
         try:
             st = os.stat(p)
@@ -150,11 +171,57 @@ class Session:
             fh = open(p, "rb")  # noqa: SIM115 - closed below; iter_values streams from it
         except OSError as e:
             raise SessionFileError(f"cannot read {p}: {e.strerror}") from e
+        use_parallel = (
+            (parallel if parallel is not None else st.st_size >= PARALLEL_MIN_BYTES)
+            and not keep
+            and threading.active_count() == 1
+            and hasattr(os, "fork")
+        )
         with fh:
-            values = iter_values(fh, issues)
-            session = cls._from_values(p, values, issues, keep)
-            session.size = fh.tell()
+            split = _split_point(fh, st.st_size) if use_parallel else None
+            if split is None:
+                session = cls._from_values(p, iter_values(fh, issues), issues, keep)
+                session.size = fh.tell()
+            else:
+                session = cls._open_parallel(p, fh, issues, split, st.st_size)
         session.mtime_ns = st.st_mtime_ns
+        return session
+
+    @classmethod
+    def _open_parallel(cls, p: str, fh: BinaryIO, issues: list[LoadIssue], split: int, size: int) -> Session:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")
+        recv, send = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_scan_worker, args=(p, split, size, send), daemon=True)
+        proc.start()
+        send.close()
+        try:
+            session = cls._from_values(p, iter_values(fh, issues, 0, 1, split), issues, False)
+            payload = recv.recv()
+        finally:
+            proc.join()
+        facts, tail_issues, tail_size, lines_before = payload
+        if session.migrated or session.reset:
+            # legacy files need the sequential migration pass: read the second half normally
+            fh.seek(0)
+            issues.clear()
+            session = cls._from_values(p, iter_values(fh, issues), issues, False)
+            session.size = fh.tell()
+            return session
+        line_shift = _count_lines(fh, split) - lines_before
+        for f in facts:
+            f = (f[0] + line_shift, *f[1:])
+            if f[3] == "session":
+                issues.append(LoadIssue(f[0], f[1], "extra_header", "a second session header; pi ignores it", False))
+                continue
+            rec = EntryRecord.from_facts(len(session.records), f)
+            session.records.append(rec)
+            session._index_record(rec)
+        for i in tail_issues:
+            issues.append(LoadIssue(i.line + line_shift, i.offset, i.kind, i.message, i.dropped))
+        session.size = tail_size
+        session._note_tail()
         return session
 
     @classmethod
@@ -492,5 +559,54 @@ class Session:
             self._index_record(r)
 
 
-def dumps(value: Any) -> bytes:
-    return orjson.dumps(value)
+#: Files from this size are indexed by two processes (see Session.open).
+PARALLEL_MIN_BYTES = 32 * 1024 * 1024
+
+
+def _split_point(fh: BinaryIO, size: int) -> int | None:
+    """Offset just after the first newline past the middle of the file."""
+    if size < 2:
+        return None
+    fh.seek(size // 2)
+    while True:
+        chunk = fh.read(1 << 20)
+        if not chunk:
+            return None
+        nl = chunk.find(b"\n")
+        if nl >= 0:
+            pos = fh.tell() - len(chunk) + nl + 1
+            fh.seek(0)
+            return pos if pos < size else None
+
+
+def _count_lines(fh: BinaryIO, end: int) -> int:
+    fh.seek(0)
+    n = 0
+    remaining = end
+    while remaining > 0:
+        chunk = fh.read(min(1 << 24, remaining))
+        if not chunk:
+            break
+        n += chunk.count(b"\n")
+        remaining -= len(chunk)
+    return n
+
+
+def _scan_worker(path: str, start: int, end: int, conn: Any) -> None:
+    """Index [start, end) of a file (in a forked process); send facts back."""
+    issues: list[LoadIssue] = []
+    facts = []
+    with open(path, "rb") as fh:
+        for raw in iter_values(fh, issues, start, 1, None):
+            v = raw.value
+            if type(v) is dict and v.get("type") == "session":
+                facts.append((raw.line, raw.offset, raw.length, "session", None, None, None, None, 0, None, None))
+                continue
+            rec = EntryRecord(0, raw)
+            if type(v) is dict:
+                rec.compute_message_facts(v)
+            facts.append(rec.facts())
+        size = fh.tell()
+    conn.send((facts, issues, size, 0))
+    conn.close()
+

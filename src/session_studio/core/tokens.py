@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 import re
+
+import orjson
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -97,8 +99,94 @@ def _stringify_len(v: Any) -> Any:
     return u16len(s)
 
 
+class _Slow(Exception):
+    """The fast path met something unusual: redo it with exact JavaScript semantics."""
+
+
+_MAX_SAFE = 9007199254740992
+
+
+def _numbers_print_alike(args: dict[str, Any]) -> bool:
+    """True if every number inside prints the same from orjson as from JSON.stringify."""
+    stack: list[Any] = [args]
+    while stack:
+        x = stack.pop()
+        for v in x.values() if type(x) is dict else x:
+            t = type(v)
+            if t is str or t is bool or v is None:
+                continue
+            if t is int:
+                if -_MAX_SAFE <= v <= _MAX_SAFE:
+                    continue
+                return False
+            if t is dict or t is list:
+                stack.append(v)
+                continue
+            return False  # floats (2.0 → "2" in JavaScript) and anything unusual
+    return True
+
+
+def _args_len_fast(args: dict[str, Any]) -> int:
+    """len(JSON.stringify(args)) via orjson, when the result is certainly the same.
+
+    Key order does not change the length; numbers might (2.0 → 2), so objects
+    holding floats or integers beyond 2**53 take the exact path.
+    """
+    if not _numbers_print_alike(args):
+        raise _Slow
+    try:
+        b = orjson.dumps(args)
+    except (orjson.JSONEncodeError, TypeError):
+        raise _Slow from None
+    if b.isascii():
+        return len(b)
+    return u16len(b.decode("utf-8"))
+
+
+def _fast_estimate(message: Any) -> int:
+    role = message["role"]
+    if role == "assistant":
+        chars = 0
+        for block in message["content"]:
+            t = block["type"]
+            if t == "text":
+                chars += u16len(block["text"])
+            elif t == "thinking":
+                chars += u16len(block["thinking"])
+            elif t == "toolCall":
+                args = block["arguments"]
+                if type(args) is not dict:
+                    raise _Slow
+                chars += u16len(block["name"]) + _args_len_fast(args)
+        return -(-chars // 4)
+    if role == "user" or role == "toolResult" or role == "custom":
+        content = message["content"]
+        if type(content) is str:
+            return -(-u16len(content) // 4)
+        chars = 0
+        for block in content:
+            t = block["type"]
+            if t == "text":
+                text = block["text"]
+                if text:
+                    chars += u16len(text)
+            elif t == "image":
+                chars += ESTIMATED_IMAGE_CHARS
+        return -(-chars // 4)
+    raise _Slow
+
+
 def estimate_tokens(message: Any) -> int | float:
     """pi's `estimateTokens(message)`: ceil(chars / 4) by role."""
+    if type(message) is dict:
+        try:
+            return _fast_estimate(message)
+        except (_Slow, KeyError, TypeError, AttributeError):
+            pass
+    return _estimate_tokens_exact(message)
+
+
+def _estimate_tokens_exact(message: Any) -> int | float:
     role = prop(message, "role")
     if role == "user" or role == "custom" or role == "toolResult":
         return _ceil_div4(_content_chars(prop(message, "content")))

@@ -1,0 +1,124 @@
+"""The entries Session Studio writes, as pydantic models in pi's exact key order.
+
+Reading stays loose (any JSON pi accepts is kept as is); writing is strict: the
+models validate what goes into a user's file, and `to_json_line` serialises
+with `JSON.stringify` rules so the bytes are those pi itself would write.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .ids import now_iso
+from .jsvalue import js_stringify
+
+__all__ = [
+    "BranchSummaryEntry",
+    "CompactionEntry",
+    "FileDetails",
+    "LabelEntry",
+    "SessionHeader",
+    "SessionInfoEntry",
+    "WrittenEntry",
+]
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """Fields in declaration order (pi's order); None means `undefined` (omitted)."""
+        return {k: v for k, v in self.model_dump(mode="python", by_alias=True).items() if v is not None}
+
+    def to_json_line(self) -> str:
+        text = js_stringify(self.to_json_dict())
+        assert text is not None
+        return text + "\n"
+
+
+class FileDetails(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    read_files: list[str] = Field(default_factory=list, alias="readFiles")
+    modified_files: list[str] = Field(default_factory=list, alias="modifiedFiles")
+
+
+class SessionHeader(_Entry):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    type: Literal["session"] = "session"
+    version: int = 3
+    id: str
+    timestamp: str = Field(default_factory=now_iso)
+    cwd: str
+    parent_session: str | None = Field(default=None, alias="parentSession")
+
+
+class CompactionEntry(_Entry):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    type: Literal["compaction"] = "compaction"
+    id: str
+    parent_id: str | None = Field(alias="parentId")
+    timestamp: str = Field(default_factory=now_iso)
+    summary: str
+    first_kept_entry_id: str = Field(alias="firstKeptEntryId")
+    tokens_before: int | float = Field(alias="tokensBefore")
+    details: FileDetails | None = None
+    from_hook: bool = Field(default=False, alias="fromHook")
+
+    def to_json_dict(self) -> dict[str, Any]:
+        d = super().to_json_dict()
+        d["parentId"] = self.parent_id  # null for a root is written, not omitted
+        return {k: d[k] for k in ("type", "id", "parentId", "timestamp", "summary", "firstKeptEntryId",
+                                  "tokensBefore", "details", "fromHook") if k in d}
+
+
+class BranchSummaryEntry(_Entry):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    type: Literal["branch_summary"] = "branch_summary"
+    id: str
+    parent_id: str | None = Field(alias="parentId")
+    timestamp: str = Field(default_factory=now_iso)
+    from_id: str = Field(alias="fromId")
+    summary: str
+    details: FileDetails | None = None
+    from_hook: bool = Field(default=False, alias="fromHook")
+
+    def to_json_dict(self) -> dict[str, Any]:
+        d = super().to_json_dict()
+        d["parentId"] = self.parent_id
+        return {k: d[k] for k in ("type", "id", "parentId", "timestamp", "fromId", "summary", "details",
+                                  "fromHook") if k in d}
+
+
+class LabelEntry(_Entry):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    type: Literal["label"] = "label"
+    id: str
+    parent_id: str | None = Field(alias="parentId")
+    timestamp: str = Field(default_factory=now_iso)
+    target_id: str = Field(alias="targetId")
+    label: str | None = None  # None clears (the key is omitted, as pi writes it)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        d = super().to_json_dict()
+        d["parentId"] = self.parent_id
+        return {k: d[k] for k in ("type", "id", "parentId", "timestamp", "targetId", "label") if k in d}
+
+
+class SessionInfoEntry(_Entry):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    type: Literal["session_info"] = "session_info"
+    id: str
+    parent_id: str | None = Field(alias="parentId")
+    timestamp: str = Field(default_factory=now_iso)
+    name: str
+
+    def to_json_dict(self) -> dict[str, Any]:
+        d = super().to_json_dict()
+        d["parentId"] = self.parent_id
+        return {k: d[k] for k in ("type", "id", "parentId", "timestamp", "name") if k in d}
+
+
+WrittenEntry = CompactionEntry | BranchSummaryEntry | LabelEntry | SessionInfoEntry

@@ -1,0 +1,129 @@
+"""A human-readable overview of a session (the `info` command)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from .context import build_session_context
+from .errors import EntryNotFoundError
+from .jsvalue import UNDEFINED, JsTypeError, js_key
+from .preparation import plan_compaction
+from .session import Session
+from .tokens import should_compact
+
+__all__ = ["explain_cut", "render_overview"]
+
+
+def _fmt(n: Any) -> str:
+    return f"{n:,}" if isinstance(n, int) else str(n)
+
+
+def explain_cut(session: Session, path: list[int], keep_recent: int) -> list[str]:
+    """pi's findCutPoint in words: where the budget was reached and what was kept."""
+    plan = plan_compaction(session, path)
+    recs = session.records
+    b = plan.boundary
+    lines = []
+    if b.prev_compaction >= 0:
+        lines.append(f"previous compaction at path #{b.prev_compaction}; range starts at its kept entry, path #{b.start}")
+    planner = plan.planner
+    if not planner.cut_points:
+        lines.append("no valid cut point in range: nothing can be compacted")
+        return lines
+    i = planner.budget_index(keep_recent)
+    total = planner.sums[-1] if planner.sums else 0
+    if i is None:
+        lines.append(f"the {_fmt(total)} tokens after the boundary never reach keepRecentTokens={_fmt(keep_recent)}: "
+                     "pi keeps everything from the first cut point")
+    else:
+        k = planner.positions.index(i)
+        lines.append(f"walking back from the newest entry, {_fmt(planner.sums[k])} tokens ≥ {_fmt(keep_recent)} "
+                     f"at path #{i} ({recs[path[i]].type}/{recs[path[i]].role if recs[path[i]].role is not UNDEFINED else '-'})")
+        after = [c for c in planner.cut_points if c >= i]
+        if not after:
+            lines.append("no valid cut point at or after it: pi falls back to the first cut point and keeps "
+                         "everything (quirk §12.1.2: an oversized trailing tool result)")
+    cut = plan.cut(keep_recent)
+    r = recs[path[cut.first_kept_index]] if cut.first_kept_index < len(path) else None
+    if r is not None:
+        lines.append(f"first kept entry: path #{cut.first_kept_index}, id {r.id} ({r.type}"
+                     f"{'/' + str(r.role) if r.role is not UNDEFINED else ''}, line {r.line})")
+    if cut.is_split_turn:
+        ts = recs[path[cut.turn_start_index]]
+        lines.append(f"split turn: the turn started at path #{cut.turn_start_index} (id {ts.id}); its prefix is "
+                     "summarised separately")
+        if r is not None and r.type not in ("message",) or (r is not None and r.role == "bashExecution"):
+            lines.append("(cut at a bash execution / custom or branch-summary entry: the prefix is empty; quirk §12.1.5)")
+    prep = plan.prepare(keep_recent, cut)
+    if prep is None:
+        last_is_compaction = bool(path) and recs[path[-1]].type == "compaction"
+        lines.append("pi would say: " + ("Already compacted" if last_is_compaction else
+                                         "Nothing to compact (session too small)"))
+    else:
+        lines.append(f"would summarise {len(prep.messages_to_summarize)} message(s)"
+                     + (f" + a turn prefix of {len(prep.turn_prefix_messages)}" if prep.is_split_turn else "")
+                     + f"; tokensBefore {_fmt(prep.tokens_before)}")
+    return lines
+
+
+def render_overview(session: Session, *, keep_recent: int = 20000, reserve: int = 16384,
+                    context_window: int = 200000, leaf: str | None = None) -> str:
+    out: list[str] = []
+    w = out.append
+    w(f"file:        {session.path}")
+    w(f"size:        {_fmt(session.size)} bytes")
+    if session.header is None:
+        w("header:      MISSING or invalid — pi would start a new session and overwrite this file")
+    else:
+        h = session.header
+        w(f"session id:  {h.get('id')}")
+        w(f"created:     {h.get('timestamp')}")
+        w(f"cwd:         {h.get('cwd', '')}")
+        if "parentSession" in h:
+            w(f"parent:      {h.get('parentSession')}")
+        w(f"version:     {session.source_version!r}" + (" (pi migrates it to 3 on open)" if session.migrated else ""))
+    name = session.session_name()
+    if name:
+        w(f"name:        {name}")
+    recs = session.records
+    types = Counter(r.type if isinstance(r.type, str) else "(no type)" for r in recs)
+    roles = Counter(r.role for r in recs if r.type == "message" and isinstance(r.role, str))
+    w(f"entries:     {_fmt(len(recs))}  " + ", ".join(f"{t} {n}" for t, n in types.most_common()))
+    if roles:
+        w("messages:    " + ", ".join(f"{t} {n}" for t, n in roles.most_common()))
+    children: Counter[Any] = Counter(js_key(r.parent_id) for r in recs)
+    branch_points = sum(1 for r in recs if children[js_key(r.id)] > 1)
+    leaves = sum(1 for r in recs if children[js_key(r.id)] == 0)
+    w(f"tree:        {leaves} leaves, {branch_points} branch points, {len(session.labels)} labels")
+    try:
+        leaf_id = session.leaf_id if leaf is None else (session.require(leaf), leaf)[1]
+    except EntryNotFoundError as e:
+        w(f"error:       {e}")
+        return "\n".join(out) + "\n"
+    w(f"leaf:        {leaf_id if leaf_id is not UNDEFINED else '(none)'}")
+    if session.issues:
+        w(f"load report: {len(session.issues)} issue(s)")
+        for issue in session.issues[:20]:
+            w("  " + issue.describe())
+        if len(session.issues) > 20:
+            w(f"  … and {len(session.issues) - 20} more")
+    try:
+        ctx = build_session_context(session, leaf_id)
+        ct = ctx.estimate_tokens()
+        path = session.path_indices(session.leaf_index(leaf_id))
+        w(f"active path: {_fmt(len(path))} entries, {len(ctx.items)} context messages")
+        threshold = context_window - reserve
+        pct = (ct.tokens / context_window * 100) if context_window and isinstance(ct.tokens, (int, float)) else 0
+        w(f"context:     {_fmt(ct.tokens)} tokens of {_fmt(context_window)} ({pct:.1f}%); "
+          f"usage {_fmt(ct.usage_tokens)} + estimated {_fmt(ct.trailing_tokens)}")
+        w(f"threshold:   {_fmt(threshold)} (window − reserve {_fmt(reserve)}): "
+          + ("pi WOULD compact now" if should_compact(ct.tokens, context_window, reserve) else "below, no auto-compaction"))
+        if ctx.model:
+            w(f"model:       {ctx.model.get('provider')}/{ctx.model.get('modelId')}, thinking {ctx.thinking_level}")
+        w(f"cut (keepRecentTokens {_fmt(keep_recent)}):")
+        for line in explain_cut(session, path, keep_recent):
+            w("  " + line)
+    except JsTypeError as e:
+        w(f"pi throws on this path: {e}")
+    return "\n".join(out) + "\n"
