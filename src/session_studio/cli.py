@@ -38,14 +38,23 @@ def _cmd_plan(a: argparse.Namespace) -> int:
     if fields:
         bad = [f for f in fields if f not in PLAN_FIELDS]
         if bad:
-            print(f"session-studio plan: unknown field(s) {', '.join(bad)}; known: {','.join(PLAN_FIELDS)}",
-                  file=sys.stderr)
+            print(
+                f"session-studio plan: unknown field(s) {', '.join(bad)}; known: {','.join(PLAN_FIELDS)}",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
     heavy = {"migratedEntries", "context", "llmMessages", "preparation"}
     keep = None if not fields or heavy & set(fields) else False
     session = _open(a.session, keep_values=keep)
-    out, code = plan_output(session, leaf=a.leaf, keep_recent=a.keep_recent, reserve=a.reserve,
-                            context_window=a.context_window, fields=fields, sweep_limit=a.sweep_limit)
+    out, code = plan_output(
+        session,
+        leaf=a.leaf,
+        keep_recent=a.keep_recent,
+        reserve=a.reserve,
+        context_window=a.context_window,
+        fields=fields,
+        sweep_limit=a.sweep_limit,
+    )
     _write_json(out)
     return code
 
@@ -70,17 +79,31 @@ def _cmd_info(a: argparse.Namespace) -> int:
     from .core.overview import render_overview
 
     session = _open(a.session)
-    sys.stdout.write(render_overview(session, keep_recent=a.keep_recent, reserve=a.reserve,
-                                     context_window=a.context_window, leaf=a.leaf))
+    sys.stdout.write(
+        render_overview(
+            session,
+            keep_recent=a.keep_recent,
+            reserve=a.reserve,
+            context_window=a.context_window,
+            leaf=a.leaf,
+        )
+    )
     return EXIT_OK
 
 
 def _add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--leaf", metavar="ID", help="plan for this entry instead of the session's leaf")
-    p.add_argument("--keep-recent", type=int, default=20000, metavar="N", help="keepRecentTokens (default 20000)")
+    p.add_argument(
+        "--keep-recent", type=int, default=20000, metavar="N", help="keepRecentTokens (default 20000)"
+    )
     p.add_argument("--reserve", type=int, default=16384, metavar="N", help="reserveTokens (default 16384)")
-    p.add_argument("--context-window", type=int, default=200000, metavar="N",
-                   help="the model's context window (default 200000)")
+    p.add_argument(
+        "--context-window",
+        type=int,
+        default=200000,
+        metavar="N",
+        help="the model's context window (default 200000)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,8 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("session")
     _add_plan_options(p)
     p.add_argument("--fields", metavar="a,b", help="only these fields (comma-separated)")
-    p.add_argument("--sweep-limit", type=int, default=20000, metavar="N",
-                   help="skip the sweep above this many thresholds (default 20000)")
+    p.add_argument(
+        "--sweep-limit",
+        type=int,
+        default=20000,
+        metavar="N",
+        help="skip the sweep above this many thresholds (default 20000)",
+    )
     p.set_defaults(func=_cmd_plan)
 
     p = sub.add_parser("context", help="what the LLM sees for a leaf, as JSON")
@@ -116,15 +144,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("session")
     _add_plan_options(p)
     p.set_defaults(func=_cmd_info)
+
+    from .cli_actions import add_action_parsers
+
+    add_action_parsers(sub, _add_plan_options)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    commands = {"plan", "context", "branch", "info", "compact", "branch-to", "fork", "label"}
-    if not args_list or (args_list[0] not in commands and not args_list[0].startswith("-")) or (
-        args_list[0] in ("--screenshot",)
+    commands = {"plan", "context", "branch", "info", "compact", "branch-to", "fork", "label", "rename", "upgrade"}
+    if (
+        not args_list
+        or (args_list[0] not in commands and not args_list[0].startswith("-"))
+        or (args_list[0] in ("--screenshot",))
     ):
         from .ui.launch import launch_gui
 
@@ -133,10 +167,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.command is None:
         parser.print_help()
         return EXIT_USAGE
-    from .core.errors import SessionFileError, SessionLoadError
+    from .core.errors import EntryNotFoundError, SessionFileError, SessionLoadError, SessionStudioError
+    from .llm.errors import LlmError
 
     try:
         return int(a.func(a))
+    except LlmError as e:
+        print(f"session-studio: {e.user_message} (nothing was written)", file=sys.stderr)
+        return EXIT_FAILURE
+    except EntryNotFoundError as e:
+        if a.command in ("plan", "context", "branch"):
+            _write_json({"version": 1, "piVersion": "0.80.2", "command": a.command, "error": str(e)})
+            return EXIT_PI_ERROR
+        print(f"session-studio: {e}", file=sys.stderr)
+        return EXIT_FAILURE
     except SessionFileError as e:
         print(f"session-studio: {e}", file=sys.stderr)
         return EXIT_FAILURE
@@ -147,6 +191,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f" (line {e.line})" if e.line else ""
         print(f"session-studio: pi cannot open this file{where}: {e}", file=sys.stderr)
         return EXIT_PI_ERROR
+    except SessionStudioError as e:
+        print(f"session-studio: {e}", file=sys.stderr)
+        return EXIT_FAILURE
     except BrokenPipeError:
         return EXIT_OK
 

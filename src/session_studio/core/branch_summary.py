@@ -114,4 +114,4 @@ def _lt(a: Any, b: float) -> bool:
     return type(a) in (int, float) and a < b
 
 
-__all__ += ["branch_message", "JsTypeError"]
+__all__ += ["JsTypeError", "branch_message"]

@@ -117,7 +117,9 @@ def _empty(session: Session) -> SessionContext:
     return SessionContext(session, [], [])
 
 
-def build_session_context(session: Session, leaf_id: Any = CURRENT_LEAF, *, path: list[int] | None = None) -> SessionContext:
+def build_session_context(
+    session: Session, leaf_id: Any = CURRENT_LEAF, *, path: list[int] | None = None
+) -> SessionContext:
     """buildSessionContext(entries, leafId, byId).
 
     `leaf_id`: CURRENT_LEAF for the session's leaf, None for pi's explicit null

@@ -30,7 +30,9 @@ __all__ = [
     "is_valid_cut_point",
 ]
 
-CUT_POINT_ROLES = frozenset({"bashExecution", "custom", "branchSummary", "compactionSummary", "user", "assistant"})
+CUT_POINT_ROLES = frozenset(
+    {"bashExecution", "custom", "branchSummary", "compactionSummary", "user", "assistant"}
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -70,8 +70,21 @@ class CompactionEntry(_Entry):
     def to_json_dict(self) -> dict[str, Any]:
         d = super().to_json_dict()
         d["parentId"] = self.parent_id  # null for a root is written, not omitted
-        return {k: d[k] for k in ("type", "id", "parentId", "timestamp", "summary", "firstKeptEntryId",
-                                  "tokensBefore", "details", "fromHook") if k in d}
+        return {
+            k: d[k]
+            for k in (
+                "type",
+                "id",
+                "parentId",
+                "timestamp",
+                "summary",
+                "firstKeptEntryId",
+                "tokensBefore",
+                "details",
+                "fromHook",
+            )
+            if k in d
+        }
 
 
 class BranchSummaryEntry(_Entry):
@@ -88,8 +101,11 @@ class BranchSummaryEntry(_Entry):
     def to_json_dict(self) -> dict[str, Any]:
         d = super().to_json_dict()
         d["parentId"] = self.parent_id
-        return {k: d[k] for k in ("type", "id", "parentId", "timestamp", "fromId", "summary", "details",
-                                  "fromHook") if k in d}
+        return {
+            k: d[k]
+            for k in ("type", "id", "parentId", "timestamp", "fromId", "summary", "details", "fromHook")
+            if k in d
+        }
 
 
 class LabelEntry(_Entry):

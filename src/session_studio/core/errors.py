@@ -1,12 +1,12 @@
 """Errors raised by the core.
 
-    SessionStudioError
-    ├── SessionFileError          the file cannot be read at all (missing, a directory, permissions)
-    ├── SessionLoadError          pi itself would throw while opening the file (names the line)
-    ├── EntryNotFoundError        an id that is not in the session (`Entry X not found`, as pi says)
-    ├── PiComputationError        pi would throw computing a value (e.g. a message entry without message)
-    └── WriteError                a write was refused or failed; nothing was changed
-        └── StaleSessionError     the file changed on disk since it was planned (pi appended)
+SessionStudioError
+├── SessionFileError          the file cannot be read at all (missing, a directory, permissions)
+├── SessionLoadError          pi itself would throw while opening the file (names the line)
+├── EntryNotFoundError        an id that is not in the session (`Entry X not found`, as pi says)
+├── PiComputationError        pi would throw computing a value (e.g. a message entry without message)
+└── WriteError                a write was refused or failed; nothing was changed
+    └── StaleSessionError     the file changed on disk since it was planned (pi appended)
 """
 
 from __future__ import annotations

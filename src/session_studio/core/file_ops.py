@@ -94,9 +94,13 @@ def format_file_operations(read_files: list[Any], modified_files: list[Any]) -> 
 
     sections = []
     if read_files:
-        sections.append("<read-files>\n" + "\n".join(js_string(_plain(f)) for f in read_files) + "\n</read-files>")
+        sections.append(
+            "<read-files>\n" + "\n".join(js_string(_plain(f)) for f in read_files) + "\n</read-files>"
+        )
     if modified_files:
         sections.append(
-            "<modified-files>\n" + "\n".join(js_string(_plain(f)) for f in modified_files) + "\n</modified-files>"
+            "<modified-files>\n"
+            + "\n".join(js_string(_plain(f)) for f in modified_files)
+            + "\n</modified-files>"
         )
     return "\n\n" + "\n\n".join(sections) if sections else ""

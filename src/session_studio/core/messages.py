@@ -26,7 +26,9 @@ COMPACTION_SUMMARY_PREFIX = (
     "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
 )
 COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
-BRANCH_SUMMARY_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+BRANCH_SUMMARY_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
 BRANCH_SUMMARY_SUFFIX = "</summary>"
 
 
@@ -74,8 +76,10 @@ def bash_execution_to_text(m: dict[str, Any]) -> str:
     exit_code = get(m, "exitCode")
     if js_truthy(get(m, "cancelled")):
         text += "\n\n(command cancelled)"
-    elif exit_code is not None and exit_code is not UNDEFINED and not (
-        type(exit_code) in (int, float) and exit_code == 0
+    elif (
+        exit_code is not None
+        and exit_code is not UNDEFINED
+        and not (type(exit_code) in (int, float) and exit_code == 0)
     ):
         text += "\n\nCommand exited with code " + js_string(exit_code)
     if js_truthy(get(m, "truncated")) and js_truthy(get(m, "fullOutputPath")):
@@ -101,8 +105,13 @@ def convert_to_llm(messages: list[Any]) -> list[Any]:
         if role == "bashExecution":
             if js_truthy(m.get("excludeFromContext", UNDEFINED)):
                 continue
-            out.append({"role": "user", "content": [{"type": "text", "text": bash_execution_to_text(m)}],
-                        "timestamp": m.get("timestamp", UNDEFINED)})
+            out.append(
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": bash_execution_to_text(m)}],
+                    "timestamp": m.get("timestamp", UNDEFINED),
+                }
+            )
         elif role == "custom":
             content = m.get("content", UNDEFINED)
             if type(content) is str:
@@ -110,12 +119,24 @@ def convert_to_llm(messages: list[Any]) -> list[Any]:
             out.append({"role": "user", "content": content, "timestamp": m.get("timestamp", UNDEFINED)})
         elif role == "branchSummary":
             text = BRANCH_SUMMARY_PREFIX + js_string(m.get("summary", UNDEFINED)) + BRANCH_SUMMARY_SUFFIX
-            out.append({"role": "user", "content": [{"type": "text", "text": text}],
-                        "timestamp": m.get("timestamp", UNDEFINED)})
+            out.append(
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": text}],
+                    "timestamp": m.get("timestamp", UNDEFINED),
+                }
+            )
         elif role == "compactionSummary":
-            text = COMPACTION_SUMMARY_PREFIX + js_string(m.get("summary", UNDEFINED)) + COMPACTION_SUMMARY_SUFFIX
-            out.append({"role": "user", "content": [{"type": "text", "text": text}],
-                        "timestamp": m.get("timestamp", UNDEFINED)})
+            text = (
+                COMPACTION_SUMMARY_PREFIX + js_string(m.get("summary", UNDEFINED)) + COMPACTION_SUMMARY_SUFFIX
+            )
+            out.append(
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": text}],
+                    "timestamp": m.get("timestamp", UNDEFINED),
+                }
+            )
         elif role in ("user", "assistant", "toolResult") and type(role) is str:
             out.append(m)
     return out

@@ -28,9 +28,23 @@ __all__ = ["PLAN_FIELDS", "branch_output", "context_output", "plan_output"]
 SCHEMA_VERSION = 1
 PI_VERSION = "0.80.2"
 PLAN_FIELDS = [
-    "settings", "sourceVersion", "migrated", "sessionReset", "header", "entryCount", "migratedEntries",
-    "leafId", "pathIds", "entryTokens", "context", "llmMessages", "contextTokens", "shouldCompact", "cut",
-    "sweep", "preparation",
+    "settings",
+    "sourceVersion",
+    "migrated",
+    "sessionReset",
+    "header",
+    "entryCount",
+    "migratedEntries",
+    "leafId",
+    "pathIds",
+    "entryTokens",
+    "context",
+    "llmMessages",
+    "contextTokens",
+    "shouldCompact",
+    "cut",
+    "sweep",
+    "preparation",
 ]
 DEFAULT_RESERVE = 16384
 DEFAULT_KEEP_RECENT = 20000
@@ -153,15 +167,19 @@ def plan_output(
         if planner.stop_error is not None:
             raise planner.stop_error
         if sweep_limit > 0 and n > sweep_limit:
-            return {"skipped": {"reason": "too many candidate thresholds", "candidates": n, "limit": sweep_limit}}
+            return {
+                "skipped": {"reason": "too many candidate thresholds", "candidates": n, "limit": sweep_limit}
+            }
         rows = []
         for k, c in planner.sweep():
-            rows.append({
-                "keepRecentTokens": k,
-                "firstKeptEntryId": _path_id(p, c.first_kept_index),
-                "isSplitTurn": c.is_split_turn,
-                "turnStartEntryId": _path_id(p, c.turn_start_index) if c.turn_start_index >= 0 else None,
-            })
+            rows.append(
+                {
+                    "keepRecentTokens": k,
+                    "firstKeptEntryId": _path_id(p, c.first_kept_index),
+                    "isSplitTurn": c.is_split_turn,
+                    "turnStartEntryId": _path_id(p, c.turn_start_index) if c.turn_start_index >= 0 else None,
+                }
+            )
         return rows
 
     def preparation() -> Any:
@@ -169,23 +187,32 @@ def plan_output(
         prep = p.prepare(keep_recent)
         return None if prep is None else prep.to_json()
 
-    f.update({
-        "settings": lambda: {"enabled": True, "reserveTokens": reserve, "keepRecentTokens": keep_recent,
-                             "contextWindow": context_window, "leaf": leaf},
-        "migratedEntries": session.entries,
-        "path": path,
-        "pathIds": lambda: [_id_of(recs[i].id) for i in memo.get("path")],
-        "entryTokens": entry_tokens,
-        "ctx": context,
-        "context": lambda: memo.get("ctx").to_json(),
-        "llmMessages": lambda: convert_to_llm(memo.get("ctx").messages()),
-        "contextTokens": lambda: memo.get("ctx").estimate_tokens().to_json(),
-        "shouldCompact": lambda: should_compact(memo.get("contextTokens")["tokens"], context_window, reserve),
-        "plan": plan,
-        "cut": cut,
-        "sweep": sweep,
-        "preparation": preparation,
-    })
+    f.update(
+        {
+            "settings": lambda: {
+                "enabled": True,
+                "reserveTokens": reserve,
+                "keepRecentTokens": keep_recent,
+                "contextWindow": context_window,
+                "leaf": leaf,
+            },
+            "migratedEntries": session.entries,
+            "path": path,
+            "pathIds": lambda: [_id_of(recs[i].id) for i in memo.get("path")],
+            "entryTokens": entry_tokens,
+            "ctx": context,
+            "context": lambda: memo.get("ctx").to_json(),
+            "llmMessages": lambda: convert_to_llm(memo.get("ctx").messages()),
+            "contextTokens": lambda: memo.get("ctx").estimate_tokens().to_json(),
+            "shouldCompact": lambda: should_compact(
+                memo.get("contextTokens")["tokens"], context_window, reserve
+            ),
+            "plan": plan,
+            "cut": cut,
+            "sweep": sweep,
+            "preparation": preparation,
+        }
+    )
     wanted = PLAN_FIELDS if not fields else [x for x in PLAN_FIELDS if x in fields]
     errors = memo.collect(wanted, out)
     if "sweep" in out and isinstance(out["sweep"], dict) and "skipped" in out["sweep"]:
@@ -221,18 +248,35 @@ def context_output(session: Session, *, leaf: str | None = None) -> tuple[dict[s
         return out, 3
     f = _common_fields(session, leaf_id)
     memo = _Fields(f)
-    f["pathIds"] = lambda: [_id_of(session.records[i].id) for i in session.path_indices(session.leaf_index(leaf_id))]
+    f["pathIds"] = lambda: [
+        _id_of(session.records[i].id) for i in session.path_indices(session.leaf_index(leaf_id))
+    ]
     f["ctx"] = lambda: build_session_context(session, leaf_id)
     f["context"] = lambda: memo.get("ctx").to_json()
     f["llmMessages"] = lambda: convert_to_llm(memo.get("ctx").messages())
-    names = ["sourceVersion", "migrated", "sessionReset", "header", "entryCount", "leafId", "pathIds", "context",
-             "llmMessages"]
+    names = [
+        "sourceVersion",
+        "migrated",
+        "sessionReset",
+        "header",
+        "entryCount",
+        "leafId",
+        "pathIds",
+        "context",
+        "llmMessages",
+    ]
     return _finish(out, memo.collect(names, out))
 
 
 def branch_output(session: Session, from_id: str, to_id: str, budget: int = 0) -> tuple[dict[str, Any], int]:
-    out: dict[str, Any] = {"version": SCHEMA_VERSION, "piVersion": PI_VERSION, "command": "branch",
-                           "fromId": from_id, "targetId": to_id, "budget": budget}
+    out: dict[str, Any] = {
+        "version": SCHEMA_VERSION,
+        "piVersion": PI_VERSION,
+        "command": "branch",
+        "fromId": from_id,
+        "targetId": to_id,
+        "budget": budget,
+    }
     f: dict[str, Callable[[], Any]] = {}
     memo = _Fields(f)
     f["collected"] = lambda: collect_entries_for_branch_summary(session, from_id, to_id)
@@ -249,6 +293,17 @@ def branch_output(session: Session, from_id: str, to_id: str, budget: int = 0) -
     f["modifiedFiles"] = lambda: memo.get("fileLists")[1]
     f["fileOpsFormatted"] = lambda: format_file_operations(memo.get("readFiles"), memo.get("modifiedFiles"))
     f["totalTokens"] = lambda: memo.get("prepared").total_tokens
-    names = ["commonAncestorId", "entryIds", "entries", "messages", "llmMessages", "serialized", "fileOps",
-             "readFiles", "modifiedFiles", "fileOpsFormatted", "totalTokens"]
+    names = [
+        "commonAncestorId",
+        "entryIds",
+        "entries",
+        "messages",
+        "llmMessages",
+        "serialized",
+        "fileOps",
+        "readFiles",
+        "modifiedFiles",
+        "fileOpsFormatted",
+        "totalTokens",
+    ]
     return _finish(out, memo.collect(names, out))

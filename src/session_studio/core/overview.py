@@ -26,7 +26,9 @@ def explain_cut(session: Session, path: list[int], keep_recent: int) -> list[str
     b = plan.boundary
     lines = []
     if b.prev_compaction >= 0:
-        lines.append(f"previous compaction at path #{b.prev_compaction}; range starts at its kept entry, path #{b.start}")
+        lines.append(
+            f"previous compaction at path #{b.prev_compaction}; range starts at its kept entry, path #{b.start}"
+        )
     planner = plan.planner
     if not planner.cut_points:
         lines.append("no valid cut point in range: nothing can be compacted")
@@ -34,41 +36,63 @@ def explain_cut(session: Session, path: list[int], keep_recent: int) -> list[str
     i = planner.budget_index(keep_recent)
     total = planner.sums[-1] if planner.sums else 0
     if i is None:
-        lines.append(f"the {_fmt(total)} tokens after the boundary never reach keepRecentTokens={_fmt(keep_recent)}: "
-                     "pi keeps everything from the first cut point")
+        lines.append(
+            f"the {_fmt(total)} tokens after the boundary never reach keepRecentTokens={_fmt(keep_recent)}: "
+            "pi keeps everything from the first cut point"
+        )
     else:
         k = planner.positions.index(i)
-        lines.append(f"walking back from the newest entry, {_fmt(planner.sums[k])} tokens ≥ {_fmt(keep_recent)} "
-                     f"at path #{i} ({recs[path[i]].type}/{recs[path[i]].role if recs[path[i]].role is not UNDEFINED else '-'})")
+        lines.append(
+            f"walking back from the newest entry, {_fmt(planner.sums[k])} tokens ≥ {_fmt(keep_recent)} "
+            f"at path #{i} ({recs[path[i]].type}/{recs[path[i]].role if recs[path[i]].role is not UNDEFINED else '-'})"
+        )
         after = [c for c in planner.cut_points if c >= i]
         if not after:
-            lines.append("no valid cut point at or after it: pi falls back to the first cut point and keeps "
-                         "everything (quirk §12.1.2: an oversized trailing tool result)")
+            lines.append(
+                "no valid cut point at or after it: pi falls back to the first cut point and keeps "
+                "everything (quirk §12.1.2: an oversized trailing tool result)"
+            )
     cut = plan.cut(keep_recent)
     r = recs[path[cut.first_kept_index]] if cut.first_kept_index < len(path) else None
     if r is not None:
-        lines.append(f"first kept entry: path #{cut.first_kept_index}, id {r.id} ({r.type}"
-                     f"{'/' + str(r.role) if r.role is not UNDEFINED else ''}, line {r.line})")
+        lines.append(
+            f"first kept entry: path #{cut.first_kept_index}, id {r.id} ({r.type}"
+            f"{'/' + str(r.role) if r.role is not UNDEFINED else ''}, line {r.line})"
+        )
     if cut.is_split_turn:
         ts = recs[path[cut.turn_start_index]]
-        lines.append(f"split turn: the turn started at path #{cut.turn_start_index} (id {ts.id}); its prefix is "
-                     "summarised separately")
-        if r is not None and r.type not in ("message",) or (r is not None and r.role == "bashExecution"):
-            lines.append("(cut at a bash execution / custom or branch-summary entry: the prefix is empty; quirk §12.1.5)")
+        lines.append(
+            f"split turn: the turn started at path #{cut.turn_start_index} (id {ts.id}); its prefix is "
+            "summarised separately"
+        )
+        if (r is not None and r.type not in ("message",)) or (r is not None and r.role == "bashExecution"):
+            lines.append(
+                "(cut at a bash execution / custom or branch-summary entry: the prefix is empty; quirk §12.1.5)"
+            )
     prep = plan.prepare(keep_recent, cut)
     if prep is None:
         last_is_compaction = bool(path) and recs[path[-1]].type == "compaction"
-        lines.append("pi would say: " + ("Already compacted" if last_is_compaction else
-                                         "Nothing to compact (session too small)"))
+        lines.append(
+            "pi would say: "
+            + ("Already compacted" if last_is_compaction else "Nothing to compact (session too small)")
+        )
     else:
-        lines.append(f"would summarise {len(prep.messages_to_summarize)} message(s)"
-                     + (f" + a turn prefix of {len(prep.turn_prefix_messages)}" if prep.is_split_turn else "")
-                     + f"; tokensBefore {_fmt(prep.tokens_before)}")
+        lines.append(
+            f"would summarise {len(prep.messages_to_summarize)} message(s)"
+            + (f" + a turn prefix of {len(prep.turn_prefix_messages)}" if prep.is_split_turn else "")
+            + f"; tokensBefore {_fmt(prep.tokens_before)}"
+        )
     return lines
 
 
-def render_overview(session: Session, *, keep_recent: int = 20000, reserve: int = 16384,
-                    context_window: int = 200000, leaf: str | None = None) -> str:
+def render_overview(
+    session: Session,
+    *,
+    keep_recent: int = 20000,
+    reserve: int = 16384,
+    context_window: int = 200000,
+    leaf: str | None = None,
+) -> str:
     out: list[str] = []
     w = out.append
     w(f"file:        {session.path}")
@@ -82,7 +106,10 @@ def render_overview(session: Session, *, keep_recent: int = 20000, reserve: int 
         w(f"cwd:         {h.get('cwd', '')}")
         if "parentSession" in h:
             w(f"parent:      {h.get('parentSession')}")
-        w(f"version:     {session.source_version!r}" + (" (pi migrates it to 3 on open)" if session.migrated else ""))
+        w(
+            f"version:     {session.source_version!r}"
+            + (" (pi migrates it to 3 on open)" if session.migrated else "")
+        )
     name = session.session_name()
     if name:
         w(f"name:        {name}")
@@ -114,13 +141,27 @@ def render_overview(session: Session, *, keep_recent: int = 20000, reserve: int 
         path = session.path_indices(session.leaf_index(leaf_id))
         w(f"active path: {_fmt(len(path))} entries, {len(ctx.items)} context messages")
         threshold = context_window - reserve
-        pct = (ct.tokens / context_window * 100) if context_window and isinstance(ct.tokens, (int, float)) else 0
-        w(f"context:     {_fmt(ct.tokens)} tokens of {_fmt(context_window)} ({pct:.1f}%); "
-          f"usage {_fmt(ct.usage_tokens)} + estimated {_fmt(ct.trailing_tokens)}")
-        w(f"threshold:   {_fmt(threshold)} (window − reserve {_fmt(reserve)}): "
-          + ("pi WOULD compact now" if should_compact(ct.tokens, context_window, reserve) else "below, no auto-compaction"))
+        pct = (
+            (ct.tokens / context_window * 100)
+            if context_window and isinstance(ct.tokens, (int, float))
+            else 0
+        )
+        w(
+            f"context:     {_fmt(ct.tokens)} tokens of {_fmt(context_window)} ({pct:.1f}%); "
+            f"usage {_fmt(ct.usage_tokens)} + estimated {_fmt(ct.trailing_tokens)}"
+        )
+        w(
+            f"threshold:   {_fmt(threshold)} (window − reserve {_fmt(reserve)}): "
+            + (
+                "pi WOULD compact now"
+                if should_compact(ct.tokens, context_window, reserve)
+                else "below, no auto-compaction"
+            )
+        )
         if ctx.model:
-            w(f"model:       {ctx.model.get('provider')}/{ctx.model.get('modelId')}, thinking {ctx.thinking_level}")
+            w(
+                f"model:       {ctx.model.get('provider')}/{ctx.model.get('modelId')}, thinking {ctx.thinking_level}"
+            )
         w(f"cut (keepRecentTokens {_fmt(keep_recent)}):")
         for line in explain_cut(session, path, keep_recent):
             w("  " + line)

@@ -134,7 +134,9 @@ class CompactionPlan:
         history_end = c.turn_start_index if c.is_split_turn else c.first_kept_index
         hist_idx = [path[k] for k in range(b.start, history_end)]
         history = [m for m in (message_for_compaction(s, i) for i in hist_idx) if m is not None]
-        prefix_idx = [path[k] for k in range(c.turn_start_index, c.first_kept_index)] if c.is_split_turn else []
+        prefix_idx = (
+            [path[k] for k in range(c.turn_start_index, c.first_kept_index)] if c.is_split_turn else []
+        )
         prefix = [m for m in (message_for_compaction(s, i) for i in prefix_idx) if m is not None]
         if not history and not prefix:
             return None
@@ -149,8 +151,14 @@ class CompactionPlan:
             for m in prefix:
                 ops.add_from_message(m)
         return Preparation(
-            first_kept.id, c.first_kept_index, history, prefix, c.is_split_turn, tokens_before,
-            previous_summary, ops,
+            first_kept.id,
+            c.first_kept_index,
+            history,
+            prefix,
+            c.is_split_turn,
+            tokens_before,
+            previous_summary,
+            ops,
             [i for i in hist_idx if message_for_compaction_kind(s, i)],
             [i for i in prefix_idx if message_for_compaction_kind(s, i)],
         )

@@ -135,9 +135,14 @@ def iter_values(
     if pending:
         rv = _one(pending, line_no, pending_offset, issues)
         issues.append(
-            LoadIssue(line_no, pending_offset, "no_final_newline",
-                      "last line has no newline at the end (a crashed writer?); pi 0.80.2 would glue "
-                      "its next append onto it", dropped=rv is None)
+            LoadIssue(
+                line_no,
+                pending_offset,
+                "no_final_newline",
+                "last line has no newline at the end (a crashed writer?); pi 0.80.2 would glue "
+                "its next append onto it",
+                dropped=rv is None,
+            )
         )
         if rv is not None:
             yield rv
@@ -156,7 +161,9 @@ def _one(raw: bytes, line_no: int, offset: int, issues: list[LoadIssue]) -> RawV
     if kind is not None:
         issues.append(LoadIssue(line_no, offset, kind, msg or kind, False))
     if _is_falsy(value):
-        issues.append(LoadIssue(line_no, offset, "falsy", f"JSON value {_snippet(raw)!r} is falsy; pi skips it", True))
+        issues.append(
+            LoadIssue(line_no, offset, "falsy", f"JSON value {_snippet(raw)!r} is falsy; pi skips it", True)
+        )
         return None
     return RawValue(line_no, offset, len(raw), value)
 

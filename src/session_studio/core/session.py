@@ -78,15 +78,37 @@ class EntryRecord:
 
     def facts(self) -> tuple[Any, ...]:
         """The index fields, for sending a record between processes."""
-        return (self.line, self.offset, self.length, self.type, self.id, self.parent_id, self.timestamp,
-                self.role, self.tokens, self.usage_tokens, self.error)
+        return (
+            self.line,
+            self.offset,
+            self.length,
+            self.type,
+            self.id,
+            self.parent_id,
+            self.timestamp,
+            self.role,
+            self.tokens,
+            self.usage_tokens,
+            self.error,
+        )
 
     @classmethod
     def from_facts(cls, index: int, f: tuple[Any, ...]) -> EntryRecord:
         r = cls.__new__(cls)
         r.index = index
-        (r.line, r.offset, r.length, r.type, r.id, r.parent_id, r.timestamp,
-         r.role, r.tokens, r.usage_tokens, r.error) = f
+        (
+            r.line,
+            r.offset,
+            r.length,
+            r.type,
+            r.id,
+            r.parent_id,
+            r.timestamp,
+            r.role,
+            r.tokens,
+            r.usage_tokens,
+            r.error,
+        ) = f
         r.value = None
         r.patch = None
         return r
@@ -213,7 +235,9 @@ class Session:
         for f in facts:
             f = (f[0] + line_shift, *f[1:])
             if f[3] == "session":
-                issues.append(LoadIssue(f[0], f[1], "extra_header", "a second session header; pi ignores it", False))
+                issues.append(
+                    LoadIssue(f[0], f[1], "extra_header", "a second session header; pi ignores it", False)
+                )
                 continue
             rec = EntryRecord.from_facts(len(session.records), f)
             session.records.append(rec)
@@ -235,7 +259,9 @@ class Session:
         return session
 
     @classmethod
-    def _from_values(cls, path: str, values: Iterator[RawValue], issues: list[LoadIssue], keep: bool) -> Session:
+    def _from_values(
+        cls, path: str, values: Iterator[RawValue], issues: list[LoadIssue], keep: bool
+    ) -> Session:
         first = next(values, None)
         header_ok = (
             first is not None
@@ -247,13 +273,21 @@ class Session:
             reason = "the file is empty" if first is None else f"line {first.line} is not a session header"
             for _ in values:  # drain, so issues of the remaining lines are reported too
                 pass
-            issues.insert(0, LoadIssue(first.line if first else 1, first.offset if first else 0, "no_header",
-                                       f"{reason}: pi would start a new session and overwrite this file", True))
+            issues.insert(
+                0,
+                LoadIssue(
+                    first.line if first else 1,
+                    first.offset if first else 0,
+                    "no_header",
+                    f"{reason}: pi would start a new session and overwrite this file",
+                    True,
+                ),
+            )
             s = cls(path, None, [], issues, None, False, True, 0, keep)
             return s
         assert first is not None
         header: dict[str, Any] = first.value
-        source_version = header.get("version", None)
+        source_version = header.get("version")
         migrating = needs_migration(header)
         version = version_of(header)
         v1 = migrating and js_compare(version, "<", 2)
@@ -274,8 +308,11 @@ class Session:
         if type(v) is dict and v.get("type") == "session":
             if rename_hook:
                 pass  # pi bumps `version` on later headers too; they are ignored everywhere
-            self.issues.append(LoadIssue(raw.line, raw.offset, "extra_header",
-                                         "a second session header; pi ignores it", False))
+            self.issues.append(
+                LoadIssue(
+                    raw.line, raw.offset, "extra_header", "a second session header; pi ignores it", False
+                )
+            )
             return None
         rec = EntryRecord(len(self.records), raw)
         if rename_hook and rec.type == "message":
@@ -311,15 +348,17 @@ class Session:
                 v["version"] = 3 if rename_hook else 2
                 all_vals.append(v)
                 raw_ids.append(v.get("id", UNDEFINED))
-                self.issues.append(LoadIssue(raw.line, raw.offset, "extra_header",
-                                             "a second session header; pi ignores it", False))
+                self.issues.append(
+                    LoadIssue(
+                        raw.line, raw.offset, "extra_header", "a second session header; pi ignores it", False
+                    )
+                )
                 continue
             if type(v) is not dict and type(v) is not list:
                 kind = {str: "string", bool: "boolean"}.get(type(v), "number")
                 from .jsvalue import js_string
 
-                raise SessionLoadError(
-                    f"Cannot create property 'id' on {kind} '{js_string(v)}'", raw.line)
+                raise SessionLoadError(f"Cannot create property 'id' on {kind} '{js_string(v)}'", raw.line)
             raw_ids.append(v.get("id", UNDEFINED) if type(v) is dict else UNDEFINED)
             new_id = new_entry_id(lambda c: c in used)
             used.add(new_id)
@@ -340,12 +379,15 @@ class Session:
                 idx = patch["fk"]
                 if type(idx) is int or (type(idx) is float and idx.is_integer()):
                     i = int(idx)
-                    if 0 <= i < len(all_vals):
+                    if i == len(all_vals):  # the compaction itself: its id is already assigned
+                        patch["fkId"] = new_id
+                        v["firstKeptEntryId"] = new_id
+                    elif 0 <= i < len(all_vals):
                         target = all_vals[i]
                         if isinstance(target, EntryRecord):
                             patch["fkId"] = target.id
                             v["firstKeptEntryId"] = target.id
-                    elif i >= len(all_vals):
+                    elif i > len(all_vals):
                         forward.append((rec, i))
             all_vals.append(rec)
             if rename_hook and rec.type == "message":
@@ -459,8 +501,15 @@ class Session:
             if nxt is None:
                 break
             if nxt in seen:
-                self.issues.append(LoadIssue(cur.line, cur.offset, "cycle",
-                                             f"parentId cycle at entry {cur.id!r}: pi would loop forever here", False))
+                self.issues.append(
+                    LoadIssue(
+                        cur.line,
+                        cur.offset,
+                        "cycle",
+                        f"parentId cycle at entry {cur.id!r}: pi would loop forever here",
+                        False,
+                    )
+                )
                 break
             seen.add(nxt)
             out.append(nxt)
@@ -502,6 +551,27 @@ class Session:
         """pi's getEntries(): every kept non-header value after migration."""
         return self.values(range(len(self.records)))
 
+    def with_virtual_entries(self, entries: list[dict[str, Any]]) -> Session:
+        """A copy of this session with `entries` appended in memory (for previews).
+
+        The copy shares records with this session; nothing is written anywhere.
+        """
+        import copy
+
+        clone = copy.copy(self)
+        clone.records = list(self.records)
+        clone.by_id = dict(self.by_id)
+        clone.labels = dict(self.labels)
+        clone.issues = list(self.issues)
+        clone._children = None
+        for e in entries:
+            raw = RawValue(-1, -1, 0, e)
+            rec = EntryRecord(len(clone.records), raw)
+            rec.compute_message_facts(e)
+            clone.records.append(rec)
+            clone._index_record(rec)
+        return clone
+
     # ------------------------------------------------------------------ live
     def refresh(self) -> list[int]:
         """Index lines appended since the last read; returns the new record indices.
@@ -520,11 +590,14 @@ class Session:
         if self.reset or self.migrated:
             raise SessionLoadError("pi rewrote or will rewrite this file; reopen it")
         start = self.size
-        if self.partial_tail and self.records and self.records[-1].offset + self.records[-1].length == self.size:
+        if self.partial_tail:
             # the last line had no newline yet: pi may have been mid-write; read it again
-            rec = self.records.pop()
-            start = rec.offset
-            self._reindex_all()
+            tail = next(i for i in reversed(self.issues) if i.kind == "no_final_newline")
+            start = tail.offset
+            self.issues = [i for i in self.issues if i.offset < start]
+            if self.records and self.records[-1].offset >= start:
+                self.records.pop()
+                self._reindex_all()
         line = self._line_at(start)
         new_issues: list[LoadIssue] = []
         first_new = len(self.records)
@@ -534,22 +607,18 @@ class Session:
                 if rec is not None:
                     self._index_record(rec)
             self.size = fh.tell()
-        self.issues = [i for i in self.issues if i.kind != "no_final_newline"] + new_issues
+        self.issues = self.issues + new_issues
         self._note_tail()
         self.mtime_ns = st.st_mtime_ns
         return list(range(first_new, len(self.records)))
 
     def _line_at(self, offset: int) -> int:
-        if not self.records:
-            return (self.header_line or 1) + 1
-        last = self.records[-1]
-        if last.offset + last.length < offset:
-            # count the lines between the last record and offset
-            with open(self.path, "rb") as fh:
-                fh.seek(last.offset)
-                gap = fh.read(offset - last.offset)
-            return last.line + gap.count(b"\n")
-        return last.line + 1
+        """The 1-based line number of the line starting at `offset`."""
+        base_line, base_off = (self.records[-1].line, self.records[-1].offset) if self.records else (1, 0)
+        with open(self.path, "rb") as fh:
+            fh.seek(base_off)
+            gap = fh.read(offset - base_off)
+        return base_line + gap.count(b"\n")
 
     def _reindex_all(self) -> None:
         self.by_id.clear()
@@ -600,7 +669,9 @@ def _scan_worker(path: str, start: int, end: int, conn: Any) -> None:
         for raw in iter_values(fh, issues, start, 1, None):
             v = raw.value
             if type(v) is dict and v.get("type") == "session":
-                facts.append((raw.line, raw.offset, raw.length, "session", None, None, None, None, 0, None, None))
+                facts.append(
+                    (raw.line, raw.offset, raw.length, "session", None, None, None, None, 0, None, None)
+                )
                 continue
             rec = EntryRecord(0, raw)
             if type(v) is dict:
@@ -609,4 +680,3 @@ def _scan_worker(path: str, start: int, end: int, conn: Any) -> None:
         size = fh.tell()
     conn.send((facts, issues, size, 0))
     conn.close()
-

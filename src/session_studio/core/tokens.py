@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 import re
-
-import orjson
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from .jsvalue import UNDEFINED, JsTypeError, js_string, js_stringify, js_truthy, prop, u16len
 
@@ -284,14 +284,19 @@ def estimate_context_tokens(messages: Sequence[Any]) -> ContextTokens:
     return ContextTokens(js_plus(usage_tokens, trailing), usage_tokens, trailing, last)
 
 
-def should_compact(context_tokens: Any, context_window: int, reserve_tokens: int, enabled: bool = True) -> bool:
+def should_compact(
+    context_tokens: Any, context_window: int, reserve_tokens: int, enabled: bool = True
+) -> bool:
     if not enabled:
         return False
     x = context_tokens if type(context_tokens) in (int, float) else _to_num(context_tokens)
     return bool(x > context_window - reserve_tokens)
 
 
-_NON_OVERFLOW = [re.compile(p, re.I | re.A) for p in (r"^(Throttling error|Service unavailable):", r"rate limit", r"too many requests")]
+_NON_OVERFLOW = [
+    re.compile(p, re.I | re.A)
+    for p in (r"^(Throttling error|Service unavailable):", r"rate limit", r"too many requests")
+]
 _OVERFLOW = [
     re.compile(p, re.I | re.A)
     for p in (
@@ -336,7 +341,9 @@ def is_context_overflow(message: dict[str, Any], context_window: int | None = No
     if stop == "error" and isinstance(err, str) and err and is_overflow_error_text(err):
         return True
     usage = message.get("usage") or {}
-    inp = _to_num(usage.get("input", 0)) + _to_num(usage.get("cacheRead", 0)) if isinstance(usage, dict) else 0
+    inp = (
+        _to_num(usage.get("input", 0)) + _to_num(usage.get("cacheRead", 0)) if isinstance(usage, dict) else 0
+    )
     if context_window and stop == "stop" and inp > context_window:
         return True
     if context_window and stop == "length" and isinstance(usage, dict) and usage.get("output") == 0:

@@ -80,7 +80,9 @@ class AppendResult:
     after: FileFingerprint
 
 
-def append_line(path: str | os.PathLike[str], entry: dict[str, Any], expected: FileFingerprint) -> AppendResult:
+def append_line(
+    path: str | os.PathLike[str], entry: dict[str, Any], expected: FileFingerprint
+) -> AppendResult:
     """Append one entry as a JSON line, if and only if the file is still `expected`."""
     text = js_stringify(entry)
     if text is None or "\n" in text:
@@ -121,7 +123,9 @@ def append_line(path: str | os.PathLike[str], entry: dict[str, Any], expected: F
                 )
             back = os.pread(fd, len(line), start)
             if back != line:
-                raise WriteError(f"verification failed: the bytes read back from {p} differ from what was written")
+                raise WriteError(
+                    f"verification failed: the bytes read back from {p} differ from what was written"
+                )
             orjson.loads(back)
             st2 = os.fstat(fd)
             after = FileFingerprint(st2.st_size, st2.st_mtime_ns, _tail_hash(fd, st2.st_size))

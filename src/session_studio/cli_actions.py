@@ -1,0 +1,215 @@
+"""The CLI's writing commands: compact, branch-to, fork, label, rename, upgrade."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_action_parsers"]
+
+
+def _print(msg: str) -> None:
+    sys.stderr.write(msg + "\n")
+
+
+def _add_provider_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("summarizer")
+    g.add_argument("--provider", choices=["offline", "openai", "anthropic"],
+                   help="offline (default when nothing is configured), an OpenAI-compatible server, or Anthropic")
+    g.add_argument("--base-url", metavar="URL", help="API base URL (OpenAI-compatible servers, proxies, mocks)")
+    g.add_argument("--model", metavar="ID", help="model id")
+    g.add_argument("--api-key-env", metavar="VAR", help="read the API key from this environment variable")
+    g.add_argument("--timeout", type=float, default=120.0, metavar="SEC", help="request timeout (default 120)")
+
+
+def _summarizer(a: argparse.Namespace, session: Any) -> tuple[Any, Any]:
+    from .llm.config import ProviderConfig, make_summarizer, resolve_provider
+
+    cwd = Path(str((session.header or {}).get("cwd") or ".")) if session.header else None
+    config = None
+    if a.provider or a.base_url or a.model or a.api_key_env:
+        config = ProviderConfig(provider=a.provider or ("openai" if a.base_url else "offline"),
+                                base_url=a.base_url, model=a.model, api_key_env=a.api_key_env,
+                                timeout_s=a.timeout)
+    resolved = resolve_provider(config, cwd=cwd if cwd and cwd.is_dir() else None)
+    return make_summarizer(resolved), resolved
+
+
+def _confirm(question: str, yes: bool) -> bool:
+    if yes:
+        return True
+    if not sys.stdin or not sys.stdin.isatty():
+        _print("not a terminal: add --yes to write, or --dry-run to only preview")
+        return False
+    answer = input(f"{question} [y/N] ").strip().lower()
+    return answer in ("y", "yes")
+
+
+def _cmd_compact(a: argparse.Namespace) -> int:
+    from .core import Session
+    from .core.context import build_session_context
+    from .core.jsvalue import js_stringify
+    from .core.messages import convert_to_llm
+    from .engine.compaction import commit_compaction, draft_compaction, summarize_draft
+
+    session = Session.open(a.session)
+    summarizer, resolved = _summarizer(a, session)
+    info = resolved.model_info
+    ctx = build_session_context(session) if a.leaf is None else build_session_context(session, a.leaf)
+    thinking = ctx.thinking_level if isinstance(ctx.thinking_level, str) else None
+    draft = draft_compaction(
+        session, leaf_id=a.leaf, keep_recent_tokens=a.keep_recent, reserve_tokens=a.reserve,
+        cut_entry_id=a.cut, custom_instructions=a.instructions,
+        model_max_tokens=(info.max_tokens if info and info.max_tokens else 0),
+        model_reasoning=bool(info and info.reasoning), thinking_level=thinking,
+    )
+    if not a.json:
+        _print(f"compacting {len(draft.preparation.messages_to_summarize)} message(s)"
+               + (f" + turn prefix of {len(draft.preparation.turn_prefix_messages)}" if draft.cut.is_split_turn else "")
+               + f", keeping from {draft.first_kept_entry_id} ({resolved.provider}"
+               + (f" {resolved.model}" if resolved.model else "") + ") …")
+
+    def on_text(i: int, text: str) -> None:
+        if not a.json and a.stream:
+            sys.stderr.write(text)
+
+    outcome = summarize_draft(draft, summarizer, on_text=on_text)
+    after = outcome.context_after()
+    read, modified = draft.file_lists()
+    preview = {
+        "firstKeptEntryId": draft.first_kept_entry_id,
+        "isSplitTurn": draft.cut.is_split_turn,
+        "manualCut": draft.manual,
+        "tokensBefore": draft.preparation.tokens_before,
+        "estimatedTokensAfter": outcome.estimated_tokens_after(),
+        "summary": outcome.summary,
+        "readFiles": read,
+        "modifiedFiles": modified,
+        "messagesToSummarizeCount": len(draft.preparation.messages_to_summarize),
+        "turnPrefixMessagesCount": len(draft.preparation.turn_prefix_messages),
+        "requests": [{"kind": r.kind, "maxTokens": r.max_tokens, "reasoning": r.reasoning} for r in draft.requests],
+        "provider": resolved.provider,
+    }
+    entry = None
+    if not a.dry_run:
+        if not a.json:
+            sys.stdout.write(outcome.summary + "\n\n")
+            _print(f"tokens: {preview['tokensBefore']} before → ~{preview['estimatedTokensAfter']} after")
+        if _confirm(f"Append this compaction to {a.session}?", a.yes):
+            entry = commit_compaction(outcome)
+            if not a.json:
+                _print(f"appended compaction {entry['id']} at the end of {a.session}")
+        elif not a.json:
+            _print("nothing written")
+            return 1
+    if a.json:
+        out = {"entry": entry, "preview": preview, "context": after.to_json(),
+               "llmMessages": convert_to_llm(after.messages())}
+        sys.stdout.buffer.write((js_stringify(out) or "null").encode("utf-8", "surrogatepass") + b"\n")
+    return 0
+
+
+def _cmd_branch_to(a: argparse.Namespace) -> int:
+    from .core import Session
+    from .engine.edits import branch_to
+
+    session = Session.open(a.session)
+    summarizer = _summarizer(a, session)[0] if a.summarize else None
+    outcome = branch_to(session, a.entry_id, summarize=a.summarize, summarizer=summarizer,
+                        custom_instructions=a.instructions, label=a.label, dry_run=a.dry_run)
+    _print(outcome.note)
+    if outcome.navigation.editor_text:
+        _print(f"(pi would put this back in the editor: {outcome.navigation.editor_text[:200]!r})")
+    if outcome.summary:
+        sys.stdout.write(outcome.summary + "\n")
+    return 0
+
+
+def _cmd_fork(a: argparse.Namespace) -> int:
+    from .core import Session
+    from .engine.edits import fork_to_file
+
+    session = Session.open(a.session)
+    out = fork_to_file(session, a.leaf, a.out)
+    print(out)
+    return 0
+
+
+def _cmd_label(a: argparse.Namespace) -> int:
+    from .core import Session
+    from .engine.edits import append_label
+
+    session = Session.open(a.session)
+    entry = append_label(session, a.entry_id, a.text or None)
+    _print(("label set" if a.text else "label cleared") + f" (entry {entry['id']})")
+    return 0
+
+
+def _cmd_rename(a: argparse.Namespace) -> int:
+    from .core import Session
+    from .engine.edits import append_session_name
+
+    session = Session.open(a.session)
+    entry = append_session_name(session, a.name)
+    _print(f"session name set to {entry['name']!r}")
+    return 0
+
+
+def _cmd_upgrade(a: argparse.Namespace) -> int:
+    from .core import Session
+    from .engine.edits import upgrade_legacy_file
+
+    session = Session.open(a.session)
+    if not _confirm(f"Rewrite {a.session} as version 3 (a backup is kept)?", a.yes):
+        return 1
+    path, backup = upgrade_legacy_file(session)
+    _print(f"upgraded {path}; the original is kept as {backup}")
+    return 0
+
+
+def add_action_parsers(sub: Any, plan_options: Any) -> None:
+    p = sub.add_parser("compact", help="summarise and append a CompactionEntry (previews first)")
+    p.add_argument("session")
+    plan_options(p)
+    p.add_argument("--cut", metavar="ENTRY_ID", help="a manual cut: keep from this valid cut point")
+    p.add_argument("--instructions", metavar="TEXT", help="extra focus for the summary (pi's /compact TEXT)")
+    _add_provider_options(p)
+    p.add_argument("--dry-run", action="store_true", help="preview only; write nothing")
+    p.add_argument("--yes", action="store_true", help="append without asking")
+    p.add_argument("--json", action="store_true", help="print entry, preview and the context after as JSON")
+    p.add_argument("--stream", action="store_true", help="show the summary on stderr as it streams")
+    p.set_defaults(func=_cmd_compact)
+
+    p = sub.add_parser("branch-to", help="move to an entry as pi's /tree does, optionally with a branch summary")
+    p.add_argument("session")
+    p.add_argument("entry_id")
+    p.add_argument("--summarize", action="store_true", help="summarise the abandoned branch (writes a branch_summary)")
+    p.add_argument("--instructions", metavar="TEXT")
+    p.add_argument("--label", metavar="TEXT", help="label to attach (persists the move)")
+    p.add_argument("--dry-run", action="store_true")
+    _add_provider_options(p)
+    p.set_defaults(func=_cmd_branch_to)
+
+    p = sub.add_parser("fork", help="write the path to an entry as a new session file")
+    p.add_argument("session")
+    p.add_argument("--leaf", required=True, metavar="ID")
+    p.add_argument("--out", metavar="NEW.jsonl", help="default: a new file next to SESSION, named as pi names them")
+    p.set_defaults(func=_cmd_fork)
+
+    p = sub.add_parser("label", help="set (or clear, with an empty TEXT) an entry's label")
+    p.add_argument("session")
+    p.add_argument("entry_id")
+    p.add_argument("text", nargs="?", default="")
+    p.set_defaults(func=_cmd_label)
+
+    p = sub.add_parser("rename", help="set the session's display name")
+    p.add_argument("session")
+    p.add_argument("name")
+    p.set_defaults(func=_cmd_rename)
+
+    p = sub.add_parser("upgrade", help="rewrite a version 1/2 file as version 3, keeping a backup")
+    p.add_argument("session")
+    p.add_argument("--yes", action="store_true")
+    p.set_defaults(func=_cmd_upgrade)

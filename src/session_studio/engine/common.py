@@ -1,0 +1,56 @@
+"""Helpers shared by the engine's actions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.errors import WriteError
+from ..core.jsvalue import js_key
+from ..core.migrate import new_entry_id
+from ..core.session import Session
+from ..core.writer import AppendResult, FileFingerprint, append_line, fingerprint
+
+__all__ = ["append_entry", "ensure_appendable", "fresh_id", "loaded_fingerprint"]
+
+
+def fresh_id(session: Session, taken: set[str] | None = None) -> str:
+    """pi's generateId against the session's id index."""
+    extra = taken or set()
+    return new_entry_id(lambda c: js_key(c) in session.by_id or c in extra)
+
+
+def ensure_appendable(session: Session) -> None:
+    """Refuse to append to files pi would rewrite on open (legacy or header-less)."""
+    if session.reset:
+        raise WriteError(
+            "this file has no valid session header: pi would replace it with a new empty session. "
+            "Nothing can be appended to it safely."
+        )
+    if session.migrated:
+        raise WriteError(
+            f"this is a version {session.source_version!r} session: pi rewrites such files with new ids when it "
+            "opens them, so entries appended now would not line up. Upgrade it first (a backup is kept: "
+            "`session-studio upgrade FILE`) or fork the path to a new v3 file."
+        )
+
+
+def loaded_fingerprint(session: Session) -> FileFingerprint:
+    """The fingerprint of the file as the session read it; stale if pi wrote since."""
+    fp = fingerprint(session.path)
+    if fp.size != session.size:
+        from ..core.errors import StaleSessionError
+
+        raise StaleSessionError(
+            f"{session.path} changed on disk since it was loaded ({session.size} → {fp.size} bytes); "
+            "reload it and plan again"
+        )
+    return fp
+
+
+def append_entry(session: Session, entry: dict[str, Any], expected: FileFingerprint | None = None) -> AppendResult:
+    """Append through the safe writer, then index the new line into `session`."""
+    ensure_appendable(session)
+    fp = expected if expected is not None else loaded_fingerprint(session)
+    result = append_line(session.path, entry, fp)
+    session.refresh()
+    return result

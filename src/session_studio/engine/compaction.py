@@ -1,0 +1,260 @@
+"""Compaction as pi 0.80.2 runs it (spec §6, §7), with a preview before anything is written.
+
+    draft = draft_compaction(session, keep_recent_tokens=..., cut_entry_id=None)
+    outcome = summarize_draft(draft, summarizer, on_text=...)   # one or two LLM calls
+    outcome.summary = edited_text                              # optional, the user's edit
+    entry = commit_compaction(session, outcome)                # append + verify
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.context import SessionContext, build_session_context
+from ..core.cut_points import CutPoint, cut_point_reason, is_valid_cut_point
+from ..core.entries import CompactionEntry, FileDetails
+from ..core.errors import EntryNotFoundError, SessionStudioError
+from ..core.ids import now_iso
+from ..core.file_ops import format_file_operations
+from ..core.jsvalue import UNDEFINED
+from ..core.messages import convert_to_llm
+from ..core.preparation import CompactionPlan, Preparation, plan_compaction
+from ..core.serialize import serialize_conversation
+from ..core.session import Session
+from ..core.tokens import ContextTokens, estimate_tokens
+from ..core.writer import FileFingerprint
+from ..llm.base import CancelToken, SummaryRequest, Summarizer
+from ..llm.prompts import Prompts
+from ..llm.requests import history_request, merge_split_turn, turn_prefix_request
+from .common import append_entry, fresh_id, loaded_fingerprint
+
+__all__ = [
+    "CompactionDraft",
+    "CompactionOutcome",
+    "NothingToCompactError",
+    "commit_compaction",
+    "draft_compaction",
+    "summarize_draft",
+]
+
+
+class NothingToCompactError(SessionStudioError):
+    """pi would refuse: `Already compacted` or `Nothing to compact (session too small)`."""
+
+
+class InvalidCutError(SessionStudioError):
+    """A manual cut at an entry that is not a valid cut point (the message says why)."""
+
+
+@dataclass
+class CompactionDraft:
+    """Everything known before the LLM runs: the plan, the cut, what is summarised, the requests."""
+
+    session: Session
+    leaf_index: int
+    path: list[int]
+    plan: CompactionPlan
+    cut: CutPoint
+    manual: bool
+    preparation: Preparation
+    requests: list[SummaryRequest]  # history (unless empty in a split turn), then turn prefix
+    has_history_request: bool
+    fingerprint: FileFingerprint
+    keep_recent_tokens: int
+    reserve_tokens: int
+
+    @property
+    def first_kept_entry_id(self) -> str:
+        return str(self.preparation.first_kept_entry_id)
+
+    @property
+    def tokens_before(self) -> ContextTokens:
+        return self.plan.tokens_before()
+
+    def file_lists(self) -> tuple[list[Any], list[Any]]:
+        return self.preparation.file_lists
+
+
+@dataclass
+class CompactionOutcome:
+    """The summary text (editable) and what the new entry will be."""
+
+    draft: CompactionDraft
+    summary: str  # the merged summary *with* the file lists appended, as pi stores it
+    responses: list[str] = field(default_factory=list)
+    usage: list[dict[str, int] | None] = field(default_factory=list)
+    #: id and timestamp are fixed when the summary exists, so the preview is exactly what is written
+    entry_id: str = ""
+    timestamp: str = field(default_factory=now_iso)
+
+    def __post_init__(self) -> None:
+        if not self.entry_id:
+            self.entry_id = fresh_id(self.draft.session)
+
+    def entry(self) -> CompactionEntry:
+        d = self.draft
+        read, modified = d.file_lists()
+        session = d.session
+        return CompactionEntry(
+            id=self.entry_id,
+            timestamp=self.timestamp,
+            parentId=session.records[d.leaf_index].id,
+            summary=self.summary,
+            firstKeptEntryId=d.first_kept_entry_id,
+            tokensBefore=d.preparation.tokens_before,
+            details=FileDetails(readFiles=read, modifiedFiles=modified),
+            fromHook=False,
+        )
+
+    def context_after(self) -> SessionContext:
+        """The context pi will build after this entry is appended (the preview)."""
+        entry = self.entry().to_json_dict()
+        virtual = self.draft.session.with_virtual_entries([entry])
+        return build_session_context(virtual)
+
+    def estimated_tokens_after(self) -> Any:
+        """AgentSession's estimatedTokensAfter: Σ estimateTokens over the rebuilt context."""
+        total: Any = 0
+        for m in self.context_after().messages():
+            total += estimate_tokens(m)
+        return total
+
+
+def _resolve_leaf(session: Session, leaf_id: str | None) -> int:
+    if leaf_id is None:
+        i = session.leaf_index()
+        if i is None:
+            raise NothingToCompactError("the session has no entries")
+        return i
+    return session.require(leaf_id)
+
+
+def draft_compaction(
+    session: Session,
+    *,
+    leaf_id: str | None = None,
+    keep_recent_tokens: int = 20000,
+    reserve_tokens: int = 16384,
+    cut_entry_id: str | None = None,
+    custom_instructions: str | None = None,
+    model_max_tokens: int = 0,
+    model_reasoning: bool = False,
+    thinking_level: str | None = None,
+    prompts: Prompts | None = None,
+) -> CompactionDraft:
+    """Plan a compaction of the path ending at `leaf_id` (the session's leaf by default).
+
+    `cut_entry_id` makes a manual cut: it must be a valid cut point inside the
+    range pi would consider (after the previous compaction's kept start).
+    """
+    fp = loaded_fingerprint(session)
+    leaf = _resolve_leaf(session, leaf_id)
+    path = session.path_indices(leaf)
+    plan = plan_compaction(session, path)
+    recs = session.records
+    if path and recs[path[-1]].type == "compaction":
+        raise NothingToCompactError("Already compacted")
+    manual = cut_entry_id is not None
+    if manual:
+        try:
+            target = session.require(cut_entry_id)
+        except EntryNotFoundError:
+            raise InvalidCutError(f"entry {cut_entry_id} does not exist") from None
+        try:
+            k = path.index(target)
+        except ValueError:
+            raise InvalidCutError(f"entry {cut_entry_id} is not on the path to the leaf") from None
+        if k < plan.boundary.start:
+            raise InvalidCutError(
+                f"entry {cut_entry_id} lies before the previous compaction's kept region "
+                f"(path #{plan.boundary.start}); it is already summarised"
+            )
+        if not is_valid_cut_point(recs[target]):
+            raise InvalidCutError(f"entry {cut_entry_id} is not a valid cut point: {cut_point_reason(recs[target])}")
+        cut = _manual_cut(plan, k)
+    else:
+        cut = plan.cut(keep_recent_tokens)
+    prep = plan.prepare(keep_recent_tokens, cut)
+    if prep is None:
+        raise NothingToCompactError("Nothing to compact (session too small)")
+    prompts = prompts or Prompts()
+    requests: list[SummaryRequest] = []
+    split = prep.is_split_turn and bool(prep.turn_prefix_messages)
+    has_history = (not split) or bool(prep.messages_to_summarize)
+    prev = None if prep.previous_summary is UNDEFINED else prep.previous_summary
+    if has_history:
+        conv = serialize_conversation(convert_to_llm(prep.messages_to_summarize))
+        requests.append(history_request(conv, prev or None, custom_instructions, reserve_tokens,
+                                        model_max_tokens, model_reasoning, thinking_level, prompts))
+    if split:
+        conv = serialize_conversation(convert_to_llm(prep.turn_prefix_messages))
+        requests.append(turn_prefix_request(conv, reserve_tokens, model_max_tokens, model_reasoning,
+                                            thinking_level, prompts))
+    return CompactionDraft(session, leaf, path, plan, cut, manual, prep, requests, has_history, fp,
+                           keep_recent_tokens, reserve_tokens)
+
+
+def _manual_cut(plan: CompactionPlan, k: int) -> CutPoint:
+    """The cut pi's findCutPoint yields when the budget selects candidate `k`.
+
+    The same backward metadata scan and split-turn rule apply (a manual cut is
+    a choice of candidate, not a different algorithm).
+    """
+    recs = [plan.session.records[i] for i in plan.path]
+    # find a keepRecentTokens that selects exactly candidate k, if one exists; else emulate the tail
+    from ..core.cut_points import _finish
+
+    return _finish(recs, plan.boundary.start, k)
+
+
+def summarize_draft(
+    draft: CompactionDraft,
+    summarizer: Summarizer,
+    *,
+    on_text: Callable[[int, str], None] | None = None,
+    cancel: CancelToken | None = None,
+) -> CompactionOutcome:
+    """Run the LLM request(s) (the two of a split turn concurrently, as pi does) and merge."""
+    reqs = draft.requests
+
+    def run(i: int) -> Any:
+        cb = (lambda text: on_text(i, text)) if on_text else None
+        return summarizer.summarize(reqs[i], on_text=cb, cancel=cancel)
+
+    if len(reqs) == 2:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="summary") as pool:
+            futures = [pool.submit(run, 0), pool.submit(run, 1)]
+            try:
+                results = [f.result() for f in futures]
+            except BaseException:
+                if cancel is not None:
+                    cancel.cancel()
+                raise
+    else:
+        results = [run(0)]
+    prep = draft.preparation
+    split = prep.is_split_turn and bool(prep.turn_prefix_messages)
+    if split:
+        history_text = results[0].text if draft.has_history_request else None
+        summary = merge_split_turn(history_text, results[-1].text)
+    else:
+        summary = results[0].text
+    read, modified = prep.file_lists
+    summary += format_file_operations(read, modified)
+    return CompactionOutcome(draft, summary, [r.text for r in results], [r.usage for r in results])
+
+
+def commit_compaction(outcome: CompactionOutcome) -> dict[str, Any]:
+    """Append the CompactionEntry (with the possibly edited summary); returns the entry written.
+
+    Raises StaleSessionError if the file changed since the draft was made.
+    """
+    d = outcome.draft
+    entry = outcome.entry().to_json_dict()
+    if d.session.get_index(entry["id"]) is not None:  # pi appended an entry with this id meanwhile
+        raise SessionStudioError("the entry id was taken meanwhile; summarise again")
+    append_entry(d.session, entry, d.fingerprint)
+    return entry

@@ -1,0 +1,253 @@
+"""Tree edits pi knows how to persist: branch summaries, labels, names; forks and upgrades."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.branch_summary import collect_entries_for_branch_summary, prepare_branch_entries
+from ..core.entries import BranchSummaryEntry, FileDetails, LabelEntry, SessionHeader, SessionInfoEntry
+from ..core.errors import EntryNotFoundError, WriteError
+from ..core.file_ops import compute_file_lists, format_file_operations
+from ..core.ids import now_iso, uuidv7
+from ..core.jsvalue import UNDEFINED, js_key, js_stringify
+from ..core.messages import convert_to_llm
+from ..core.serialize import serialize_conversation
+from ..core.session import Session
+from ..core.writer import write_new_file
+from ..llm.base import CancelToken, Summarizer
+from ..llm.prompts import Prompts
+from ..llm.requests import BRANCH_SUMMARY_PREAMBLE, branch_request
+from .common import append_entry, ensure_appendable, fresh_id, loaded_fingerprint
+
+__all__ = [
+    "NO_CONTENT_SUMMARY",
+    "BranchOutcome",
+    "NavigationTarget",
+    "append_label",
+    "append_session_name",
+    "branch_to",
+    "fork_to_file",
+    "navigation_target",
+    "session_file_name",
+    "upgrade_legacy_file",
+]
+
+NO_CONTENT_SUMMARY = "No content to summarize"
+DEFAULT_BRANCH_CONTEXT_WINDOW = 128000
+DEFAULT_BRANCH_RESERVE = 16384
+
+
+@dataclass(frozen=True)
+class NavigationTarget:
+    """Where pi's /tree navigation puts the leaf for a target (spec §2.8 step 6)."""
+
+    target_id: str
+    new_leaf_id: str | None  # None: before the first entry (a new root follows)
+    editor_text: str | None  # the user text pi puts back in the editor, for user/custom targets
+
+
+def _text_of(content: Any, sep: str) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return sep.join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def navigation_target(session: Session, target_id: str) -> NavigationTarget:
+    i = session.require(target_id)
+    rec = session.records[i]
+    v = session.value(i)
+    parent = rec.parent_id if isinstance(rec.parent_id, str) else None
+    if rec.type == "message" and rec.role == "user":
+        return NavigationTarget(target_id, parent, _text_of(v["message"].get("content"), ""))
+    if rec.type == "custom_message":
+        return NavigationTarget(target_id, parent, _text_of(v.get("content"), ""))
+    return NavigationTarget(target_id, target_id, None)
+
+
+@dataclass
+class BranchOutcome:
+    navigation: NavigationTarget
+    summary: str | None  # the branch summary text written (None: no summary requested)
+    entry: dict[str, Any] | None  # the entry appended (branch_summary or label), None if nothing persisted
+    summarized_ids: list[Any]
+    note: str
+
+
+def branch_to(
+    session: Session,
+    target_id: str,
+    *,
+    summarize: bool = False,
+    summarizer: Summarizer | None = None,
+    custom_instructions: str | None = None,
+    replace_instructions: bool = False,
+    label: str | None = None,
+    context_window: int | None = None,
+    reserve_tokens: int = DEFAULT_BRANCH_RESERVE,
+    prompts: Prompts | None = None,
+    summary_override: str | None = None,
+    on_text: Callable[[str], None] | None = None,
+    cancel: CancelToken | None = None,
+    dry_run: bool = False,
+) -> BranchOutcome:
+    """pi's navigateTree from the session's leaf to `target_id`, persisted as pi persists it.
+
+    With a summary, a `branch_summary` entry is appended under the new leaf. Without
+    one pi writes nothing (the leaf is not saved) unless a label is attached; we say so.
+    """
+    ensure_appendable(session)
+    fp = loaded_fingerprint(session)
+    nav = navigation_target(session, target_id)
+    old_leaf = session.leaf_id
+    if js_key(old_leaf) == js_key(target_id):
+        return BranchOutcome(nav, None, None, [], "the target is already the leaf; nothing to do")
+    summary: str | None = None
+    summarized: list[Any] = []
+    details = FileDetails()
+    if summarize:
+        collected = collect_entries_for_branch_summary(session, old_leaf, target_id)
+        summarized = [session.records[i].id for i in collected.indices]
+        if summary_override is not None:
+            summary = summary_override
+        elif not collected.indices:
+            summary = None  # nothing abandoned: pi writes no summary
+        else:
+            window = context_window or DEFAULT_BRANCH_CONTEXT_WINDOW
+            prepared = prepare_branch_entries(session, collected.indices, window - reserve_tokens)
+            read, modified = compute_file_lists(prepared.file_ops)
+            if not prepared.messages:
+                summary = NO_CONTENT_SUMMARY
+            else:
+                if summarizer is None:
+                    raise WriteError("a summarizer is needed to write a branch summary")
+                conv = serialize_conversation(convert_to_llm(prepared.messages))
+                req = branch_request(conv, custom_instructions, replace_instructions, prompts or Prompts())
+                result = summarizer.summarize(req, on_text=on_text, cancel=cancel)
+                summary = BRANCH_SUMMARY_PREAMBLE + result.text + format_file_operations(read, modified)
+                details = FileDetails(readFiles=read, modifiedFiles=modified)
+    if dry_run:
+        return BranchOutcome(nav, summary, None, summarized, "dry run: nothing written")
+    if summary is not None:
+        entry = BranchSummaryEntry(
+            id=fresh_id(session), parentId=nav.new_leaf_id, fromId=nav.new_leaf_id or "root",
+            summary=summary, details=details, fromHook=False,
+        ).to_json_dict()
+        append_entry(session, entry, fp)
+        note = "branch summary appended; it is the new leaf"
+        if label:
+            lab = LabelEntry(id=fresh_id(session), parentId=entry["id"], targetId=entry["id"], label=label)
+            append_entry(session, lab.to_json_dict())
+        return BranchOutcome(nav, summary, entry, summarized, note)
+    if label and nav.new_leaf_id is not None:
+        # pi: branch(newLeaf) then appendLabelChange(target): the label entry is the new leaf
+        lab = LabelEntry(id=fresh_id(session), parentId=nav.new_leaf_id, targetId=target_id, label=label)
+        entry = lab.to_json_dict()
+        append_entry(session, entry, fp)
+        return BranchOutcome(nav, None, entry, [], "label appended under the new leaf; pi reopens there")
+    return BranchOutcome(
+        nav, None, None, [],
+        "pi does not save a leaf move by itself: nothing was written. The next entry appended "
+        "(by pi or by Session Studio) continues from the new leaf; add --summarize or --label to persist it.",
+    )
+
+
+def append_label(session: Session, target_id: str, label: str | None) -> dict[str, Any]:
+    """pi's appendLabelChange: a label entry under the current leaf (an empty label clears)."""
+    if session.get_index(target_id) is None:
+        raise EntryNotFoundError(target_id)
+    leaf = session.leaf_id if isinstance(session.leaf_id, str) else None
+    entry = LabelEntry(id=fresh_id(session), parentId=leaf, targetId=target_id, label=label or None).to_json_dict()
+    append_entry(session, entry)
+    return entry
+
+
+def append_session_name(session: Session, name: str) -> dict[str, Any]:
+    """pi's appendSessionInfo: runs of CR/LF become one space, then trimmed."""
+    import re
+
+    clean = re.sub(r"[\r\n]+", " ", name).strip()
+    leaf = session.leaf_id if isinstance(session.leaf_id, str) else None
+    entry = SessionInfoEntry(id=fresh_id(session), parentId=leaf, name=clean).to_json_dict()
+    append_entry(session, entry)
+    return entry
+
+
+def session_file_name(timestamp: str, session_id: str) -> str:
+    return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
+
+
+def fork_to_file(session: Session, leaf_id: str, out: str | os.PathLike[str] | None = None) -> Path:
+    """pi's createBranchedSession: the path to `leaf_id` as a new session file.
+
+    Labels are dropped from the path and the rest re-chained; labels of path
+    entries are re-created at the end (with their original timestamps); the new
+    header names this file as `parentSession`. Written atomically, never over an
+    existing file.
+    """
+    start = session.require(leaf_id)
+    path = session.path_indices(start)
+    values = session.values(path)
+    retained: list[dict[str, Any]] = []
+    parent: Any = None
+    for rec_i, v in zip(path, values, strict=True):
+        if session.records[rec_i].type == "label":
+            continue
+        copy = dict(v)
+        copy["parentId"] = parent
+        retained.append(copy)
+        parent = v.get("id")
+    new_id = uuidv7()
+    ts = now_iso()
+    header = SessionHeader(
+        id=new_id, timestamp=ts, cwd=str((session.header or {}).get("cwd", "") or ""),
+        parentSession=os.path.abspath(session.path),
+    ).to_json_dict()
+    in_path = {js_key(v.get("id")) for v in retained}
+    labels: list[dict[str, Any]] = []
+    taken: set[str] = set()
+    for key, (label, label_ts) in session.labels.items():
+        if key in in_path:
+            target = next(v["id"] for v in retained if js_key(v.get("id")) == key)
+            lid = fresh_id(session, taken)
+            taken.add(lid)
+            e: dict[str, Any] = {"type": "label", "id": lid, "parentId": parent, "timestamp": label_ts,
+                                 "targetId": target, "label": label}
+            if label_ts is UNDEFINED:
+                del e["timestamp"]
+            labels.append(e)
+            parent = lid
+    lines = [js_stringify(x) + "\n" for x in [header, *retained, *labels]]  # type: ignore[operator]
+    target_path = Path(out) if out else Path(session.path).parent / session_file_name(ts, new_id)
+    write_new_file(target_path, lines)
+    return target_path
+
+
+def upgrade_legacy_file(session: Session, backup_suffix: str | None = None) -> tuple[Path, Path]:
+    """Rewrite a v1/v2 file as pi would on open (migrated, version 3), keeping a backup.
+
+    This is the only in-place rewrite Session Studio does, and only on request.
+    Returns (file, backup).
+    """
+    if not session.migrated:
+        raise WriteError("this file is already version 3; nothing to upgrade")
+    if session.reset:
+        raise WriteError("this file has no valid header; it cannot be upgraded")
+    src = Path(session.path)
+    backup = src.with_name(src.name + (backup_suffix or f".v{session.source_version}-backup-{now_iso()[:19].replace(':', '')}"))
+    shutil.copy2(src, backup)
+    fd = os.open(backup, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    values = [session.header, *session.entries()]
+    lines = [js_stringify(v) + "\n" for v in values]  # type: ignore[operator]
+    write_new_file(src, lines, overwrite=True)
+    return src, backup

@@ -1,0 +1,536 @@
+"""Shared machinery of the HTTP summarizers: streaming, cancellation, retries, error mapping."""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import queue
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+import orjson
+
+from session_studio.llm._sse import SseDecoder, SseEvent
+from session_studio.llm.base import CancelToken, SummaryRequest, SummaryResult
+from session_studio.llm.errors import (
+    LlmAuthError,
+    LlmCancelledError,
+    LlmConfigError,
+    LlmConnectionError,
+    LlmContextOverflowError,
+    LlmError,
+    LlmProtocolError,
+    LlmRateLimitError,
+    LlmRequestError,
+    LlmServerError,
+    LlmTimeoutError,
+    is_context_overflow_message,
+    redact,
+    register_secret,
+)
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "HttpSummarizer",
+    "StreamHandler",
+    "error_for_message",
+    "json_event",
+    "parse_retry_after",
+    "sanitize_surrogates",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = httpx.Timeout(120.0, connect=10.0)
+_MAX_ERROR_BODY = 64 * 1024
+_USER_AGENT = "session-studio-llm/0.1"
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def sanitize_surrogates(text: str) -> str:
+    """Drop unpaired UTF-16 surrogates (pi-ai ``sanitizeSurrogates``); they cannot be sent as UTF-8."""
+    return _LONE_SURROGATE.sub("", text)
+
+
+def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds to wait according to ``retry-after-ms`` or ``retry-after`` (seconds or HTTP date)."""
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return max(0.0, float(raw_ms) / 1000.0)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    raw = raw.strip()
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    current = time.time() if now is None else now
+    return max(0.0, when.timestamp() - current)
+
+
+def error_for_message(
+    message: str,
+    *,
+    provider: str,
+    status: int | None = None,
+    kind: str | None = None,
+    retry_after: float | None = None,
+    key_hint: str | None = None,
+    url: str | None = None,
+) -> LlmError:
+    """Map an HTTP status and/or provider error text/type to the error tree."""
+    safe = redact(message)
+    short = safe if len(safe) <= 300 else safe[:300] + "…"
+    where = f" ({redact(url)})" if url else ""
+    status_text = f"{status}" if status is not None else "an error"
+    if status in (401, 403) or kind in ("authentication_error", "permission_error"):
+        hint = key_hint or "the provider settings"
+        return LlmAuthError(
+            f"{provider}: HTTP {status}: {safe}",
+            user_message=f"The server said {status_text} ({short}): check the API key in {hint}.",
+            status=status,
+            provider=provider,
+        )
+    if status == 429 or kind == "rate_limit_error":
+        wait = f" It asked to wait {retry_after:g} s." if retry_after is not None else ""
+        return LlmRateLimitError(
+            f"{provider}: HTTP {status}: {safe}",
+            retry_after=retry_after,
+            user_message=(
+                f"The server said {status_text}: too many requests or quota exhausted ({short}).{wait} "
+                "Try again later, or use another key or model."
+            ),
+            status=status,
+            provider=provider,
+        )
+    if is_context_overflow_message(message) or kind == "request_too_large":
+        return LlmContextOverflowError(
+            f"{provider}: HTTP {status}: {safe}",
+            user_message=(
+                f"The conversation is too long for the model's context window ({short}). Use a model "
+                "with a larger context window, or summarize a smaller part (keep more recent tokens)."
+            ),
+            status=status,
+            provider=provider,
+        )
+    if status == 404:
+        return LlmConfigError(
+            f"{provider}: HTTP 404{where}: {safe}",
+            user_message=f"The server said 404{where} ({short}): check the base URL and the model name.",
+            status=status,
+            provider=provider,
+        )
+    if status == 408:
+        return LlmTimeoutError(
+            f"{provider}: HTTP 408: {safe}",
+            user_message="The server timed out while handling the request: try again, or use a faster model.",
+            status=status,
+            provider=provider,
+        )
+    if (status is not None and status >= 500) or kind in ("overloaded_error", "api_error"):
+        return LlmServerError(
+            f"{provider}: HTTP {status}: {safe}",
+            user_message=(
+                f"The server said {status_text} ({short}): the provider has a problem or is overloaded. "
+                "Try again in a moment."
+            ),
+            status=status,
+            provider=provider,
+        )
+    return LlmRequestError(
+        f"{provider}: HTTP {status}: {safe}",
+        user_message=f"The server rejected the request with {status_text} ({short}): check the model name and settings.",
+        status=status,
+        provider=provider,
+    )
+
+
+class StreamHandler(Protocol):
+    """Per-attempt parser of one provider's event stream."""
+
+    @property
+    def done(self) -> bool:
+        """True once the end-of-stream marker was seen (no need to read further)."""
+        ...
+
+    def handle(self, event: SseEvent) -> str | None:
+        """Consume an event; return a text delta to forward, if any. Raise ``LlmError`` on failure."""
+        ...
+
+    def finish(self) -> SummaryResult:
+        """Called at the end of the stream; validate completeness and build the result."""
+        ...
+
+
+@dataclass(slots=True)
+class _Item:
+    kind: str  # head | body | chunk | end | error | cancel
+    payload: Any = None
+    after_head: bool = False
+
+
+class HttpSummarizer:
+    """Base class: one synchronous ``httpx.Client``, streaming POST, retries, cancellation.
+
+    The request runs in a short-lived daemon thread that pushes bytes into a queue; the calling
+    thread parses them, calls ``on_text`` and watches the :class:`CancelToken`, so a cancellation
+    returns at once even while the server is silent. An abandoned request thread ends on its own
+    at the next chunk or at the timeout, closing its response.
+    """
+
+    provider_label = "LLM"
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None,
+        *,
+        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        transport: httpx.BaseTransport | None = None,
+        max_retries: int = 2,
+        extra_headers: Mapping[str, str] | None = None,
+        max_retry_delay_s: float = 30.0,
+        retry_backoff_s: float = 1.0,
+        key_hint: str | None = None,
+    ) -> None:
+        if not model:
+            raise LlmConfigError(
+                f"{self.provider_label}: no model name given",
+                user_message="No model is selected: choose a model in the provider settings.",
+            )
+        self.base_url = self._check_base_url(base_url)
+        self.model = model
+        self._api_key = api_key or None
+        register_secret(self._api_key)
+        for value in (extra_headers or {}).values():
+            register_secret(value)
+        self._timeout = timeout
+        self._max_retries = max(0, int(max_retries))
+        self._extra_headers = dict(extra_headers or {})
+        self._max_retry_delay_s = max(0.0, max_retry_delay_s)
+        self._retry_backoff_s = max(0.0, retry_backoff_s)
+        self._key_hint = key_hint
+        self._client = httpx.Client(timeout=timeout, transport=transport, follow_redirects=False)
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the HTTP client (and its connection pool)."""
+        self._client.close()
+
+    def __enter__(self) -> HttpSummarizer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        key = "set" if self._api_key else "none"
+        return (
+            f"{type(self).__name__}(base_url={redact(self.base_url)!r}, model={self.model!r}, api_key={key})"
+        )
+
+    # -- hooks for subclasses ----------------------------------------------------------------
+
+    def _endpoint(self) -> str:
+        raise NotImplementedError
+
+    def _headers(self, request: SummaryRequest) -> dict[str, str]:
+        raise NotImplementedError
+
+    def _body(self, request: SummaryRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _stream_handler(self, request: SummaryRequest) -> StreamHandler:
+        raise NotImplementedError
+
+    def _error_from_body(self, status: int, body: bytes) -> tuple[str, str | None]:
+        """Extract (message, error type) from an error response body."""
+        text = body.decode("utf-8", "replace").strip()
+        if not text:
+            return f"{status} status code (no body)", None
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return f"{status} {text[:2000]}", None
+        message: str | None = None
+        kind: str | None = None
+        if isinstance(data, dict):
+            err = data.get("error")
+            if isinstance(err, dict):
+                if isinstance(err.get("message"), str):
+                    message = err["message"]
+                if isinstance(err.get("type"), str):
+                    kind = err["type"]
+                elif isinstance(err.get("code"), str):
+                    kind = err["code"]
+            elif isinstance(err, str):
+                message = err
+            if message is None and isinstance(data.get("message"), str):
+                message = data["message"]
+        return f"{status} {message if message is not None else text[:2000]}", kind
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _check_base_url(self, base_url: str) -> str:
+        raw = (base_url or "").strip()
+        try:
+            url = httpx.URL(raw)
+        except (httpx.InvalidURL, TypeError, ValueError) as exc:
+            raise self._bad_url(raw) from exc
+        if url.scheme not in ("http", "https") or not url.host:
+            raise self._bad_url(raw)
+        return raw.rstrip("/")
+
+    def _bad_url(self, raw: str) -> LlmConfigError:
+        shown = redact(raw) or "(empty)"
+        return LlmConfigError(
+            f"{self.provider_label}: unusable base URL {shown!r}",
+            user_message=(
+                f"The base URL {shown!r} is not a valid http(s) URL: enter e.g. "
+                "https://api.openai.com/v1 or http://localhost:11434/v1."
+            ),
+        )
+
+    def _common_headers(self) -> dict[str, str]:
+        return {"content-type": "application/json", "accept": "application/json", "user-agent": _USER_AGENT}
+
+    def _retry_delay(self, err: LlmError, attempt: int) -> float | None:
+        if isinstance(err, LlmRateLimitError) and err.retry_after is not None:
+            if err.retry_after > self._max_retry_delay_s:
+                return None  # the server wants us to wait longer than we are willing to: give up now
+            return err.retry_after
+        return min(self._retry_backoff_s * (2.0**attempt), self._max_retry_delay_s)
+
+    # -- the main loop -----------------------------------------------------------------------
+
+    def summarize(
+        self,
+        request: SummaryRequest,
+        *,
+        on_text: Callable[[str], None] | None = None,
+        cancel: CancelToken | None = None,
+    ) -> SummaryResult:
+        """Send ``request`` and stream the answer; see :class:`~session_studio.llm.base.Summarizer`."""
+        token = cancel if cancel is not None else CancelToken()
+        attempt = 0
+        while True:
+            token.raise_if_cancelled()
+            emitted = [False]
+            try:
+                return self._attempt(request, on_text, token, emitted)
+            except LlmError as err:
+                if isinstance(err, LlmCancelledError) or not err.retryable or emitted[0]:
+                    raise
+                if attempt >= self._max_retries:
+                    logger.warning(
+                        "%s: giving up after %d attempt(s): %s", self.provider_label, attempt + 1, err
+                    )
+                    raise
+                delay = self._retry_delay(err, attempt)
+                if delay is None:
+                    logger.warning(
+                        "%s: server asks to wait too long, not retrying: %s", self.provider_label, err
+                    )
+                    raise
+                logger.info(
+                    "%s: attempt %d failed (%s); retrying in %.2f s",
+                    self.provider_label,
+                    attempt + 1,
+                    err,
+                    delay,
+                )
+                if token.wait(delay):
+                    raise LlmCancelledError("cancelled while waiting to retry") from err
+                attempt += 1
+
+    def _attempt(
+        self,
+        request: SummaryRequest,
+        on_text: Callable[[str], None] | None,
+        token: CancelToken,
+        emitted: list[bool],
+    ) -> SummaryResult:
+        url = self._endpoint()
+        body = orjson.dumps(self._body(request))
+        headers = {**self._common_headers(), **self._headers(request), **self._extra_headers}
+        logger.debug(
+            "%s: POST %s model=%s kind=%s (%d bytes)",
+            self.provider_label,
+            redact(url),
+            self.model,
+            request.kind,
+            len(body),
+        )
+        http_request = self._client.build_request("POST", url, content=body, headers=headers)
+        items: queue.Queue[_Item] = queue.Queue()
+        stop = threading.Event()
+        client = self._client
+
+        def worker() -> None:
+            try:
+                response = client.send(http_request, stream=True)
+            except Exception as exc:
+                items.put(_Item("error", exc))
+                return
+            try:
+                items.put(_Item("head", response))
+                if response.status_code >= 400:
+                    data = bytearray()
+                    for chunk in response.iter_bytes():
+                        data.extend(chunk)
+                        if len(data) >= _MAX_ERROR_BODY or stop.is_set():
+                            break
+                    items.put(_Item("body", bytes(data[:_MAX_ERROR_BODY])))
+                    return
+                for chunk in response.iter_bytes():
+                    if stop.is_set():
+                        return
+                    items.put(_Item("chunk", chunk))
+                items.put(_Item("end"))
+            except Exception as exc:
+                items.put(_Item("error", exc, after_head=True))
+            finally:
+                try:
+                    response.close()
+                except Exception:  # pragma: no cover - best effort
+                    logger.debug("closing the response failed", exc_info=True)
+
+        remove_callback = token.add_callback(lambda: items.put(_Item("cancel")))
+        thread = threading.Thread(target=worker, name="session-studio-llm-http", daemon=True)
+        thread.start()
+        handler = self._stream_handler(request)
+        decoder = SseDecoder()
+        response: httpx.Response | None = None
+        try:
+            while True:
+                item = items.get()
+                if token.cancelled or item.kind == "cancel":
+                    raise LlmCancelledError("cancelled by the caller")
+                if item.kind == "error":
+                    raise self._transport_error(item.payload, after_head=item.after_head, url=url)
+                if item.kind == "head":
+                    response = item.payload
+                    if response is not None and response.status_code < 400:
+                        logger.debug("%s: HTTP %d, streaming", self.provider_label, response.status_code)
+                    continue
+                if item.kind == "body":
+                    assert response is not None
+                    raise self._status_error(response, item.payload, url)
+                events = decoder.feed(item.payload) if item.kind == "chunk" else decoder.close()
+                for event in events:
+                    delta = handler.handle(event)
+                    if delta:
+                        emitted[0] = True
+                        if on_text is not None:
+                            on_text(delta)
+                    if token.cancelled:
+                        raise LlmCancelledError("cancelled by the caller")
+                    if handler.done:
+                        break
+                if handler.done or item.kind == "end":
+                    result = handler.finish()
+                    logger.debug(
+                        "%s: done, stop_reason=%s, %d chars, usage=%s",
+                        self.provider_label,
+                        result.stop_reason,
+                        len(result.text),
+                        result.usage,
+                    )
+                    return result
+        finally:
+            stop.set()
+            remove_callback()
+
+    def _status_error(self, response: httpx.Response, body: bytes, url: str) -> LlmError:
+        status = response.status_code
+        message, kind = self._error_from_body(status, body)
+        retry_after = parse_retry_after(response.headers)
+        err = error_for_message(
+            message,
+            provider=self.provider_label,
+            status=status,
+            kind=kind,
+            retry_after=retry_after,
+            key_hint=self._key_hint,
+            url=url,
+        )
+        logger.info("%s: HTTP %d from %s: %s", self.provider_label, status, redact(url), err)
+        return err
+
+    def _transport_error(self, exc: object, *, after_head: bool, url: str) -> LlmError:
+        safe_url = redact(url)
+        detail = redact(f"{type(exc).__name__}: {exc}")
+        if isinstance(exc, LlmError):
+            return exc
+        if isinstance(exc, httpx.TimeoutException):
+            phase = "the stream stalled" if after_head else "no answer"
+            return LlmTimeoutError(
+                f"{self.provider_label}: timeout ({phase}) at {safe_url}: {detail}",
+                user_message=(
+                    f"No answer from {safe_url} in time ({phase}). Check that the server is running and "
+                    "reachable, or raise the timeout in the provider settings."
+                ),
+                provider=self.provider_label,
+            )
+        if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
+            return LlmConfigError(
+                f"{self.provider_label}: bad URL {safe_url}: {detail}",
+                user_message=f"The base URL cannot be used ({detail}): check it in the provider settings.",
+                provider=self.provider_label,
+            )
+        if after_head:
+            return LlmProtocolError(
+                f"{self.provider_label}: the stream from {safe_url} broke off: {detail}",
+                user_message=(
+                    f"The server's answer broke off in the middle ({detail}). Try again; if it keeps "
+                    "happening, check the server or proxy."
+                ),
+                provider=self.provider_label,
+            )
+        if isinstance(exc, httpx.HTTPError):
+            return LlmConnectionError(
+                f"{self.provider_label}: cannot talk to {safe_url}: {detail}",
+                user_message=(
+                    f"Could not get an answer from {safe_url} ({detail}). Check the base URL, that the "
+                    "server is running, and your network."
+                ),
+                provider=self.provider_label,
+            )
+        return LlmConnectionError(
+            f"{self.provider_label}: request to {safe_url} failed: {detail}",
+            user_message=f"The request to {safe_url} failed ({detail}).",
+            provider=self.provider_label,
+        )
+
+
+def json_event(data: str, provider: str) -> Any:
+    """Parse an event's JSON payload or raise :class:`LlmProtocolError`."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        snippet = redact(data[:120])
+        raise LlmProtocolError(
+            f"{provider}: invalid JSON in the event stream: {snippet!r}",
+            user_message=(
+                "The server sent something that is not a valid event stream: check that the base URL "
+                "points to the right API (OpenAI-compatible /v1 or Anthropic)."
+            ),
+            provider=provider,
+        ) from exc

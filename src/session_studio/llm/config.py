@@ -1,0 +1,903 @@
+"""Provider configuration: which summarizer to use, with which model, key and limits.
+
+Resolution order (first hit wins, field by field):
+
+1. explicit values: the :class:`ProviderConfig` the application passes (its own settings, CLI flags);
+2. pi's files in the agent directory (``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``):
+   ``settings.json`` (global, deep-merged with the project's ``<cwd>/.pi/settings.json`` the way
+   pi merges them: nested objects are merged one level deep, other values replaced),
+   ``auth.json`` (``{"<provider>": {"type": "api_key", "key": "…"}}``; ``$VAR``/``${VAR}``
+   templates are expanded, ``!command`` keys run only if ``allow_key_commands``; OAuth logins are
+   not used) and ``models.json`` (custom providers/models: ``baseUrl``, ``apiKey``, ``headers``,
+   ``compat``, ``contextWindow``, ``maxTokens``, ``reasoning``, ``thinkingLevelMap``, and
+   ``modelOverrides`` for built-in models; ``//`` comments and trailing commas allowed);
+3. environment variables (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``OPENROUTER_API_KEY``, …).
+
+With nothing configured (``config=None``) pi's ``defaultProvider``/``defaultModel`` are used when
+they are usable; otherwise the :class:`~session_studio.llm.offline.OfflineSummarizer`.
+
+Secrets: :class:`ProviderConfig` may hold an ``api_key`` in memory, but it is excluded from
+``model_dump()``/JSON, so saving the config never writes it. Keys are never logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import httpx
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from session_studio.llm._catalog import CATALOG_ROWS
+from session_studio.llm.anthropic import AnthropicSummarizer
+from session_studio.llm.base import Summarizer
+from session_studio.llm.errors import LlmConfigError, redact, register_secret
+from session_studio.llm.offline import OfflineSummarizer
+from session_studio.llm.openai import OpenAICompatibleSummarizer, detect_openai_compat
+
+__all__ = [
+    "DEFAULT_THINKING_LEVEL",
+    "PROVIDER_PRESETS",
+    "CompactionSettings",
+    "ModelInfo",
+    "ProviderConfig",
+    "ProviderKind",
+    "ProviderPreset",
+    "ResolvedProvider",
+    "compaction_settings",
+    "default_agent_dir",
+    "load_auth_json",
+    "load_models_json",
+    "load_pi_settings",
+    "make_summarizer",
+    "model_info",
+    "resolve_config_value",
+    "resolve_provider",
+]
+
+logger = logging.getLogger(__name__)
+
+ProviderKind = Literal["offline", "openai", "anthropic"]
+DEFAULT_THINKING_LEVEL: Final[str] = "medium"
+_CUSTOM_DEFAULT_CONTEXT = 128000
+_CUSTOM_DEFAULT_MAX_TOKENS = 16384
+
+
+# ---------------------------------------------------------------------------------------------
+# Presets and the model catalogue
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderPreset:
+    """How to reach a well-known provider (pi provider id → API kind, base URL, key variables)."""
+
+    kind: Literal["openai", "anthropic"]
+    base_url: str
+    env_vars: tuple[str, ...]
+    label: str
+    needs_key: bool = True
+
+
+PROVIDER_PRESETS: Final[Mapping[str, ProviderPreset]] = {
+    "anthropic": ProviderPreset(
+        "anthropic", "https://api.anthropic.com", ("ANTHROPIC_API_KEY",), "Anthropic"
+    ),
+    "openai": ProviderPreset("openai", "https://api.openai.com/v1", ("OPENAI_API_KEY",), "OpenAI"),
+    "openrouter": ProviderPreset(
+        "openai", "https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",), "OpenRouter"
+    ),
+    "google": ProviderPreset(
+        "openai",
+        "https://generativelanguage.googleapis.com/v1beta/openai",
+        ("GEMINI_API_KEY",),
+        "Google Gemini",
+    ),
+    "groq": ProviderPreset("openai", "https://api.groq.com/openai/v1", ("GROQ_API_KEY",), "Groq"),
+    "cerebras": ProviderPreset("openai", "https://api.cerebras.ai/v1", ("CEREBRAS_API_KEY",), "Cerebras"),
+    "xai": ProviderPreset("openai", "https://api.x.ai/v1", ("XAI_API_KEY",), "xAI"),
+    "deepseek": ProviderPreset("openai", "https://api.deepseek.com", ("DEEPSEEK_API_KEY",), "DeepSeek"),
+    "mistral": ProviderPreset("openai", "https://api.mistral.ai/v1", ("MISTRAL_API_KEY",), "Mistral"),
+    "together": ProviderPreset("openai", "https://api.together.ai/v1", ("TOGETHER_API_KEY",), "Together AI"),
+    "fireworks": ProviderPreset(
+        "openai", "https://api.fireworks.ai/inference/v1", ("FIREWORKS_API_KEY",), "Fireworks"
+    ),
+    "huggingface": ProviderPreset(
+        "openai", "https://router.huggingface.co/v1", ("HF_TOKEN",), "Hugging Face"
+    ),
+    "moonshotai": ProviderPreset(
+        "openai", "https://api.moonshot.ai/v1", ("MOONSHOT_API_KEY",), "Moonshot AI"
+    ),
+    "nvidia": ProviderPreset("openai", "https://integrate.api.nvidia.com/v1", ("NVIDIA_API_KEY",), "NVIDIA"),
+    "zai": ProviderPreset("openai", "https://api.z.ai/api/coding/paas/v4", ("ZAI_API_KEY",), "Z.ai"),
+    "ollama": ProviderPreset("openai", "http://localhost:11434/v1", (), "Ollama", needs_key=False),
+    "lmstudio": ProviderPreset("openai", "http://localhost:1234/v1", (), "LM Studio", needs_key=False),
+    "llama.cpp": ProviderPreset(
+        "openai", "http://localhost:8080/v1", (), "llama.cpp server", needs_key=False
+    ),
+    "vllm": ProviderPreset("openai", "http://localhost:8000/v1", (), "vLLM", needs_key=False),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """What pi knows about a model: context window, output limit, reasoning support."""
+
+    context_window: int
+    max_tokens: int
+    reasoning: bool
+    adaptive_thinking: bool = False
+    thinking_level_map: Mapping[str, str | None] | None = field(default=None, compare=True)
+
+
+_CATALOG: Final[dict[tuple[str, str], ModelInfo]] = {
+    (row[0], row[1]): ModelInfo(row[2], row[3], row[4], row[5], row[6]) for row in CATALOG_ROWS
+}
+_CATALOG_BY_ID: Final[dict[str, ModelInfo]] = {}
+for (_provider, _model_id), _info in _CATALOG.items():
+    _CATALOG_BY_ID.setdefault(_model_id, _info)
+    _CATALOG_BY_ID.setdefault(_model_id.rsplit("/", 1)[-1], _info)
+
+
+def _id_candidates(model_id: str) -> list[str]:
+    """Spellings to try: as given, without a vendor prefix, Ollama tag ``a:b`` → ``a-b``, dots → dashes."""
+    out = [model_id]
+    base = model_id.rsplit("/", 1)[-1]
+    out.append(base)
+    out.append(base.replace(":", "-"))
+    out.append(re.sub(r"(?<=\d)\.(?=\d)", "-", base))  # openrouter "claude-sonnet-4.5" → "claude-sonnet-4-5"
+    out.append(re.sub(r"-\d{4}-\d{2}-\d{2}$", "", base))  # "gpt-4.1-2025-04-14" → "gpt-4.1"
+    return list(dict.fromkeys(out))
+
+
+def model_info(
+    provider: str | None, model_id: str, *, models_json: Mapping[str, Any] | None = None
+) -> ModelInfo | None:
+    """Limits of ``model_id``: ``models.json`` (custom model or override) first, then the shipped table.
+
+    ``provider`` is pi's provider id (``anthropic``, ``openai``, ``openrouter``…) or our provider
+    kind; an unknown model yields ``None``.
+    """
+    base: ModelInfo | None = None
+    if provider:
+        base = _CATALOG.get((provider, model_id))
+    if base is None:
+        for candidate in _id_candidates(model_id):
+            base = _CATALOG_BY_ID.get(candidate)
+            if base is not None:
+                break
+    if models_json:
+        custom = _custom_model(models_json, provider, model_id, None)
+        if custom is not None:
+            _name, pcfg, mdef = custom
+            if mdef is not None:
+                return _info_from_model_def(mdef)
+            override = _dict(_dict(pcfg.get("modelOverrides")).get(model_id))
+            if override and base is not None:
+                return _apply_override(base, override)
+    return base
+
+
+def _info_from_model_def(mdef: Mapping[str, Any]) -> ModelInfo:
+    compat = _dict(mdef.get("compat"))
+    tlm = mdef.get("thinkingLevelMap")
+    return ModelInfo(
+        context_window=_pos_int(mdef.get("contextWindow"), _CUSTOM_DEFAULT_CONTEXT),
+        max_tokens=_pos_int(mdef.get("maxTokens"), _CUSTOM_DEFAULT_MAX_TOKENS),
+        reasoning=mdef.get("reasoning") is True,
+        adaptive_thinking=compat.get("forceAdaptiveThinking") is True,
+        thinking_level_map=_level_map(tlm),
+    )
+
+
+def _apply_override(base: ModelInfo, override: Mapping[str, Any]) -> ModelInfo:
+    tlm = _level_map(override.get("thinkingLevelMap"))
+    merged_map = {**(base.thinking_level_map or {}), **(tlm or {})} if tlm else base.thinking_level_map
+    compat = _dict(override.get("compat"))
+    return ModelInfo(
+        context_window=_pos_int(override.get("contextWindow"), base.context_window),
+        max_tokens=_pos_int(override.get("maxTokens"), base.max_tokens),
+        reasoning=override["reasoning"] if isinstance(override.get("reasoning"), bool) else base.reasoning,
+        adaptive_thinking=(
+            compat["forceAdaptiveThinking"]
+            if isinstance(compat.get("forceAdaptiveThinking"), bool)
+            else base.adaptive_thinking
+        ),
+        thinking_level_map=merged_map,
+    )
+
+
+def _level_map(value: Any) -> dict[str, str | None] | None:
+    if not isinstance(value, Mapping):
+        return None
+    return {
+        str(k): (v if isinstance(v, str) else None)
+        for k, v in value.items()
+        if v is None or isinstance(v, str)
+    }
+
+
+def _pos_int(value: Any, default: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return default
+    return int(value) if value > 0 else default
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+# ---------------------------------------------------------------------------------------------
+# pi's files
+
+
+def default_agent_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``$PI_CODING_AGENT_DIR`` (``~`` expanded) or ``~/.pi/agent``."""
+    environ = os.environ if env is None else env
+    configured = environ.get("PI_CODING_AGENT_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    return Path.home() / ".pi" / "agent"
+
+
+def _read_json(path: Path, *, comments: bool = False) -> tuple[Any, str | None]:
+    try:
+        raw = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        return None, None
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"cannot read {path}: {exc}"
+    if not raw.strip():
+        return None, None
+    if comments:
+        raw = _strip_json_comments(raw)
+    try:
+        return orjson.loads(raw), None
+    except orjson.JSONDecodeError as exc:
+        return None, f"{path} is not valid JSON: {exc}"
+
+
+_STRING_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*')
+_STRING_OR_TRAILING_COMMA = re.compile(r'"(?:\\.|[^"\\])*"|,(\s*[}\]])')
+
+
+def _strip_json_comments(text: str) -> str:
+    """pi's ``stripJsonComments``: drop ``//`` comments and trailing commas outside strings."""
+    text = _STRING_OR_COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
+    return _STRING_OR_TRAILING_COMMA.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(0), text)
+
+
+def _deep_merge_settings(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """pi's ``deepMergeSettings``: nested objects merge one level deep, everything else is replaced."""
+    result = dict(base)
+    for key, value in overrides.items():
+        current = base.get(key)
+        if isinstance(value, Mapping) and isinstance(current, Mapping):
+            result[key] = {**current, **value}
+        else:
+            result[key] = value
+    return result
+
+
+def load_pi_settings(
+    cwd: Path | None = None, *, agent_dir: Path | None = None, project_trusted: bool = True
+) -> dict[str, Any]:
+    """pi's effective settings: global ``settings.json`` merged with ``<cwd>/.pi/settings.json``.
+
+    pi reads project settings only for trusted projects; pass ``project_trusted=False`` to skip
+    them. A file that cannot be parsed counts as empty (with a warning), as in pi.
+    """
+    directory = agent_dir or default_agent_dir()
+    merged: dict[str, Any] = {}
+    paths = [directory / "settings.json"]
+    if cwd is not None and project_trusted:
+        paths.append(cwd / ".pi" / "settings.json")
+    for path in paths:
+        data, error = _read_json(path)
+        if error:
+            logger.warning("ignoring pi settings: %s", error)
+            continue
+        if data is None:
+            continue
+        if not isinstance(data, dict):
+            logger.warning("ignoring pi settings %s: not a JSON object", path)
+            continue
+        merged = _deep_merge_settings(merged, data)
+    return merged
+
+
+def load_auth_json(agent_dir: Path | None = None) -> dict[str, Any]:
+    """The parsed ``auth.json`` (empty if missing or invalid). Values are secrets: never log them."""
+    path = (agent_dir or default_agent_dir()) / "auth.json"
+    data, error = _read_json(path)
+    if error:
+        logger.warning("ignoring pi credentials file: %s", error.split(":", 1)[0])
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def load_models_json(agent_dir: Path | None = None) -> dict[str, Any]:
+    """The parsed ``models.json`` (``{"providers": {…}}``; empty if missing or invalid)."""
+    path = (agent_dir or default_agent_dir()) / "models.json"
+    data, error = _read_json(path, comments=True)
+    if error:
+        logger.warning("ignoring pi models file: %s", error)
+        return {}
+    if not isinstance(data, dict) or not isinstance(data.get("providers"), dict):
+        if data is not None:
+            logger.warning('ignoring pi models file %s: no "providers" object', path)
+        return {}
+    return data
+
+
+# ---------------------------------------------------------------------------------------------
+# Compaction settings
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionSettings:
+    """pi's compaction and branch-summary settings (spec §4.5) with pi's defaults."""
+
+    enabled: bool = True
+    reserve_tokens: int = 16384
+    keep_recent_tokens: int = 20000
+    branch_reserve_tokens: int = 16384
+    branch_skip_prompt: bool = False
+
+
+def _setting_int(block: Mapping[str, Any], key: str, default: int, where: str) -> int:
+    value = block.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        logger.warning("pi setting %s.%s=%r is not a number; using %d", where, key, value, default)
+        return default
+    if isinstance(value, float) and not value.is_integer():
+        logger.warning("pi setting %s.%s=%r is not an integer; using %d", where, key, value, int(value))
+    return int(value)
+
+
+def _setting_bool(block: Mapping[str, Any], key: str, default: bool, where: str) -> bool:
+    value = block.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        logger.warning(
+            "pi setting %s.%s=%r is not true/false; treating it as %s", where, key, value, bool(value)
+        )
+        return bool(value)
+    return value
+
+
+def compaction_settings(
+    cwd: Path | None = None, *, agent_dir: Path | None = None, project_trusted: bool = True
+) -> CompactionSettings:
+    """The compaction settings pi would use in ``cwd`` (``compaction`` and ``branchSummary`` blocks).
+
+    Missing or ``null`` values take pi's defaults. pi does not validate values; we fall back to the
+    default (with a warning) for non-numbers, so the result is always well typed.
+    """
+    settings = load_pi_settings(cwd, agent_dir=agent_dir, project_trusted=project_trusted)
+    compaction = _dict(settings.get("compaction"))
+    branch = _dict(settings.get("branchSummary"))
+    defaults = CompactionSettings()
+    return CompactionSettings(
+        enabled=_setting_bool(compaction, "enabled", defaults.enabled, "compaction"),
+        reserve_tokens=_setting_int(compaction, "reserveTokens", defaults.reserve_tokens, "compaction"),
+        keep_recent_tokens=_setting_int(
+            compaction, "keepRecentTokens", defaults.keep_recent_tokens, "compaction"
+        ),
+        branch_reserve_tokens=_setting_int(
+            branch, "reserveTokens", defaults.branch_reserve_tokens, "branchSummary"
+        ),
+        branch_skip_prompt=_setting_bool(branch, "skipPrompt", defaults.branch_skip_prompt, "branchSummary"),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Config values ($VAR templates, !commands)
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def resolve_config_value(
+    value: str,
+    env: Mapping[str, str],
+    *,
+    extra_env: Mapping[str, str] | None = None,
+    allow_commands: bool = False,
+) -> str | None:
+    """pi's ``resolveConfigValue``: ``$VAR``/``${VAR}`` expansion (``$$`` → ``$``, ``$!`` → ``!``).
+
+    A value starting with ``!`` is a shell command whose trimmed stdout is the value; it runs only
+    if ``allow_commands`` (10 s timeout). Returns ``None`` if a variable is unset or the command fails.
+    """
+    if value.startswith("!"):
+        if not allow_commands:
+            return None
+        try:
+            done = subprocess.run(
+                value[1:], shell=True, capture_output=True, text=True, timeout=10, check=False
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        out = done.stdout.strip() if done.returncode == 0 else ""
+        return out or None
+
+    def lookup(name: str) -> str | None:
+        return (extra_env or {}).get(name) or env.get(name) or None
+
+    out_parts: list[str] = []
+    i = 0
+    while i < len(value):
+        dollar = value.find("$", i)
+        if dollar < 0:
+            out_parts.append(value[i:])
+            break
+        out_parts.append(value[i:dollar])
+        nxt = value[dollar + 1 : dollar + 2]
+        if nxt in ("$", "!"):
+            out_parts.append(nxt)
+            i = dollar + 2
+            continue
+        if nxt == "{":
+            end = value.find("}", dollar + 2)
+            if end < 0:
+                out_parts.append("$")
+                i = dollar + 1
+                continue
+            name = value[dollar + 2 : end]
+            if _ENV_NAME.fullmatch(name):
+                resolved = lookup(name)
+                if resolved is None:
+                    return None
+                out_parts.append(resolved)
+            else:
+                out_parts.append(value[dollar : end + 1])
+            i = end + 1
+            continue
+        m = _ENV_NAME.match(value, dollar + 1)
+        if m:
+            resolved = lookup(m.group(0))
+            if resolved is None:
+                return None
+            out_parts.append(resolved)
+            i = m.end()
+            continue
+        out_parts.append("$")
+        i = dollar + 1
+    return "".join(out_parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Provider configuration
+
+
+class ProviderConfig(BaseModel):
+    """What the application stores about the LLM provider (never the key itself).
+
+    ``provider`` is the API kind; ``pi_provider`` pi's provider id (``anthropic``, ``openrouter``,
+    a custom name from ``models.json``…) used to find credentials and model data in pi's files.
+    ``api_key`` is accepted for in-memory use only: it is excluded from ``model_dump``/JSON.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    provider: ProviderKind = "offline"
+    pi_provider: str | None = None
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    api_key: SecretStr | None = Field(default=None, exclude=True, repr=False)
+    timeout_s: float = Field(default=120.0, gt=0)
+    connect_timeout_s: float = Field(default=10.0, gt=0)
+    max_retries: int = Field(default=2, ge=0, le=10)
+    max_retry_delay_s: float = Field(default=30.0, ge=0)
+    extra_headers: dict[str, str] = Field(default_factory=dict, repr=False)
+    thinking_level: str | None = None
+    context_window: int | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    reasoning: bool | None = None
+    compat: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedProvider:
+    """A fully resolved provider: everything needed to build a summarizer, plus how it was found.
+
+    ``api_key`` and ``headers`` are secrets held in memory (hidden from ``repr``);
+    ``api_key_source`` says where the key came from (e.g. ``environment variable OPENAI_API_KEY``).
+    ``notes`` are human-readable remarks about the resolution (fallbacks, ignored entries).
+    """
+
+    provider: ProviderKind
+    pi_provider: str | None = None
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    api_key_source: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    model_info: ModelInfo | None = None
+    thinking_level: str | None = None
+    compat: Mapping[str, Any] | None = None
+    timeout: httpx.Timeout = field(default_factory=lambda: httpx.Timeout(120.0, connect=10.0))
+    max_retries: int = 2
+    max_retry_delay_s: float = 30.0
+    notes: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """A one-line description without secrets, e.g. for a status bar."""
+        if self.provider == "offline":
+            return "Offline draft (no LLM)"
+        preset = PROVIDER_PRESETS.get(self.pi_provider or "")
+        label = preset.label if preset is not None else (self.pi_provider or self.provider)
+        key = f"key from {self.api_key_source}" if self.api_key_source else "no API key"
+        return f"{label} · {self.model} · {redact(self.base_url or '')} · {key}"
+
+
+def _norm_url(url: str | None) -> str:
+    return (url or "").strip().rstrip("/").lower()
+
+
+def _model_api_kind(api: Any) -> Literal["openai", "anthropic"] | None:
+    if api in ("openai-completions", "openai-responses"):
+        return "openai"
+    if api == "anthropic-messages":
+        return "anthropic"
+    return None
+
+
+def _custom_model(
+    models_json: Mapping[str, Any], pi_provider: str | None, model_id: str, base_url: str | None
+) -> tuple[str, dict[str, Any], dict[str, Any] | None] | None:
+    """Find (provider name, provider config, model definition or None) in ``models.json``."""
+    providers = _dict(models_json.get("providers"))
+    names = [pi_provider] if pi_provider and pi_provider in providers else []
+    if not names and not pi_provider:
+        names = list(providers)
+    candidates: list[tuple[str, dict[str, Any], dict[str, Any] | None]] = []
+    for name in names:
+        pcfg = _dict(providers.get(name))
+        models = pcfg.get("models")
+        for mdef in models if isinstance(models, list) else []:
+            if isinstance(mdef, dict) and mdef.get("id") == model_id:
+                candidates.append((name, pcfg, mdef))
+        if pi_provider and not candidates:
+            candidates.append((name, pcfg, None))
+    if not candidates:
+        return None
+    if base_url and len(candidates) > 1:
+        for name, pcfg, mdef in candidates:
+            url = (mdef or {}).get("baseUrl") or pcfg.get("baseUrl")
+            if _norm_url(url) == _norm_url(base_url):
+                return name, pcfg, mdef
+    return candidates[0]
+
+
+def _guess_pi_provider(kind: ProviderKind, base_url: str | None) -> str | None:
+    if kind == "anthropic":
+        return "anthropic" if not base_url or "api.anthropic.com" in base_url else None
+    if not base_url:
+        return "openai"
+    norm = _norm_url(base_url)
+    for name, preset in PROVIDER_PRESETS.items():
+        if preset.kind == kind and _norm_url(preset.base_url) == norm:
+            return name
+    host = httpx.URL(base_url).host if "://" in base_url else ""
+    for name, preset in PROVIDER_PRESETS.items():
+        if preset.kind == kind and preset.needs_key and host and host == httpx.URL(preset.base_url).host:
+            return name
+    return None
+
+
+def _resolve_headers(
+    raw: Mapping[str, Any], env: Mapping[str, str], extra_env: Mapping[str, str], allow_commands: bool
+) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in raw.items():
+        if isinstance(value, str):
+            resolved = resolve_config_value(value, env, extra_env=extra_env, allow_commands=allow_commands)
+            if resolved:
+                out[str(key)] = resolved
+                register_secret(resolved)
+    return out
+
+
+def resolve_provider(
+    config: ProviderConfig | None = None,
+    *,
+    cwd: Path | None = None,
+    agent_dir: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    allow_key_commands: bool = False,
+    project_trusted: bool = True,
+) -> ResolvedProvider:
+    """Resolve ``config`` against pi's files and the environment (see the module documentation).
+
+    ``config=None`` means "nothing configured in the application": pi's ``defaultProvider`` and
+    ``defaultModel`` are used if they name a usable provider, else the offline summarizer.
+    ``env`` defaults to ``os.environ``. Never raises for missing data: problems are reported in
+    ``notes`` and by :func:`make_summarizer`.
+    """
+    environ: Mapping[str, str] = os.environ if env is None else env
+    directory = agent_dir or default_agent_dir(environ)
+    settings = load_pi_settings(cwd, agent_dir=directory, project_trusted=project_trusted)
+    notes: list[str] = []
+
+    if config is None:
+        return _resolve_from_pi_defaults(
+            settings, cwd, directory, environ, allow_key_commands, project_trusted
+        )
+    if config.provider == "offline":
+        return ResolvedProvider(provider="offline", notes=("offline summarizer selected",))
+
+    models_json = load_models_json(directory)
+    auth = load_auth_json(directory)
+    kind: ProviderKind = config.provider
+    pi_provider = config.pi_provider or _guess_pi_provider(kind, config.base_url)
+    model = config.model
+    if not model and pi_provider and settings.get("defaultProvider") == pi_provider:
+        default_model = settings.get("defaultModel")
+        if isinstance(default_model, str) and default_model:
+            model = default_model
+            notes.append(f"model {model!r} taken from pi's defaultModel")
+    if not pi_provider and model:
+        found = _custom_model(models_json, None, model, config.base_url)
+        if found is not None and found[2] is not None:
+            pi_provider = found[0]
+    custom = _custom_model(models_json, pi_provider, model, config.base_url) if model else None
+    pcfg: dict[str, Any] = custom[1] if custom else {}
+    mdef: dict[str, Any] | None = custom[2] if custom else None
+    if pi_provider and not custom:
+        pcfg = _dict(_dict(models_json.get("providers")).get(pi_provider))
+    preset = PROVIDER_PRESETS.get(pi_provider or "")
+
+    # Base URL: explicit → models.json (model, provider) → preset.
+    base_url = config.base_url
+    if not base_url:
+        for candidate in ((mdef or {}).get("baseUrl"), pcfg.get("baseUrl")):
+            if isinstance(candidate, str) and candidate:
+                base_url = candidate
+                notes.append("base URL taken from pi's models.json")
+                break
+    if not base_url and preset is not None and preset.kind == kind:
+        base_url = preset.base_url
+    if mdef is not None:
+        api_kind = _model_api_kind(mdef.get("api") or pcfg.get("api"))
+        if api_kind is not None and api_kind != kind:
+            notes.append(f"models.json says {model!r} uses the {api_kind} API, but {kind} was selected")
+
+    # API key: explicit → named variable → auth.json → models.json apiKey → standard variables.
+    api_key: str | None = None
+    source: str | None = None
+    cred_env: dict[str, str] = {}
+    if config.api_key is not None and config.api_key.get_secret_value():
+        api_key, source = config.api_key.get_secret_value(), "the application settings"
+    if api_key is None and config.api_key_env:
+        value = environ.get(config.api_key_env)
+        if value:
+            api_key, source = value, f"environment variable {config.api_key_env}"
+        else:
+            notes.append(f"environment variable {config.api_key_env} is not set")
+    if pi_provider:
+        cred = _dict(auth.get(pi_provider))
+        cred_env = {str(k): str(v) for k, v in _dict(cred.get("env")).items() if isinstance(v, str)}
+        if api_key is None and cred.get("type") == "api_key" and isinstance(cred.get("key"), str):
+            value = resolve_config_value(
+                cred["key"], environ, extra_env=cred_env, allow_commands=allow_key_commands
+            )
+            if value:
+                api_key, source = value, f"{directory / 'auth.json'}"
+            elif cred["key"].startswith("!") and not allow_key_commands:
+                notes.append(f"auth.json key for {pi_provider} is a shell command, which is disabled")
+        elif api_key is None and cred.get("type") == "oauth":
+            notes.append(f"pi's OAuth login for {pi_provider} cannot be used; use an API key")
+        if api_key is None and isinstance(pcfg.get("apiKey"), str):
+            value = resolve_config_value(
+                pcfg["apiKey"], environ, extra_env=cred_env, allow_commands=allow_key_commands
+            )
+            if value:
+                api_key, source = value, f"{directory / 'models.json'}"
+    if api_key is None:
+        env_vars = preset.env_vars if preset is not None else ()
+        if not env_vars and not pi_provider:
+            env_vars = PROVIDER_PRESETS["anthropic" if kind == "anthropic" else "openai"].env_vars
+        for name in env_vars:
+            if environ.get(name):
+                api_key, source = environ[name], f"environment variable {name}"
+                break
+    register_secret(api_key)
+
+    headers = {
+        **_resolve_headers(_dict(pcfg.get("headers")), environ, cred_env, allow_key_commands),
+        **_resolve_headers(_dict((mdef or {}).get("headers")), environ, cred_env, allow_key_commands),
+        **config.extra_headers,
+    }
+    if pcfg.get("authHeader") is True and api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+
+    info = model_info(pi_provider or kind, model, models_json=models_json) if model else None
+    if config.context_window or config.max_tokens or config.reasoning is not None:
+        base_info = info or ModelInfo(_CUSTOM_DEFAULT_CONTEXT, _CUSTOM_DEFAULT_MAX_TOKENS, False)
+        info = ModelInfo(
+            context_window=config.context_window or base_info.context_window,
+            max_tokens=config.max_tokens or base_info.max_tokens,
+            reasoning=base_info.reasoning if config.reasoning is None else config.reasoning,
+            adaptive_thinking=base_info.adaptive_thinking,
+            thinking_level_map=base_info.thinking_level_map,
+        )
+    compat = {
+        **_dict(pcfg.get("compat")),
+        **_dict((mdef or {}).get("compat")),
+        **(config.compat or {}),
+    } or None
+    thinking = config.thinking_level
+    if thinking is None and isinstance(settings.get("defaultThinkingLevel"), str):
+        thinking = settings["defaultThinkingLevel"]
+    resolved = ResolvedProvider(
+        provider=kind,
+        pi_provider=pi_provider,
+        base_url=base_url,
+        model=model,
+        api_key=api_key,
+        api_key_source=source,
+        headers=headers,
+        model_info=info,
+        thinking_level=thinking or DEFAULT_THINKING_LEVEL,
+        compat=compat,
+        timeout=httpx.Timeout(config.timeout_s, connect=config.connect_timeout_s),
+        max_retries=config.max_retries,
+        max_retry_delay_s=config.max_retry_delay_s,
+        notes=tuple(notes),
+    )
+    logger.debug("resolved provider: %s", resolved.describe())
+    return resolved
+
+
+def _resolve_from_pi_defaults(
+    settings: Mapping[str, Any],
+    cwd: Path | None,
+    directory: Path,
+    environ: Mapping[str, str],
+    allow_key_commands: bool,
+    project_trusted: bool,
+) -> ResolvedProvider:
+    provider = settings.get("defaultProvider")
+    model = settings.get("defaultModel")
+    if not isinstance(provider, str) or not isinstance(model, str) or not provider or not model:
+        return ResolvedProvider(
+            provider="offline", notes=("no provider configured; using the offline summarizer",)
+        )
+    models_json = load_models_json(directory)
+    custom = _custom_model(models_json, provider, model, None)
+    kind: Literal["openai", "anthropic"] | None = None
+    if custom is not None:
+        pcfg, mdef = custom[1], custom[2]
+        kind = _model_api_kind((mdef or {}).get("api") or pcfg.get("api"))
+    if kind is None and provider in PROVIDER_PRESETS:
+        kind = PROVIDER_PRESETS[provider].kind
+    if kind is None:
+        return ResolvedProvider(
+            provider="offline",
+            notes=(
+                f"pi's default provider {provider!r} is not supported here; using the offline summarizer",
+            ),
+        )
+    resolved = resolve_provider(
+        ProviderConfig(provider=kind, pi_provider=provider, model=model),
+        cwd=cwd,
+        agent_dir=directory,
+        env=environ,
+        allow_key_commands=allow_key_commands,
+        project_trusted=project_trusted,
+    )
+    preset = PROVIDER_PRESETS.get(provider)
+    needs_key = kind == "anthropic" or (preset.needs_key if preset is not None else False)
+    if needs_key and not resolved.api_key:
+        return ResolvedProvider(
+            provider="offline",
+            notes=(f"pi's default provider {provider!r} has no API key; using the offline summarizer",),
+        )
+    if not resolved.base_url:
+        return ResolvedProvider(
+            provider="offline",
+            notes=(
+                f"no base URL known for pi's default provider {provider!r}; using the offline summarizer",
+            ),
+        )
+    return ResolvedProvider(
+        provider=resolved.provider,
+        pi_provider=resolved.pi_provider,
+        base_url=resolved.base_url,
+        model=resolved.model,
+        api_key=resolved.api_key,
+        api_key_source=resolved.api_key_source,
+        headers=resolved.headers,
+        model_info=resolved.model_info,
+        thinking_level=resolved.thinking_level,
+        compat=resolved.compat,
+        timeout=resolved.timeout,
+        max_retries=resolved.max_retries,
+        max_retry_delay_s=resolved.max_retry_delay_s,
+        notes=(f"using pi's default model {provider}/{model}", *resolved.notes),
+    )
+
+
+def make_summarizer(
+    config: ProviderConfig | ResolvedProvider | None = None,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    cwd: Path | None = None,
+    agent_dir: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    allow_key_commands: bool = False,
+) -> Summarizer:
+    """Build the summarizer for ``config`` (resolving a :class:`ProviderConfig` first).
+
+    Raises :class:`~session_studio.llm.errors.LlmConfigError` when a network provider lacks a
+    model, a usable base URL or (for Anthropic) an API key.
+    """
+    resolved = (
+        config
+        if isinstance(config, ResolvedProvider)
+        else resolve_provider(
+            config, cwd=cwd, agent_dir=agent_dir, env=env, allow_key_commands=allow_key_commands
+        )
+    )
+    for note in resolved.notes:
+        logger.info("provider: %s", note)
+    if resolved.provider == "offline":
+        return OfflineSummarizer()
+    if not resolved.model:
+        raise LlmConfigError(
+            f"{resolved.provider}: no model configured",
+            user_message="No model is selected: choose a model in the provider settings.",
+        )
+    if not resolved.base_url:
+        raise LlmConfigError(
+            f"{resolved.provider}: no base URL configured",
+            user_message="No base URL is configured for this provider: enter one in the provider settings.",
+        )
+    info = resolved.model_info
+    hint = resolved.api_key_source or "the provider settings"
+    if resolved.provider == "anthropic":
+        return AnthropicSummarizer(
+            resolved.base_url,
+            resolved.model,
+            resolved.api_key,
+            timeout=resolved.timeout,
+            transport=transport,
+            max_retries=resolved.max_retries,
+            extra_headers=resolved.headers,
+            reasoning_model=info.reasoning if info else False,
+            model_max_tokens=info.max_tokens if info else None,
+            adaptive_thinking=info.adaptive_thinking if info else False,
+            thinking_level_map=info.thinking_level_map if info else None,
+            provider=resolved.pi_provider if resolved.pi_provider not in (None, "anthropic") else None,
+            max_retry_delay_s=resolved.max_retry_delay_s,
+            key_hint=hint,
+        )
+    compat = detect_openai_compat(resolved.base_url, resolved.model, resolved.pi_provider).with_pi_overrides(
+        resolved.compat
+    )
+    return OpenAICompatibleSummarizer(
+        resolved.base_url,
+        resolved.model,
+        resolved.api_key,
+        timeout=resolved.timeout,
+        transport=transport,
+        max_retries=resolved.max_retries,
+        extra_headers=resolved.headers,
+        reasoning_model=info.reasoning if info else False,
+        thinking_level_map=info.thinking_level_map if info else None,
+        compat=compat,
+        provider=resolved.pi_provider,
+        max_retry_delay_s=resolved.max_retry_delay_s,
+        key_hint=hint,
+    )

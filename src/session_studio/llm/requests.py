@@ -1,0 +1,141 @@
+"""Pure functions that frame summary requests exactly as pi 0.80.2 does (spec §7.2, §7.4, §8.4).
+
+They take the already serialized conversation (``serializeConversation`` output, spec §7.1)
+and return :class:`~session_studio.llm.base.SummaryRequest` records; no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Final
+
+from session_studio.llm.base import SummaryRequest
+from session_studio.llm.prompts import Prompts
+
+__all__ = [
+    "BRANCH_MAX_TOKENS",
+    "BRANCH_SUMMARY_PREAMBLE",
+    "NO_PRIOR_HISTORY",
+    "SPLIT_TURN_SEPARATOR",
+    "branch_request",
+    "extract_text",
+    "history_request",
+    "merge_split_turn",
+    "reasoning_option",
+    "summary_max_tokens",
+    "turn_prefix_request",
+]
+
+BRANCH_SUMMARY_PREAMBLE: Final[str] = (
+    "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n"
+)
+SPLIT_TURN_SEPARATOR: Final[str] = "\n\n---\n\n**Turn Context (split turn):**\n\n"
+NO_PRIOR_HISTORY: Final[str] = "No prior history."
+BRANCH_MAX_TOKENS: Final[int] = 2048
+_ADDITIONAL_FOCUS: Final[str] = "\n\nAdditional focus: "
+
+
+def summary_max_tokens(reserve_tokens: int, fraction: float, model_max_tokens: int) -> int:
+    """``min(floor(fraction × reserve_tokens), model_max_tokens if > 0 else ∞)`` (JS float math)."""
+    budget = math.floor(fraction * reserve_tokens)
+    return min(budget, model_max_tokens) if model_max_tokens > 0 else budget
+
+
+def reasoning_option(model_reasoning: bool, thinking_level: str | None) -> str | None:
+    """The ``reasoning`` option pi adds: the level, only for reasoning models and a level other than "off"."""
+    if model_reasoning and thinking_level and thinking_level != "off":
+        return thinking_level
+    return None
+
+
+def _conversation_block(conversation: str) -> str:
+    return "<conversation>\n" + conversation + "\n</conversation>\n\n"
+
+
+def history_request(
+    conversation: str,
+    previous_summary: str | None,
+    custom_instructions: str | None,
+    reserve_tokens: int,
+    model_max_tokens: int,
+    model_reasoning: bool,
+    thinking_level: str | None,
+    prompts: Prompts,
+) -> SummaryRequest:
+    """A history summary request (``generateSummary``): initial, or ``update`` if ``previous_summary``."""
+    instructions = prompts.update if previous_summary else prompts.history
+    if custom_instructions:
+        instructions = instructions + _ADDITIONAL_FOCUS + custom_instructions
+    text = _conversation_block(conversation)
+    if previous_summary:
+        text += "<previous-summary>\n" + previous_summary + "\n</previous-summary>\n\n"
+    text += instructions
+    return SummaryRequest(
+        kind="update" if previous_summary else "history",
+        system_prompt=prompts.system,
+        prompt_text=text,
+        max_tokens=summary_max_tokens(reserve_tokens, 0.8, model_max_tokens),
+        reasoning=reasoning_option(model_reasoning, thinking_level),
+    )
+
+
+def turn_prefix_request(
+    conversation: str,
+    reserve_tokens: int,
+    model_max_tokens: int,
+    model_reasoning: bool,
+    thinking_level: str | None,
+    prompts: Prompts,
+) -> SummaryRequest:
+    """The turn-prefix request of a split turn: half the reserve, no previous summary, no custom focus."""
+    return SummaryRequest(
+        kind="turn_prefix",
+        system_prompt=prompts.system,
+        prompt_text=_conversation_block(conversation) + prompts.turn_prefix,
+        max_tokens=summary_max_tokens(reserve_tokens, 0.5, model_max_tokens),
+        reasoning=reasoning_option(model_reasoning, thinking_level),
+    )
+
+
+def branch_request(
+    conversation: str,
+    custom_instructions: str | None,
+    replace_instructions: bool,
+    prompts: Prompts,
+) -> SummaryRequest:
+    """A branch summary request (``generateBranchSummary``): fixed 2048 output tokens, never reasoning."""
+    if replace_instructions and custom_instructions:
+        instructions = custom_instructions
+    elif custom_instructions:
+        instructions = prompts.branch + _ADDITIONAL_FOCUS + custom_instructions
+    else:
+        instructions = prompts.branch
+    return SummaryRequest(
+        kind="branch",
+        system_prompt=prompts.system,
+        prompt_text=_conversation_block(conversation) + instructions,
+        max_tokens=BRANCH_MAX_TOKENS,
+        reasoning=None,
+    )
+
+
+def merge_split_turn(history_text: str | None, prefix_text: str) -> str:
+    """Join the two halves of a split-turn compaction (spec §7.4).
+
+    ``history_text`` is ``None`` when there was nothing to summarize before the split turn; pi then
+    writes the literal ``"No prior history."`` even if a previous summary existed (0.80.2 quirk,
+    conformance 55). An empty string (the model answered nothing) is kept as is, like pi.
+    """
+    history = NO_PRIOR_HISTORY if history_text is None else history_text
+    return history + SPLIT_TURN_SEPARATOR + prefix_text
+
+
+def extract_text(content_blocks: Iterable[Mapping[str, object]]) -> str:
+    """The ``text`` of all ``{"type": "text"}`` blocks joined with ``"\\n"`` (thinking/tool calls ignored)."""
+    parts: list[str] = []
+    for block in content_blocks:
+        if block.get("type") == "text":
+            text = block.get("text")
+            parts.append(text if isinstance(text, str) else "")
+    return "\n".join(parts)

@@ -1,0 +1,74 @@
+"""Shared fixtures: the pi oracle (real pi 0.80.2 on node), generated sessions, the mock LLM."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ORACLE_DIR = ROOT / "tests" / "oracle"
+FIXTURES = ORACLE_DIR / "fixtures"
+
+
+def _node() -> str | None:
+    return shutil.which("node")
+
+
+@pytest.fixture(scope="session")
+def oracle_home() -> str:
+    """Install (once, idempotently) the pinned pi packages; skip when node is missing."""
+    if _node() is None:
+        pytest.skip("node is not installed (needed for the pi oracle)")
+    env = dict(os.environ)
+    env.setdefault("PI_ORACLE_HOME", str(Path.home() / ".cache" / "pi-oracle-0.80.2"))
+    r = subprocess.run(["bash", str(ORACLE_DIR / "install.sh")], capture_output=True, text=True, env=env, timeout=600)
+    if r.returncode != 0:
+        pytest.fail(f"oracle install failed: {r.stderr[-2000:]}")
+    return r.stdout.strip()
+
+
+class Oracle:
+    def __init__(self, home: str) -> None:
+        self.home = home
+        self.env = dict(os.environ, PI_ORACLE_HOME=home, TZ="UTC")
+
+    def run(self, *args: str, check: bool = True) -> dict:
+        r = subprocess.run(["node", str(ORACLE_DIR / "pi-oracle.mjs"), *args], capture_output=True, env=self.env,
+                           timeout=300)
+        if r.returncode not in (0, 3) and check:
+            raise AssertionError(f"oracle failed ({r.returncode}): {r.stderr.decode()[-2000:]}")
+        return json.loads(r.stdout)
+
+
+@pytest.fixture(scope="session")
+def oracle(oracle_home: str) -> Oracle:
+    return Oracle(oracle_home)
+
+
+def generate(out: Path, *args: str) -> list[Path]:
+    subprocess.run([sys.executable, str(ORACLE_DIR / "gen_sessions.py"), *args, "--out", str(out)], check=True,
+                   capture_output=True, timeout=600)
+    return sorted(out.glob("*.jsonl"))
+
+
+@pytest.fixture(scope="session")
+def mock_llm() -> Iterator[dict[str, str]]:
+    """The oracle's mock LLM server on 127.0.0.1 (OpenAI and Anthropic APIs)."""
+    if _node() is None:
+        pytest.skip("node is not installed (needed for the mock LLM)")
+    proc = subprocess.Popen(["node", str(ORACLE_DIR / "mock-llm.mjs"), "--port", "0", "--seconds", "1200"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    try:
+        yield json.loads(line)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
