@@ -72,3 +72,6 @@ def mock_llm() -> Iterator[dict[str, str]]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+        proc.stdout.close()
+        if proc.stderr:
+            proc.stderr.close()

@@ -155,12 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     commands = {"plan", "context", "branch", "info", "compact", "branch-to", "fork", "label", "rename", "upgrade"}
-    if (
-        not args_list
-        or (args_list[0] not in commands and not args_list[0].startswith("-"))
-        or (args_list[0] in ("--screenshot",))
-    ):
-        from .ui.launch import launch_gui
+    first = args_list[0] if args_list else ""
+    if first not in commands and first not in ("-h", "--help", "--version"):
+        from .ui.launch import launch_gui  # the desktop app: FILE, --screenshot, --size, --theme
 
         return launch_gui(args_list)
     a = parser.parse_args(args_list)

@@ -75,7 +75,12 @@ def _cmd_compact(a: argparse.Namespace) -> int:
         if not a.json and a.stream:
             sys.stderr.write(text)
 
-    outcome = summarize_draft(draft, summarizer, on_text=on_text)
+    try:
+        outcome = summarize_draft(draft, summarizer, on_text=on_text)
+    finally:
+        close = getattr(summarizer, "close", None)
+        if close:
+            close()
     after = outcome.context_after()
     read, modified = draft.file_lists()
     preview = {

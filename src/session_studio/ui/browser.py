@@ -1,0 +1,192 @@
+"""The session browser: sessions grouped by project, search, recent files, drag and drop."""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QSplitter,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .listing import SessionInfo, fmt_date, fmt_size
+from .roles import Roles
+
+__all__ = ["SessionBrowser", "build_browser_model"]
+
+HEADERS = ("Session", "Modified", "Entries", "Size")
+
+
+def build_browser_model(
+    infos: list[SessionInfo], model: QStandardItemModel | None = None
+) -> QStandardItemModel:
+    """Projects (cwd) → sessions, newest project first."""
+    m = model or QStandardItemModel()
+    m.clear()
+    m.setHorizontalHeaderLabels(list(HEADERS))
+    groups: dict[str, list[SessionInfo]] = {}
+    for i in infos:
+        groups.setdefault(i.cwd or "(no project)", []).append(i)
+    for cwd, items in groups.items():
+        proj = QStandardItem(cwd)
+        f = proj.font()
+        f.setBold(True)
+        proj.setFont(f)
+        proj.setEditable(False)
+        proj.setData(items[0].modified, Roles.SORT)
+        row = [proj] + [QStandardItem("") for _ in HEADERS[1:]]
+        row[2].setText(f"{len(items)} session{'s' if len(items) != 1 else ''}")
+        for it in row:
+            it.setEditable(False)
+        for info in items:
+            title = QStandardItem(info.title)
+            title.setToolTip(f"{info.path}\n\n{info.first_message}")
+            title.setData(info.path, Roles.PATH)
+            title.setData(info.modified, Roles.SORT)
+            cells = [
+                title,
+                QStandardItem(fmt_date(info.modified)),
+                QStandardItem(f"{info.entries:,}" if info.entries_exact else f"~{info.entries:,}"),
+                QStandardItem(fmt_size(info.size)),
+            ]
+            for c in cells:
+                c.setEditable(False)
+                c.setData(info.path, Roles.PATH)
+            cells[2].setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            cells[3].setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            proj.appendRow(cells)
+        m.appendRow(row)
+    return m
+
+
+class SessionBrowser(QWidget):
+    open_requested = Signal(str)
+    open_file_dialog = Signal()
+    refresh_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAcceptDrops(True)
+        self.model = QStandardItemModel(self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setRecursiveFilteringEnabled(True)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.proxy.setFilterKeyColumn(0)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search sessions (name, first message, project)")
+        self.search.setClearButtonEnabled(True)
+        self.title = QLabel()
+        self.title.setProperty("heading", True)
+        self.location = QLabel()
+        self.location.setProperty("muted", True)
+        self.location.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.open_button = QPushButton("Open file…")
+        self.refresh_button = QPushButton("Refresh")
+        self.view = QTreeView()
+        self.view.setModel(self.proxy)
+        self.view.setUniformRowHeights(True)
+        self.view.setAlternatingRowColors(True)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.view.setAllColumnsShowFocus(True)
+        self.recent = QListWidget()  # small list of paths: an item view is fine here
+        self.recent.setAlternatingRowColors(True)
+        self.drop_hint = QLabel("Drop a .jsonl session file anywhere here to open it.")
+        self.drop_hint.setProperty("muted", True)
+
+        head = QHBoxLayout()
+        head.addWidget(self.title)
+        head.addStretch(1)
+        head.addWidget(self.refresh_button)
+        head.addWidget(self.open_button)
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        ll.addWidget(self.search)
+        ll.addWidget(self.view, 1)
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        rl.addWidget(QLabel("<b>Recent files</b>"))
+        rl.addWidget(self.recent, 1)
+        rl.addWidget(self.drop_hint)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setStretchFactor(0, 4)
+        split.setStretchFactor(1, 1)
+        split.setChildrenCollapsible(False)
+        self.splitter = split
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(12, 10, 12, 10)
+        lay.addLayout(head)
+        lay.addWidget(self.location)
+        lay.addWidget(split, 1)
+
+        self.search.textChanged.connect(self.proxy.setFilterFixedString)
+        self.view.doubleClicked.connect(self._activated)
+        self.view.activated.connect(self._activated)
+        self.recent.itemActivated.connect(
+            lambda it: self.open_requested.emit(it.data(Qt.ItemDataRole.UserRole))
+        )
+        self.open_button.clicked.connect(self.open_file_dialog)
+        self.refresh_button.clicked.connect(self.refresh_requested)
+
+    def set_sessions(self, infos: list[SessionInfo], where: str, sample: bool = False) -> None:
+        build_browser_model(infos, self.model)
+        self.title.setText(
+            f"<b>{len(infos)} session{'s' if len(infos) != 1 else ''}</b>"
+            + (" · bundled samples" if sample else "")
+        )
+        self.location.setText(
+            f"No pi sessions found in {where}; showing the bundled sample sessions." if sample else where
+        )
+        self.view.expandAll()
+        h = self.view.header()
+        h.setStretchLastSection(False)
+        h.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for c in (1, 2, 3):
+            h.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
+        self.view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
+
+    def set_recent(self, paths: list[str]) -> None:
+        self.recent.clear()
+        from PySide6.QtWidgets import QListWidgetItem
+
+        for p in paths:
+            it = QListWidgetItem(os.path.basename(p))
+            it.setToolTip(p)
+            it.setData(Qt.ItemDataRole.UserRole, p)
+            self.recent.addItem(it)
+        if not paths:
+            it = QListWidgetItem("(none yet)")
+            it.setFlags(Qt.ItemFlag.NoItemFlags)
+            self.recent.addItem(it)
+
+    def _activated(self, index) -> None:
+        path = index.data(Roles.PATH)
+        if path:
+            self.open_requested.emit(path)
+
+    def dragEnterEvent(self, e: QDragEnterEvent) -> None:
+        if e.mimeData().hasUrls() and any(u.isLocalFile() for u in e.mimeData().urls()):
+            e.acceptProposedAction()
+
+    def dropEvent(self, e: QDropEvent) -> None:
+        for u in e.mimeData().urls():
+            if u.isLocalFile():
+                self.open_requested.emit(u.toLocalFile())
+                e.acceptProposedAction()
+                return

@@ -1,0 +1,109 @@
+"""``launch_gui(argv)``: the desktop app entry point (cli.main calls it for non-subcommands)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import sys
+import time
+
+__all__ = ["launch_gui", "parse_args"]
+
+log = logging.getLogger(__name__)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="session-studio", description="Session Studio desktop app")
+    p.add_argument(
+        "file", nargs="?", help="a pi session file (.jsonl) to open; none opens the session browser"
+    )
+    p.add_argument(
+        "--screenshot", metavar="OUT.png", help="render the window after loading and planning, then exit"
+    )
+    p.add_argument("--size", default=None, metavar="WxH", help="window size, e.g. 1600x1000")
+    p.add_argument("--theme", choices=("light", "dark", "system"), default=None)
+    p.add_argument("--tab", choices=("entry", "why", "preview"), default=None, help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    if a.size:
+        try:
+            w, h = (int(x) for x in a.size.lower().split("x"))
+        except ValueError:
+            p.error("--size must look like 1600x1000")
+        a.size = (w, h)
+    return a
+
+
+def wait_until(app: object, cond: object, timeout: float = 60.0) -> bool:
+    from PySide6.QtCore import QCoreApplication
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        QCoreApplication.processEvents()
+        if cond():  # type: ignore[operator]
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def launch_gui(argv: list[str]) -> int:
+    a = parse_args(list(argv))
+    if a.screenshot and "QT_QPA_PLATFORM" not in os.environ:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from PySide6.QtCore import QCoreApplication, Qt
+    from PySide6.QtWidgets import QApplication
+
+    from .errors import install_crash_handlers, setup_logging
+    from .main_window import MainWindow, stylesheet
+    from .settings import AppSettings
+    from .theme import apply_theme
+
+    QCoreApplication.setOrganizationName("session-studio")
+    QCoreApplication.setApplicationName("Session Studio")
+    if QApplication.instance() is None:
+        QApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    with contextlib.suppress(OSError):
+        setup_logging()
+    settings = AppSettings()
+    apply_theme(app, a.theme or settings.theme())  # type: ignore[arg-type]
+    app.setStyleSheet(stylesheet())  # type: ignore[union-attr]
+    win = MainWindow(settings)
+    install_crash_handlers(win)
+    if a.size:
+        win.resize(*a.size)
+    if a.file:
+        if not os.path.exists(a.file):
+            print(f"session-studio: no such file: {a.file}", file=sys.stderr)
+            return 1
+        win.open_path(a.file)
+    else:
+        win.show_browser()
+    win.show()
+    if a.screenshot:
+        return _screenshot(app, win, a)
+    return int(app.exec())  # type: ignore[union-attr]
+
+
+def _screenshot(app: object, win: object, a: argparse.Namespace) -> int:
+    w = win  # MainWindow
+    runner = w.runner  # type: ignore[attr-defined]
+    doc = w.doc  # type: ignore[attr-defined]
+    if a.file:
+        ok = wait_until(app, lambda: doc.state is not None or (not runner.busy and doc.session is None), 120)
+        if not ok or doc.session is None:
+            print("session-studio: the session did not load", file=sys.stderr)
+            return 1
+        tab = {"why": w.why, "preview": w.preview}.get(a.tab)  # type: ignore[attr-defined]
+        if tab is not None:
+            w.tabs.setCurrentWidget(tab)  # type: ignore[attr-defined]
+    wait_until(app, lambda: not runner.busy, 60)
+    wait_until(app, lambda: False, 0.2)
+    img = w.grab()  # type: ignore[attr-defined]
+    if not img.save(a.screenshot):
+        print(f"session-studio: cannot write {a.screenshot}", file=sys.stderr)
+        return 1
+    print(a.screenshot)
+    w.close()  # type: ignore[attr-defined]
+    return 0

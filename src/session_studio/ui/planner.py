@@ -1,0 +1,260 @@
+"""The planner panel: keepRecentTokens / reserveTokens / context window, the cut and the quirks."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QFrame,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QSlider,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .document import PlanState
+from .theme import current_theme
+
+__all__ = ["PlannerPanel", "TokenSlider"]
+
+
+class TokenSlider(QWidget):
+    """A slider + spin box pair (tokens)."""
+
+    value_changed = Signal(int)
+
+    def __init__(self, maximum: int, step: int = 500, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.spin = QSpinBox()
+        self.spin.setGroupSeparatorShown(True)
+        self.spin.setMaximum(10_000_000)
+        self.spin.setSingleStep(step)
+        self.spin.setFixedWidth(96)
+        self.spin.setAlignment(Qt.AlignmentFlag.AlignRight)
+        self.slider.setSingleStep(step)
+        self.slider.setPageStep(step * 10)
+        self.set_maximum(maximum)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.slider, 1)
+        lay.addWidget(self.spin)
+        self.slider.valueChanged.connect(self._from_slider)
+        self.spin.valueChanged.connect(self._from_spin)
+
+    def set_maximum(self, m: int) -> None:
+        self.slider.blockSignals(True)
+        self.slider.setMaximum(max(1, m))
+        self.slider.blockSignals(False)
+
+    def value(self) -> int:
+        return self.spin.value()
+
+    def set_value(self, v: int) -> None:
+        for w in (self.slider, self.spin):
+            w.blockSignals(True)
+        self.spin.setValue(v)
+        self.slider.setValue(min(v, self.slider.maximum()))
+        for w in (self.slider, self.spin):
+            w.blockSignals(False)
+
+    def _from_slider(self, v: int) -> None:
+        self.spin.blockSignals(True)
+        self.spin.setValue(v)
+        self.spin.blockSignals(False)
+        self.value_changed.emit(v)
+
+    def _from_spin(self, v: int) -> None:
+        self.slider.blockSignals(True)
+        self.slider.setValue(min(v, self.slider.maximum()))
+        self.slider.blockSignals(False)
+        self.value_changed.emit(v)
+
+
+def _fmt(n: float) -> str:
+    return f"{n:,.0f}"
+
+
+class PlannerPanel(QWidget):
+    params_changed = Signal(object, object, object)  # keep, reserve, window (None = unchanged)
+    auto_cut_requested = Signal()
+    preview_requested = Signal()
+    commit_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.keep = TokenSlider(200000)
+        self.reserve = TokenSlider(100000, 256)
+        self.window = QSpinBox()
+        self.window.setRange(0, 10_000_000)
+        self.window.setSingleStep(1000)
+        self.window.setGroupSeparatorShown(True)
+        self.window.setAlignment(Qt.AlignmentFlag.AlignRight)
+        self.window.setFixedWidth(110)
+        self.window_note = QLabel()
+        self.window_note.setProperty("muted", True)
+        self.source_note = QLabel()
+        self.source_note.setWordWrap(True)
+        self.source_note.setProperty("muted", True)
+
+        params = QGroupBox("Compaction settings")
+        form = QFormLayout(params)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        form.addRow("keepRecentTokens", self.keep)
+        form.addRow("reserveTokens", self.reserve)
+        wrow = QHBoxLayout()
+        wrow.addWidget(self.window)
+        wrow.addWidget(self.window_note, 1)
+        form.addRow("Context window", wrow)
+        form.addRow("", self.source_note)
+
+        self.cut_title = QLabel()
+        self.cut_title.setWordWrap(True)
+        self.cut_title.setTextFormat(Qt.TextFormat.RichText)
+        self.cut_details = QLabel()
+        self.cut_details.setWordWrap(True)
+        self.cut_details.setTextFormat(Qt.TextFormat.RichText)
+        self.auto_button = QPushButton("Use automatic cut")
+        self.auto_button.setToolTip("Forget the manual cut and let pi's algorithm choose")
+        self.preview_button = QPushButton("Preview summary…")
+        self.commit_button = QPushButton("Commit compaction")
+        self.commit_button.setToolTip("Append the CompactionEntry to the session file (Ctrl+Return)")
+        cut = QGroupBox("Cut")
+        cl = QVBoxLayout(cut)
+        cl.addWidget(self.cut_title)
+        cl.addWidget(self.cut_details)
+        hint = QLabel(
+            "Click any entry on the path in the tree or the bar, then “Cut here” "
+            "(or double-click) to choose the cut by hand."
+        )
+        hint.setWordWrap(True)
+        hint.setProperty("muted", True)
+        cl.addWidget(hint)
+        br = QHBoxLayout()
+        br.addWidget(self.auto_button)
+        br.addStretch(1)
+        cl.addLayout(br)
+
+        self.quirk_box = QGroupBox("pi 0.80.2 quirks that apply")
+        self.quirk_layout = QVBoxLayout(self.quirk_box)
+        self.quirk_layout.setSpacing(6)
+
+        actions = QHBoxLayout()
+        actions.addWidget(self.preview_button)
+        actions.addStretch(1)
+        actions.addWidget(self.commit_button)
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.addWidget(params)
+        lay.addWidget(cut)
+        lay.addWidget(self.quirk_box)
+        lay.addStretch(1)
+        lay.addLayout(actions)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Expanding)
+
+        self.keep.value_changed.connect(lambda v: self.params_changed.emit(v, None, None))
+        self.reserve.value_changed.connect(lambda v: self.params_changed.emit(None, v, None))
+        self.window.valueChanged.connect(lambda v: self.params_changed.emit(None, None, v))
+        self.auto_button.clicked.connect(self.auto_cut_requested)
+        self.preview_button.clicked.connect(self.preview_requested)
+        self.commit_button.clicked.connect(self.commit_requested)
+        self.set_state(None)
+
+    def set_source(self, text: str) -> None:
+        self.source_note.setText(f"Defaults: {html.escape(text)}")
+
+    def set_state(self, st: PlanState | None) -> None:
+        enabled = st is not None
+        for w in (self.keep, self.reserve, self.window, self.preview_button):
+            w.setEnabled(enabled)
+        if st is None:
+            self.cut_title.setText("<i>No session</i>")
+            self.cut_details.clear()
+            self.auto_button.setEnabled(False)
+            self._set_quirks([])
+            return
+        th = current_theme()
+        self.keep.set_maximum(max(st.window, 1000))
+        self.reserve.set_maximum(max(st.window // 2, 1000))
+        self.keep.set_value(st.keep)
+        self.reserve.set_value(st.reserve)
+        self.window.blockSignals(True)
+        self.window.setValue(st.window)
+        self.window.blockSignals(False)
+        self.window_note.setText("model" if st.window_known else "default")
+        self.window_note.setToolTip(
+            "From the session's model" if st.window_known else "Unknown model: pi's default window"
+        )
+        self.auto_button.setEnabled(st.manual)
+        if st.error:
+            self.cut_title.setText(f"<b style='color:{th.cut.name()}'>Cannot plan</b>")
+            self.cut_details.setText(html.escape(st.error))
+        elif st.cut is None or st.plan is None:
+            self.cut_title.setText("<i>Nothing to plan</i>")
+            self.cut_details.clear()
+        else:
+            c = st.cut
+            recs = st.plan.planner.path
+            fk = c.first_kept_index
+            who = "—"
+            if fk < len(recs):
+                r = recs[fk]
+                who = str(r.role) if r.type == "message" else str(r.type)
+            kind = "Manual" if st.manual else "Automatic"
+            col = th.cut.name()
+            self.cut_title.setText(
+                f"<b>{kind} cut</b> at <b style='color:{col}'>path #{fk}</b> ({html.escape(who)})"
+                + (f" · <b style='color:{th.turn_start.name()}'>split turn</b>" if c.is_split_turn else "")
+            )
+            b = st.plan.boundary
+            kept_t = sum(t for r_, _, t in st.item_tokens if r_ in set(st.path[fk:]))
+            hist_end = c.turn_start_index if c.is_split_turn else fk
+            lines = [
+                f"Summarise path #{b.start}…#{max(b.start, hist_end) - 1}"
+                if hist_end > b.start
+                else "No history part",
+                (
+                    f"Turn prefix #{c.turn_start_index}…#{fk - 1}"
+                    if c.is_split_turn and c.turn_start_index < fk
+                    else ""
+                ),
+                f"Keep #{fk}…#{len(st.path) - 1} · ≈{_fmt(kept_t)} tokens",
+                (
+                    f"Context {_fmt(st.context_tokens)} {'&gt;' if st.should_compact else '≤'} threshold "
+                    f"{_fmt(st.threshold)}: pi {'would' if st.should_compact else 'would not'} compact automatically"
+                ),
+            ]
+            if st.nothing_to_compact:
+                lines.append(f"<b style='color:{col}'>Nothing to compact</b> with this cut")
+            self.cut_details.setText("<br>".join(x for x in lines if x))
+        self._set_quirks(st.quirks)
+
+    def _set_quirks(self, quirks: list) -> None:  # type: ignore[type-arg]
+        while self.quirk_layout.count():
+            item = self.quirk_layout.takeAt(0)
+            if item.widget():
+                item.widget().deleteLater()
+        th = current_theme()
+        if not quirks:
+            lab = QLabel("None for this plan.")
+            lab.setProperty("muted", True)
+            self.quirk_layout.addWidget(lab)
+            return
+        for q in quirks:
+            lab = QLabel(f"<b>§{html.escape(q.code)} {html.escape(q.title)}</b><br>{html.escape(q.text)}")
+            lab.setWordWrap(True)
+            lab.setFrameShape(QFrame.Shape.StyledPanel)
+            lab.setStyleSheet(
+                f"QLabel {{ background: {th.warn_bg.name()}; color: {th.warn_fg.name()}; "
+                "border-radius: 4px; padding: 6px; }"
+            )
+            self.quirk_layout.addWidget(lab)

@@ -1,0 +1,17 @@
+"""Custom item-data roles shared by the models and views."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+__all__ = ["Roles"]
+
+
+class Roles:
+    RECORD = Qt.ItemDataRole.UserRole + 1  # record index (int)
+    ACTIVE = Qt.ItemDataRole.UserRole + 2  # on the active path (bool)
+    CUT_MARK = Qt.ItemDataRole.UserRole + 3  # "cut" | "turn_start" | "prefix" | "valid" | "invalid" | ""
+    HEAD = Qt.ItemDataRole.UserRole + 4  # first row of a branch chain (bool)
+    KIND = Qt.ItemDataRole.UserRole + 5  # role or entry type (str)
+    PATH = Qt.ItemDataRole.UserRole + 6  # file path (browser)
+    SORT = Qt.ItemDataRole.UserRole + 7  # sort key (browser)

@@ -1,0 +1,81 @@
+"""Persistent UI state and preferences in an INI file at an explicit path.
+
+Path: ``$SESSION_STUDIO_CONFIG_DIR/session-studio.ini`` if set (tests), else
+``$XDG_CONFIG_HOME/session-studio/session-studio.ini`` (``~/.config`` by default).
+UI state (geometry, splitters) lives in ``[state]``, preferences in ``[prefs]``.
+No secrets are ever stored here.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings
+
+__all__ = ["AppSettings", "config_dir", "state_dir"]
+
+MAX_RECENT = 12
+
+
+def config_dir() -> Path:
+    env = os.environ.get("SESSION_STUDIO_CONFIG_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "session-studio"
+
+
+def state_dir() -> Path:
+    env = os.environ.get("SESSION_STUDIO_STATE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "session-studio"
+
+
+class AppSettings:
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        p = Path(path) if path is not None else config_dir() / "session-studio.ini"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        self.path = p
+        self.qs = QSettings(str(p), QSettings.Format.IniFormat)
+
+    # recent files
+    def recent_files(self) -> list[str]:
+        v = self.qs.value("prefs/recent", [])
+        if isinstance(v, str):
+            v = [v]
+        return [x for x in (v or []) if isinstance(x, str)]
+
+    def add_recent(self, path: str) -> list[str]:
+        path = os.path.abspath(path)
+        rec = [path] + [p for p in self.recent_files() if p != path]
+        rec = rec[:MAX_RECENT]
+        self.qs.setValue("prefs/recent", rec)
+        return rec
+
+    # theme
+    def theme(self) -> str:
+        v = self.qs.value("prefs/theme", "system")
+        return v if v in ("light", "dark", "system") else "system"
+
+    def set_theme(self, name: str) -> None:
+        self.qs.setValue("prefs/theme", name)
+
+    def provider(self) -> str:
+        return str(self.qs.value("prefs/provider", "offline"))
+
+    def set_provider(self, key: str) -> None:
+        self.qs.setValue("prefs/provider", key)
+
+    # UI state
+    def state(self, key: str) -> QByteArray | None:
+        v = self.qs.value(f"state/{key}")
+        return v if isinstance(v, QByteArray) else None
+
+    def set_state(self, key: str, value: QByteArray) -> None:
+        self.qs.setValue(f"state/{key}", value)
+
+    def sync(self) -> None:
+        self.qs.sync()

@@ -1,0 +1,194 @@
+"""One task runner for slow work (superqt worker shape, Anki's operation API).
+
+``runner.op(fn, *args).on_success(cb).on_failure(cb).with_progress("Loading…").start()``
+runs ``fn`` on one of three pools (compute, network, write: the write pool has a
+single thread so writes to a session file never overlap). Callbacks run on the GUI
+thread. Cancellation is cooperative: ``op.cancel()`` sets a token the worker may
+check, and a cancelled operation never calls its callbacks.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
+from PySide6.QtWidgets import QProgressDialog, QWidget
+
+__all__ = ["Operation", "TaskRunner"]
+
+log = logging.getLogger(__name__)
+
+POOLS = ("compute", "network", "write")
+
+
+class _Job(QRunnable):
+    def __init__(self, op: Operation) -> None:
+        super().__init__()
+        self.op = op
+        self.setAutoDelete(True)
+
+    def run(self) -> None:
+        self.op._execute()
+
+
+class Operation(QObject):
+    """One unit of background work with GUI-thread callbacks (a QObject living on the GUI thread)."""
+
+    succeeded = Signal(object)
+    failed = Signal(object, str)
+    progress = Signal(int, int, str)
+
+    def __init__(self, runner: TaskRunner, fn: Callable[..., Any], args: tuple[Any, ...], pool: str) -> None:
+        super().__init__()
+        self.runner = runner
+        self.fn = fn
+        self.args = args
+        self.pool = pool
+        self.cancelled = threading.Event()
+        self.done = False
+        self._success: Callable[[Any], None] | None = None
+        self._failure: Callable[[BaseException, str], None] | None = None
+        self._progress_label: str | None = None
+        self._progress_parent: QWidget | None = None
+        self._dialog: QProgressDialog | None = None
+        self._timer: QTimer | None = None
+        self.succeeded.connect(self._on_succeeded)
+        self.failed.connect(self._on_failed)
+
+    def on_success(self, cb: Callable[[Any], None]) -> Operation:
+        self._success = cb
+        return self
+
+    def on_failure(self, cb: Callable[[BaseException, str], None]) -> Operation:
+        self._failure = cb
+        return self
+
+    def with_progress(self, label: str, parent: QWidget | None = None) -> Operation:
+        self._progress_label = label
+        self._progress_parent = parent
+        return self
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+        self._close_progress()
+
+    def report(self, done: int, total: int, text: str = "") -> None:
+        """Called by the worker (thread-safe)."""
+        self.progress.emit(done, total, text)
+
+    def start(self) -> Operation:
+        self.runner._track(self)
+        if self._progress_label is not None and not self.runner.synchronous:
+            self._timer = QTimer()
+            self._timer.setSingleShot(True)
+            self._timer.timeout.connect(self._show_progress)
+            self._timer.start(500)
+        if self.runner.synchronous:
+            self._execute()
+        else:
+            self.runner.pool(self.pool).start(_Job(self))
+        return self
+
+    # ---------------------------------------------------------------- worker side
+    def _execute(self) -> None:
+        if self.cancelled.is_set():
+            return
+        try:
+            kwargs = {"op": self} if getattr(self.fn, "wants_op", False) else {}
+            result = self.fn(*self.args, **kwargs)
+        except BaseException as e:
+            self.failed.emit(e, traceback.format_exc())
+        else:
+            self.succeeded.emit(result)
+
+    # ---------------------------------------------------------------- GUI side
+    def _show_progress(self) -> None:
+        if self.done or self.cancelled.is_set():
+            return
+        d = QProgressDialog(self._progress_label or "", "Cancel", 0, 0, self._progress_parent)
+        d.setWindowTitle("Session Studio")
+        d.setMinimumDuration(0)
+        d.canceled.connect(self.cancel)
+        self.progress.connect(lambda a, b, t: (d.setMaximum(b), d.setValue(a), t and d.setLabelText(t)))
+        d.show()
+        self._dialog = d
+
+    def _close_progress(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+        if self._dialog is not None:
+            self._dialog.reset()
+            self._dialog.deleteLater()
+            self._dialog = None
+
+    @Slot(object)
+    def _on_succeeded(self, result: Any) -> None:
+        self.done = True
+        self._close_progress()
+        self.runner._untrack(self)
+        if not self.cancelled.is_set() and self._success is not None:
+            self._success(result)
+
+    @Slot(object, str)
+    def _on_failed(self, exc: BaseException, tb: str) -> None:
+        self.done = True
+        self._close_progress()
+        self.runner._untrack(self)
+        if self.cancelled.is_set():
+            return
+        if self._failure is not None:
+            self._failure(exc, tb)
+        else:
+            log.error("background task failed:\n%s", tb)
+            self.runner.unhandled.emit(exc, tb)
+
+
+class TaskRunner(QObject):
+    """Owns the pools. ``synchronous=True`` runs everything inline (tests)."""
+
+    unhandled = Signal(object, str)
+    busy_changed = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None, *, synchronous: bool = False) -> None:
+        super().__init__(parent)
+        self.synchronous = synchronous
+        self._pools: dict[str, QThreadPool] = {}
+        self._running: set[Operation] = set()
+        for name in POOLS:
+            pool = QThreadPool(self)
+            pool.setMaxThreadCount(1 if name == "write" else (2 if name == "network" else 4))
+            self._pools[name] = pool
+
+    def pool(self, name: str) -> QThreadPool:
+        return self._pools[name]
+
+    def op(self, fn: Callable[..., Any], *args: Any, pool: str = "compute") -> Operation:
+        if pool not in self._pools:
+            raise ValueError(f"unknown pool {pool!r}")
+        return Operation(self, fn, args, pool)
+
+    @property
+    def busy(self) -> bool:
+        return bool(self._running)
+
+    def _track(self, op: Operation) -> None:
+        was = self.busy
+        self._running.add(op)
+        if not was:
+            self.busy_changed.emit(True)
+
+    def _untrack(self, op: Operation) -> None:
+        self._running.discard(op)
+        if not self._running:
+            self.busy_changed.emit(False)
+
+    def wait_idle(self, msecs: int = 30000) -> bool:
+        """Block until every pool is idle (screenshots, shutdown)."""
+        ok = True
+        for pool in self._pools.values():
+            ok = pool.waitForDone(msecs) and ok
+        return ok

@@ -1,0 +1,183 @@
+"""Light and dark palettes, role colours and the painted entry-type icons."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
+from PySide6.QtWidgets import QApplication
+
+__all__ = ["Theme", "apply_theme", "current_theme", "entry_icon", "kind_of", "role_color"]
+
+# role / entry kind → (light, dark) colours
+_ROLE_COLORS: dict[str, tuple[str, str]] = {
+    "user": ("#2f6fde", "#5b9cff"),
+    "assistant": ("#1f9d6a", "#3ccf91"),
+    "toolResult": ("#c98a0b", "#e5a93a"),
+    "bashExecution": ("#7b5cd6", "#a68cff"),
+    "custom": ("#b4479a", "#e07ac8"),
+    "branchSummary": ("#0f8f9c", "#35c3cf"),
+    "compactionSummary": ("#d0452f", "#ff7a63"),
+    "compaction": ("#d0452f", "#ff7a63"),
+    "meta": ("#8a8f98", "#8d939d"),
+    "damaged": ("#e02424", "#ff5a5a"),
+}
+
+_ICON_LETTERS = {
+    "user": "U",
+    "assistant": "A",
+    "toolResult": "T",
+    "bashExecution": "$",
+    "custom": "C",
+    "branchSummary": "B",
+    "compaction": "≡",
+    "compactionSummary": "≡",
+    "meta": "·",
+    "damaged": "!",
+}
+
+
+class Theme:
+    def __init__(self, dark: bool) -> None:
+        self.dark = dark
+        self.name = "dark" if dark else "light"
+        if dark:
+            self.window = QColor("#1e2025")
+            self.base = QColor("#17181c")
+            self.alt_base = QColor("#1c1e22")
+            self.text = QColor("#dfe2e7")
+            self.muted = QColor("#8d939d")
+            self.button = QColor("#2a2d33")
+            self.highlight = QColor("#2f5fa8")
+            self.grid = QColor("#33363d")
+            self.reserve = QColor(200, 70, 60, 60)
+            self.keep = QColor(90, 160, 255, 45)
+            self.warn_bg = QColor("#4a3b12")
+            self.warn_fg = QColor("#ffd98a")
+            self.active_bg = QColor(70, 130, 230, 38)
+        else:
+            self.window = QColor("#f3f4f6")
+            self.base = QColor("#ffffff")
+            self.alt_base = QColor("#f7f8fa")
+            self.text = QColor("#1d2128")
+            self.muted = QColor("#6b7280")
+            self.button = QColor("#e9ebef")
+            self.highlight = QColor("#cfe0fb")
+            self.grid = QColor("#d9dce1")
+            self.reserve = QColor(220, 70, 50, 40)
+            self.keep = QColor(47, 111, 222, 30)
+            self.warn_bg = QColor("#fff4d6")
+            self.warn_fg = QColor("#6b4a00")
+            self.active_bg = QColor(47, 111, 222, 22)
+        self.cut = QColor("#e5484d") if not dark else QColor("#ff6369")
+        self.turn_start = QColor("#d97706") if not dark else QColor("#f5a524")
+        self.prefix = QColor(217, 119, 6, 60) if not dark else QColor(245, 165, 36, 60)
+        self.threshold = QColor("#b91c1c") if not dark else QColor("#ff8080")
+
+    def role(self, kind: str) -> QColor:
+        light, dark = _ROLE_COLORS.get(kind, _ROLE_COLORS["meta"])
+        return QColor(dark if self.dark else light)
+
+    def palette(self) -> QPalette:
+        p = QPalette()
+        R = QPalette.ColorRole
+        p.setColor(R.Window, self.window)
+        p.setColor(R.WindowText, self.text)
+        p.setColor(R.Base, self.base)
+        p.setColor(R.AlternateBase, self.alt_base)
+        p.setColor(R.ToolTipBase, self.base)
+        p.setColor(R.ToolTipText, self.text)
+        p.setColor(R.Text, self.text)
+        p.setColor(R.Button, self.button)
+        p.setColor(R.ButtonText, self.text)
+        p.setColor(R.BrightText, QColor("#ff5555"))
+        p.setColor(R.Highlight, self.highlight)
+        p.setColor(R.HighlightedText, QColor("#ffffff") if self.dark else self.text)
+        p.setColor(R.PlaceholderText, self.muted)
+        p.setColor(R.Link, QColor("#5b9cff") if self.dark else QColor("#1f5fcc"))
+        p.setColor(R.Mid, self.grid)
+        p.setColor(R.Midlight, self.grid)
+        p.setColor(R.Dark, self.grid.darker(130))
+        p.setColor(R.Light, self.base)
+        for role in (R.Text, R.WindowText, R.ButtonText):
+            p.setColor(QPalette.ColorGroup.Disabled, role, self.muted)
+        return p
+
+
+_current: Theme | None = None
+
+
+def system_prefers_dark() -> bool:
+    app = QGuiApplication.instance()
+    if app is None:
+        return False
+    try:
+        return QGuiApplication.styleHints().colorScheme() == Qt.ColorScheme.Dark
+    except AttributeError:  # pragma: no cover - Qt < 6.5
+        return False
+
+
+def apply_theme(app: QApplication, name: str = "system") -> Theme:
+    """Fusion + our palette; ``name`` is light, dark or system."""
+    global _current
+    dark = system_prefers_dark() if name == "system" else name == "dark"
+    theme = Theme(dark)
+    app.setStyle("Fusion")
+    app.setPalette(theme.palette())
+    _current = theme
+    entry_icon.cache_clear()
+    return theme
+
+
+def current_theme() -> Theme:
+    global _current
+    if _current is None:
+        _current = Theme(system_prefers_dark())
+    return _current
+
+
+def kind_of(rec_type: object, role: object) -> str:
+    """The colour/icon kind of an entry."""
+    if rec_type == "message":
+        return role if isinstance(role, str) and role in _ROLE_COLORS else "damaged"
+    if rec_type == "compaction":
+        return "compaction"
+    if rec_type == "branch_summary":
+        return "branchSummary"
+    if rec_type == "custom_message":
+        return "custom"
+    return "meta"
+
+
+def role_color(kind: str) -> QColor:
+    return current_theme().role(kind)
+
+
+@lru_cache(maxsize=64)
+def entry_icon(kind: str, size: int = 16) -> QIcon:
+    """A small painted badge: coloured rounded square with a letter."""
+    theme = current_theme()
+    pm = QPixmap(size * 2, size * 2)
+    pm.setDevicePixelRatio(2.0)
+    pm.fill(Qt.GlobalColor.transparent)
+    p = QPainter(pm)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing)
+    color = theme.role(kind)
+    rect = QRectF(1, 1, size - 2, size - 2)
+    if kind == "meta":
+        p.setPen(color)
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawRoundedRect(rect.adjusted(2, 2, -2, -2), 3, 3)
+    else:
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(color)
+        p.drawRoundedRect(rect, 4, 4)
+        f = QFont()
+        f.setPixelSize(int(size * 0.62))
+        f.setBold(True)
+        p.setFont(f)
+        p.setPen(QColor("#ffffff"))
+        p.drawText(rect, Qt.AlignmentFlag.AlignCenter, _ICON_LETTERS.get(kind, "?"))
+    p.end()
+    return QIcon(pm)

@@ -1,0 +1,293 @@
+"""The session tree model: a QAbstractItemModel over :class:`outline.Outline`.
+
+Rows are record indices; ``internalId`` is the record index + 1, so ``parent()``
+and ``index()`` are dictionary lookups. Display strings are computed lazily and
+cached; rows have uniform heights.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QRect, Qt
+from PySide6.QtGui import QFont, QPainter, QPen
+from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
+
+from session_studio.core.cut_points import cut_point_reason
+from session_studio.core.jsvalue import JsTypeError
+from session_studio.core.session import Session
+
+from .outline import ROOT, Outline, build_outline, preview_text
+from .roles import Roles
+from .theme import current_theme, entry_icon, kind_of
+
+__all__ = ["GUTTER", "BranchDelegate", "SessionTreeModel"]
+
+COLUMNS = ("Entry", "Tokens", "Time")
+GUTTER = 14
+LAST_CHAIN = Roles.SORT + 1
+
+_MARK_TEXT = {
+    "cut": "First kept entry: the chosen cut point",
+    "turn_start": "Turn start of the split turn (its prefix is summarised separately)",
+    "prefix": "Turn prefix of the split turn: summarised with the turn-prefix prompt",
+    "summarised": "Before the previous compaction's kept start: already summarised",
+}
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class SessionTreeModel(QAbstractItemModel):
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.session: Session | None = None
+        self.outline = Outline()
+        self.marks: dict[int, str] = {}
+        self._preview: dict[int, str] = {}
+        self._bold = QFont()
+        self._bold.setBold(True)
+        self.mode = "default"
+        self.query = ""
+
+    # ---------------------------------------------------------------- content
+    def set_session(self, session: Session | None, active_path: list[int] | None = None) -> None:
+        self.beginResetModel()
+        self.session = session
+        self._preview.clear()
+        self.outline = self._build(active_path) if session is not None else Outline()
+        self.endResetModel()
+
+    def rebuild(self, active_path: list[int] | None = None) -> None:
+        """Re-derive rows (filter/search changed or entries appended)."""
+        if self.session is None:
+            return
+        self.beginResetModel()
+        self.outline = self._build(active_path if active_path is not None else sorted(self.outline.active))
+        self.endResetModel()
+
+    def set_filter(self, mode: str, query: str) -> None:
+        self.mode, self.query = mode, query.strip().lower()
+        self.rebuild()
+
+    def _build(self, active_path: list[int] | None) -> Outline:
+        assert self.session is not None
+        match = None
+        if self.query:
+            q = self.query
+            s = self.session
+
+            def match(i: int) -> bool:
+                lab = s.label_of(s.records[i].id) or ""
+                return q in self.preview(i).lower() or q in lab.lower() or q == str(s.records[i].id).lower()
+
+        return build_outline(self.session, self.mode, match, active_path)
+
+    def set_marks(self, marks: dict[int, str]) -> None:
+        old = self.marks
+        self.marks = marks
+        if self.rowCount() == 0:
+            return
+        changed = {k for k in old.keys() | marks.keys() if old.get(k) != marks.get(k)}
+        groups = {self.outline.group_of[k] for k in changed if k in self.outline.group_of}
+        if len(groups) > 64:
+            # many groups: one layout refresh is cheaper than thousands of dataChanged signals
+            self.layoutAboutToBeChanged.emit()
+            self.layoutChanged.emit()
+            return
+        for key in groups:
+            rows = [self.outline.row_of[k] for k in changed if self.outline.group_of.get(k) == key]
+            parent = QModelIndex() if key == ROOT else self.index_of(key)
+            self.dataChanged.emit(
+                self.index(min(rows), 0, parent), self.index(max(rows), len(COLUMNS) - 1, parent)
+            )
+
+    def preview(self, i: int) -> str:
+        s = self._preview.get(i)
+        if s is None:
+            assert self.session is not None
+            try:
+                s = preview_text(self.session.value(i))
+            except Exception as e:
+                s = f"(unreadable: {e})"
+            self._preview[i] = s
+        return s
+
+    # ---------------------------------------------------------------- structure
+    def index_of(self, record: int, column: int = 0) -> QModelIndex:
+        row = self.outline.row_of.get(record)
+        if row is None:
+            return QModelIndex()
+        return self.createIndex(row, column, record + 1)
+
+    def record_of(self, index: Index) -> int:
+        return int(index.internalId()) - 1 if index.isValid() else -1
+
+    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
+        if column < 0 or column >= len(COLUMNS) or row < 0:
+            return QModelIndex()
+        if parent.isValid() and parent.column() != 0:
+            return QModelIndex()
+        key = self.record_of(parent) if parent.isValid() else ROOT
+        rows = self.outline.groups.get(key)
+        if rows is None or row >= len(rows):
+            return QModelIndex()
+        return self.createIndex(row, column, rows[row] + 1)
+
+    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+        if not index.isValid():
+            return QModelIndex()
+        g = self.outline.group_of.get(self.record_of(index), ROOT)
+        if g == ROOT:
+            return QModelIndex()
+        return self.createIndex(self.outline.row_of[g], 0, g + 1)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        if parent.isValid():
+            if parent.column() != 0:
+                return 0
+            return len(self.outline.groups.get(self.record_of(parent), ()))
+        return len(self.outline.groups.get(ROOT, ()))
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return len(COLUMNS)
+
+    def hasChildren(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008
+        return self.rowCount(parent) > 0
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if (
+            orientation == Qt.Orientation.Horizontal
+            and role == Qt.ItemDataRole.DisplayRole
+            and 0 <= section < len(COLUMNS)
+        ):
+            return COLUMNS[section]
+        if role == Qt.ItemDataRole.TextAlignmentRole and section == 1:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    # ---------------------------------------------------------------- data
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or self.session is None:
+            return None
+        i = self.record_of(index)
+        rec = self.session.records[i]
+        col = index.column()
+        R = Qt.ItemDataRole
+        if role == R.DisplayRole:
+            if col == 0:
+                lab = self.session.label_of(rec.id)
+                return f"[{lab}]  {self.preview(i)}" if lab else self.preview(i)
+            if col == 1:
+                t = rec.tokens
+                if rec.type != "message":
+                    return ""
+                if isinstance(t, JsTypeError):
+                    return "error"
+                return f"{t:,}" if isinstance(t, int) else str(t)
+            ts = rec.timestamp
+            return ts[11:19] if isinstance(ts, str) and len(ts) >= 19 else ""
+        if role == R.DecorationRole and col == 0:
+            return entry_icon(kind_of(rec.type, rec.role))
+        if role == R.TextAlignmentRole and col == 1:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == R.FontRole and i in self.outline.active and col == 0:
+            return self._bold
+        th = current_theme()
+        mark = self.marks.get(i, "")
+        if role == R.BackgroundRole:
+            if mark == "cut":
+                c = th.cut
+                c.setAlpha(55)
+                return c
+            if mark in ("prefix", "turn_start"):
+                return th.prefix
+            if i in self.outline.active:
+                return th.active_bg
+            return None
+        if role == R.ForegroundRole:
+            if i not in self.outline.active or mark == "summarised":
+                return th.muted
+            return None
+        if role == R.ToolTipRole:
+            lines = [f"{rec.type} · line {rec.line} · id {rec.id}"]
+            if rec.role is not None and rec.type == "message":
+                lines[0] += f" · {rec.role}"
+            if mark in _MARK_TEXT:
+                lines.append(_MARK_TEXT[mark])
+            if mark in ("valid", "invalid", "cut", "prefix", "turn_start"):
+                lines.append("Cut point: " + cut_point_reason(rec))
+            if i not in self.outline.active:
+                lines.append("Not on the active path")
+            return "\n".join(lines)
+        if role == Roles.RECORD:
+            return i
+        if role == Roles.ACTIVE:
+            return i in self.outline.active
+        if role == Roles.CUT_MARK:
+            return mark
+        if role == Roles.HEAD:
+            return i in self.outline.heads
+        if role == LAST_CHAIN:
+            return i in self.outline.last_chain
+        if role == Roles.KIND:
+            return kind_of(rec.type, rec.role)
+        return None
+
+
+class BranchDelegate(QStyledItemDelegate):
+    """Draws pi-style branch connectors in a gutter left of rows inside branch groups."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        model = index.model()
+        in_group = index.column() == 0 and index.parent().isValid()
+        if index.column() == 0 and not in_group and isinstance(model, SessionTreeModel):
+            in_group = len(model.outline.groups.get(ROOT, ())) > 0 and bool(
+                model.outline.heads & set(model.outline.groups[ROOT][:1])
+            )
+        mark = index.data(Roles.CUT_MARK)
+        if not in_group:
+            super().paint(painter, option, index)
+        else:
+            opt = QStyleOptionViewItem(option)
+            r = opt.rect
+            head = bool(index.data(Roles.HEAD))
+            last = bool(index.data(LAST_CHAIN))
+            th = current_theme()
+            painter.save()
+            bg = index.data(Qt.ItemDataRole.BackgroundRole)
+            if bg is not None:
+                painter.fillRect(QRect(r.left(), r.top(), GUTTER, r.height()), bg)
+            painter.setPen(QPen(th.muted, 1))
+            cx = r.left() + 5
+            top, bottom, mid = r.top(), r.bottom() + 1, r.center().y()
+            if head:
+                painter.drawLine(cx, top, cx, bottom if not last else mid)
+                painter.drawLine(cx, mid, r.left() + GUTTER - 2, mid)
+            elif not last:
+                painter.drawLine(cx, top, cx, bottom)
+            painter.restore()
+            opt.rect = QRect(r.left() + GUTTER, r.top(), r.width() - GUTTER, r.height())
+            super().paint(painter, opt, index)
+        if index.column() == 0 and mark == "cut":
+            th = current_theme()
+            painter.save()
+            painter.setPen(QPen(th.cut, 2))
+            painter.drawLine(
+                option.rect.left(), option.rect.top() + 1, option.rect.right(), option.rect.top() + 1
+            )
+            painter.restore()
+        elif index.column() == 0 and mark == "turn_start":
+            th = current_theme()
+            painter.save()
+            painter.setPen(QPen(th.turn_start, 2))
+            painter.drawLine(
+                option.rect.left(), option.rect.top() + 1, option.rect.right(), option.rect.top() + 1
+            )
+            painter.restore()

@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from session_studio.ui.document import SessionDocument
+from session_studio.ui.planner import PlannerPanel
+from session_studio.ui.why import explain_cut
+
+from .conftest import write_session
+
+
+def _doc(qtbot: Any, runner: Any, path: Path) -> SessionDocument:
+    d = SessionDocument(runner)
+    d.open(str(path))
+    qtbot.waitUntil(lambda: d.state is not None)
+    return d
+
+
+def test_split_turn_plan(qtbot: Any, runner: Any, split_turn_session: Path) -> None:
+    d = _doc(qtbot, runner, split_turn_session)
+    st = d.state
+    assert st.cut.is_split_turn and st.cut.turn_start_index == 2
+    marks = st.marks
+    assert marks[st.path[st.cut.first_kept_index]] == "cut"
+    assert marks[st.path[2]] == "turn_start"
+    assert "prefix" in marks.values()
+    assert not st.nothing_to_compact
+    html = explain_cut(st)
+    assert "Split turn" in html and "budget reached" in html
+    qtbot.waitUntil(lambda: d.preparation is not None)
+    assert d.preparation.is_split_turn
+
+
+def test_slider_replans_instantly(qtbot: Any, runner: Any, split_turn_session: Path) -> None:
+    d = _doc(qtbot, runner, split_turn_session)
+    before = d.state.cut.first_kept_index
+    with qtbot.waitSignal(d.plan_changed):
+        d.set_params(keep=2000)
+    assert d.state.cut.first_kept_index > before
+    d.set_params(keep=10_000_000)
+    assert d.state.nothing_to_compact
+
+
+def test_manual_cut_and_invalid_reason(qtbot: Any, runner: Any, split_turn_session: Path) -> None:
+    d = _doc(qtbot, runner, split_turn_session)
+    tool_result = d.state.path[4]
+    assert "tool result" in (d.set_manual_cut(tool_result) or "")
+    assert d.set_manual_cut(d.state.path[2]) is None
+    assert d.state.manual and not d.state.cut.is_split_turn
+    assert "Manual cut" in explain_cut(d.state)
+    d.clear_manual_cut()
+    assert not d.state.manual
+
+
+def test_example_d_quirk(qtbot: Any, runner: Any, tmp_path: Path) -> None:
+    spec = [("user", 10), ("assistant", 10), ("user", 10), ("assistant", 10), ("toolResult", 25000)]
+    d = _doc(qtbot, runner, write_session(tmp_path / "d.jsonl", spec))
+    d.set_params(keep=100)
+    assert d.state.nothing_to_compact
+    assert any(q.code == "12.1.2" for q in d.state.quirks)
+
+
+def test_example_c_quirk(qtbot: Any, runner: Any, tmp_path: Path) -> None:
+    spec = [
+        ("user", 100),
+        ("assistant", 100),
+        {"type": "thinking_level_change", "thinkingLevel": "high"},
+        ("user", 100),
+        ("assistant", 100),
+    ]
+    d = _doc(qtbot, runner, write_session(tmp_path / "c.jsonl", spec))
+    d.set_params(keep=150)
+    assert d.state.cut.first_kept_index == 2 and d.state.cut.is_split_turn
+    assert any(q.code == "12.1.1" for q in d.state.quirks)
+
+
+def test_planner_panel_follows_state(qtbot: Any, runner: Any, split_turn_session: Path) -> None:
+    d = _doc(qtbot, runner, split_turn_session)
+    p = PlannerPanel()
+    qtbot.addWidget(p)
+    p.set_state(d.state)
+    assert p.keep.value() == 20000
+    assert "split turn" in p.cut_title.text()
+    with qtbot.waitSignal(p.params_changed) as b:
+        p.keep.spin.setValue(5000)
+    assert b.args == [5000, None, None]
+
+
+def test_live_append_keeps_selection(qtbot: Any, runner: Any, split_turn_session: Path) -> None:
+    d = _doc(qtbot, runner, split_turn_session)
+    d.select(3)
+    n = len(d.session.records)
+    with open(split_turn_session, "a", encoding="utf-8") as fh:
+        fh.write(
+            '{"type":"message","id":"new1","parentId":"e'
+            + f"{n - 1:04d}"
+            + '","timestamp":"2025-01-02T00:00:00.000Z",'
+            '"message":{"role":"user","content":"more","timestamp":1}}\n'
+        )
+    with qtbot.waitSignal(d.appended, timeout=3000):
+        d.refresh()
+    assert len(d.session.records) == n + 1
+    assert d.selected == 3
+    assert d.state.path[-1] == n
+
+
+def test_load_failure_is_reported(qtbot: Any, runner: Any, tmp_path: Path) -> None:
+    d = SessionDocument(runner)
+    with qtbot.waitSignal(d.load_failed) as b:
+        d.open(str(tmp_path / "missing.jsonl"))
+    assert "Cannot open" in b.args[0]

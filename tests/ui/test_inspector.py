@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+from PySide6.QtGui import QColor, QImage
+
+from session_studio.core import Session
+from session_studio.ui.inspector import EntryInspector
+
+from .conftest import write_session
+
+
+def _png() -> str:
+    img = QImage(8, 6, QImage.Format.Format_RGB32)
+    img.fill(QColor("red"))
+    ba = QByteArray()
+    buf = QBuffer(ba)
+    buf.open(QIODevice.OpenModeFlag.WriteOnly)
+    img.save(buf, "PNG")
+    return base64.b64encode(bytes(ba.data())).decode()
+
+
+def _session(tmp_path: Path) -> Session:
+    evil = (
+        "# Title\n\nSome **bold** text.\n\n![remote](http://example.com/x.png) <img src='http://example.com/y.png'>"
+        " <script>alert(1)</script> [link](http://example.com)"
+    )
+    spec = [
+        {
+            "type": "message",
+            "message": {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": evil},
+                    {"type": "image", "data": _png(), "mimeType": "image/png"},
+                ],
+                "timestamp": 1,
+            },
+        },
+        {
+            "type": "message",
+            "message": {
+                "role": "assistant",
+                "provider": "anthropic",
+                "model": "claude-sonnet-4-5",
+                "stopReason": "toolUse",
+                "timestamp": 2,
+                "usage": {
+                    "input": 10,
+                    "output": 5,
+                    "cacheRead": 0,
+                    "cacheWrite": 0,
+                    "totalTokens": 15,
+                    "cost": {"total": 0.0012},
+                },
+                "content": [
+                    {"type": "thinking", "thinking": "secret plan"},
+                    {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a.py"}},
+                ],
+            },
+        },
+        {
+            "type": "message",
+            "message": {
+                "role": "toolResult",
+                "toolCallId": "c1",
+                "toolName": "read",
+                "content": [{"type": "text", "text": "\n".join(f"line {i}" for i in range(100))}],
+                "isError": False,
+                "timestamp": 3,
+            },
+        },
+        {
+            "type": "message",
+            "message": {
+                "role": "bashExecution",
+                "command": "ls -la",
+                "output": "total 0",
+                "exitCode": 0,
+                "timestamp": 4,
+            },
+        },
+    ]
+    return Session.open(write_session(tmp_path / "i.jsonl", spec))
+
+
+def test_untrusted_content_is_inert(qtbot: Any, tmp_path: Path) -> None:
+    s = _session(tmp_path)
+    w = EntryInspector()
+    qtbot.addWidget(w)
+    w.set_session(s)
+    w.show_entry(0)
+    doc = w.browser.document()
+    text = w.browser.toPlainText()
+    assert "<script>alert(1)</script>" in text  # shown as text, not executed or parsed
+    assert "Title" in text
+    assert all("example.com" not in u for u in _loaded_urls(w))
+    assert doc.resource(2, __import__("PySide6.QtCore").QtCore.QUrl("entryimg:img1")) is not None
+
+
+def _loaded_urls(w: EntryInspector) -> list[str]:
+    # every non-entry resource request is refused and recorded; nothing else was loaded
+    return [u for u in w.browser.blocked if u.startswith("entryimg:")]
+
+
+def test_assistant_thinking_collapsed_and_usage(qtbot: Any, tmp_path: Path) -> None:
+    s = _session(tmp_path)
+    w = EntryInspector()
+    qtbot.addWidget(w)
+    w.set_session(s)
+    w.show_entry(1)
+    text = w.browser.toPlainText()
+    assert "Thinking" in text and "secret plan" not in text
+    assert "→ read" in text and '"path": "a.py"' in text
+    assert "0.0012" in text and "totalTokens" in text
+    w._toggle("c.0")
+    assert "secret plan" in w.browser.toPlainText()
+
+
+def test_long_tool_result_folded(qtbot: Any, tmp_path: Path) -> None:
+    s = _session(tmp_path)
+    w = EntryInspector()
+    qtbot.addWidget(w)
+    w.set_session(s)
+    w.show_entry(2)
+    assert "line 99" not in w.browser.toPlainText() and "show all 100 lines" in w.browser.toPlainText()
+    w._toggle("r.0")
+    assert "line 99" in w.browser.toPlainText()
+
+
+def test_raw_json(qtbot: Any, tmp_path: Path) -> None:
+    s = _session(tmp_path)
+    w = EntryInspector()
+    qtbot.addWidget(w)
+    w.set_session(s)
+    w.show_entry(3)
+    assert "ls -la" in w.browser.toPlainText()
+    w.raw_button.setChecked(True)
+    assert '"command": "ls -la"' in w.raw.toPlainText()

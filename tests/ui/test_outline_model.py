@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from session_studio.core import Session
+from session_studio.ui.outline import ROOT, build_outline
+from session_studio.ui.tree_model import SessionTreeModel
+
+from .conftest import write_session
+
+
+def _tree_session(tmp_path: Path, parents: list[int]) -> Session:
+    """Entry k has parent parents[k] (-1 = root); all user messages."""
+    spec = []
+    for k, p in enumerate(parents):
+        spec.append(
+            {
+                "type": "message",
+                "parentId": None if p < 0 else f"e{p:04d}",
+                "message": {"role": "user", "content": f"m{k}", "timestamp": k},
+            }
+        )
+    return Session.open(write_session(tmp_path / "t.jsonl", spec))
+
+
+def test_chain_is_flat(tmp_path: Path) -> None:
+    s = _tree_session(tmp_path, [-1, 0, 1, 2])
+    o = build_outline(s, "all")
+    assert o.groups == {ROOT: [0, 1, 2, 3]}
+
+
+def test_branch_point_opens_group(tmp_path: Path) -> None:
+    # 0 → 1 → {2 → 3, 4}
+    s = _tree_session(tmp_path, [-1, 0, 1, 2, 1])
+    o = build_outline(s, "all")
+    assert o.groups[ROOT] == [0, 1]
+    assert o.groups[1] == [2, 3, 4]
+    assert o.heads == {2, 4}
+    assert 4 in o.last_chain and not {2, 3} & o.last_chain
+    assert o.row_of[4] == 2 and o.group_of[4] == 1
+
+
+def test_active_path_stays_flat(tmp_path: Path) -> None:
+    # 0 → 1 → {2 → 3, 4}; active path 0,1,4
+    s = _tree_session(tmp_path, [-1, 0, 1, 2, 1])
+    o = build_outline(s, "all", active_path=[0, 1, 4])
+    assert o.groups[ROOT] == [0, 1, 4]
+    assert o.groups[1] == [2, 3]
+    assert o.heads == {2}
+
+
+def test_filter_hides_and_reparents(tmp_path: Path) -> None:
+    spec = [
+        ("user", 10),
+        ("assistant", 10),
+        ("toolResult", 10),
+        ("assistant", 10),
+        {"type": "label", "targetId": "e0000", "label": "start"},
+    ]
+    s = Session.open(write_session(tmp_path / "f.jsonl", spec))
+    assert len(build_outline(s, "all")) == 5
+    assert len(build_outline(s, "default")) == 4  # label hidden
+    assert build_outline(s, "no-tools").groups[ROOT] == [0, 1, 3]
+    assert build_outline(s, "user-only").groups[ROOT] == [0]
+    assert build_outline(s, "labeled-only").groups[ROOT] == [0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(min_value=-1, max_value=40), min_size=1, max_size=40))
+def test_outline_is_a_bijection(tmp_path_factory: pytest.TempPathFactory, raw: list[int]) -> None:
+    parents = [p if p < k else k - 1 for k, p in enumerate(raw)]  # parents come first
+    s = _tree_session(tmp_path_factory.mktemp("h"), parents)
+    o = build_outline(s, "all")
+    shown = [r for rows in o.groups.values() for r in rows]
+    assert sorted(shown) == list(range(len(parents)))
+    for key, rows in o.groups.items():
+        for n, r in enumerate(rows):
+            assert o.row_of[r] == n and o.group_of[r] == key
+
+
+def test_model_tester_on_sample(qtmodeltester, branching_session: Path) -> None:
+    s = Session.open(branching_session)
+    m = SessionTreeModel()
+    m.set_session(s, s.path_indices(s.leaf_index()))
+    assert m.rowCount() > 0
+    qtmodeltester.check(m)
+    m.set_filter("no-tools", "")
+    qtmodeltester.check(m)
+    m.set_filter("all", "compaction")
+    qtmodeltester.check(m)
+
+
+def test_model_index_roundtrip(branching_session: Path) -> None:
+    s = Session.open(branching_session)
+    m = SessionTreeModel()
+    m.set_session(s, s.path_indices(s.leaf_index()))
+    for rec in list(m.outline.group_of)[:200]:
+        ix = m.index_of(rec)
+        assert m.record_of(ix) == rec
+        assert m.index(ix.row(), 0, m.parent(ix)) == ix
+
+
+def test_empty_model(qtmodeltester) -> None:
+    m = SessionTreeModel()
+    qtmodeltester.check(m)

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+from PySide6.QtCore import QPoint
+
+from session_studio.ui.bar_geometry import bar_spans, span_at, tile, token_x
+from session_studio.ui.document import SessionDocument
+from session_studio.ui.theme import current_theme
+from session_studio.ui.token_bar import ROW_H, BarLayout, TokenBar
+
+finite = st.floats(min_value=0, max_value=1e7, allow_nan=False, allow_infinity=False)
+
+
+@given(
+    st.lists(finite, min_size=1, max_size=300),
+    st.integers(min_value=0, max_value=5000),
+    st.integers(min_value=0, max_value=200),
+)
+def test_spans_tile_the_width(weights: list[float], width: int, x0: int) -> None:
+    spans = tile(weights, width, x0)
+    assert len(spans) == len(weights)
+    assert spans[0][0] == x0
+    for (x, w), (nx, _) in itertools.pairwise(spans):
+        assert w >= 0 and x + w == nx
+    assert spans[-1][0] + spans[-1][1] == x0 + width
+
+
+@given(
+    st.lists(st.one_of(finite, st.just(float("nan")), st.just(-5.0)), min_size=1, max_size=50),
+    st.integers(min_value=1, max_value=3000),
+)
+def test_bar_spans_stay_inside(tokens: list[float], width: int) -> None:
+    segs = [(k, "user", t) for k, t in enumerate(tokens)]
+    spans = bar_spans(segs, 200000, width, 10)
+    assert all(s.x >= 10 and s.x + s.w <= 10 + width for s in spans)
+    for a, b in itertools.pairwise(spans):
+        assert a.x + a.w == b.x
+
+
+def test_span_at_and_token_x() -> None:
+    spans = bar_spans([(1, "user", 100), (2, "assistant", 300)], 400, 400)
+    assert span_at(spans, 50).key == 1
+    assert span_at(spans, 150).key == 2
+    assert span_at(spans, 400) is None
+    assert token_x(200, 400, 400, 10) == 210
+
+
+def _doc(qtbot: Any, runner: Any, path: Path) -> SessionDocument:
+    d = SessionDocument(runner)
+    d.open(str(path))
+    qtbot.waitUntil(lambda: d.state is not None)
+    return d
+
+
+def test_bar_pixels(qtbot: Any, runner: Any, split_turn_session: Path) -> None:
+    d = _doc(qtbot, runner, split_turn_session)
+    bar = TokenBar()
+    qtbot.addWidget(bar)
+    bar.resize(1000, bar.sizeHint().height())
+    bar.set_state(d.state)
+    bar.show()
+    img = bar.grab().toImage()
+    lay = BarLayout(d.state, 1000)
+    th = current_theme()
+    first = lay.now[0]  # a user message
+    y = lay.row_y + ROW_H // 2
+    assert img.pixelColor(first.x + first.w // 2, y).name() == th.role("user").name()
+    # the reserve zone is tinted, the free part of the bar is the plain track
+    xt = lay.x(d.state.threshold)
+    free_x = (lay.now[-1].x + lay.now[-1].w + xt) // 2
+    assert img.pixelColor(free_x, y).name() == th.base.name()
+    assert img.pixelColor(xt + 20, y + 3).name() != th.base.name()
+    # hover text and click → entry
+    sp = lay.hit(QPoint(first.x + 1, y))
+    assert sp is not None and "user" in bar.describe(sp)
+    with qtbot.waitSignal(bar.entry_clicked) as blocker:
+        qtbot.mouseClick(
+            bar, __import__("PySide6.QtCore").QtCore.Qt.MouseButton.LeftButton, pos=QPoint(first.x + 1, y)
+        )
+    assert blocker.args == [first.key]
+
+
+def test_projected_bar_shorter(qtbot: Any, runner: Any, split_turn_session: Path) -> None:
+    d = _doc(qtbot, runner, split_turn_session)
+    st_ = d.state
+    assert st_.after_tokens and st_.after_tokens[0][1] == "compactionSummary"
+    assert sum(t for *_, t in st_.after_tokens) < sum(t for *_, t in st_.item_tokens)

@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from session_studio.ui.main_window import PAGE_BROWSER, PAGE_SESSION, MainWindow, stylesheet
+from session_studio.ui.theme import apply_theme
+
+SIZES = [(1280, 800), (1920, 1080)]
+THEMES = ["light", "dark"]
+
+
+def _open(qtbot: Any, w: MainWindow, path: Path) -> None:
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.state is not None)
+    qtbot.waitUntil(lambda: w.doc.preparation is not None or w.doc.state.nothing_to_compact, timeout=3000)
+
+
+def test_browser_lists_samples_when_no_sessions(qtbot: Any, window: MainWindow) -> None:
+    window.show_browser()
+    assert window.stack.currentIndex() == PAGE_BROWSER
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() > 0)
+    assert "sample" in window.browser.location.text()
+    qtmodel = window.browser.model
+    first_project = qtmodel.item(0)
+    assert first_project.rowCount() >= 1
+
+
+def test_open_select_and_navigate(qtbot: Any, window: MainWindow, branching_session: Path) -> None:
+    _open(qtbot, window, branching_session)
+    assert window.stack.currentIndex() == PAGE_SESSION
+    leaf = window.doc.session.leaf_index()
+    assert window.doc.selected == leaf
+    assert window.tree_model.record_of(window.tree.currentIndex()) == leaf
+    window.a_prev.trigger()
+    assert window.doc.selected != leaf
+    assert window.inspector.index == window.doc.selected
+    window.a_leaf.trigger()
+    assert window.doc.selected == leaf
+    assert window.settings.recent_files()[0] == str(branching_session)
+
+
+def test_filters_and_search(qtbot: Any, window: MainWindow, branching_session: Path) -> None:
+    _open(qtbot, window, branching_session)
+    total = len(window.tree_model.outline)
+    window.filter_combo.setCurrentIndex(window.filter_combo.findData("user-only"))
+    assert 0 < len(window.tree_model.outline) < total
+    window.filter_combo.setCurrentIndex(window.filter_combo.findData("all"))
+    window.search.setText("compaction")
+    window._apply_filter()
+    assert 0 < len(window.tree_model.outline) < total
+
+
+def test_cut_by_double_click_and_commit_disabled(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    _open(qtbot, window, split_turn_session)
+    user2 = window.doc.state.path[2]
+    ix = window.tree_model.index_of(user2)
+    window.tree.doubleClicked.emit(ix)
+    assert window.doc.state.manual and window.doc.state.first_kept_record == user2
+    assert not window.planner.commit_button.isEnabled()
+    assert "engine" in window.planner.commit_button.toolTip()
+
+
+def test_preview_generates_offline_summary(qtbot: Any, window: MainWindow, split_turn_session: Path) -> None:
+    _open(qtbot, window, split_turn_session)
+    window.tabs.setCurrentWidget(window.preview)
+    window.preview.generate_button.click()
+    qtbot.waitUntil(
+        lambda: "Turn Context (split turn)" in window.preview.summary.toPlainText(), timeout=10000
+    )
+    assert window.doc.summary_text
+    qtbot.waitUntil(lambda: window.preview.after.toPlainText() != "")
+    assert "Before" in window.preview.before_title.text()
+
+
+def test_settings_persist(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    window.splitter.setSizes([300, 500, 300])
+    window.save_state()
+    assert window.settings.state("splitter") is not None
+    assert window.settings.path.exists()
+
+
+def _shot(w: MainWindow, artifacts: Path, name: str, size: tuple[int, int], theme: str) -> Path:
+    w.resize(*size)
+    QApplication.processEvents()
+    out = artifacts / f"{name}-{size[0]}x{size[1]}-{theme}.png"
+    assert w.grab().save(str(out))
+    return out
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_screenshots(
+    qtbot: Any,
+    window: MainWindow,
+    artifacts: Path,
+    branching_session: Path,
+    split_turn_session: Path,
+    theme: str,
+) -> None:
+    app = QApplication.instance()
+    apply_theme(app, theme)
+    app.setStyleSheet(stylesheet())
+    for size in SIZES:
+        window.show_browser()
+        qtbot.waitUntil(lambda: window.browser.model.rowCount() > 0)
+        _shot(window, artifacts, "browser", size, theme)
+    _open(qtbot, window, branching_session)
+    window.tabs.setCurrentWidget(window.inspector)
+    for size in SIZES:
+        _shot(window, artifacts, "tree-bar", size, theme)
+    _open(qtbot, window, split_turn_session)
+    window.tree.setFocus(Qt.FocusReason.OtherFocusReason)
+    window.a_goto_cut.trigger()
+    window.tabs.setCurrentWidget(window.why)
+    for size in SIZES:
+        _shot(window, artifacts, "split-turn", size, theme)
+    window.tabs.setCurrentWidget(window.preview)
+    window.preview.generate_button.click()
+    qtbot.waitUntil(lambda: bool(window.doc.summary_text), timeout=10000)
+    qtbot.waitUntil(lambda: window.preview.after.toPlainText() != "")
+    for size in SIZES:
+        _shot(window, artifacts, "preview", size, theme)
+    apply_theme(app, "light")
