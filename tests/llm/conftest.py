@@ -122,7 +122,10 @@ def pi_oracle() -> Callable[..., dict[str, Any]]:
     """Run ``pi-oracle.mjs`` and return its JSON output (skips if pi's install is missing)."""
     if NODE is None:
         pytest.skip("node is not installed")
-    if not ORACLE_SCRIPT.is_file() or not (PI_HOME / "node_modules" / "@earendil-works" / "pi-coding-agent").is_dir():
+    if (
+        not ORACLE_SCRIPT.is_file()
+        or not (PI_HOME / "node_modules" / "@earendil-works" / "pi-coding-agent").is_dir()
+    ):
         pytest.skip("pi oracle install not found")
 
     def run(*args: str) -> dict[str, Any]:

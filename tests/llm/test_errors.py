@@ -40,10 +40,16 @@ from session_studio.llm._http import error_for_message
         ("400 status code (no body)", True),
         ("x 413 (no body)", False),
         ("context_length_exceeded", True),
-        ("This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", True),
+        (
+            "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+            True,
+        ),
         ("Input exceeds model's maximum context length (262144)", True),
         ("the request exceeds the available context size, try increasing it", True),
-        ("Trying to keep the first 9000 tokens when context the overflows. greater than the context length", True),
+        (
+            "Trying to keep the first 9000 tokens when context the overflows. greater than the context length",
+            True,
+        ),
         ("429 Too Many Requests: context length exceeded", False),
         ("Service unavailable: prompt too long; exceeded max context length", False),
         ("prompt too long; exceeded max context length by 10 tokens", True),
@@ -81,7 +87,9 @@ def test_tree() -> None:
 
 
 def test_error_mapping_user_messages() -> None:
-    auth = error_for_message("401 invalid api key", provider="OpenAI", status=401, key_hint="environment variable OPENAI_API_KEY")
+    auth = error_for_message(
+        "401 invalid api key", provider="OpenAI", status=401, key_hint="environment variable OPENAI_API_KEY"
+    )
     assert isinstance(auth, LlmAuthError)
     assert auth.user_message.startswith("The server said 401")
     assert "check the API key in environment variable OPENAI_API_KEY" in auth.user_message
@@ -91,7 +99,9 @@ def test_error_mapping_user_messages() -> None:
     assert isinstance(error_for_message("x", provider="p", status=503), LlmServerError)
     assert isinstance(error_for_message("x", provider="p", status=408), LlmTimeoutError)
     assert isinstance(error_for_message("x", provider="p", kind="authentication_error"), LlmAuthError)
-    assert isinstance(error_for_message("429 rate limit: too many tokens", provider="p", status=429), LlmRateLimitError)
+    assert isinstance(
+        error_for_message("429 rate limit: too many tokens", provider="p", status=429), LlmRateLimitError
+    )
 
 
 def test_summary_failure_messages() -> None:
@@ -111,8 +121,16 @@ def test_redact_known_secret_and_credential_shapes() -> None:
         '{"authorization": "Basic dXNlcjpwYXNz"} api_key=hunter22222'
     )
     out = redact(text)
-    for leaked in (secret, "abc123secretvalue", "AIzaXYZ123", "ABCDEFGHIJKLMNOP", "abcdefghijkl", "user:pass",
-                   "dXNlcjpwYXNz", "hunter22222"):
+    for leaked in (
+        secret,
+        "abc123secretvalue",
+        "AIzaXYZ123",
+        "ABCDEFGHIJKLMNOP",
+        "abcdefghijkl",
+        "user:pass",
+        "dXNlcjpwYXNz",
+        "hunter22222",
+    ):
         assert leaked not in out, leaked
     assert "x=1" in out and "https://" in out
     assert redact("task-force and a desk-lamp") == "task-force and a desk-lamp"
@@ -122,7 +140,9 @@ def test_redact_known_secret_and_credential_shapes() -> None:
 
 def test_errors_redact_their_messages() -> None:
     register_secret("sk-live-0123456789abcdef")
-    err = LlmAuthError("bad key sk-live-0123456789abcdef", user_message="key sk-live-0123456789abcdef rejected")
+    err = LlmAuthError(
+        "bad key sk-live-0123456789abcdef", user_message="key sk-live-0123456789abcdef rejected"
+    )
     assert "0123456789abcdef" not in str(err)
     assert "0123456789abcdef" not in err.user_message
 
@@ -132,6 +152,11 @@ def test_package_imports_no_qt() -> None:
 
     src = str(Path(session_studio.__file__).resolve().parents[1])
     code = "import sys, session_studio.llm; print(any(m.startswith('PySide6') for m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONPATH": src, "PATH": ""})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": src, "PATH": ""},
+    )
     assert out.stdout.strip() == "False"

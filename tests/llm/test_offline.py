@@ -85,14 +85,20 @@ def test_history_draft_content() -> None:
     assert "- [x] read 1 file: src/cli.py" in done
     assert "- [x] edit(path=src/cli.py) ×2" in done  # failed first, then succeeded: not blocked
     assert "- [x] write(path=docs/usage.md)" in done
-    assert _section(text, "### In Progress") == ["- [ ] grep(pattern=verbose, path=README.md) (no result yet)"]
-    assert _section(text, "### Blocked") == ["- bash(command=pytest -q tests/test_cli.py): E   AssertionError: expected 2 got 1"]
+    assert _section(text, "### In Progress") == [
+        "- [ ] grep(pattern=verbose, path=README.md) (no result yet)"
+    ]
+    assert _section(text, "### Blocked") == [
+        "- bash(command=pytest -q tests/test_cli.py): E   AssertionError: expected 2 got 1"
+    ]
     decisions = _section(text, "## Key Decisions")
     assert decisions == [
         "- **I'll use argparse instead of click**: the project already depends on it",
     ]
     steps = _section(text, "## Next Steps")
-    assert steps[0] == "1. Pick up from the latest request: Don't touch the tests. Please also update README.md."
+    assert (
+        steps[0] == "1. Pick up from the latest request: Don't touch the tests. Please also update README.md."
+    )
     assert any("Resolve the failure of bash(command=pytest -q tests/test_cli.py)" in s for s in steps)
     assert any("Check the result of grep(pattern=verbose, path=README.md)" in s for s in steps)
     context = _section(text, "## Critical Context")
@@ -193,7 +199,32 @@ def test_update_merges_previous_summary() -> None:
     )
     context = _section(text, "## Critical Context")
     assert "- Files modified: src/cli.py, docs/usage.md, src/main.py" in context
-    assert _section(text, "## Next Steps")[0] == "1. Pick up from the latest request: Now add a --quiet flag too."
+    assert not any(c.startswith("- Error:") for c in context)  # the failure was resolved
+    assert (
+        _section(text, "## Next Steps")[0]
+        == "1. Pick up from the latest request: Now add a --quiet flag too."
+    )
+
+
+def test_repeated_updates_do_not_pile_up() -> None:
+    summary = OfflineSummarizer().draft(
+        history_request(CONVERSATION, None, "first focus", 16384, 0, False, None, P)
+    )
+    for i in range(4):
+        conv = f"[User]: step {i} in lib/mod{i}.py\n\n[Assistant]: ok"
+        summary = OfflineSummarizer().draft(
+            history_request(conv, summary, f"focus {i}", 16384, 0, False, None, P)
+        )
+    context = _section(summary, "## Critical Context")
+    assert [c for c in context if c.startswith("- Requested focus:")] == ["- Requested focus: focus 3"]
+    assert len([c for c in context if c.startswith("- Paths mentioned by the user:")]) == 1
+    assert "lib/mod0.py" in summary and "lib/mod3.py" in summary
+    assert summary.count(OFFLINE_NOTE) == 1
+    # the unresolved pytest failure from the first part is still reported exactly once
+    assert context.count("- Error: `E   AssertionError: expected 2 got 1`") == 1
+    assert _section(summary, "### Blocked") == [
+        "- bash(command=pytest -q tests/test_cli.py): E   AssertionError: expected 2 got 1"
+    ]
 
 
 def test_update_with_an_llm_written_summary_and_file_lists() -> None:
@@ -204,7 +235,9 @@ def test_update_with_an_llm_written_summary_and_file_lists() -> None:
         "## Critical Context\n- Python 3.11\n\n<read-files>\nREADME.md\n</read-files>\n\n"
         "<modified-files>\nsrc/lexer.py\n</modified-files>"
     )
-    text = OfflineSummarizer().draft(history_request("[User]: thanks", previous, None, 16384, 0, False, None, P))
+    text = OfflineSummarizer().draft(
+        history_request("[User]: thanks", previous, None, 16384, 0, False, None, P)
+    )
     assert _section(text, "## Goal")[1:] == ["- Refactor the parser."]
     assert _section(text, "## Constraints & Preferences") == ["(none)"]
     assert _section(text, "### Done") == ["- [x] Split lexer.py"]
@@ -247,7 +280,9 @@ def test_split_turn_summary_can_be_updated() -> None:
     assert "**Turn Context" not in text
     assert "- Rename the flag" in _section(text, "## Goal")
     merged_none = merge_split_turn(None, prefix)
-    text2 = OfflineSummarizer().draft(history_request("[User]: go on", merged_none, None, 16384, 0, False, None, P))
+    text2 = OfflineSummarizer().draft(
+        history_request("[User]: go on", merged_none, None, 16384, 0, False, None, P)
+    )
     assert "No prior history." not in text2
 
 
@@ -292,7 +327,9 @@ def test_long_sessions_stay_compact() -> None:
         parts.append(f'[Assistant tool calls]: edit(path="src/m{i}.py", oldText="a", newText="b")')
         parts.append("[Tool result]: ok")
     parts.append("[User]: " + "x" * 5000)
-    text = OfflineSummarizer().draft(history_request("\n\n".join(parts), None, None, 16384, 0, False, None, P))
+    text = OfflineSummarizer().draft(
+        history_request("\n\n".join(parts), None, None, 16384, 0, False, None, P)
+    )
     done = _section(text, "### Done")
     assert len(done) <= 16
     assert re.match(r"- \[x\] … and \d+ more tool calls \(bash ×300, edit ×\d+\)", done[-1])

@@ -42,7 +42,7 @@ def test_heading_sets_match_the_spec() -> None:
         "## Critical Context",
     )
     assert TURN_PREFIX_HEADINGS == ("## Original Request", "## Early Progress", "## Context for Suffix")
-    assert BRANCH_HEADINGS == HISTORY_HEADINGS[:-1]
+    assert HISTORY_HEADINGS[:-1] == BRANCH_HEADINGS
 
 
 @pytest.mark.parametrize(

@@ -41,7 +41,11 @@ def test_case_59_non_reasoning_model_without_limit() -> None:
 
 
 def test_case_59_response_text_blocks() -> None:
-    blocks = [{"type": "text", "text": "A"}, {"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "B"}]
+    blocks = [
+        {"type": "text", "text": "A"},
+        {"type": "thinking", "thinking": "hmm"},
+        {"type": "text", "text": "B"},
+    ]
     assert extract_text(blocks) == "A\nB"
     assert extract_text([]) == ""
     assert extract_text([{"type": "toolCall", "name": "x"}]) == ""
@@ -67,7 +71,9 @@ def test_turn_prefix_ignores_previous_summary_and_focus_but_keeps_reasoning() ->
 
 
 def test_case_54_split_turn_with_empty_history() -> None:
-    assert merge_split_turn(None, "PFX") == "No prior history.\n\n---\n\n**Turn Context (split turn):**\n\nPFX"
+    assert (
+        merge_split_turn(None, "PFX") == "No prior history.\n\n---\n\n**Turn Context (split turn):**\n\nPFX"
+    )
     assert NO_PRIOR_HISTORY == "No prior history."
     assert SPLIT_TURN_SEPARATOR == "\n\n---\n\n**Turn Context (split turn):**\n\n"
 
@@ -94,7 +100,10 @@ def test_case_63_branch_request() -> None:
         '<conversation>\n[User]: hello\n\n[Assistant tool calls]: read(path="p.ts")\n</conversation>\n\n'
     )
     assert req.prompt_text.endswith("\n\nAdditional focus: CI")
-    assert req.prompt_text == "<conversation>\n" + conv + "\n</conversation>\n\n" + P.branch + "\n\nAdditional focus: CI"
+    assert (
+        req.prompt_text
+        == "<conversation>\n" + conv + "\n</conversation>\n\n" + P.branch + "\n\nAdditional focus: CI"
+    )
     # LLM answer "X" → the stored summary starts with pi's preamble (file lists are appended by the core).
     summary = BRANCH_SUMMARY_PREAMBLE + "X" + "\n\n<read-files>\np.ts\n</read-files>"
     assert summary == (
@@ -128,6 +137,8 @@ def test_max_tokens_and_reasoning_rules() -> None:
 def test_custom_prompts_are_used() -> None:
     custom = Prompts(system="SYS", history="HIST", update="UPD", turn_prefix="TP", branch="BR")
     assert history_request("c", None, None, 100, 0, False, None, custom).prompt_text.endswith("HIST")
-    assert history_request("c", "p", "f", 100, 0, False, None, custom).prompt_text.endswith("UPD\n\nAdditional focus: f")
+    assert history_request("c", "p", "f", 100, 0, False, None, custom).prompt_text.endswith(
+        "UPD\n\nAdditional focus: f"
+    )
     assert turn_prefix_request("c", 100, 0, False, None, custom).system_prompt == "SYS"
     assert branch_request("c", None, False, custom).prompt_text.endswith("BR")

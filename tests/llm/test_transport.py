@@ -55,8 +55,15 @@ class RecordingToken(CancelToken):
 
 def openai_sse(parts: list[str], finish: str | None = "stop", usage: bool = True, done: bool = True) -> bytes:
     base = {"id": "c1", "object": "chat.completion.chunk", "model": "served-model"}
-    events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
-    events += [{**base, "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in parts]
+    events = [
+        {
+            **base,
+            "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}],
+        }
+    ]
+    events += [
+        {**base, "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in parts
+    ]
     if finish:
         events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
     if usage:
@@ -78,7 +85,9 @@ def openai_sse(parts: list[str], finish: str | None = "stop", usage: bool = True
     return out.encode()
 
 
-def anthropic_sse(blocks: list[tuple[str, list[str]]], stop: str = "end_turn", stop_event: bool = True) -> bytes:
+def anthropic_sse(
+    blocks: list[tuple[str, list[str]]], stop: str = "end_turn", stop_event: bool = True
+) -> bytes:
     def ev(name: str, data: dict[str, Any]) -> str:
         return f"event: {name}\ndata: {json.dumps(data)}\n\n"
 
@@ -96,19 +105,32 @@ def anthropic_sse(blocks: list[tuple[str, list[str]]], stop: str = "end_turn", s
     out += ev("ping", {"type": "ping"})
     for index, (kind, deltas) in enumerate(blocks):
         block = {"type": kind, "text": ""} if kind == "text" else {"type": kind, "thinking": ""}
-        out += ev("content_block_start", {"type": "content_block_start", "index": index, "content_block": block})
+        out += ev(
+            "content_block_start", {"type": "content_block_start", "index": index, "content_block": block}
+        )
         for d in deltas:
-            delta = {"type": "text_delta", "text": d} if kind == "text" else {"type": "thinking_delta", "thinking": d}
+            delta = (
+                {"type": "text_delta", "text": d}
+                if kind == "text"
+                else {"type": "thinking_delta", "thinking": d}
+            )
             out += ev("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
         out += ev("content_block_stop", {"type": "content_block_stop", "index": index})
-    out += ev("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 9}})
+    out += ev(
+        "message_delta",
+        {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 9}},
+    )
     if stop_event:
         out += ev("message_stop", {"type": "message_stop"})
     return out.encode()
 
 
-def sse_response(body: bytes | Iterator[bytes], status: int = 200, headers: dict[str, str] | None = None) -> httpx.Response:
-    return httpx.Response(status, headers={"content-type": "text/event-stream", **(headers or {})}, content=body)
+def sse_response(
+    body: bytes | Iterator[bytes], status: int = 200, headers: dict[str, str] | None = None
+) -> httpx.Response:
+    return httpx.Response(
+        status, headers={"content-type": "text/event-stream", **(headers or {})}, content=body
+    )
 
 
 def json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> httpx.Response:
@@ -118,14 +140,22 @@ def json_response(status: int, payload: Any, headers: dict[str, str] | None = No
 def openai(handler: Handler, **kwargs: Any) -> OpenAICompatibleSummarizer:
     kwargs.setdefault("retry_backoff_s", 0.0)
     return OpenAICompatibleSummarizer(
-        "https://api.example.test/v1", "gpt-test", "sk-unit-test-key-123456", transport=httpx.MockTransport(handler), **kwargs
+        "https://api.example.test/v1",
+        "gpt-test",
+        "sk-unit-test-key-123456",
+        transport=httpx.MockTransport(handler),
+        **kwargs,
     )
 
 
 def anthropic(handler: Handler, **kwargs: Any) -> AnthropicSummarizer:
     kwargs.setdefault("retry_backoff_s", 0.0)
     return AnthropicSummarizer(
-        "https://anthropic.example.test", "claude-test", "sk-ant-unit-key-123456", transport=httpx.MockTransport(handler), **kwargs
+        "https://anthropic.example.test",
+        "claude-test",
+        "sk-ant-unit-key-123456",
+        transport=httpx.MockTransport(handler),
+        **kwargs,
     )
 
 
@@ -195,12 +225,19 @@ def test_openai_case_59_options_and_reasoning_dialects() -> None:
     s.close()
     s = OpenAICompatibleSummarizer("https://openrouter.ai/api/v1", "deepseek/r1", "k", reasoning_model=True)
     body = s.request_body(req)
-    assert body["messages"][0]["role"] == "system"  # OpenRouter: developer role only for openai/ and anthropic/
+    assert (
+        body["messages"][0]["role"] == "system"
+    )  # OpenRouter: developer role only for openai/ and anthropic/
     assert body["reasoning"] == {"effort": "medium"}
     assert "reasoning_effort" not in body
     s.close()
-    s = OpenAICompatibleSummarizer("https://api.groq.com/openai/v1", "qwen/qwen3-32b", "k", reasoning_model=True,
-                                   thinking_level_map={"minimal": None, "low": None, "medium": None, "high": "default"})
+    s = OpenAICompatibleSummarizer(
+        "https://api.groq.com/openai/v1",
+        "qwen/qwen3-32b",
+        "k",
+        reasoning_model=True,
+        thinking_level_map={"minimal": None, "low": None, "medium": None, "high": "default"},
+    )
     assert s.request_body(req)["reasoning_effort"] == "default"  # medium is unsupported → clamped up to high
     s.close()
     s = OpenAICompatibleSummarizer("https://api.together.ai/v1", "m", "k", reasoning_model=True)
@@ -215,7 +252,10 @@ def test_openai_case_59_options_and_reasoning_dialects() -> None:
     assert "authorization" not in plain._headers(REQ)
     plain.close()
     custom = OpenAICompatibleSummarizer(
-        "http://h/v1", "m", None, compat=OpenAICompat().with_pi_overrides({"maxTokensField": "max_tokens", "supportsStore": False})
+        "http://h/v1",
+        "m",
+        None,
+        compat=OpenAICompat().with_pi_overrides({"maxTokensField": "max_tokens", "supportsStore": False}),
     )
     body = custom.request_body(REQ)
     assert body["max_tokens"] == 13107 and "store" not in body
@@ -355,12 +395,14 @@ def test_server_errors_back_off_exponentially_then_give_up() -> None:
 
     def handler(request: httpx.Request) -> httpx.Response:
         statuses.append(529)
-        return json_response(529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+        return json_response(
+            529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+        )
 
     token = RecordingToken()
-    with anthropic(handler, max_retries=3, retry_backoff_s=0.5, max_retry_delay_s=1.5) as s:
-        with pytest.raises(LlmServerError) as info:
-            s.summarize(REQ, cancel=token)
+    summarizer = anthropic(handler, max_retries=3, retry_backoff_s=0.5, max_retry_delay_s=1.5)
+    with summarizer as s, pytest.raises(LlmServerError) as info:
+        s.summarize(REQ, cancel=token)
     assert token.waits == [0.5, 1.0, 1.5]
     assert len(statuses) == 4
     assert info.value.status == 529
@@ -373,8 +415,19 @@ def test_server_errors_back_off_exponentially_then_give_up() -> None:
         (401, {"error": {"message": "Incorrect API key provided"}}, LlmAuthError),
         (403, {"error": {"message": "forbidden"}}, LlmAuthError),
         (404, {"error": {"message": "model not found"}}, LlmConfigError),
-        (413, {"type": "error", "error": {"type": "request_too_large", "message": "Request exceeds the maximum size"}}, LlmContextOverflowError),
-        (400, {"error": {"message": "prompt is too long: 213462 tokens > 200000 maximum"}}, LlmContextOverflowError),
+        (
+            413,
+            {
+                "type": "error",
+                "error": {"type": "request_too_large", "message": "Request exceeds the maximum size"},
+            },
+            LlmContextOverflowError,
+        ),
+        (
+            400,
+            {"error": {"message": "prompt is too long: 213462 tokens > 200000 maximum"}},
+            LlmContextOverflowError,
+        ),
         (400, None, LlmContextOverflowError),  # "400 status code (no body)" is an overflow in pi 0.80.2
         (422, "plain text body", LlmRequestError),
     ],
@@ -444,7 +497,9 @@ def test_bad_configuration() -> None:
     assert "ANTHROPIC_API_KEY" in info.value.user_message
     with pytest.raises(LlmConfigError):
         AnthropicSummarizer("https://api.anthropic.com", "claude", "sk-ant-oat01-subscription-token")
-    ok = AnthropicSummarizer("https://proxy.test", "claude", None, extra_headers={"Authorization": "Bearer proxytoken123"})
+    ok = AnthropicSummarizer(
+        "https://proxy.test", "claude", None, extra_headers={"Authorization": "Bearer proxytoken123"}
+    )
     ok.close()
 
 
@@ -477,7 +532,9 @@ def test_anthropic_request_and_stream() -> None:
         "messages": [
             {
                 "role": "user",
-                "content": [{"type": "text", "text": REQ.prompt_text, "cache_control": {"type": "ephemeral"}}],
+                "content": [
+                    {"type": "text", "text": REQ.prompt_text, "cache_control": {"type": "ephemeral"}}
+                ],
             }
         ],
         "max_tokens": 13107,
@@ -488,8 +545,13 @@ def test_anthropic_request_and_stream() -> None:
 
 def test_anthropic_thinking_options() -> None:
     req = history_request("[User]: x", None, None, 16384, 64000, True, "medium", P)
-    s = AnthropicSummarizer("https://api.anthropic.com/v1", "claude-sonnet-4-5", "k" * 10, reasoning_model=True,
-                            model_max_tokens=64000)
+    s = AnthropicSummarizer(
+        "https://api.anthropic.com/v1",
+        "claude-sonnet-4-5",
+        "k" * 10,
+        reasoning_model=True,
+        model_max_tokens=64000,
+    )
     body = s.request_body(req)
     assert s._endpoint() == "https://api.anthropic.com/v1/messages"
     assert body["max_tokens"] == 13107 + 8192
@@ -500,16 +562,28 @@ def test_anthropic_thinking_options() -> None:
     branch = s.request_body(SummaryRequest("branch", "s", "p", 2048, None))
     assert branch["max_tokens"] == 2048 and branch["thinking"] == {"type": "disabled"}
     s.close()
-    adaptive = AnthropicSummarizer("https://api.anthropic.com", "claude-opus-4-6", "k" * 10, reasoning_model=True,
-                                   model_max_tokens=128000, adaptive_thinking=True, thinking_level_map={"xhigh": "max"})
+    adaptive = AnthropicSummarizer(
+        "https://api.anthropic.com",
+        "claude-opus-4-6",
+        "k" * 10,
+        reasoning_model=True,
+        model_max_tokens=128000,
+        adaptive_thinking=True,
+        thinking_level_map={"xhigh": "max"},
+    )
     body = adaptive.request_body(history_request("[User]: x", None, None, 16384, 128000, True, "xhigh", P))
     assert body["thinking"] == {"type": "adaptive", "display": "summarized"}
     assert body["output_config"] == {"effort": "max"}
     assert body["max_tokens"] == 13107
     assert "anthropic-beta" not in adaptive._headers(REQ)
     adaptive.close()
-    plain = AnthropicSummarizer("https://api.anthropic.com", "claude-3-5-haiku-latest", "k" * 10, model_max_tokens=8192,
-                                cache_control=False)
+    plain = AnthropicSummarizer(
+        "https://api.anthropic.com",
+        "claude-3-5-haiku-latest",
+        "k" * 10,
+        model_max_tokens=8192,
+        cache_control=False,
+    )
     body = plain.request_body(SummaryRequest("history", "", "p", None, "high"))
     assert "thinking" not in body and "system" not in body and body["max_tokens"] == 8192
     assert "cache_control" not in body["messages"][0]["content"][0]
@@ -526,8 +600,13 @@ def test_adjust_max_tokens_for_thinking() -> None:
 
 @pytest.mark.parametrize(
     ("stop", "outcome"),
-    [("max_tokens", "length"), ("pause_turn", "stop"), ("tool_use", "toolUse"), ("refusal", LlmSummaryError),
-     ("brand_new", LlmSummaryError)],
+    [
+        ("max_tokens", "length"),
+        ("pause_turn", "stop"),
+        ("tool_use", "toolUse"),
+        ("refusal", LlmSummaryError),
+        ("brand_new", LlmSummaryError),
+    ],
 )
 def test_anthropic_stop_reasons(stop: str, outcome: Any) -> None:
     def handler(request: httpx.Request) -> httpx.Response:
@@ -542,13 +621,15 @@ def test_anthropic_stop_reasons(stop: str, outcome: Any) -> None:
 
 
 def test_anthropic_incomplete_and_error_streams() -> None:
-    with anthropic(lambda r: sse_response(anthropic_sse([("text", ["x"])], stop_event=False))) as s:
-        with pytest.raises(LlmProtocolError, match="message_stop"):
-            s.summarize(REQ)
-    with anthropic(lambda r: sse_response(b"event: ping\ndata: {}\n\n")) as s:
-        with pytest.raises(LlmProtocolError):
-            s.summarize(REQ)
-    overloaded = b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+    incomplete = anthropic(lambda r: sse_response(anthropic_sse([("text", ["x"])], stop_event=False)))
+    with incomplete as s, pytest.raises(LlmProtocolError, match="message_stop"):
+        s.summarize(REQ)
+    only_ping = anthropic(lambda r: sse_response(b"event: ping\ndata: {}\n\n"))
+    with only_ping as s, pytest.raises(LlmProtocolError):
+        s.summarize(REQ)
+    overloaded = (
+        b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+    )
     calls: list[int] = []
 
     def flaky(request: httpx.Request) -> httpx.Response:
@@ -563,7 +644,9 @@ def test_anthropic_incomplete_and_error_streams() -> None:
 
 def test_no_retry_after_text_was_streamed() -> None:
     part = anthropic_sse([("text", ["partial"])]).split(b"event: content_block_stop")[0]
-    overloaded = b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+    overloaded = (
+        b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+    )
     calls: list[int] = []
 
     def handler(request: httpx.Request) -> httpx.Response:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 __all__ = [
     "EntryNotFoundError",
+    "LoadCancelled",
     "PiComputationError",
     "SessionFileError",
     "SessionLoadError",
@@ -51,6 +52,10 @@ class EntryNotFoundError(SessionStudioError, KeyError):
 
 class PiComputationError(SessionStudioError):
     """pi's own code would throw computing this value (damaged entry); message as V8 says it."""
+
+
+class LoadCancelled(SessionStudioError):
+    """Session.open was cancelled through its `cancel` hook."""
 
 
 class WriteError(SessionStudioError):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -171,12 +171,20 @@ class Session:
     # ------------------------------------------------------------------ loading
     @classmethod
     def open(
-        cls, path: str | os.PathLike[str], *, keep_values: bool | None = None, parallel: bool | None = None
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        keep_values: bool | None = None,
+        parallel: bool | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        cancel: Callable[[], bool] | None = None,
     ) -> Session:
         """Open a session file the way pi does (without ever writing to it).
 
         `parallel`: index the second half of a big file in a forked process
         (the default for files over PARALLEL_MIN_BYTES when only this thread runs).
+        `progress(bytes_read, total)` is called every few thousand lines; `cancel()`
+        returning True stops the load with LoadCancelled (both from the loading thread).
         """
         p = os.fspath(path)
         try:
@@ -202,15 +210,27 @@ class Session:
         with fh:
             split = _split_point(fh, st.st_size) if use_parallel else None
             if split is None:
-                session = cls._from_values(p, iter_values(fh, issues), issues, keep)
+                values = iter_values(fh, issues)
+                if progress is not None or cancel is not None:
+                    values = _watched(values, st.st_size, progress, cancel)
+                session = cls._from_values(p, values, issues, keep)
                 session.size = fh.tell()
             else:
-                session = cls._open_parallel(p, fh, issues, split, st.st_size)
+                session = cls._open_parallel(p, fh, issues, split, st.st_size, progress, cancel)
         session.mtime_ns = st.st_mtime_ns
         return session
 
     @classmethod
-    def _open_parallel(cls, p: str, fh: BinaryIO, issues: list[LoadIssue], split: int, size: int) -> Session:
+    def _open_parallel(
+        cls,
+        p: str,
+        fh: BinaryIO,
+        issues: list[LoadIssue],
+        split: int,
+        size: int,
+        progress: Callable[[int, int], None] | None = None,
+        cancel: Callable[[], bool] | None = None,
+    ) -> Session:
         import multiprocessing
 
         ctx = multiprocessing.get_context("fork")
@@ -219,7 +239,10 @@ class Session:
         proc.start()
         send.close()
         try:
-            session = cls._from_values(p, iter_values(fh, issues, 0, 1, split), issues, False)
+            values = iter_values(fh, issues, 0, 1, split)
+            if progress is not None or cancel is not None:
+                values = _watched(values, split, progress, cancel)
+            session = cls._from_values(p, values, issues, False)
             payload = recv.recv()
         finally:
             proc.join()
@@ -626,6 +649,25 @@ class Session:
         self.leaf_id = None
         for r in self.records:
             self._index_record(r)
+
+
+def _watched(
+    values: Iterator[RawValue],
+    total: int,
+    progress: Callable[[int, int], None] | None,
+    cancel: Callable[[], bool] | None,
+) -> Iterator[RawValue]:
+    for n, raw in enumerate(values):
+        if n % 2048 == 0:
+            if cancel is not None and cancel():
+                from .errors import LoadCancelled
+
+                raise LoadCancelled("loading was cancelled")
+            if progress is not None:
+                progress(raw.offset, total)
+        yield raw
+    if progress is not None:
+        progress(total, total)
 
 
 #: Files from this size are indexed by two processes (see Session.open).
