@@ -244,8 +244,12 @@ class Session:
                 values = _watched(values, split, progress, cancel)
             session = cls._from_values(p, values, issues, False)
             payload = recv.recv()
+        except BaseException:
+            proc.terminate()  # it may be blocked sending to us; we will not read it
+            raise
         finally:
             proc.join()
+            recv.close()
         facts, tail_issues, tail_size, lines_before = payload
         if session.migrated or session.reset:
             # legacy files need the sequential migration pass: read the second half normally
