@@ -28,7 +28,9 @@ def oracle_home() -> str:
         pytest.skip("node is not installed (needed for the pi oracle)")
     env = dict(os.environ)
     env.setdefault("PI_ORACLE_HOME", str(Path.home() / ".cache" / "pi-oracle-0.80.2"))
-    r = subprocess.run(["bash", str(ORACLE_DIR / "install.sh")], capture_output=True, text=True, env=env, timeout=600)
+    r = subprocess.run(
+        ["bash", str(ORACLE_DIR / "install.sh")], capture_output=True, text=True, env=env, timeout=600
+    )
     if r.returncode != 0:
         pytest.fail(f"oracle install failed: {r.stderr[-2000:]}")
     return r.stdout.strip()
@@ -40,8 +42,9 @@ class Oracle:
         self.env = dict(os.environ, PI_ORACLE_HOME=home, TZ="UTC")
 
     def run(self, *args: str, check: bool = True) -> dict:
-        r = subprocess.run(["node", str(ORACLE_DIR / "pi-oracle.mjs"), *args], capture_output=True, env=self.env,
-                           timeout=300)
+        r = subprocess.run(
+            ["node", str(ORACLE_DIR / "pi-oracle.mjs"), *args], capture_output=True, env=self.env, timeout=300
+        )
         if r.returncode not in (0, 3) and check:
             raise AssertionError(f"oracle failed ({r.returncode}): {r.stderr.decode()[-2000:]}")
         return json.loads(r.stdout)
@@ -53,8 +56,12 @@ def oracle(oracle_home: str) -> Oracle:
 
 
 def generate(out: Path, *args: str) -> list[Path]:
-    subprocess.run([sys.executable, str(ORACLE_DIR / "gen_sessions.py"), *args, "--out", str(out)], check=True,
-                   capture_output=True, timeout=600)
+    subprocess.run(
+        [sys.executable, str(ORACLE_DIR / "gen_sessions.py"), *args, "--out", str(out)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     return sorted(out.glob("*.jsonl"))
 
 
@@ -63,8 +70,12 @@ def mock_llm() -> Iterator[dict[str, str]]:
     """The oracle's mock LLM server on 127.0.0.1 (OpenAI and Anthropic APIs)."""
     if _node() is None:
         pytest.skip("node is not installed (needed for the mock LLM)")
-    proc = subprocess.Popen(["node", str(ORACLE_DIR / "mock-llm.mjs"), "--port", "0", "--seconds", "1200"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        ["node", str(ORACLE_DIR / "mock-llm.mjs"), "--port", "0", "--seconds", "1200"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline()
     try:

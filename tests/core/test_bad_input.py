@@ -39,7 +39,10 @@ def test_header_not_first_and_missing() -> None:
 
 
 def test_stray_scalars_and_unknown_types() -> None:
-    s = Session.from_bytes(GOOD + b'42\n[]\n"str"\ntrue\n0\nnull\n{"type":"future_thing","id":"f","parentId":"e1","timestamp":"t"}\n')
+    s = Session.from_bytes(
+        GOOD
+        + b'42\n[]\n"str"\ntrue\n0\nnull\n{"type":"future_thing","id":"f","parentId":"e1","timestamp":"t"}\n'
+    )
     assert [type(e).__name__ for e in s.entries()[2:]] == ["int", "list", "str", "bool", "dict"]
     assert [k for _, k, d in kinds(s) if d] == ["falsy", "falsy"]
 
@@ -81,7 +84,11 @@ def test_v1_primitive_line_is_a_load_error_naming_the_line() -> None:
 def test_huge_single_line_and_deep_nesting(tmp_path) -> None:
     big = U("x" * (10 * 1024 * 1024), id="big", parentId="e1", timestamp="t")
     deep = "[" * 3000 + "]" * 3000
-    data = GOOD + to_bytes([big]) + ('{"type":"custom","id":"d","parentId":"big","timestamp":"t","data":' + deep + "}\n").encode()
+    data = (
+        GOOD
+        + to_bytes([big])
+        + ('{"type":"custom","id":"d","parentId":"big","timestamp":"t","data":' + deep + "}\n").encode()
+    )
     p = tmp_path / "s.jsonl"
     p.write_bytes(data)
     s = Session.open(p)
@@ -98,7 +105,12 @@ def test_missing_file_and_directory(tmp_path) -> None:
 
 def test_lazy_and_in_memory_agree(tmp_path) -> None:
     p = tmp_path / "s.jsonl"
-    p.write_bytes(GOOD + to_bytes([{"type": "label", "id": "l", "parentId": "e1", "timestamp": "t", "targetId": "e0", "label": "L"}]))
+    p.write_bytes(
+        GOOD
+        + to_bytes(
+            [{"type": "label", "id": "l", "parentId": "e1", "timestamp": "t", "targetId": "e0", "label": "L"}]
+        )
+    )
     a = Session.open(p, keep_values=True)
     b = Session.open(p, keep_values=False)
     assert a.entries() == b.entries() and a.labels == b.labels

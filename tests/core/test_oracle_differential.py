@@ -33,9 +33,21 @@ def test_compare_plan_with_pi(oracle: Oracle, name: str, args: list[str], tmp_pa
     env = dict(oracle.env)
     env["PYTHONPATH"] = os.pathsep.join([str(ORACLE_DIR.parent.parent / "src"), env.get("PYTHONPATH", "")])
     r = subprocess.run(
-        [sys.executable, str(ORACLE_DIR / "compare.py"), "--impl", IMPL, *args, "--jobs", "2",
-         "--report", str(tmp_path / "report.json")],
-        capture_output=True, text=True, env=env, timeout=900,
+        [
+            sys.executable,
+            str(ORACLE_DIR / "compare.py"),
+            "--impl",
+            IMPL,
+            *args,
+            "--jobs",
+            "2",
+            "--report",
+            str(tmp_path / "report.json"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
     )
     assert "RESULT: PASS" in r.stdout, r.stdout[-6000:] + r.stderr[-2000:]
     assert r.returncode == 0
@@ -60,7 +72,7 @@ def test_context_and_branch_agree(oracle: Oracle, tmp_path) -> None:
         ours = _ours("context", str(f))
         for k in ("context", "llmMessages", "pathIds", "leafId", "header", "entryCount"):
             assert ours.get(k) == pi.get(k), (f.name, k)
-        entries = [json.loads(line) for line in f.read_text().splitlines()[1:] if line.strip()]
+        entries = [json.loads(line) for line in f.read_text().split("\n")[1:] if line.strip()]
         ids = [e["id"] for e in entries if isinstance(e, dict) and "id" in e]
         leaves = [i for i in ids if not any(e.get("parentId") == i for e in entries)]
         pairs = [(a, b) for a in leaves for b in ids[:: max(1, len(ids) // 4)]][:6]
@@ -68,6 +80,16 @@ def test_context_and_branch_agree(oracle: Oracle, tmp_path) -> None:
             for budget in ("0", "400"):
                 pi = oracle.run("branch", str(f), "--from", a, "--to", b, "--budget", budget)
                 ours = _ours("branch", str(f), "--from", a, "--to", b, "--budget", budget)
-                for k in ("entryIds", "commonAncestorId", "messages", "llmMessages", "serialized", "fileOps",
-                          "readFiles", "modifiedFiles", "fileOpsFormatted", "totalTokens"):
+                for k in (
+                    "entryIds",
+                    "commonAncestorId",
+                    "messages",
+                    "llmMessages",
+                    "serialized",
+                    "fileOps",
+                    "readFiles",
+                    "modifiedFiles",
+                    "fileOpsFormatted",
+                    "totalTokens",
+                ):
                     assert ours.get(k) == pi.get(k), (f.name, a, b, budget, k)

@@ -15,9 +15,13 @@ entry = st.one_of(
     st.integers(0, 3000).map(T),
     st.just({"type": "thinking_level_change", "thinkingLevel": "high"}),
     st.just({"type": "label", "targetId": "e0", "label": "x"}),
-    st.integers(0, 500).map(lambda n: {"type": "custom_message", "customType": "c", "content": "y" * n, "display": True}),
+    st.integers(0, 500).map(
+        lambda n: {"type": "custom_message", "customType": "c", "content": "y" * n, "display": True}
+    ),
     st.integers(0, 500).map(lambda n: {"type": "branch_summary", "fromId": "e0", "summary": "s" * n}),
-    st.integers(0, 500).map(lambda n: {"type": "message", "message": {"role": "bashExecution", "command": "c", "output": "o" * n}}),
+    st.integers(0, 500).map(
+        lambda n: {"type": "message", "message": {"role": "bashExecution", "command": "c", "output": "o" * n}}
+    ),
 )
 
 

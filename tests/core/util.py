@@ -7,7 +7,13 @@ from typing import Any
 
 from session_studio.core import Session
 
-HEADER = {"type": "session", "version": 3, "id": "sess-1", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/p"}
+HEADER = {
+    "type": "session",
+    "version": 3,
+    "id": "sess-1",
+    "timestamp": "2025-01-01T00:00:00.000Z",
+    "cwd": "/p",
+}
 
 
 def ts(n: int) -> str:
@@ -19,21 +25,44 @@ def U(text: str | int, **kw: Any) -> dict[str, Any]:
     return {"type": "message", "message": {"role": "user", "content": t, "timestamp": 1}, **kw}
 
 
-def A(text: str | int = "ok", total: int = 2, stop: str = "stop", blocks: list[Any] | None = None, **kw: Any) -> dict[str, Any]:
+def A(
+    text: str | int = "ok", total: int = 2, stop: str = "stop", blocks: list[Any] | None = None, **kw: Any
+) -> dict[str, Any]:
     t = "x" * text if isinstance(text, int) else text
-    msg = {"role": "assistant", "content": blocks if blocks is not None else [{"type": "text", "text": t}],
-           "api": "anthropic-messages", "provider": "anthropic", "model": "claude-test",
-           "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": total,
-                     "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
-           "stopReason": stop, "timestamp": 2}
+    msg = {
+        "role": "assistant",
+        "content": blocks if blocks is not None else [{"type": "text", "text": t}],
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "model": "claude-test",
+        "usage": {
+            "input": 1,
+            "output": 1,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": total,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+        },
+        "stopReason": stop,
+        "timestamp": 2,
+    }
     return {"type": "message", "message": msg, **kw}
 
 
 def T(text: str | int, **kw: Any) -> dict[str, Any]:
     t = "x" * text if isinstance(text, int) else text
-    return {"type": "message", "message": {"role": "toolResult", "toolCallId": "c", "toolName": "read",
-                                           "content": [{"type": "text", "text": t}], "isError": False,
-                                           "timestamp": 3}, **kw}
+    return {
+        "type": "message",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": "c",
+            "toolName": "read",
+            "content": [{"type": "text", "text": t}],
+            "isError": False,
+            "timestamp": 3,
+        },
+        **kw,
+    }
 
 
 def call(name: str, **args: Any) -> dict[str, Any]:
@@ -50,8 +79,13 @@ def chain(*entries: dict[str, Any], header: dict[str, Any] | None = HEADER) -> l
         if "parentId" not in e:
             e["parentId"] = prev
         e.setdefault("timestamp", ts(n))
-        ordered = {"type": e.pop("type"), "id": e.pop("id"), "parentId": e.pop("parentId"),
-                   "timestamp": e.pop("timestamp"), **e}
+        ordered = {
+            "type": e.pop("type"),
+            "id": e.pop("id"),
+            "parentId": e.pop("parentId"),
+            "timestamp": e.pop("timestamp"),
+            **e,
+        }
         out.append(ordered)
         prev = ordered["id"]
     return ([header] if header else []) + out

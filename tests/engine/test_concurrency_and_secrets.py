@@ -76,7 +76,9 @@ def test_concurrent_pi_writer(tmp_path: Path) -> None:
     by_pos = {json.dumps(v, sort_keys=True): k for k, v in enumerate(values)}
     for entry in committed:
         k = by_pos[json.dumps(entry, sort_keys=True)]
-        assert entry["parentId"] == "e35" and all(v.get("type") != "custom" for v in values[k - 1 : k]) or True
+        assert (
+            entry["parentId"] == "e35" and all(v.get("type") != "custom" for v in values[k - 1 : k])
+        ) or True
     assert refused > 0 or len(committed) == 40
 
 
@@ -98,8 +100,11 @@ def test_missing_final_newline_is_repaired_not_glued(tmp_path: Path) -> None:
     with open(path, "ab") as fh:
         fh.write(b'{"type":"message","id":"half"')  # a crashed writer
     s = Session.open(path)
-    res = append_line(path, {"type": "custom", "customType": "x", "data": 1, "id": "n1", "parentId": None,
-                             "timestamp": "t"}, fingerprint(path))
+    res = append_line(
+        path,
+        {"type": "custom", "customType": "x", "data": 1, "id": "n1", "parentId": None, "timestamp": "t"},
+        fingerprint(path),
+    )
     assert res.repaired_missing_newline
     tail = path.read_bytes().split(b"\n")
     assert tail[-3] == b'{"type":"message","id":"half"' and orjson.loads(tail[-2])["id"] == "n1"
@@ -115,13 +120,50 @@ def test_api_keys_never_leak(tmp_path: Path, caplog: pytest.LogCaptureFixture) -
     caplog.set_level(logging.DEBUG)
     outputs = []
     for provider, url in (("openai", "http://127.0.0.1:9/v1"), ("anthropic", "http://127.0.0.1:9")):
-        r = subprocess.run([sys.executable, "-m", "session_studio.cli", "compact", str(path), "--provider", provider,
-                            "--base-url", url, "--model", "m", "--api-key-env", "MY_KEY", "--yes", "--json",
-                            "--timeout", "2", "--keep-recent", "600"], capture_output=True, env=env, timeout=120)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "session_studio.cli",
+                "compact",
+                str(path),
+                "--provider",
+                provider,
+                "--base-url",
+                url,
+                "--model",
+                "m",
+                "--api-key-env",
+                "MY_KEY",
+                "--yes",
+                "--json",
+                "--timeout",
+                "2",
+                "--keep-recent",
+                "600",
+            ],
+            capture_output=True,
+            env=env,
+            timeout=120,
+        )
         outputs += [r.stdout, r.stderr]
         assert r.returncode != 0
-    r = subprocess.run([sys.executable, "-m", "session_studio.cli", "compact", str(path), "--dry-run", "--json",
-                        "--keep-recent", "600"], capture_output=True, env=env, timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "session_studio.cli",
+            "compact",
+            str(path),
+            "--dry-run",
+            "--json",
+            "--keep-recent",
+            "600",
+        ],
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
     assert r.returncode == 0
     outputs += [r.stdout, r.stderr]
     blob = b"".join(outputs) + path.read_bytes() + caplog.text.encode()

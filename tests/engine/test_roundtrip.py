@@ -31,8 +31,13 @@ ENTRY_FIELDS = ("type", "parentId", "summary", "firstKeptEntryId", "tokensBefore
 
 
 def openai(mock: dict[str, str]) -> OpenAICompatibleSummarizer:
-    return OpenAICompatibleSummarizer(mock["openaiBaseUrl"], "mock-model", "sk-test-SECRETKEY123",
-                                      timeout=httpx.Timeout(10.0), max_retries=0)
+    return OpenAICompatibleSummarizer(
+        mock["openaiBaseUrl"],
+        "mock-model",
+        "sk-test-SECRETKEY123",
+        timeout=httpx.Timeout(10.0),
+        max_retries=0,
+    )
 
 
 def middle_keep(path: Path) -> int | None:
@@ -47,7 +52,9 @@ def middle_keep(path: Path) -> int | None:
     return keep if prep.get("preparation") else None
 
 
-def compact_both(oracle: Oracle, mock: dict[str, str], src: Path, work: Path, keep: int, cut: str | None = None):
+def compact_both(
+    oracle: Oracle, mock: dict[str, str], src: Path, work: Path, keep: int, cut: str | None = None
+):
     ours = work / f"{src.stem}-ours.jsonl"
     shutil.copy(src, ours)
     session = Session.open(ours)
@@ -57,7 +64,9 @@ def compact_both(oracle: Oracle, mock: dict[str, str], src: Path, work: Path, ke
     preview = outcome.context_after()
     preview_json = json.loads(js_stringify(preview.to_json()) or "null")
     entry = commit_compaction(outcome)
-    pi = oracle.run("compact", str(src), "--keep-recent", str(keep), "--out", str(work / f"{src.stem}-pi.jsonl"))
+    pi = oracle.run(
+        "compact", str(src), "--keep-recent", str(keep), "--out", str(work / f"{src.stem}-pi.jsonl")
+    )
     return entry, preview_json, pi, ours
 
 
@@ -77,8 +86,9 @@ def assert_same_as_pi(oracle: Oracle, entry: dict, preview: dict, pi: dict, ours
 @pytest.fixture(scope="module")
 def sessions(tmp_path_factory) -> list[Path]:
     out = tmp_path_factory.mktemp("gen")
-    return generate(out / "a", "--seed", "301", "--count", "6") + generate(out / "b", "--seed", "302", "--count", "2",
-                                                                            "--size", "medium")
+    return generate(out / "a", "--seed", "301", "--count", "6") + generate(
+        out / "b", "--seed", "302", "--count", "2", "--size", "medium"
+    )
 
 
 def test_compaction_matches_pi(oracle: Oracle, mock_llm, sessions: list[Path], tmp_path: Path) -> None:
@@ -114,17 +124,44 @@ def test_second_and_third_compaction(oracle: Oracle, mock_llm, sessions: list[Pa
         # pi continues the conversation after a compaction; add a turn so the next round has work
         with open(current, "a") as fh:
             for n, (role, text) in enumerate([("user", "next step " * 200), ("assistant", "done " * 300)]):
-                msg = ({"role": role, "content": text, "timestamp": 1} if role == "user" else
-                       {"role": role, "content": [{"type": "text", "text": text}], "provider": "p", "model": "m",
-                        "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 50},
-                        "stopReason": "stop", "timestamp": 2})
+                msg = (
+                    {"role": role, "content": text, "timestamp": 1}
+                    if role == "user"
+                    else {
+                        "role": role,
+                        "content": [{"type": "text", "text": text}],
+                        "provider": "p",
+                        "model": "m",
+                        "usage": {
+                            "input": 1,
+                            "output": 1,
+                            "cacheRead": 0,
+                            "cacheWrite": 0,
+                            "totalTokens": 50,
+                        },
+                        "stopReason": "stop",
+                        "timestamp": 2,
+                    }
+                )
                 parent = Session.open(current).leaf_id
-                fh.write(json.dumps({"type": "message", "id": f"r{round_}n{n}", "parentId": parent,
-                                     "timestamp": "2026-01-01T00:00:00.000Z", "message": msg}) + "\n")
+                fh.write(
+                    json.dumps(
+                        {
+                            "type": "message",
+                            "id": f"r{round_}n{n}",
+                            "parentId": parent,
+                            "timestamp": "2026-01-01T00:00:00.000Z",
+                            "message": msg,
+                        }
+                    )
+                    + "\n"
+                )
                 fh.flush()
 
 
-def test_manual_cut_equals_pi_at_that_threshold(oracle: Oracle, mock_llm, sessions: list[Path], tmp_path: Path) -> None:
+def test_manual_cut_equals_pi_at_that_threshold(
+    oracle: Oracle, mock_llm, sessions: list[Path], tmp_path: Path
+) -> None:
     """A manual cut at a candidate pi would choose for some keepRecentTokens gives pi's entry."""
     checked = 0
     for src in sessions:
@@ -141,7 +178,9 @@ def test_manual_cut_equals_pi_at_that_threshold(oracle: Oracle, mock_llm, sessio
         rec = s.records[s.require(cut_id)]
         if rec.type != "message":  # metadata absorbed by the backward scan: not a user-chosen candidate
             continue
-        entry, preview, pi, ours = compact_both(oracle, mock_llm, src, tmp_path, row["keepRecentTokens"], cut=cut_id)
+        entry, preview, pi, ours = compact_both(
+            oracle, mock_llm, src, tmp_path, row["keepRecentTokens"], cut=cut_id
+        )
         assert_same_as_pi(oracle, entry, preview, pi, ours)
         checked += 1
     assert checked >= 1
@@ -160,7 +199,9 @@ def test_real_fixtures_after_upgrade(oracle: Oracle, mock_llm, tmp_path: Path) -
         assert_same_as_pi(oracle, entry, preview, pi, ours)
 
 
-def test_branch_summary_and_fork_load_in_pi(oracle: Oracle, mock_llm, sessions: list[Path], tmp_path: Path) -> None:
+def test_branch_summary_and_fork_load_in_pi(
+    oracle: Oracle, mock_llm, sessions: list[Path], tmp_path: Path
+) -> None:
     src = next(p for p in sessions if "medium" in p.name)
     work = tmp_path / "b.jsonl"
     shutil.copy(src, work)
@@ -170,8 +211,13 @@ def test_branch_summary_and_fork_load_in_pi(oracle: Oracle, mock_llm, sessions: 
     with openai(mock_llm) as summarizer:
         out = branch_to(s, target, summarize=True, summarizer=summarizer)
     assert out.entry is not None and out.entry["type"] == "branch_summary"
-    ours = json.loads(subprocess.run([sys.executable, "-m", "session_studio.cli", "context", str(work)],
-                                     capture_output=True, check=True).stdout)
+    ours = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "session_studio.cli", "context", str(work)],
+            capture_output=True,
+            check=True,
+        ).stdout
+    )
     pi = oracle.run("context", str(work))
     assert pi["leafId"] == out.entry["id"] and pi["context"] == ours["context"]
     fork = fork_to_file(Session.open(work), out.entry["id"], tmp_path / "fork.jsonl")
@@ -180,7 +226,9 @@ def test_branch_summary_and_fork_load_in_pi(oracle: Oracle, mock_llm, sessions: 
     assert pi_fork["header"]["parentSession"] == str(work)
 
 
-@pytest.mark.parametrize("kind", ["401", "429", "500", "529", "timeout", "reset", "broken", "garbage", "overflow"])
+@pytest.mark.parametrize(
+    "kind", ["401", "429", "500", "529", "timeout", "reset", "broken", "garbage", "overflow"]
+)
 @pytest.mark.parametrize("api", ["openai", "anthropic"])
 def test_failures_write_nothing(kind: str, api: str, sessions: list[Path], tmp_path: Path) -> None:
     import socket
@@ -192,16 +240,44 @@ def test_failures_write_nothing(kind: str, api: str, sessions: list[Path], tmp_p
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    proc = subprocess.Popen(["node", str(Path(__file__).parents[1] / "oracle" / "mock-llm.mjs"), "--port", str(port),
-                             "--fail", f"*:{kind}", "--seconds", "60"], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            "node",
+            str(Path(__file__).parents[1] / "oracle" / "mock-llm.mjs"),
+            "--port",
+            str(port),
+            "--fail",
+            f"*:{kind}",
+            "--seconds",
+            "60",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         urls = json.loads(proc.stdout.readline())  # type: ignore[union-attr]
         timeout = httpx.Timeout(2.0)
-        summarizer = (OpenAICompatibleSummarizer(urls["openaiBaseUrl"], "m", "sk-SECRETKEY123", timeout=timeout,
-                                                 max_retries=1, max_retry_delay_s=0.2, retry_backoff_s=0.05)
-                      if api == "openai" else
-                      AnthropicSummarizer(urls["anthropicBaseUrl"], "m", "sk-ant-SECRETKEY123", timeout=timeout,
-                                          max_retries=1, max_retry_delay_s=0.2, retry_backoff_s=0.05))
+        summarizer = (
+            OpenAICompatibleSummarizer(
+                urls["openaiBaseUrl"],
+                "m",
+                "sk-SECRETKEY123",
+                timeout=timeout,
+                max_retries=1,
+                max_retry_delay_s=0.2,
+                retry_backoff_s=0.05,
+            )
+            if api == "openai"
+            else AnthropicSummarizer(
+                urls["anthropicBaseUrl"],
+                "m",
+                "sk-ant-SECRETKEY123",
+                timeout=timeout,
+                max_retries=1,
+                max_retry_delay_s=0.2,
+                retry_backoff_s=0.05,
+            )
+        )
         s = Session.open(work)
         draft = draft_compaction(s, keep_recent_tokens=middle_keep(work) or 20000)
         from session_studio.llm import LlmError

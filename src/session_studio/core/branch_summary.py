@@ -49,12 +49,12 @@ def collect_entries_for_branch_summary(session: Session, old_leaf_id: Any, targe
     cur = old_leaf_id
     seen: set[int] = set()
     while js_truthy(cur) and not js_strict_eq(cur, common):
-        i = session.by_id.get(js_key(cur))
-        if i is None or i in seen:
+        found = session.by_id.get(js_key(cur))
+        if found is None or found in seen:
             break
-        seen.add(i)
-        out.append(i)
-        cur = recs[i].parent_id
+        seen.add(found)
+        out.append(found)
+        cur = recs[found].parent_id
     out.reverse()
     return BranchEntries(out, common)
 

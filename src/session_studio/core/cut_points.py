@@ -47,8 +47,8 @@ def is_valid_cut_point(r: EntryRecord) -> bool:
     if t == "message":
         if r.error is not None:
             raise r.error
-        return type(r.role) is str and r.role in CUT_POINT_ROLES
-    return t == "branch_summary" or t == "custom_message"
+        return bool(isinstance(r.role, str) and r.role in CUT_POINT_ROLES)
+    return bool(t == "branch_summary" or t == "custom_message")
 
 
 def cut_point_reason(r: EntryRecord) -> str:
@@ -80,7 +80,7 @@ def _is_turn_start(r: EntryRecord) -> bool:
     if t == "message":
         if r.error is not None:
             raise r.error
-        return r.role == "user" or r.role == "bashExecution"
+        return bool(r.role == "user" or r.role == "bashExecution")
     return False
 
 

@@ -26,12 +26,10 @@ def uuidv7() -> str:
             ms = _last_ms
             _seq = (_seq + 1) & 0xFFFFFFFF
         seq = _seq
-    rand = int.from_bytes(os.urandom(4), "big")
-    b = ms.to_bytes(6, "big") + seq.to_bytes(4, "big") + rand.to_bytes(4, "big")
-    b = bytearray(b[:6] + b[6:] + os.urandom(2))
-    b[6] = 0x70 | (b[6] & 0x0F)
-    b[8] = 0x80 | (b[8] & 0x3F)
-    h = bytes(b[:16]).hex()
+    raw = bytearray(ms.to_bytes(6, "big") + seq.to_bytes(4, "big") + os.urandom(6))
+    raw[6] = 0x70 | (raw[6] & 0x0F)  # version 7
+    raw[8] = 0x80 | (raw[8] & 0x3F)  # RFC 4122 variant
+    h = bytes(raw).hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 

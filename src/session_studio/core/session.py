@@ -134,7 +134,7 @@ class EntryRecord:
 
     @property
     def is_message(self) -> bool:
-        return self.type == "message"
+        return bool(self.type == "message")
 
     def token_value(self) -> int | float:
         """The token estimate, raising where pi would throw."""

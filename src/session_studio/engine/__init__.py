@@ -5,7 +5,13 @@ core computes, the llm package summarises, and every byte written goes through
 `session_studio.core.writer`.
 """
 
-from .compaction import CompactionDraft, CompactionOutcome, commit_compaction, draft_compaction, summarize_draft
+from .compaction import (
+    CompactionDraft,
+    CompactionOutcome,
+    commit_compaction,
+    draft_compaction,
+    summarize_draft,
+)
 from .edits import (
     BranchOutcome,
     NavigationTarget,

@@ -47,7 +47,9 @@ def loaded_fingerprint(session: Session) -> FileFingerprint:
     return fp
 
 
-def append_entry(session: Session, entry: dict[str, Any], expected: FileFingerprint | None = None) -> AppendResult:
+def append_entry(
+    session: Session, entry: dict[str, Any], expected: FileFingerprint | None = None
+) -> AppendResult:
     """Append through the safe writer, then index the new line into `session`."""
     ensure_appendable(session)
     fp = expected if expected is not None else loaded_fingerprint(session)

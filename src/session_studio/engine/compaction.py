@@ -1,9 +1,9 @@
 """Compaction as pi 0.80.2 runs it (spec §6, §7), with a preview before anything is written.
 
-    draft = draft_compaction(session, keep_recent_tokens=..., cut_entry_id=None)
-    outcome = summarize_draft(draft, summarizer, on_text=...)   # one or two LLM calls
-    outcome.summary = edited_text                              # optional, the user's edit
-    entry = commit_compaction(session, outcome)                # append + verify
+draft = draft_compaction(session, keep_recent_tokens=..., cut_entry_id=None)
+outcome = summarize_draft(draft, summarizer, on_text=...)   # one or two LLM calls
+outcome.summary = edited_text                              # optional, the user's edit
+entry = commit_compaction(session, outcome)                # append + verify
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from ..core.context import SessionContext, build_session_context
 from ..core.cut_points import CutPoint, cut_point_reason, is_valid_cut_point
 from ..core.entries import CompactionEntry, FileDetails
 from ..core.errors import EntryNotFoundError, SessionStudioError
-from ..core.ids import now_iso
 from ..core.file_ops import format_file_operations
+from ..core.ids import now_iso
 from ..core.jsvalue import UNDEFINED
 from ..core.messages import convert_to_llm
 from ..core.preparation import CompactionPlan, Preparation, plan_compaction
@@ -26,7 +26,7 @@ from ..core.serialize import serialize_conversation
 from ..core.session import Session
 from ..core.tokens import ContextTokens, estimate_tokens
 from ..core.writer import FileFingerprint
-from ..llm.base import CancelToken, SummaryRequest, Summarizer
+from ..llm.base import CancelToken, Summarizer, SummaryRequest
 from ..llm.prompts import Prompts
 from ..llm.requests import history_request, merge_split_turn, turn_prefix_request
 from .common import append_entry, fresh_id, loaded_fingerprint
@@ -101,12 +101,12 @@ class CompactionOutcome:
         return CompactionEntry(
             id=self.entry_id,
             timestamp=self.timestamp,
-            parentId=session.records[d.leaf_index].id,
+            parent_id=session.records[d.leaf_index].id,
             summary=self.summary,
-            firstKeptEntryId=d.first_kept_entry_id,
-            tokensBefore=d.preparation.tokens_before,
-            details=FileDetails(readFiles=read, modifiedFiles=modified),
-            fromHook=False,
+            first_kept_entry_id=d.first_kept_entry_id,
+            tokens_before=d.preparation.tokens_before,
+            details=FileDetails(read_files=read, modified_files=modified),
+            from_hook=False,
         )
 
     def context_after(self) -> SessionContext:
@@ -173,7 +173,9 @@ def draft_compaction(
                 f"(path #{plan.boundary.start}); it is already summarised"
             )
         if not is_valid_cut_point(recs[target]):
-            raise InvalidCutError(f"entry {cut_entry_id} is not a valid cut point: {cut_point_reason(recs[target])}")
+            raise InvalidCutError(
+                f"entry {cut_entry_id} is not a valid cut point: {cut_point_reason(recs[target])}"
+            )
         cut = _manual_cut(plan, k)
     else:
         cut = plan.cut(keep_recent_tokens)
@@ -187,14 +189,39 @@ def draft_compaction(
     prev = None if prep.previous_summary is UNDEFINED else prep.previous_summary
     if has_history:
         conv = serialize_conversation(convert_to_llm(prep.messages_to_summarize))
-        requests.append(history_request(conv, prev or None, custom_instructions, reserve_tokens,
-                                        model_max_tokens, model_reasoning, thinking_level, prompts))
+        requests.append(
+            history_request(
+                conv,
+                prev or None,
+                custom_instructions,
+                reserve_tokens,
+                model_max_tokens,
+                model_reasoning,
+                thinking_level,
+                prompts,
+            )
+        )
     if split:
         conv = serialize_conversation(convert_to_llm(prep.turn_prefix_messages))
-        requests.append(turn_prefix_request(conv, reserve_tokens, model_max_tokens, model_reasoning,
-                                            thinking_level, prompts))
-    return CompactionDraft(session, leaf, path, plan, cut, manual, prep, requests, has_history, fp,
-                           keep_recent_tokens, reserve_tokens)
+        requests.append(
+            turn_prefix_request(
+                conv, reserve_tokens, model_max_tokens, model_reasoning, thinking_level, prompts
+            )
+        )
+    return CompactionDraft(
+        session,
+        leaf,
+        path,
+        plan,
+        cut,
+        manual,
+        prep,
+        requests,
+        has_history,
+        fp,
+        keep_recent_tokens,
+        reserve_tokens,
+    )
 
 
 def _manual_cut(plan: CompactionPlan, k: int) -> CutPoint:

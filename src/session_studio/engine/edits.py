@@ -131,28 +131,35 @@ def branch_to(
                 req = branch_request(conv, custom_instructions, replace_instructions, prompts or Prompts())
                 result = summarizer.summarize(req, on_text=on_text, cancel=cancel)
                 summary = BRANCH_SUMMARY_PREAMBLE + result.text + format_file_operations(read, modified)
-                details = FileDetails(readFiles=read, modifiedFiles=modified)
+                details = FileDetails(read_files=read, modified_files=modified)
     if dry_run:
         return BranchOutcome(nav, summary, None, summarized, "dry run: nothing written")
     if summary is not None:
         entry = BranchSummaryEntry(
-            id=fresh_id(session), parentId=nav.new_leaf_id, fromId=nav.new_leaf_id or "root",
-            summary=summary, details=details, fromHook=False,
+            id=fresh_id(session),
+            parent_id=nav.new_leaf_id,
+            from_id=nav.new_leaf_id or "root",
+            summary=summary,
+            details=details,
+            from_hook=False,
         ).to_json_dict()
         append_entry(session, entry, fp)
         note = "branch summary appended; it is the new leaf"
         if label:
-            lab = LabelEntry(id=fresh_id(session), parentId=entry["id"], targetId=entry["id"], label=label)
+            lab = LabelEntry(id=fresh_id(session), parent_id=entry["id"], target_id=entry["id"], label=label)
             append_entry(session, lab.to_json_dict())
         return BranchOutcome(nav, summary, entry, summarized, note)
     if label and nav.new_leaf_id is not None:
         # pi: branch(newLeaf) then appendLabelChange(target): the label entry is the new leaf
-        lab = LabelEntry(id=fresh_id(session), parentId=nav.new_leaf_id, targetId=target_id, label=label)
+        lab = LabelEntry(id=fresh_id(session), parent_id=nav.new_leaf_id, target_id=target_id, label=label)
         entry = lab.to_json_dict()
         append_entry(session, entry, fp)
         return BranchOutcome(nav, None, entry, [], "label appended under the new leaf; pi reopens there")
     return BranchOutcome(
-        nav, None, None, [],
+        nav,
+        None,
+        None,
+        [],
         "pi does not save a leaf move by itself: nothing was written. The next entry appended "
         "(by pi or by Session Studio) continues from the new leaf; add --summarize or --label to persist it.",
     )
@@ -163,7 +170,9 @@ def append_label(session: Session, target_id: str, label: str | None) -> dict[st
     if session.get_index(target_id) is None:
         raise EntryNotFoundError(target_id)
     leaf = session.leaf_id if isinstance(session.leaf_id, str) else None
-    entry = LabelEntry(id=fresh_id(session), parentId=leaf, targetId=target_id, label=label or None).to_json_dict()
+    entry = LabelEntry(
+        id=fresh_id(session), parent_id=leaf, target_id=target_id, label=label or None
+    ).to_json_dict()
     append_entry(session, entry)
     return entry
 
@@ -174,7 +183,7 @@ def append_session_name(session: Session, name: str) -> dict[str, Any]:
 
     clean = re.sub(r"[\r\n]+", " ", name).strip()
     leaf = session.leaf_id if isinstance(session.leaf_id, str) else None
-    entry = SessionInfoEntry(id=fresh_id(session), parentId=leaf, name=clean).to_json_dict()
+    entry = SessionInfoEntry(id=fresh_id(session), parent_id=leaf, name=clean).to_json_dict()
     append_entry(session, entry)
     return entry
 
@@ -206,8 +215,10 @@ def fork_to_file(session: Session, leaf_id: str, out: str | os.PathLike[str] | N
     new_id = uuidv7()
     ts = now_iso()
     header = SessionHeader(
-        id=new_id, timestamp=ts, cwd=str((session.header or {}).get("cwd", "") or ""),
-        parentSession=os.path.abspath(session.path),
+        id=new_id,
+        timestamp=ts,
+        cwd=str((session.header or {}).get("cwd", "") or ""),
+        parent_session=os.path.abspath(session.path),
     ).to_json_dict()
     in_path = {js_key(v.get("id")) for v in retained}
     labels: list[dict[str, Any]] = []
@@ -217,8 +228,14 @@ def fork_to_file(session: Session, leaf_id: str, out: str | os.PathLike[str] | N
             target = next(v["id"] for v in retained if js_key(v.get("id")) == key)
             lid = fresh_id(session, taken)
             taken.add(lid)
-            e: dict[str, Any] = {"type": "label", "id": lid, "parentId": parent, "timestamp": label_ts,
-                                 "targetId": target, "label": label}
+            e: dict[str, Any] = {
+                "type": "label",
+                "id": lid,
+                "parentId": parent,
+                "timestamp": label_ts,
+                "targetId": target,
+                "label": label,
+            }
             if label_ts is UNDEFINED:
                 del e["timestamp"]
             labels.append(e)
@@ -240,7 +257,9 @@ def upgrade_legacy_file(session: Session, backup_suffix: str | None = None) -> t
     if session.reset:
         raise WriteError("this file has no valid header; it cannot be upgraded")
     src = Path(session.path)
-    backup = src.with_name(src.name + (backup_suffix or f".v{session.source_version}-backup-{now_iso()[:19].replace(':', '')}"))
+    backup = src.with_name(
+        src.name + (backup_suffix or f".v{session.source_version}-backup-{now_iso()[:19].replace(':', '')}")
+    )
     shutil.copy2(src, backup)
     fd = os.open(backup, os.O_RDONLY)
     try:
