@@ -154,7 +154,18 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    commands = {"plan", "context", "branch", "info", "compact", "branch-to", "fork", "label", "rename", "upgrade"}
+    commands = {
+        "plan",
+        "context",
+        "branch",
+        "info",
+        "compact",
+        "branch-to",
+        "fork",
+        "label",
+        "rename",
+        "upgrade",
+    }
     first = args_list[0] if args_list else ""
     if first not in commands and first not in ("-h", "--help", "--version"):
         from .ui.launch import launch_gui  # the desktop app: FILE, --screenshot, --size, --theme
@@ -193,6 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILURE
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as e:
+        print(f"session-studio: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)
+        return EXIT_FAILURE
 
 
 if __name__ == "__main__":

@@ -16,12 +16,25 @@ def _print(msg: str) -> None:
 
 def _add_provider_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("summarizer")
-    g.add_argument("--provider", choices=["offline", "openai", "anthropic"],
-                   help="offline (default when nothing is configured), an OpenAI-compatible server, or Anthropic")
-    g.add_argument("--base-url", metavar="URL", help="API base URL (OpenAI-compatible servers, proxies, mocks)")
+    g.add_argument(
+        "--provider",
+        choices=["offline", "openai", "anthropic"],
+        help="offline (default when nothing is configured), an OpenAI-compatible server, or Anthropic",
+    )
+    g.add_argument(
+        "--base-url", metavar="URL", help="API base URL (OpenAI-compatible servers, proxies, mocks)"
+    )
     g.add_argument("--model", metavar="ID", help="model id")
     g.add_argument("--api-key-env", metavar="VAR", help="read the API key from this environment variable")
-    g.add_argument("--timeout", type=float, default=120.0, metavar="SEC", help="request timeout (default 120)")
+    g.add_argument(
+        "--timeout", type=float, default=120.0, metavar="SEC", help="request timeout (default 120)"
+    )
+    g.add_argument(
+        "--prompts",
+        type=Path,
+        metavar="DIR",
+        help="override prompt texts from DIR (system.md, history.md, update.md, turn-prefix.md, branch.md)",
+    )
 
 
 def _summarizer(a: argparse.Namespace, session: Any) -> tuple[Any, Any]:
@@ -30,9 +43,13 @@ def _summarizer(a: argparse.Namespace, session: Any) -> tuple[Any, Any]:
     cwd = Path(str((session.header or {}).get("cwd") or ".")) if session.header else None
     config = None
     if a.provider or a.base_url or a.model or a.api_key_env:
-        config = ProviderConfig(provider=a.provider or ("openai" if a.base_url else "offline"),
-                                base_url=a.base_url, model=a.model, api_key_env=a.api_key_env,
-                                timeout_s=a.timeout)
+        config = ProviderConfig(
+            provider=a.provider or ("openai" if a.base_url else "offline"),
+            base_url=a.base_url,
+            model=a.model,
+            api_key_env=a.api_key_env,
+            timeout_s=a.timeout,
+        )
     resolved = resolve_provider(config, cwd=cwd if cwd and cwd.is_dir() else None)
     return make_summarizer(resolved), resolved
 
@@ -57,30 +74,51 @@ def _cmd_compact(a: argparse.Namespace) -> int:
     session = Session.open(a.session)
     summarizer, resolved = _summarizer(a, session)
     info = resolved.model_info
+    prompts = _prompts(a)
     ctx = build_session_context(session) if a.leaf is None else build_session_context(session, a.leaf)
     thinking = ctx.thinking_level if isinstance(ctx.thinking_level, str) else None
     draft = draft_compaction(
-        session, leaf_id=a.leaf, keep_recent_tokens=a.keep_recent, reserve_tokens=a.reserve,
-        cut_entry_id=a.cut, custom_instructions=a.instructions,
+        session,
+        leaf_id=a.leaf,
+        keep_recent_tokens=a.keep_recent,
+        reserve_tokens=a.reserve,
+        cut_entry_id=a.cut,
+        custom_instructions=a.instructions,
         model_max_tokens=(info.max_tokens if info and info.max_tokens else 0),
-        model_reasoning=bool(info and info.reasoning), thinking_level=thinking,
+        model_reasoning=bool(info and info.reasoning),
+        thinking_level=thinking,
+        prompts=prompts,
     )
     if not a.json:
-        _print(f"compacting {len(draft.preparation.messages_to_summarize)} message(s)"
-               + (f" + turn prefix of {len(draft.preparation.turn_prefix_messages)}" if draft.cut.is_split_turn else "")
-               + f", keeping from {draft.first_kept_entry_id} ({resolved.provider}"
-               + (f" {resolved.model}" if resolved.model else "") + ") …")
+        _print(
+            f"compacting {len(draft.preparation.messages_to_summarize)} message(s)"
+            + (
+                f" + turn prefix of {len(draft.preparation.turn_prefix_messages)}"
+                if draft.cut.is_split_turn
+                else ""
+            )
+            + f", keeping from {draft.first_kept_entry_id} ({resolved.provider}"
+            + (f" {resolved.model}" if resolved.model else "")
+            + ") …"
+        )
 
     def on_text(i: int, text: str) -> None:
         if not a.json and a.stream:
             sys.stderr.write(text)
 
-    try:
-        outcome = summarize_draft(draft, summarizer, on_text=on_text)
-    finally:
-        close = getattr(summarizer, "close", None)
-        if close:
-            close()
+    if a.summary_file is not None:
+        from .engine.compaction import CompactionOutcome
+
+        outcome = CompactionOutcome(draft, a.summary_file.read_text(encoding="utf-8"))
+    else:
+        try:
+            outcome = summarize_draft(draft, summarizer, on_text=on_text)
+        finally:
+            close = getattr(summarizer, "close", None)
+            if close:
+                close()
+    if a.edit:
+        outcome.summary = _edit_text(outcome.summary)
     after = outcome.context_after()
     read, modified = draft.file_lists()
     preview = {
@@ -94,7 +132,9 @@ def _cmd_compact(a: argparse.Namespace) -> int:
         "modifiedFiles": modified,
         "messagesToSummarizeCount": len(draft.preparation.messages_to_summarize),
         "turnPrefixMessagesCount": len(draft.preparation.turn_prefix_messages),
-        "requests": [{"kind": r.kind, "maxTokens": r.max_tokens, "reasoning": r.reasoning} for r in draft.requests],
+        "requests": [
+            {"kind": r.kind, "maxTokens": r.max_tokens, "reasoning": r.reasoning} for r in draft.requests
+        ],
         "provider": resolved.provider,
     }
     entry = None
@@ -110,10 +150,39 @@ def _cmd_compact(a: argparse.Namespace) -> int:
             _print("nothing written")
             return 1
     if a.json:
-        out = {"entry": entry, "preview": preview, "context": after.to_json(),
-               "llmMessages": convert_to_llm(after.messages())}
+        out = {
+            "entry": entry,
+            "preview": preview,
+            "context": after.to_json(),
+            "llmMessages": convert_to_llm(after.messages()),
+        }
         sys.stdout.buffer.write((js_stringify(out) or "null").encode("utf-8", "surrogatepass") + b"\n")
     return 0
+
+
+def _prompts(a: argparse.Namespace) -> Any:
+    from .llm.prompts import Prompts, load_prompt_overrides
+
+    return load_prompt_overrides(a.prompts) if a.prompts else Prompts()
+
+
+def _edit_text(text: str) -> str:
+    """Let the user edit `text` in $VISUAL / $EDITOR (as git does)."""
+    import os
+    import shlex
+    import subprocess
+    import tempfile
+
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False, encoding="utf-8") as fh:
+        fh.write(text)
+        name = fh.name
+    try:
+        subprocess.run([*shlex.split(editor), name], check=True)
+        with open(name, encoding="utf-8") as fh:
+            return fh.read()
+    finally:
+        os.unlink(name)
 
 
 def _cmd_branch_to(a: argparse.Namespace) -> int:
@@ -122,8 +191,16 @@ def _cmd_branch_to(a: argparse.Namespace) -> int:
 
     session = Session.open(a.session)
     summarizer = _summarizer(a, session)[0] if a.summarize else None
-    outcome = branch_to(session, a.entry_id, summarize=a.summarize, summarizer=summarizer,
-                        custom_instructions=a.instructions, label=a.label, dry_run=a.dry_run)
+    outcome = branch_to(
+        session,
+        a.entry_id,
+        summarize=a.summarize,
+        summarizer=summarizer,
+        custom_instructions=a.instructions,
+        label=a.label,
+        dry_run=a.dry_run,
+        prompts=_prompts(a),
+    )
     _print(outcome.note)
     if outcome.navigation.editor_text:
         _print(f"(pi would put this back in the editor: {outcome.navigation.editor_text[:200]!r})")
@@ -185,12 +262,23 @@ def add_action_parsers(sub: Any, plan_options: Any) -> None:
     p.add_argument("--yes", action="store_true", help="append without asking")
     p.add_argument("--json", action="store_true", help="print entry, preview and the context after as JSON")
     p.add_argument("--stream", action="store_true", help="show the summary on stderr as it streams")
+    p.add_argument("--edit", action="store_true", help="edit the summary in $EDITOR before it is written")
+    p.add_argument(
+        "--summary-file",
+        type=Path,
+        metavar="FILE",
+        help="use this text as the summary (e.g. an edited --dry-run preview) instead of calling the LLM",
+    )
     p.set_defaults(func=_cmd_compact)
 
-    p = sub.add_parser("branch-to", help="move to an entry as pi's /tree does, optionally with a branch summary")
+    p = sub.add_parser(
+        "branch-to", help="move to an entry as pi's /tree does, optionally with a branch summary"
+    )
     p.add_argument("session")
     p.add_argument("entry_id")
-    p.add_argument("--summarize", action="store_true", help="summarise the abandoned branch (writes a branch_summary)")
+    p.add_argument(
+        "--summarize", action="store_true", help="summarise the abandoned branch (writes a branch_summary)"
+    )
     p.add_argument("--instructions", metavar="TEXT")
     p.add_argument("--label", metavar="TEXT", help="label to attach (persists the move)")
     p.add_argument("--dry-run", action="store_true")
@@ -200,7 +288,9 @@ def add_action_parsers(sub: Any, plan_options: Any) -> None:
     p = sub.add_parser("fork", help="write the path to an entry as a new session file")
     p.add_argument("session")
     p.add_argument("--leaf", required=True, metavar="ID")
-    p.add_argument("--out", metavar="NEW.jsonl", help="default: a new file next to SESSION, named as pi names them")
+    p.add_argument(
+        "--out", metavar="NEW.jsonl", help="default: a new file next to SESSION, named as pi names them"
+    )
     p.set_defaults(func=_cmd_fork)
 
     p = sub.add_parser("label", help="set (or clear, with an empty TEXT) an entry's label")

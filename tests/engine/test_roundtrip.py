@@ -290,3 +290,18 @@ def test_failures_write_nothing(kind: str, api: str, sessions: list[Path], tmp_p
         proc.wait(timeout=10)
         proc.stdout.close()  # type: ignore[union-attr]
     assert work.read_bytes() == before
+
+
+def test_edited_summary_is_what_pi_loads(oracle: Oracle, sessions: list[Path], tmp_path: Path) -> None:
+    from session_studio.llm import OfflineSummarizer
+
+    src = next(p for p in sessions if middle_keep(p))
+    work = tmp_path / "edit.jsonl"
+    shutil.copy(src, work)
+    draft = draft_compaction(Session.open(work), keep_recent_tokens=middle_keep(work) or 0)
+    outcome = summarize_draft(draft, OfflineSummarizer())
+    outcome.summary = "## Goal\nEdited by a person ✍️\n" + outcome.summary
+    preview = json.loads(js_stringify(outcome.context_after().to_json()) or "null")
+    entry = commit_compaction(outcome)
+    assert entry["summary"].startswith("## Goal\nEdited by a person ✍️\n")
+    assert oracle.run("context", str(work))["context"] == preview
