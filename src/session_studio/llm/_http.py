@@ -95,7 +95,8 @@ def error_for_message(
 ) -> LlmError:
     """Map an HTTP status and/or provider error text/type to the error tree."""
     safe = redact(message)
-    short = safe if len(safe) <= 300 else safe[:300] + "…"
+    detail = safe[len(f"{status} ") :] if status is not None and safe.startswith(f"{status} ") else safe
+    short = detail if len(detail) <= 300 else detail[:300] + "…"
     where = f" ({redact(url)})" if url else ""
     status_text = f"{status}" if status is not None else "an error"
     if status in (401, 403) or kind in ("authentication_error", "permission_error"):

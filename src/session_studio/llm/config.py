@@ -640,17 +640,22 @@ def resolve_provider(
     models_json = load_models_json(directory)
     auth = load_auth_json(directory)
     kind: ProviderKind = config.provider
-    pi_provider = config.pi_provider or _guess_pi_provider(kind, config.base_url)
+    guessed = _guess_pi_provider(kind, config.base_url)
+    pi_provider = config.pi_provider
     model = config.model
-    if not model and pi_provider and settings.get("defaultProvider") == pi_provider:
+    if not model and (pi_provider or guessed) == settings.get("defaultProvider"):
         default_model = settings.get("defaultModel")
         if isinstance(default_model, str) and default_model:
             model = default_model
             notes.append(f"model {model!r} taken from pi's defaultModel")
     if not pi_provider and model:
+        # A model defined in models.json identifies its provider (preferring one whose URL matches).
         found = _custom_model(models_json, None, model, config.base_url)
         if found is not None and found[2] is not None:
-            pi_provider = found[0]
+            url = found[2].get("baseUrl") or found[1].get("baseUrl")
+            if not config.base_url or _norm_url(url) == _norm_url(config.base_url):
+                pi_provider = found[0]
+    pi_provider = pi_provider or guessed
     custom = _custom_model(models_json, pi_provider, model, config.base_url) if model else None
     pcfg: dict[str, Any] = custom[1] if custom else {}
     mdef: dict[str, Any] | None = custom[2] if custom else None

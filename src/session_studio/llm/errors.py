@@ -23,6 +23,7 @@ anything that looks like a credential.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections.abc import Iterable
@@ -48,6 +49,8 @@ __all__ = [
     "summary_failure_message",
 ]
 
+logger = logging.getLogger(__name__)
+
 # ---------------------------------------------------------------------------------------------
 # Redaction
 
@@ -60,13 +63,13 @@ _REDACT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # "Authorization: Bearer xyz", "authorization=xyz", JSON '"authorization": "xyz"'
     (
         re.compile(
-            r"""(?i)(["']?(?:proxy-)?authorization["']?\s*[:=]\s*["']?)(bearer\s+|basic\s+)?[^\s,;'"}]+"""
+            r"""(?i)(["']?(?:proxy-)?authorization["']?\s*[:=]\s*["']?)(bearer\s+|basic\s+)?[^\s,;'"}()\[\]]+"""
         ),
         r"\1\2" + REDACTED,
     ),
     (
         re.compile(
-            r"""(?i)(["']?(?:x-api-key|x-goog-api-key|api-key|api_key|apikey)["']?\s*[:=]\s*["']?)[^\s,;'"}&]+"""
+            r"""(?i)(["']?(?:x-api-key|x-goog-api-key|api-key|api_key|apikey)["']?\s*[:=]\s*["']?)[^\s,;'"}&()\[\]]+"""
         ),
         r"\1" + REDACTED,
     ),

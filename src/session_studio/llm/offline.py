@@ -95,6 +95,9 @@ _PATH_TOKEN = re.compile(r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.-]+/)*[\w-]+\.[A-Za-z
 _FILES_LINE = re.compile(r"^- Files (modified|read): (.*)$")
 _ITEM_PREFIX = re.compile(r"^\s*(?:[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+)")
 _PENDING_SUFFIX = " (no result yet)"
+_ERROR_PREFIX = "- Error: "
+_MENTIONED_PREFIX = "- Paths mentioned by the user: "
+_FOCUS_PREFIX = "- Requested focus: "
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 
 _PRIMARY_KEYS: Final[tuple[str, ...]] = (
@@ -292,9 +295,9 @@ def _error_of(result: str) -> str | None:
     exit_line = next((ln for ln in lines[-3:] if (m := _EXIT_CODE.search(ln)) and m.group(1) != "0"), None)
     if exit_line is not None or "Traceback (most recent call last)" in stripped:
         for candidate in lines:
-            if _ERROR_START.match(candidate) or _ERROR_ANYWHERE.search(candidate):
-                if "Traceback (most recent call last)" not in candidate:
-                    return _shorten(candidate, exact=True)
+            looks_bad = _ERROR_START.match(candidate) or _ERROR_ANYWHERE.search(candidate)
+            if looks_bad and "Traceback (most recent call last)" not in candidate:
+                return _shorten(candidate, exact=True)
         exceptions = [ln for ln in lines if _EXCEPTION_LINE.search(ln)]
         if exceptions:
             return _shorten(exceptions[-1], exact=True)
@@ -670,6 +673,8 @@ def _build_draft(conv: _Conversation, previous: list[_Sections], focus: str | No
         fixed = any(key.startswith(d + ":") for d in new_done_keys)
         return fixed and not any(key.startswith(b + ":") for b in new_blocked_keys)
 
+    previous_errors: list[str] = []
+    previous_paths: list[str] = []
     for prev in previous:
         for item in prev.goal:
             goal.add(item if item.startswith(("- ", "* ")) else "- " + item)
@@ -688,7 +693,12 @@ def _build_draft(conv: _Conversation, previous: list[_Sections], focus: str | No
         for item in prev.decisions:
             decisions.add(item)
         for item in prev.context:
-            context.add(item)
+            if item.startswith(_MENTIONED_PREFIX):
+                previous_paths.extend(p.strip() for p in item[len(_MENTIONED_PREFIX) :].split(", "))
+            elif item.startswith(_ERROR_PREFIX):
+                previous_errors.append(item)
+            elif not item.startswith(_FOCUS_PREFIX):  # the focus belongs to one request only
+                context.add(item)
         for path in prev.modified_files:
             modified.add(path)
         for path in prev.read_files:
@@ -740,13 +750,23 @@ def _build_draft(conv: _Conversation, previous: list[_Sections], focus: str | No
                     next_steps.add(_ITEM_PREFIX.sub("", item))
                 break
 
+    # Earlier error lines stay only while their blocker is unresolved.
+    blocked_text = "\n".join(blocked.values())
+    for item in previous_errors:
+        message = item[len(_ERROR_PREFIX) :].strip("`")
+        if message and message in blocked_text:
+            context.add(item)
     for error in errors[-4:]:
-        context.add(f"- Error: `{error}`")
-    mentioned = [p for p in _mentioned_paths(conv.user_texts) if p not in modified and p not in read]
+        context.add(f"{_ERROR_PREFIX}`{error}`")
+    mentioned = [
+        p
+        for p in dict.fromkeys([*previous_paths, *_mentioned_paths(conv.user_texts)])
+        if p and p not in modified and p not in read
+    ]
     if mentioned:
-        context.add("- Paths mentioned by the user: " + ", ".join(mentioned[:10]))
+        context.add(_MENTIONED_PREFIX + ", ".join(mentioned[-10:]))
     if focus:
-        context.add("- Requested focus: " + _shorten(focus, 300))
+        context.add(_FOCUS_PREFIX + _shorten(focus, 300))
 
     original = None
     if conv.user_texts:

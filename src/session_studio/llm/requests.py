@@ -6,6 +6,7 @@ and return :class:`~session_studio.llm.base.SummaryRequest` records; no I/O.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterable, Mapping
 from typing import Final
@@ -26,6 +27,8 @@ __all__ = [
     "summary_max_tokens",
     "turn_prefix_request",
 ]
+
+logger = logging.getLogger(__name__)
 
 BRANCH_SUMMARY_PREAMBLE: Final[str] = (
     "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n"
