@@ -11,6 +11,7 @@ here wherever the JavaScript result would differ from the Python one.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Final
 
 __all__ = [
@@ -109,11 +110,14 @@ def js_key(v: Any) -> Any:
     return ("object", id(v))
 
 
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
 def u16len(s: str) -> int:
-    """JavaScript `s.length` (UTF-16 code units)."""
+    """JavaScript `s.length` (UTF-16 code units): astral characters count twice."""
     if s.isascii():
         return len(s)
-    return len(s.encode("utf-16-le", "surrogatepass")) // 2
+    return len(s) + len(_ASTRAL.findall(s))
 
 
 def u16slice_head(s: str, n: int) -> str:

@@ -16,7 +16,16 @@ from typing import Any
 
 import orjson
 
-from .jsvalue import UNDEFINED, JsTypeError, js_string, js_stringify, js_truthy, prop, u16len
+from .jsvalue import (
+    UNDEFINED,
+    JsTypeError,
+    js_number_to_string,
+    js_string,
+    js_stringify,
+    js_truthy,
+    prop,
+    u16len,
+)
 
 __all__ = [
     "ESTIMATED_IMAGE_CHARS",
@@ -106,41 +115,34 @@ class _Slow(Exception):
 _MAX_SAFE = 9007199254740992
 
 
-def _numbers_print_alike(args: dict[str, Any]) -> bool:
-    """True if every number inside prints the same from orjson as from JSON.stringify."""
+def _number_length_correction(args: dict[str, Any]) -> int:
+    """How much longer JSON.stringify prints the numbers inside than orjson does.
+
+    Key order does not change the length, strings are escaped alike, so only
+    numbers differ: floats (2.0 → "2", 1e16 → "10000000000000000", -0.0 → "0")
+    and integers beyond 2**53 (printed as the nearest double).
+    """
+    delta = 0
     stack: list[Any] = [args]
     while stack:
         x = stack.pop()
         for v in x.values() if type(x) is dict else x:
             t = type(v)
-            if t is str or t is bool or v is None:
-                continue
-            if t is int:
-                if -_MAX_SAFE <= v <= _MAX_SAFE:
-                    continue
-                return False
             if t is dict or t is list:
                 stack.append(v)
-                continue
-            return False  # floats (2.0 → "2" in JavaScript) and anything unusual
-    return True
+            elif t is float or (t is int and not -_MAX_SAFE <= v <= _MAX_SAFE):
+                delta += len(js_number_to_string(v)) - len(orjson.dumps(v))
+    return delta
 
 
 def _args_len_fast(args: dict[str, Any]) -> int:
-    """len(JSON.stringify(args)) via orjson, when the result is certainly the same.
-
-    Key order does not change the length; numbers might (2.0 → 2), so objects
-    holding floats or integers beyond 2**53 take the exact path.
-    """
-    if not _numbers_print_alike(args):
-        raise _Slow
+    """len(JSON.stringify(args)) from orjson's output, corrected for numbers."""
     try:
         b = orjson.dumps(args)
     except (orjson.JSONEncodeError, TypeError):
-        raise _Slow from None
-    if b.isascii():
-        return len(b)
-    return u16len(b.decode("utf-8"))
+        raise _Slow from None  # lone surrogates, huge integers, deep nesting
+    n = len(b) if b.isascii() else u16len(b.decode("utf-8"))
+    return n + _number_length_correction(args)
 
 
 def _fast_estimate(message: Any) -> int:
