@@ -80,13 +80,22 @@ def test_svg_parses_and_is_square() -> None:
 def test_render_icons_regenerates_every_size(tmp_path: Path) -> None:
     pytest.importorskip("PySide6.QtSvg")
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    subprocess.run([sys.executable, str(PACKAGING / "render_icons.py"), "--tool", "qt", "--out", str(tmp_path)],
-                   check=True, capture_output=True, env=env, timeout=120)
+    subprocess.run(
+        [sys.executable, str(PACKAGING / "render_icons.py"), "--tool", "qt", "--out", str(tmp_path)],
+        check=True,
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
     for size in SIZES:
         png = tmp_path / "hicolor" / f"{size}x{size}" / "apps" / f"{APP_ID}.png"
         assert png_size(png) == (size, size)
-    check = subprocess.run([sys.executable, str(PACKAGING / "render_icons.py"), "--check"],
-                           capture_output=True, text=True, timeout=60)
+    check = subprocess.run(
+        [sys.executable, str(PACKAGING / "render_icons.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert check.returncode == 0, check.stderr
 
 
@@ -126,18 +135,28 @@ def test_metainfo_content() -> None:
     assert launchable is not None and launchable.text == DESKTOP.name
     assert root.findtext("provides/binary") == "session-studio"
     shots = root.findall("screenshots/screenshot")
-    assert [Path(s.findtext("image") or "").name for s in shots] == ["main.png", "split-turn.png", "preview.png"]
+    assert [Path(s.findtext("image") or "").name for s in shots] == [
+        "main.png",
+        "split-turn.png",
+        "preview.png",
+    ]
     assert all((s.findtext("caption") or "").strip() for s in shots)
     assert sum(s.get("type") == "default" for s in shots) == 1
     releases = root.findall("releases/release")
     assert releases, "no <release>"
-    assert releases[0].get("version") == session_studio.__version__, "newest <release> is not the package version"
+    assert releases[0].get("version") == session_studio.__version__, (
+        "newest <release> is not the package version"
+    )
 
 
 @pytest.mark.skipif(shutil.which("appstreamcli") is None, reason="appstream not installed")
 def test_appstreamcli_validate() -> None:
-    r = subprocess.run(["appstreamcli", "validate", "--no-net", "--no-color", str(METAINFO)],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        ["appstreamcli", "validate", "--no-net", "--no-color", str(METAINFO)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     out = (r.stdout + r.stderr).strip()
     assert r.returncode == 0, out
     problems = [line for line in out.splitlines() if line[:2] in ("E:", "W:")]
@@ -164,8 +183,9 @@ def test_mime_package() -> None:
 def test_install_desktop_script(tmp_path: Path) -> None:
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path)}
     script = PACKAGING / "install-desktop.sh"
-    r = subprocess.run(["sh", str(script), "--exec", sys.executable], capture_output=True, text=True,
-                       env=env, timeout=120)
+    r = subprocess.run(
+        ["sh", str(script), "--exec", sys.executable], capture_output=True, text=True, env=env, timeout=120
+    )
     assert r.returncode == 0, r.stderr
     desktop = tmp_path / "applications" / DESKTOP.name
     exec_value = read_desktop(desktop)["Exec"]
@@ -176,10 +196,14 @@ def test_install_desktop_script(tmp_path: Path) -> None:
     assert (tmp_path / "metainfo" / METAINFO.name).is_file()
     assert (tmp_path / "mime" / "packages" / MIME_XML.name).is_file()
     if shutil.which("desktop-file-validate"):
-        v = subprocess.run(["desktop-file-validate", str(desktop)], capture_output=True, text=True, timeout=60)
+        v = subprocess.run(
+            ["desktop-file-validate", str(desktop)], capture_output=True, text=True, timeout=60
+        )
         assert v.returncode == 0 and not (v.stdout + v.stderr).strip(), v.stdout + v.stderr
 
-    r = subprocess.run(["sh", str(script), "--uninstall"], capture_output=True, text=True, env=env, timeout=120)
+    r = subprocess.run(
+        ["sh", str(script), "--uninstall"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert r.returncode == 0, r.stderr
     assert not desktop.exists()
     assert not list((tmp_path / "icons").rglob(f"{APP_ID}.*"))
