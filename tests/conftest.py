@@ -7,10 +7,14 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+# keep the index cache of big test files out of the user's ~/.cache
+os.environ.setdefault("SESSION_STUDIO_CACHE_DIR", tempfile.mkdtemp(prefix="session-studio-test-cache-"))
 
 ROOT = Path(__file__).resolve().parent.parent
 ORACLE_DIR = ROOT / "tests" / "oracle"

@@ -178,6 +178,7 @@ class Session:
         parallel: bool | None = None,
         progress: Callable[[int, int], None] | None = None,
         cancel: Callable[[], bool] | None = None,
+        use_cache: bool | None = None,
     ) -> Session:
         """Open a session file the way pi does (without ever writing to it).
 
@@ -185,6 +186,8 @@ class Session:
         (the default for files over PARALLEL_MIN_BYTES when only this thread runs).
         `progress(bytes_read, total)` is called every few thousand lines; `cancel()`
         returning True stops the load with LoadCancelled (both from the loading thread).
+        `use_cache`: reuse/store the index of big files (see index_cache); default on
+        for files of MIN_CACHED_BYTES and more that are not kept in memory.
         """
         p = os.fspath(path)
         try:
@@ -196,6 +199,19 @@ class Session:
         if os.path.isdir(p):
             raise SessionFileError(f"session path is a directory: {p}")
         keep = st.st_size <= KEEP_VALUES_MAX_BYTES if keep_values is None else keep_values
+        from . import index_cache
+
+        cached_ok = (not keep) and (
+            st.st_size >= index_cache.MIN_CACHED_BYTES if use_cache is None else use_cache
+        )
+        if cached_ok:
+            cached = index_cache.load_cached(cls, p, st.st_size)
+            if cached is not None:
+                cached.refresh()  # lines appended since the index was cached
+                cached.mtime_ns = os.stat(p).st_mtime_ns
+                if progress is not None:
+                    progress(st.st_size, st.st_size)
+                return cached
         issues: list[LoadIssue] = []
         try:
             fh = open(p, "rb")  # noqa: SIM115 - closed below; iter_values streams from it
@@ -218,6 +234,8 @@ class Session:
             else:
                 session = cls._open_parallel(p, fh, issues, split, st.st_size, progress, cancel)
         session.mtime_ns = st.st_mtime_ns
+        if cached_ok:
+            index_cache.save_index(session)
         return session
 
     @classmethod
