@@ -65,6 +65,7 @@ def _confirm(question: str, yes: bool) -> bool:
 
 
 def _cmd_compact(a: argparse.Namespace) -> int:
+    from .cli import _settings_for
     from .core import Session
     from .core.context import build_session_context
     from .core.jsvalue import js_stringify
@@ -72,6 +73,7 @@ def _cmd_compact(a: argparse.Namespace) -> int:
     from .engine.compaction import commit_compaction, draft_compaction, summarize_draft
 
     session = Session.open(a.session)
+    a.keep_recent, a.reserve, _, _ = _settings_for(session, a)
     summarizer, resolved = _summarizer(a, session)
     info = resolved.model_info
     prompts = _prompts(a)
@@ -254,7 +256,7 @@ def _cmd_upgrade(a: argparse.Namespace) -> int:
 def add_action_parsers(sub: Any, plan_options: Any) -> None:
     p = sub.add_parser("compact", help="summarise and append a CompactionEntry (previews first)")
     p.add_argument("session")
-    plan_options(p)
+    plan_options(p, pi_defaults=True)
     p.add_argument("--cut", metavar="ENTRY_ID", help="a manual cut: keep from this valid cut point")
     p.add_argument("--instructions", metavar="TEXT", help="extra focus for the summary (pi's /compact TEXT)")
     _add_provider_options(p)

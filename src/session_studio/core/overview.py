@@ -106,9 +106,11 @@ def render_overview(
         w(f"cwd:         {h.get('cwd', '')}")
         if "parentSession" in h:
             w(f"parent:      {h.get('parentSession')}")
+        sv = session.source_version
+        shown = "1 (no version field)" if sv is None else (str(sv) if isinstance(sv, int) else repr(sv))
         w(
-            f"version:     {session.source_version!r}"
-            + (" (pi migrates it to 3 on open)" if session.migrated else "")
+            f"version:     {shown}"
+            + (" — pi migrates it to 3 when it opens it (rewriting the file)" if session.migrated else "")
         )
     name = session.session_name()
     if name:
