@@ -29,7 +29,7 @@ from ..core.writer import FileFingerprint
 from ..llm.base import CancelToken, Summarizer, SummaryRequest
 from ..llm.prompts import Prompts
 from ..llm.requests import history_request, merge_split_turn, turn_prefix_request
-from .common import append_entry, fresh_id, loaded_fingerprint
+from .common import append_entry, ensure_appendable, fresh_id, loaded_fingerprint
 
 __all__ = [
     "CompactionDraft",
@@ -150,6 +150,8 @@ def draft_compaction(
     `cut_entry_id` makes a manual cut: it must be a valid cut point inside the
     range pi would consider (after the previous compaction's kept start).
     """
+    if session.reset:
+        ensure_appendable(session)  # no valid header: explains that pi would replace the file
     fp = loaded_fingerprint(session)
     leaf = _resolve_leaf(session, leaf_id)
     path = session.path_indices(leaf)

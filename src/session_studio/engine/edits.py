@@ -167,6 +167,7 @@ def branch_to(
 
 def append_label(session: Session, target_id: str, label: str | None) -> dict[str, Any]:
     """pi's appendLabelChange: a label entry under the current leaf (an empty label clears)."""
+    ensure_appendable(session)
     if session.get_index(target_id) is None:
         raise EntryNotFoundError(target_id)
     leaf = session.leaf_id if isinstance(session.leaf_id, str) else None
@@ -179,6 +180,7 @@ def append_label(session: Session, target_id: str, label: str | None) -> dict[st
 
 def append_session_name(session: Session, name: str) -> dict[str, Any]:
     """pi's appendSessionInfo: runs of CR/LF become one space, then trimmed."""
+    ensure_appendable(session)
     import re
 
     clean = re.sub(r"[\r\n]+", " ", name).strip()
