@@ -27,8 +27,10 @@ def ensure_appendable(session: Session) -> None:
             "Nothing can be appended to it safely."
         )
     if session.migrated:
+        sv = session.source_version
+        version = "1 (no version field)" if sv is None else str(sv)
         raise WriteError(
-            f"this is a version {session.source_version!r} session: pi rewrites such files with new ids when it "
+            f"this is a version {version} session: pi rewrites such files with new ids when it "
             "opens them, so entries appended now would not line up. Upgrade it first (a backup is kept: "
             "`session-studio upgrade FILE`) or fork the path to a new v3 file."
         )
