@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -15,6 +16,7 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_PI_ERROR = 3
+_READ_ONLY = frozenset({"plan", "context", "branch", "info"})
 
 
 def _write_json(obj: Any) -> None:
@@ -220,7 +222,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .llm.errors import LlmError
 
     try:
-        return int(a.func(a))
+        code = int(a.func(a))
+        if argv is None and a.command in _READ_ONLY:
+            # read-only commands on big files: skip freeing 100k index objects at exit
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        return code
     except LlmError as e:
         print(f"session-studio: {e.user_message} (nothing was written)", file=sys.stderr)
         return EXIT_FAILURE

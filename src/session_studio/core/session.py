@@ -12,6 +12,8 @@ known offset, without re-reading the file.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -223,7 +225,7 @@ class Session:
             and threading.active_count() == 1
             and hasattr(os, "fork")
         )
-        with fh:
+        with fh, _gc_paused():
             split = _split_point(fh, st.st_size) if use_parallel else None
             if split is None:
                 values = iter_values(fh, issues)
@@ -671,6 +673,19 @@ class Session:
         self.leaf_id = None
         for r in self.records:
             self._index_record(r)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while indexing: the index only grows (no cycles to collect),
+    and collections that walk 100k fresh records again and again cost ~15% of a load."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _watched(
