@@ -29,12 +29,15 @@ from .jsvalue import (
 
 __all__ = [
     "ESTIMATED_IMAGE_CHARS",
+    "NON_OVERFLOW_PATTERNS",
+    "OVERFLOW_PATTERNS",
     "ContextTokens",
     "assistant_usage_tokens",
     "calculate_context_tokens",
     "estimate_context_tokens",
     "estimate_tokens",
     "is_context_overflow",
+    "is_overflow_error_text",
     "js_plus",
     "should_compact",
 ]
@@ -295,45 +298,49 @@ def should_compact(
     return bool(x > context_window - reserve_tokens)
 
 
-_NON_OVERFLOW = [
-    re.compile(p, re.I | re.A)
-    for p in (r"^(Throttling error|Service unavailable):", r"rate limit", r"too many requests")
-]
-_OVERFLOW = [
-    re.compile(p, re.I | re.A)
-    for p in (
-        r"prompt is too long",
-        r"request_too_large",
-        r"input is too long for requested model",
-        r"exceeds the context window",
-        r"exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))",
-        r"input token count.*exceeds the maximum",
-        r"maximum prompt length is \d+",
-        r"reduce the length of the messages",
-        r"maximum context length is \d+ tokens",
-        r"exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?",
-        r"input \(\d+ tokens\) is longer than the model'?s context length \(\d+ tokens\)",
-        r"exceeds the limit of \d+",
-        r"exceeds the available context size",
-        r"greater than the context length",
-        r"context window exceeds limit",
-        r"exceeded model token limit",
-        r"too large for model with \d+ maximum context length",
-        r"model_context_window_exceeded",
-        r"prompt too long; exceeded (?:max )?context length",
-        r"context[_ ]length[_ ]exceeded",
-        r"too many tokens",
-        r"token limit exceeded",
-        r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",
-    )
-]
+NON_OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    [
+        re.compile(p, re.I | re.A)
+        for p in (r"^(Throttling error|Service unavailable):", r"rate limit", r"too many requests")
+    ]
+)
+OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    [
+        re.compile(p, re.I | re.A)
+        for p in (
+            r"prompt is too long",
+            r"request_too_large",
+            r"input is too long for requested model",
+            r"exceeds the context window",
+            r"exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))",
+            r"input token count.*exceeds the maximum",
+            r"maximum prompt length is \d+",
+            r"reduce the length of the messages",
+            r"maximum context length is \d+ tokens",
+            r"exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?",
+            r"input \(\d+ tokens\) is longer than the model'?s context length \(\d+ tokens\)",
+            r"exceeds the limit of \d+",
+            r"exceeds the available context size",
+            r"greater than the context length",
+            r"context window exceeds limit",
+            r"exceeded model token limit",
+            r"too large for model with \d+ maximum context length",
+            r"model_context_window_exceeded",
+            r"prompt too long; exceeded (?:max )?context length",
+            r"context[_ ]length[_ ]exceeded",
+            r"too many tokens",
+            r"token limit exceeded",
+            r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",
+        )
+    ]
+)
 
 
 def is_overflow_error_text(text: str) -> bool:
     """Case 1 of `isContextOverflow`: does a provider error message mean context overflow?"""
-    if any(p.search(text) for p in _NON_OVERFLOW):
+    if any(p.search(text) for p in NON_OVERFLOW_PATTERNS):
         return False
-    return any(p.search(text) for p in _OVERFLOW)
+    return any(p.search(text) for p in OVERFLOW_PATTERNS)
 
 
 def is_context_overflow(message: dict[str, Any], context_window: int | None = None) -> bool:

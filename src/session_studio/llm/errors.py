@@ -28,6 +28,8 @@ import re
 import threading
 from collections.abc import Iterable
 
+from ..core import tokens as _core_tokens
+
 __all__ = [
     "NON_OVERFLOW_PATTERNS",
     "OVERFLOW_PATTERNS",
@@ -115,54 +117,15 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 # ---------------------------------------------------------------------------------------------
 # Context-overflow classification (pi-ai 0.80.2 isContextOverflow, case 1; spec §4.6)
 
-_FLAGS = re.IGNORECASE | re.ASCII
 
-NON_OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(p, _FLAGS)
-    for p in (
-        r"^(Throttling error|Service unavailable):",
-        r"rate limit",
-        r"too many requests",
-    )
-)
-
-OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(p, _FLAGS)
-    for p in (
-        r"prompt is too long",
-        r"request_too_large",
-        r"input is too long for requested model",
-        r"exceeds the context window",
-        r"exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))",
-        r"input token count.*exceeds the maximum",
-        r"maximum prompt length is \d+",
-        r"reduce the length of the messages",
-        r"maximum context length is \d+ tokens",
-        r"exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?",
-        r"input \(\d+ tokens\) is longer than the model'?s context length \(\d+ tokens\)",
-        r"exceeds the limit of \d+",
-        r"exceeds the available context size",
-        r"greater than the context length",
-        r"context window exceeds limit",
-        r"exceeded model token limit",
-        r"too large for model with \d+ maximum context length",
-        r"model_context_window_exceeded",
-        r"prompt too long; exceeded (?:max )?context length",
-        r"context[_ ]length[_ ]exceeded",
-        r"too many tokens",
-        r"token limit exceeded",
-        r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",
-    )
-)
+# pi's provider-error patterns (spec §4.6) live with the rest of pi's token rules in the core
+NON_OVERFLOW_PATTERNS = _core_tokens.NON_OVERFLOW_PATTERNS
+OVERFLOW_PATTERNS = _core_tokens.OVERFLOW_PATTERNS
 
 
 def is_context_overflow_message(message: str) -> bool:
     """True if an error text means "context too long", using pi's patterns (spec §4.6 case 1)."""
-    if not message:
-        return False
-    if any(p.search(message) for p in NON_OVERFLOW_PATTERNS):
-        return False
-    return any(p.search(message) for p in OVERFLOW_PATTERNS)
+    return bool(message) and _core_tokens.is_overflow_error_text(message)
 
 
 def summary_failure_message(kind: str, error_message: str | None) -> str:
