@@ -151,8 +151,11 @@ def _args_len_fast(args: dict[str, Any]) -> int:
 def _fast_estimate(message: Any) -> int:
     role = message["role"]
     if role == "assistant":
+        content = message["content"]
+        if type(content) is not list:
+            raise _Slow  # a string iterates as characters, anything else throws in JS
         chars = 0
-        for block in message["content"]:
+        for block in content:
             t = block["type"]
             if t == "text":
                 chars += u16len(block["text"])
@@ -168,6 +171,8 @@ def _fast_estimate(message: Any) -> int:
         content = message["content"]
         if type(content) is str:
             return -(-u16len(content) // 4)
+        if type(content) is not list:
+            raise _Slow
         chars = 0
         for block in content:
             t = block["type"]
