@@ -107,3 +107,27 @@ def test_model_index_roundtrip(branching_session: Path) -> None:
 def test_empty_model(qtmodeltester) -> None:
     m = SessionTreeModel()
     qtmodeltester.check(m)
+
+
+def test_children_sorted_by_timestamp_like_pi_get_tree(tmp_path: Path) -> None:
+    """Siblings are ordered by Date.parse(timestamp) (stable), not file order; invalid dates compare equal."""
+
+    def msg(k: int, parent: int | None, ts: str) -> dict:
+        return {
+            "type": "message",
+            "parentId": None if parent is None else f"e{parent:04d}",
+            "timestamp": ts,
+            "message": {"role": "user", "content": f"m{k}", "timestamp": k},
+        }
+
+    spec = [
+        msg(0, None, "2025-01-01T10:00:00.000Z"),
+        msg(1, 0, "2025-01-01T10:05:00.000Z"),  # a: latest timestamp, first in the file
+        msg(2, 0, "2025-01-01T10:03:00.000Z"),  # b
+        msg(3, 0, "2025-01-01T10:01:00.000Z"),  # c: earliest
+        msg(4, 1, "2025-01-01T10:06:00.000Z"),  # the leaf continues a
+    ]
+    s = Session.open(write_session(tmp_path / "ts.jsonl", spec))
+    o = build_outline(s, "all", active_path=s.path_indices(s.leaf_index()))
+    assert o.groups[0] == [3, 2]  # side branches under e0000: c before b
+    assert o.groups[ROOT] == [0, 1, 4]

@@ -64,7 +64,7 @@ def test_cut_by_double_click_and_commit_disabled(
     window.tree.doubleClicked.emit(ix)
     assert window.doc.state.manual and window.doc.state.first_kept_record == user2
     assert not window.planner.commit_button.isEnabled()
-    assert "engine" in window.planner.commit_button.toolTip()
+    assert "Generate a summary first" in window.planner.commit_button.toolTip()
 
 
 def test_preview_generates_offline_summary(qtbot: Any, window: MainWindow, split_turn_session: Path) -> None:

@@ -1,56 +1,246 @@
-"""Commit actions behind one small interface, wired to the compaction engine when it exists.
+"""Session actions (commit, branch, fork, label, rename, upgrade) behind one small interface.
 
-Every write goes through the TaskRunner's single ``write`` pool. Until the lead's
-engine lands, :func:`engine_available` is False and the UI disables the commit
-buttons with a tooltip: nothing is ever faked.
+The functions named ``*_job`` run in the TaskRunner's pools (writes on the single
+``write`` thread, so writes to a session file never overlap) and only call
+``session_studio.engine``. :func:`disabled_reasons` says, for the current document,
+which actions are not applicable and why (the tooltip of a disabled action).
 """
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
-from typing import Any
+import contextlib
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["ENGINE_MISSING", "CommitRequest", "engine", "engine_available"]
+from session_studio.core.session import Session
 
-ENGINE_MISSING = (
-    "Committing is not wired to the engine (session_studio.engine) in this build yet. "
-    "Planning and preview work; nothing is written."
-)
+if TYPE_CHECKING:
+    from session_studio.engine import BranchOutcome, CompactionOutcome
+    from session_studio.llm import CancelToken, ProviderConfig
 
-#: flipped to True once the calls are wired and tested against session_studio.engine
-WIRED = False
+    from .document import SessionDocument
 
-#: functions the UI calls (see the final report for the exact signatures it expects)
-REQUIRED = (
-    "append_compaction",
-    "branch_to",
-    "branch_with_summary",
-    "fork_to_file",
-    "set_label",
-    "rename_session",
-)
+__all__ = [
+    "ACTIONS",
+    "ENGINE_MISSING",
+    "WIRED",
+    "branch_job",
+    "commit_job",
+    "disabled_reasons",
+    "fork_job",
+    "label_job",
+    "legacy_reason",
+    "make_summarizer_for",
+    "rename_job",
+    "summarize_job",
+    "upgrade_job",
+]
+
+ENGINE_MISSING = "The compaction engine (session_studio.engine) is not available in this build."
+
+#: the calls below are wired to session_studio.engine and covered by tests/ui/test_actions.py
+WIRED = True
+
+ACTIONS = ("commit", "branch", "branch_summary", "fork", "label", "rename", "upgrade")
 
 
-@dataclass(frozen=True)
-class CommitRequest:
-    path: str
-    first_kept_entry_id: Any
-    summary: str
-    tokens_before: Any
-    details: dict[str, Any]
-    expected_size: int
-    expected_mtime_ns: int
+def legacy_reason(session: Session | None) -> str | None:
+    """Why entries cannot be appended to this file (None: they can)."""
+    if session is None:
+        return "Open a session first."
+    if session.reset:
+        return (
+            "This file has no valid session header: pi would replace it with a new empty session, "
+            "so nothing can be appended to it. Fork the path to a new file instead."
+        )
+    if session.migrated:
+        return (
+            f"This is a version {session.source_version or 1} session: pi rewrites such files with new ids "
+            "when it opens them, so nothing can be appended. Use Session ▸ Upgrade (keeps a backup) or "
+            "Fork to a new v3 file."
+        )
+    return None
 
 
-def engine() -> Any | None:
-    try:
-        mod = importlib.import_module("session_studio.engine")
-    except ImportError:
+def disabled_reasons(doc: SessionDocument, writing: bool = False) -> dict[str, str | None]:
+    """Each action → None when it applies, else the reason shown as its tooltip."""
+    s = doc.session
+    out: dict[str, str | None] = dict.fromkeys(ACTIONS)
+    if s is None:
+        return dict.fromkeys(ACTIONS, "Open a session first.")
+    legacy = legacy_reason(s)
+    busy = "Another write to this file is in progress." if writing else None
+    sel = doc.selected
+    for key in ("commit", "branch", "branch_summary", "label", "rename"):
+        out[key] = legacy or busy
+    out["upgrade"] = (
+        None if (s.migrated and not s.reset) else "Only version 1/2 session files need an upgrade."
+    ) or busy
+    out["fork"] = busy if sel >= 0 or doc.working_leaf_index() is not None else "Select an entry first."
+    st = doc.state
+    if out["commit"] is None:
+        if st is None or st.plan is None:
+            out["commit"] = st.error if st is not None and st.error else "There is no plan for this session."
+        elif st.error:
+            out["commit"] = st.error
+        elif st.nothing_to_compact:
+            out["commit"] = "Nothing to compact with this cut."
+        elif doc.outcome is None:
+            out["commit"] = "Generate a summary first (Preview tab); you can edit it before committing."
+        elif not doc.summary_text.strip():
+            out["commit"] = "The summary is empty."
+    if sel < 0:
+        for key in ("branch", "branch_summary", "label"):
+            out[key] = out[key] or "Select an entry first."
+    elif out["branch"] is None and sel == doc.working_leaf_index():
+        out["branch"] = "The selected entry is already the working leaf."
+    if out["branch_summary"] is None and sel >= 0 and s.leaf_index() == sel:
+        out["branch_summary"] = "The selected entry is the file's leaf: there is no branch to leave."
+    return out
+
+
+def _id(session: Session, record: int | None) -> str | None:
+    if record is None or record < 0:
         return None
-    return mod if all(hasattr(mod, f) for f in REQUIRED) else None
+    rid = session.records[record].id
+    return rid if isinstance(rid, str) else None
 
 
-def engine_available(action: str = "commit_compaction") -> bool:
-    e = engine()
-    return WIRED and e is not None and hasattr(e, action)
+# ---------------------------------------------------------------------- providers
+def make_summarizer_for(provider: str, config: ProviderConfig | None, offline_delay: float = 0.03) -> Any:
+    """The summarizer for a preview-pane provider key ("offline", "pi", "custom")."""
+    from session_studio.llm import OfflineSummarizer, make_summarizer
+
+    if provider == "offline":
+        return OfflineSummarizer(chunk_delay_s=offline_delay)
+    if provider == "custom":
+        if config is None:
+            from session_studio.llm import LlmConfigError
+
+            raise LlmConfigError(
+                "no custom provider", user_message="Configure the provider first (Provider settings…)."
+            )
+        return make_summarizer(config)
+    return make_summarizer(None)
+
+
+@contextlib.contextmanager
+def _closing(summarizer: Any) -> Any:
+    try:
+        yield summarizer
+    finally:
+        close = getattr(summarizer, "close", None)
+        if callable(close):
+            close()
+
+
+# ---------------------------------------------------------------------- jobs
+@dataclasses.dataclass(frozen=True)
+class SummarizeParams:
+    leaf_id: str | None
+    keep: int
+    reserve: int
+    cut_entry_id: str | None
+    provider: str
+    config: ProviderConfig | None
+    model: Any = None
+    thinking_level: Any = None
+
+
+def summarize_job(
+    session: Session,
+    p: SummarizeParams,
+    on_text: Callable[[int, str], None],
+    cancel: CancelToken,
+) -> CompactionOutcome:
+    """draft_compaction + summarize_draft like pi's compact() (runs in the network pool)."""
+    from session_studio.engine import draft_compaction, summarize_draft
+
+    max_out, reasoning = 0, False
+    model = p.model
+    if isinstance(model, dict) and isinstance(model.get("modelId"), str):
+        with contextlib.suppress(Exception):
+            from session_studio.llm import model_info
+
+            info = model_info(model.get("provider"), model["modelId"])
+            if info is not None:
+                max_out, reasoning = info.max_tokens, info.reasoning
+    draft = draft_compaction(
+        session,
+        leaf_id=p.leaf_id,
+        keep_recent_tokens=p.keep,
+        reserve_tokens=p.reserve,
+        cut_entry_id=p.cut_entry_id,
+        model_max_tokens=max_out,
+        model_reasoning=reasoning,
+        thinking_level=p.thinking_level if isinstance(p.thinking_level, str) else None,
+    )
+    with _closing(make_summarizer_for(p.provider, p.config)) as summarizer:
+        return summarize_draft(draft, summarizer, on_text=on_text, cancel=cancel)
+
+
+def commit_job(outcome: CompactionOutcome, summary: str) -> dict[str, Any]:
+    from session_studio.engine import commit_compaction
+
+    outcome.summary = summary
+    return commit_compaction(outcome)
+
+
+def branch_job(
+    session: Session,
+    target_id: str,
+    summarize: bool,
+    provider: str,
+    config: ProviderConfig | None,
+    context_window: int | None,
+    on_text: Callable[[str], None] | None,
+    cancel: CancelToken | None,
+) -> BranchOutcome:
+    from session_studio.engine import branch_to
+
+    if not summarize:
+        return branch_to(session, target_id)
+    with _closing(make_summarizer_for(provider, config)) as summarizer:
+        return branch_to(
+            session,
+            target_id,
+            summarize=True,
+            summarizer=summarizer,
+            context_window=context_window,
+            on_text=on_text,
+            cancel=cancel,
+        )
+
+
+def label_job(session: Session, target_id: str, label: str | None) -> dict[str, Any]:
+    from session_studio.engine import append_label
+
+    return append_label(session, target_id, label or None)
+
+
+def rename_job(session: Session, name: str) -> dict[str, Any]:
+    from session_studio.engine import append_session_name
+
+    return append_session_name(session, name)
+
+
+def fork_job(session: Session, leaf_id: str, out: str | None) -> Path:
+    from session_studio.engine import fork_to_file
+
+    return fork_to_file(session, leaf_id, out)
+
+
+def upgrade_job(session: Session) -> tuple[Path, Path]:
+    from session_studio.engine import upgrade_legacy_file
+
+    return upgrade_legacy_file(session)
+
+
+def default_fork_path(session: Session) -> str:
+    """pi's file name for a new session next to this one (``<timestamp>_<id>.jsonl``)."""
+    from session_studio.core.ids import now_iso, uuidv7
+    from session_studio.engine.edits import session_file_name
+
+    return str(Path(session.path).parent / session_file_name(now_iso(), uuidv7()))

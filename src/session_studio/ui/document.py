@@ -6,6 +6,7 @@ methods; they never talk to each other. Slow work goes through the TaskRunner.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import os
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
+from PySide6.QtWidgets import QWidget
 
 from session_studio.core import Session, SessionFileError, SessionLoadError, plan_compaction
 from session_studio.core.context import SessionContext, build_session_context
@@ -58,6 +60,7 @@ class Loaded:
     keep: int
     reserve: int
     settings_source: str
+    outline: Any = None  # the default-filter tree outline, built in the worker
 
 
 @dataclass(frozen=True)
@@ -106,9 +109,23 @@ def _num(t: Any) -> float:
 
 
 def load_session(path: str, op: Operation | None = None) -> Loaded:
-    """Open + index + plan (runs in the compute pool)."""
-    session = Session.open(path)
-    return prepare_loaded(session)
+    """Open + index + plan (runs in the compute pool), reporting progress in ‰ of bytes."""
+    if op is None:
+        return prepare_loaded(Session.open(path))
+    last = [-1]
+
+    def progress(done: int, total: int) -> None:
+        permille = done * 1000 // total if total > 0 else 0
+        if permille != last[0]:
+            last[0] = permille
+            op.report(permille, 1000, "")
+
+    session = Session.open(path, progress=progress, cancel=op.cancelled.is_set)
+    op.report(1000, 1000, "Planning…")
+    res = prepare_loaded(session)
+    from .outline import build_outline
+
+    return dataclasses.replace(res, outline=build_outline(session, "default", None, res.path_indices))
 
 
 load_session.wants_op = True  # type: ignore[attr-defined]
@@ -164,6 +181,13 @@ class SessionDocument(QObject):
         self.manual_cut: int | None = None  # path position
         self.summary_text = ""
         self.preparation: Preparation | None = None
+        #: the summary generated for the current plan (engine CompactionOutcome), None until generated
+        self.outcome: Any = None
+        #: the app's working leaf (record) after "Branch here"; None follows the file's leaf
+        self.working_leaf: int | None = None
+        #: True while a write job runs: live refreshes wait (the engine re-indexes the session itself)
+        self.writing = False
+        self._keep_params = False
         self._load_op: Operation | None = None
         self._prep_op: Operation | None = None
         self._watcher = QFileSystemWatcher(self)
@@ -178,12 +202,18 @@ class SessionDocument(QObject):
         self._prep_timer.timeout.connect(self.request_preparation)
 
     # ------------------------------------------------------------------ loading
-    def open(self, path: str) -> Operation:
+    def open(self, path: str, keep_params: bool = False) -> Operation:
+        """Load ``path`` in the background; ``keep_params`` keeps keep/reserve/window (a reload)."""
         if self._load_op is not None:
             self._load_op.cancel()
         path = os.path.abspath(path)
+        self._keep_params = keep_params
         self.loading.emit(path)
-        op = self.runner.op(load_session, path).with_progress(f"Opening {os.path.basename(path)}…")
+        parent = self.parent() if isinstance(self.parent(), QWidget) else None
+        op = self.runner.op(load_session, path).with_progress(
+            f"Opening {os.path.basename(path)}…",
+            parent,  # type: ignore[arg-type]
+        )
         op.on_success(lambda res, p=path: self._on_loaded(p, res)).on_failure(
             lambda e, tb, p=path: self._on_load_failed(p, e, tb)
         )
@@ -212,11 +242,15 @@ class SessionDocument(QObject):
         self.path = path
         self.session = res.session
         self.loaded_state = res
-        self.keep, self.reserve = res.keep, res.reserve
-        self.window, self.window_known = res.window, res.window_known
+        if not (self._keep_params and path == self.path):
+            self.keep, self.reserve = res.keep, res.reserve
+            self.window, self.window_known = res.window, res.window_known
+        self._keep_params = False
         self.manual_cut = None
         self.summary_text = ""
         self.preparation = None
+        self.outcome = None
+        self.working_leaf = None
         self.selected = -1
         self._watcher.addPath(path)
         self.loaded.emit(res)
@@ -231,6 +265,8 @@ class SessionDocument(QObject):
         self.path = None
         self.loaded_state = None
         self.state = None
+        self.outcome = None
+        self.working_leaf = None
         self.closed.emit()
 
     # ------------------------------------------------------------------ live reload
@@ -240,6 +276,9 @@ class SessionDocument(QObject):
     def refresh(self) -> None:
         s = self.session
         if s is None:
+            return
+        if self.writing:
+            self._refresh_timer.start()
             return
         if self.path and self.path not in self._watcher.files() and os.path.exists(self.path):
             self._watcher.addPath(self.path)
@@ -258,13 +297,57 @@ class SessionDocument(QObject):
             if self.loaded_state and self.loaded_state.path_indices
             else None
         )
-        res = prepare_loaded(s)
+        res = prepare_loaded(s, self.working_leaf)
         self.loaded_state = res
+        self.outcome = None
         self.appended.emit(tuple(new))
         self._replan()
         self.message.emit(f"{len(new)} new entr{'y' if len(new) == 1 else 'ies'} appended by pi")
         if self.selected == was_leaf and res.path_indices:
             self.select(res.path_indices[-1])
+
+    # ------------------------------------------------------------------ working leaf and writes
+    def working_leaf_index(self) -> int | None:
+        if self.working_leaf is not None:
+            return self.working_leaf
+        return self.session.leaf_index() if self.session is not None else None
+
+    def set_working_leaf(self, record: int | None) -> None:
+        """Plan from ``record`` (pi's /tree navigation in memory); None follows the file's leaf."""
+        s = self.session
+        if s is None:
+            return
+        self.working_leaf = None if record is None or record == s.leaf_index() else record
+        self.loaded_state = prepare_loaded(s, self.working_leaf)
+        self.manual_cut = None
+        self.summary_text = ""
+        self.summary_changed.emit("")
+        self.appended.emit(())  # the tree re-derives the active path
+        self._replan()
+
+    def after_write(self, select_id: Any = None) -> None:
+        """Entries were appended by a write job (the engine already indexed them): re-plan from the new leaf."""
+        s = self.session
+        self.writing = False
+        if s is None:
+            return
+        self.working_leaf = None
+        self.manual_cut = None
+        self.summary_text = ""
+        self.outcome = None
+        self.summary_changed.emit("")
+        self.loaded_state = prepare_loaded(s)
+        self.appended.emit(())
+        self._replan()
+        rec = s.get_index(select_id) if isinstance(select_id, str) else s.leaf_index()
+        if rec is not None:
+            self.select(rec)
+        self._refresh_timer.start()  # pick up anything pi appended meanwhile
+
+    def reload(self) -> Operation | None:
+        """Re-read the file from scratch keeping the planner parameters (e.g. after a stale write)."""
+        self.writing = False
+        return self.open(self.path, keep_params=True) if self.path else None
 
     # ------------------------------------------------------------------ planning
     def set_params(
@@ -302,6 +385,11 @@ class SessionDocument(QObject):
         self.manual_cut = None
         self._replan()
 
+    def set_outcome(self, outcome: Any) -> None:
+        """The engine's summary for the current plan (the text box may still be edited)."""
+        self.outcome = outcome
+        self.set_summary(outcome.summary if outcome is not None else "")
+
     def set_summary(self, text: str) -> None:
         if text != self.summary_text:
             self.summary_text = text
@@ -318,6 +406,7 @@ class SessionDocument(QObject):
         self.plan_changed.emit(self.state)
         if prepare:
             self.preparation = None
+            self.outcome = None
             self._prep_timer.start()
 
     def request_preparation(self) -> None:

@@ -61,6 +61,11 @@ def launch_gui(argv: list[str]) -> int:
 
     QCoreApplication.setOrganizationName("session-studio")
     QCoreApplication.setApplicationName("Session Studio")
+    from PySide6.QtGui import QGuiApplication
+
+    from .main_window import APP_ID
+
+    QGuiApplication.setDesktopFileName(APP_ID)
     if QApplication.instance() is None:
         QApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
     app = QApplication.instance() or QApplication([sys.argv[0]])

@@ -6,17 +6,29 @@ import html
 import os
 import platform
 import sys
+from pathlib import Path
 
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSize, Qt, QTimer, qVersion
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QGuiApplication,
+    QIcon,
+    QKeySequence,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QDialog,
     QFileDialog,
     QFrame,
     QHBoxLayout,
     QHeaderView,
+    QInputDialog,
     QLabel,
     QLineEdit,
     QMainWindow,
@@ -43,7 +55,14 @@ from .listing import SessionInfo, list_sessions
 from .outline import FILTERS
 from .pisettings import sessions_dir
 from .planner import PlannerPanel
-from .preview import ContextPair, PreviewPane, build_context_pair, generate_summary
+from .preview import (
+    ContextPair,
+    PreviewPane,
+    ProviderDialog,
+    StreamDialog,
+    build_context_pair,
+    provider_config,
+)
 from .settings import AppSettings
 from .tasks import Operation, TaskRunner
 from .theme import apply_theme, current_theme
@@ -54,6 +73,36 @@ from .why import explain_cut
 __all__ = ["MainWindow", "sample_sessions_dir"]
 
 PAGE_BROWSER, PAGE_SESSION = 0, 1
+
+
+APP_ID = "io.github.session_studio.SessionStudio"
+
+
+def icon_dirs() -> list[Path]:
+    """Where the app icon may be: a PyInstaller bundle, a source checkout, the installed package."""
+    out = []
+    meipass = getattr(sys, "_MEIPASS", None)
+    if meipass:
+        out.append(Path(meipass) / "resources" / "icons")
+    out.append(Path(__file__).resolve().parents[3] / "resources" / "icons")
+    out.append(Path(__file__).resolve().parents[1] / "resources" / "icons")
+    return out
+
+
+def app_icon() -> QIcon:
+    icon = QIcon()
+    for d in icon_dirs():
+        for f in (
+            d / "hicolor" / "256x256" / "apps" / f"{APP_ID}.png",
+            d / "hicolor" / "256x256" / f"{APP_ID}.png",
+            d / f"{APP_ID}.png",
+            d / "session-studio.svg",
+        ):
+            if f.is_file():
+                icon.addFile(str(f))
+        if not icon.isNull():
+            return icon
+    return icon
 
 
 def sample_sessions_dir() -> str:
@@ -128,6 +177,9 @@ class MainWindow(QMainWindow):
         self._gen_cancel = None
         self._ctx_op: Operation | None = None
         self.setWindowTitle("Session Studio")
+        icon = app_icon()
+        if not icon.isNull():
+            self.setWindowIcon(icon)
         self.setAcceptDrops(True)
         self.resize(1440, 900)
         self._build_widgets()
@@ -262,6 +314,10 @@ class MainWindow(QMainWindow):
         self.a_fork = act("&Fork to new file…")
         self.a_label = act("&Label entry…")
         self.a_rename = act("&Rename session…")
+        self.a_upgrade = act("&Upgrade legacy file (keeps a backup)…")
+        self.a_provider = act(
+            "Pro&vider settings…", tip="Base URL, model and key variable of a custom provider"
+        )
         self.a_about = act("&About Session Studio")
         self.a_recent_menu = None
         self.theme_group = QActionGroup(self)
@@ -293,6 +349,9 @@ class MainWindow(QMainWindow):
         m.addActions([self.a_cut_here, self.a_auto_cut, self.a_preview, self.a_commit])
         m.addSeparator()
         m.addActions([self.a_branch, self.a_branch_sum, self.a_fork, self.a_label, self.a_rename])
+        m.addSeparator()
+        m.addActions([self.a_upgrade, self.a_provider])
+        m.setToolTipsVisible(True)
         m = mb.addMenu("&Help")
         m.addAction(self.a_about)
 
@@ -305,9 +364,18 @@ class MainWindow(QMainWindow):
         tb.addActions([self.a_leaf, self.a_cut_here, self.a_auto_cut])
         tb.addSeparator()
         tb.addActions([self.a_preview, self.a_commit])
-        for a in (self.a_commit, self.a_branch, self.a_branch_sum, self.a_fork, self.a_label, self.a_rename):
-            a.setToolTip(actions.ENGINE_MISSING)
-            a.setStatusTip(actions.ENGINE_MISSING)
+        self.write_actions = {
+            "commit": (self.a_commit, "Append the CompactionEntry to the session file"),
+            "branch": (self.a_branch, "Continue from the selected entry (pi's /tree navigation)"),
+            "branch_summary": (
+                self.a_branch_sum,
+                "Leave the current branch for the selected entry and append a summary of what is left",
+            ),
+            "fork": (self.a_fork, "Write the path to the selected entry as a new session file"),
+            "label": (self.a_label, "Add, change or clear the label of the selected entry"),
+            "rename": (self.a_rename, "Set the session's display name"),
+            "upgrade": (self.a_upgrade, "Rewrite this v1/v2 file as version 3, keeping a backup"),
+        }
 
     # ------------------------------------------------------------------ signals
     def _connect_signals(self) -> None:
@@ -321,6 +389,7 @@ class MainWindow(QMainWindow):
         d.preparation_ready.connect(self._on_preparation)
         d.message.connect(lambda t: self.statusBar().showMessage(t, 6000))
         d.closed.connect(self._on_closed)
+        QGuiApplication.styleHints().colorSchemeChanged.connect(self._on_color_scheme_changed)
         self.runner.busy_changed.connect(lambda b: self.status_busy.setText("Working…" if b else ""))
 
         self.browser.open_requested.connect(self.open_path)
@@ -359,6 +428,14 @@ class MainWindow(QMainWindow):
         self.a_auto_cut.triggered.connect(d.clear_manual_cut)
         self.a_preview.triggered.connect(self._go_preview)
         self.a_commit.triggered.connect(self.commit)
+        self.a_branch.triggered.connect(self.branch_here)
+        self.a_branch_sum.triggered.connect(self.branch_with_summary)
+        self.a_fork.triggered.connect(self.fork)
+        self.a_label.triggered.connect(self.label_entry)
+        self.a_rename.triggered.connect(self.rename_session)
+        self.a_upgrade.triggered.connect(self.upgrade)
+        self.a_provider.triggered.connect(self.edit_provider)
+        self.preview.provider_settings_requested.connect(self.edit_provider)
         self.a_about.triggered.connect(self.about)
         self.theme_group.triggered.connect(self._set_theme)
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
@@ -418,18 +495,11 @@ class MainWindow(QMainWindow):
     def _on_loaded(self, res: Loaded) -> None:
         s = res.session
         self.browser.set_recent(self.settings.add_recent(s.path))
-        self.tree_model.set_session(s, res.path_indices)
-        self.tree.expandAll()
+        self.tree_model.set_session(s, res.path_indices, res.outline)
+        self._expand()
         self.inspector.set_session(s)
         self.banner.set_issues(s.issues, s.reset)
-        name = s.session_name()
-        cwd = s.header.get("cwd", "") if s.header else ""
-        self.session_title.setText(
-            f"<b>{html.escape(name or os.path.basename(s.path))}</b>"
-            f"<span style='color:{current_theme().muted.name()}'>  {html.escape(str(cwd))}</span>"
-        )
-        self.session_title.setToolTip(s.path)
-        self.setWindowTitle(f"{name or os.path.basename(s.path)} — Session Studio")
+        self._on_loaded_title()
         self.status_path.setText(
             f"{s.path} · {len(s.records):,} entries · {s.size / 1e6:.1f} MB"
             + (" · migrated from v" + str(s.source_version) if s.migrated else "")
@@ -442,6 +512,19 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Loaded", 3000)
         self._update_actions()
 
+    def _on_loaded_title(self) -> None:
+        s = self.doc.session
+        if s is None:
+            return
+        name = s.session_name()
+        cwd = s.header.get("cwd", "") if s.header else ""
+        self.session_title.setText(
+            f"<b>{html.escape(name or os.path.basename(s.path))}</b>"
+            f"<span style='color:{current_theme().muted.name()}'>  {html.escape(str(cwd))}</span>"
+        )
+        self.session_title.setToolTip(s.path)
+        self.setWindowTitle(f"{name or os.path.basename(s.path)} — Session Studio")
+
     def _on_closed(self) -> None:
         self.tree_model.set_session(None)
         self.inspector.set_session(None)
@@ -453,7 +536,7 @@ class MainWindow(QMainWindow):
         sel = self.doc.selected
         res = self.doc.loaded_state
         self.tree_model.rebuild(res.path_indices if res else None)
-        self.tree.expandAll()
+        self._expand()
         self._reselect(sel)
         self._update_count()
 
@@ -507,10 +590,16 @@ class MainWindow(QMainWindow):
         if rec >= 0:
             self.doc.select(rec)
 
+    def _expand(self) -> None:
+        """Open every branch point (cheaper than expandAll on 100k rows: only groups have children)."""
+        for ix in self.tree_model.branch_points():
+            if ix.isValid():
+                self.tree.expand(ix)
+
     def _apply_filter(self) -> None:
         sel = self.doc.selected
         self.tree_model.set_filter(self.filter_combo.currentData(), self.search.text())
-        self.tree.expandAll()
+        self._expand()
         self._reselect(sel)
         self._update_count()
 
@@ -569,7 +658,7 @@ class MainWindow(QMainWindow):
         if self._ctx_op is not None:
             self._ctx_op.cancel()
         summary = self.doc.summary_text
-        op = self.runner.op(build_context_pair, st, summary)
+        op = self.runner.op(build_context_pair, st, summary, self.doc.outcome)
         op.on_success(self._on_contexts).on_failure(
             lambda e, tb: self.statusBar().showMessage(f"Context: {e}", 6000)
         )
@@ -580,49 +669,99 @@ class MainWindow(QMainWindow):
         self._ctx_op = None
         self.preview.set_contexts(pair)
 
+    def _plan_key(self) -> tuple[object, ...]:
+        d = self.doc
+        n = len(d.session.records) if d.session else 0
+        return (d.path, n, d.keep, d.reserve, d.manual_cut, d.working_leaf)
+
+    def _entry_id(self, record: int | None) -> str | None:
+        s = self.doc.session
+        if s is None or record is None or record < 0:
+            return None
+        rid = s.records[record].id
+        return rid if isinstance(rid, str) else None
+
+    def custom_provider_config(self) -> object:
+        return provider_config(self.settings.custom_provider())
+
+    def set_custom_provider(self, values: dict[str, str]) -> None:
+        """Store the custom provider (as the dialog does) and select it in the preview pane."""
+        self.settings.set_custom_provider(values)
+        self.preview.provider.setCurrentIndex(self.preview.provider.findData("custom"))
+
+    def edit_provider(self) -> None:
+        dlg = ProviderDialog(self.settings.custom_provider(), self)
+        self.last_dialog = dlg
+        if dlg.exec() == QDialog.DialogCode.Accepted:
+            self.set_custom_provider(dlg.values())
+
     def _generate(self, provider: str) -> None:
-        prep = self.doc.preparation
-        if prep is None:
+        d = self.doc
+        st = d.state
+        if d.session is None or st is None or d.preparation is None:
             self.statusBar().showMessage("Nothing to summarise with this cut", 6000)
             return
+        if provider == "custom" and self.custom_provider_config() is None:
+            self.edit_provider()
+            if self.custom_provider_config() is None:
+                return
         from session_studio.llm import CancelToken
 
         cancel = CancelToken()
         self._gen_cancel = cancel
-        ctx = self.doc.loaded_state.context if self.doc.loaded_state else None
-        model = ctx.model if ctx else None
-        level = ctx.thinking_level if ctx else None
-        emit = self.preview.stream.text.emit
+        ctx = d.loaded_state.context if d.loaded_state else None
+        params = actions.SummarizeParams(
+            leaf_id=self._entry_id(d.working_leaf),
+            keep=d.keep,
+            reserve=d.reserve,
+            cut_entry_id=self._entry_id(st.path[d.manual_cut]) if d.manual_cut is not None else None,
+            provider=provider,
+            config=self.custom_provider_config() if provider == "custom" else None,  # type: ignore[arg-type]
+            model=ctx.model if ctx else None,
+            thinking_level=ctx.thinking_level if ctx else None,
+        )
         self.preview.set_running(True)
         self.settings.set_provider(provider)
+        key = self._plan_key()
         op = self.runner.op(
-            generate_summary, prep, self.doc.reserve, provider, emit, cancel, model, level, pool="network"
+            actions.summarize_job, d.session, params, self.preview.stream.part.emit, cancel, pool="network"
         )
-        op.on_success(self._on_generated).on_failure(self._on_generate_failed)
+        op.on_success(lambda out, k=key: self._on_generated(out, k)).on_failure(self._on_generate_failed)
         self._gen_op = op
         op.start()
 
-    def _on_generated(self, text: str) -> None:
+    def _on_generated(self, outcome: object, key: tuple[object, ...] | None = None) -> None:
         self._gen_op = None
         self.preview.set_running(False)
+        text = outcome.summary  # type: ignore[attr-defined]
+        if key is not None and key != self._plan_key():
+            self.preview.summary.setPlainText(text)
+            self.preview.status.setText("The plan changed while generating: generate again to commit")
+            return
+        self.doc.set_outcome(outcome)
         if self.preview.summary.toPlainText() != text:
             self.preview.summary.setPlainText(text)
         self.preview.status.setText(f"Summary ready · {len(text):,} chars · ≈{(len(text) + 3) // 4:,} tokens")
-        self.doc.set_summary(text)
         self._refresh_contexts()
+        self._update_actions()
 
     def _on_generate_failed(self, exc: BaseException, tb: str) -> None:
         self._gen_op = None
         self.preview.set_running(False)
+        from session_studio.core.errors import SessionStudioError, StaleSessionError
         from session_studio.llm import LlmCancelledError, LlmError
 
         if isinstance(exc, LlmCancelledError):
             self.preview.status.setText("Cancelled")
             return
         self.preview.status.setText("Failed")
-        if isinstance(exc, LlmError):
+        if isinstance(exc, StaleSessionError):
+            self._stale(exc)
+        elif isinstance(exc, LlmError):
             msg = getattr(exc, "user_message", None) or str(exc)
             show_error(self, "The summary could not be generated", str(msg), tb)
+        elif isinstance(exc, SessionStudioError):
+            show_error(self, "The summary could not be generated", str(exc))
         else:
             show_error(self, "The summary could not be generated", str(exc), tb)
 
@@ -630,14 +769,315 @@ class MainWindow(QMainWindow):
         if self._gen_cancel is not None:
             self._gen_cancel.cancel()
 
-    # ------------------------------------------------------------------ commit
-    def commit(self) -> None:
-        if not actions.engine_available():
-            QMessageBox.information(self, "Commit compaction", actions.ENGINE_MISSING)
-            return
-        QMessageBox.information(
-            self, "Commit compaction", "The engine is present but not wired yet in this build."
+    # ------------------------------------------------------------------ writes
+    def ask_yes_no(self, title: str, text: str, details: str = "", yes: str = "Yes") -> bool:
+        """A modal question (tests accept it through ``QApplication.activeModalWidget()``)."""
+        box = QMessageBox(self)
+        box.setIcon(QMessageBox.Icon.Question)
+        box.setWindowTitle(title)
+        box.setText(text)
+        if details:
+            box.setDetailedText(details)
+        ok = box.addButton(yes, QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(ok)
+        self.last_dialog = box
+        box.exec()
+        return box.clickedButton() is ok
+
+    def ask_text(self, title: str, label: str, default: str) -> str | None:
+        text, ok = QInputDialog.getText(self, title, label, QLineEdit.EchoMode.Normal, default)
+        return text if ok else None
+
+    def ask_save_path(self, title: str, default: str) -> str:
+        path, _ = QFileDialog.getSaveFileName(self, title, default, "pi sessions (*.jsonl);;All files (*)")
+        return path
+
+    def _write(self, what: str, fn: object, *args: object, on_ok: object) -> Operation:
+        """Run a write job on the single write thread; failures become actionable messages."""
+        self.doc.writing = True
+        self._update_actions()
+        op = self.runner.op(fn, *args, pool="write").with_progress(what, self)  # type: ignore[arg-type]
+
+        def ok(result: object) -> None:
+            self.doc.writing = False
+            on_ok(result)  # type: ignore[operator]
+            self._update_actions()
+
+        op.on_success(ok).on_failure(lambda e, tb: self._on_write_failed(what, e, tb))
+        return op.start()
+
+    def _on_write_failed(self, what: str, exc: BaseException, tb: str) -> None:
+        from session_studio.core.errors import SessionStudioError, StaleSessionError, WriteError
+        from session_studio.llm import LlmCancelledError, LlmError
+
+        self.doc.writing = False
+        self._update_actions()
+        if isinstance(exc, StaleSessionError):
+            self._stale(exc)
+        elif isinstance(exc, LlmCancelledError):
+            self.statusBar().showMessage("Cancelled: nothing was written", 6000)
+        elif isinstance(exc, LlmError):
+            show_error(self, f"{what} failed", str(getattr(exc, "user_message", None) or exc), tb)
+        elif isinstance(exc, WriteError):
+            show_error(
+                self,
+                f"{what} failed: nothing was written",
+                f"{exc}\n\nThe session file was left as it was.",
+                tb,
+            )
+        elif isinstance(exc, SessionStudioError):
+            show_error(self, f"{what} failed", str(exc))
+        else:
+            show_error(self, f"{what} failed", str(exc), tb)
+        self.doc.refresh()
+
+    def _stale(self, exc: BaseException) -> None:
+        """pi appended meanwhile: reload, re-plan (same parameters) and say so."""
+        self.doc.reload()
+        show_error(
+            self,
+            "pi changed the file while you were planning",
+            "Nothing was written. The session was reloaded and the compaction planned again with the same "
+            "settings; check the new plan and generate the summary again before committing."
+            f"\n\n{exc}",
         )
+
+    def commit(self) -> None:
+        why = actions.disabled_reasons(self.doc, self.doc.writing)["commit"]
+        if why:
+            self.statusBar().showMessage(f"Cannot commit: {why}", 8000)
+            return
+        outcome = self.doc.outcome
+        summary = self.doc.summary_text
+        text, details = self._commit_summary(outcome, summary)
+        if not self.ask_yes_no("Commit compaction", text, details, "Append compaction"):
+            return
+        self._write(
+            "Committing the compaction", actions.commit_job, outcome, summary, on_ok=self._on_committed
+        )
+
+    def _commit_summary(self, outcome: object, summary: str) -> tuple[str, str]:
+        import dataclasses
+
+        from session_studio.core.jsvalue import JsTypeError
+
+        final = dataclasses.replace(outcome, summary=summary)  # type: ignore[type-var]
+        d = final.draft
+        s = d.session
+        fk = d.first_kept_entry_id
+        fk_i = s.get_index(fk)
+        who = ""
+        if fk_i is not None:
+            r = s.records[fk_i]
+            who = f" ({r.role if r.type == 'message' else r.type}: {self.tree_model.preview(fk_i)[:80]})"
+        before = d.preparation.tokens_before
+        try:
+            after = final.estimated_tokens_after()
+        except JsTypeError:
+            after = "?"
+
+        def n(x: object) -> str:
+            return f"{x:,.0f}" if isinstance(x, int | float) else str(x)
+
+        read, modified = d.file_lists()
+        text = (
+            f"<p>Append a compaction entry to <b>{html.escape(os.path.basename(s.path))}</b>?</p>"
+            f"<p>First kept entry: <code>{html.escape(str(fk))}</code>{html.escape(who)}<br>"
+            f"Context tokens: {n(before)} → ≈{n(after)}<br>"
+            f"Summary: {len(summary):,} characters · {len(read)} files read · {len(modified)} modified<br>"
+            + ("Split turn: the turn prefix is summarised separately<br>" if d.cut.is_split_turn else "")
+            + "</p><p>pi picks the new entry up the next time it loads the session.</p>"
+        )
+        details = (
+            "Read files:\n"
+            + "\n".join(f"  {f}" for f in read)
+            + "\n\nModified files:\n"
+            + "\n".join(f"  {f}" for f in modified)
+        )
+        return text, details
+
+    def _on_committed(self, entry: dict) -> None:  # type: ignore[type-arg]
+        self.doc.after_write(entry.get("id"))
+        self.preview.summary.blockSignals(True)
+        self.preview.summary.clear()
+        self.preview.summary.blockSignals(False)
+        self.statusBar().showMessage(
+            f"Compaction appended (entry {entry.get('id')}, {entry.get('tokensBefore'):,} tokens before)",
+            10000,
+        )
+
+    def branch_here(self) -> None:
+        from session_studio.core.errors import SessionStudioError
+        from session_studio.engine import branch_to
+
+        d = self.doc
+        s = d.session
+        why = actions.disabled_reasons(d, d.writing)["branch"]
+        target = self._entry_id(d.selected)
+        if why or s is None or target is None:
+            self.statusBar().showMessage(why or "This entry has no usable id", 8000)
+            return
+        try:
+            out = branch_to(s, target)
+        except SessionStudioError as e:
+            show_error(self, "Cannot branch here", str(e))
+            return
+        nav = out.navigation
+        new_leaf = s.get_index(nav.new_leaf_id) if nav.new_leaf_id is not None else None
+        if nav.new_leaf_id is None or new_leaf is None:
+            show_error(
+                self,
+                "Branching before the first entry",
+                "pi would start a new root here; Session Studio cannot plan an empty path. Nothing was written.",
+            )
+            return
+        d.set_working_leaf(new_leaf)
+        d.select(new_leaf)
+        extra = ""
+        if nav.editor_text:
+            extra = f"\n\npi would put this text back in its editor:\n{nav.editor_text[:500]}"
+        self.statusBar().showMessage("Working leaf moved: planning and preview now start there", 10000)
+        box = QMessageBox(self)
+        box.setIcon(QMessageBox.Icon.Information)
+        box.setWindowTitle("Branch here")
+        box.setText("The working leaf moved to the selected entry.")
+        box.setInformativeText(out.note + extra)
+        self.last_dialog = box
+        box.open()
+
+    def branch_with_summary(self) -> None:
+        from session_studio.llm import CancelToken
+
+        d = self.doc
+        s = d.session
+        why = actions.disabled_reasons(d, d.writing)["branch_summary"]
+        target = self._entry_id(d.selected)
+        if why or s is None or target is None:
+            self.statusBar().showMessage(why or "This entry has no usable id", 8000)
+            return
+        provider = str(self.preview.provider.currentData())
+        label = self.preview.provider.currentText()
+        if not self.ask_yes_no(
+            "Branch with summary",
+            f"Leave the current branch and continue from the selected entry?<br>"
+            f"The entries left behind are summarised with <b>{html.escape(label)}</b> and a "
+            "<code>branch_summary</code> entry is appended: it becomes the new leaf.",
+            yes="Summarise and branch",
+        ):
+            return
+        cancel = CancelToken()
+        dlg = StreamDialog("Branch summary", self)
+        dlg.cancel_requested.connect(cancel.cancel)
+        self.last_dialog = dlg
+        dlg.show()
+        config = self.custom_provider_config() if provider == "custom" else None
+
+        def done(out: object) -> None:
+            entry = getattr(out, "entry", None)
+            dlg.finish(getattr(out, "note", ""))
+            self.doc.after_write(entry.get("id") if isinstance(entry, dict) else None)
+            self.statusBar().showMessage(getattr(out, "note", "Branched"), 10000)
+
+        op = self._write(
+            "Branch with summary",
+            actions.branch_job,
+            s,
+            target,
+            True,
+            provider,
+            config,
+            d.window or None,
+            dlg.stream.text.emit,
+            cancel,
+            on_ok=done,
+        )
+        op.failed.connect(lambda *_: dlg.finish("Failed or cancelled: nothing was written."))
+
+    def fork(self) -> None:
+        d = self.doc
+        s = d.session
+        why = actions.disabled_reasons(d, d.writing)["fork"]
+        leaf = self._entry_id(d.selected if d.selected >= 0 else d.working_leaf_index())
+        if why or s is None or leaf is None:
+            self.statusBar().showMessage(why or "This entry has no usable id", 8000)
+            return
+        path = self.ask_save_path("Fork to a new session file", actions.default_fork_path(s))
+        if not path:
+            return
+
+        def done(new: object) -> None:
+            self.statusBar().showMessage(f"Forked to {new}", 10000)
+            if self.ask_yes_no("Fork written", f"Wrote {html.escape(str(new))}.<br>Open it now?", yes="Open"):
+                self.open_path(str(new))
+
+        self._write("Forking", actions.fork_job, s, leaf, path, on_ok=done)
+
+    def label_entry(self) -> None:
+        d = self.doc
+        s = d.session
+        why = actions.disabled_reasons(d, d.writing)["label"]
+        target = self._entry_id(d.selected)
+        if why or s is None or target is None:
+            self.statusBar().showMessage(why or "This entry has no usable id", 8000)
+            return
+        cur = s.label_of(target) or ""
+        text = self.ask_text("Label entry", "Label (empty clears it):", cur)
+        if text is None or text.strip() == cur:
+            return
+        self._write(
+            "Labelling",
+            actions.label_job,
+            s,
+            target,
+            text.strip() or None,
+            on_ok=lambda _e: (
+                self.doc.after_write(target),
+                self.statusBar().showMessage("Label cleared" if not text.strip() else "Label set", 6000),
+            ),
+        )
+
+    def rename_session(self) -> None:
+        d = self.doc
+        s = d.session
+        why = actions.disabled_reasons(d, d.writing)["rename"]
+        if why or s is None:
+            self.statusBar().showMessage(why or "", 8000)
+            return
+        cur = s.session_name() or ""
+        text = self.ask_text("Rename session", "Session name:", cur)
+        if text is None or not text.strip() or text.strip() == cur:
+            return
+        sel = self._entry_id(d.selected)
+
+        def done(_e: object) -> None:
+            self.doc.after_write(sel)
+            self._on_loaded_title()
+            self.statusBar().showMessage("Session renamed", 6000)
+
+        self._write("Renaming", actions.rename_job, s, text, on_ok=done)
+
+    def upgrade(self) -> None:
+        d = self.doc
+        s = d.session
+        why = actions.disabled_reasons(d, d.writing)["upgrade"]
+        if why or s is None:
+            self.statusBar().showMessage(why or "", 8000)
+            return
+        if not self.ask_yes_no(
+            "Upgrade legacy file",
+            f"Rewrite this version {s.source_version or 1} file as version 3, the way pi would on open?<br>"
+            "A backup copy of the original is kept next to it.",
+            yes="Upgrade",
+        ):
+            return
+
+        def done(res: object) -> None:
+            _path, backup = res  # type: ignore[misc]
+            self.doc.reload()
+            self.statusBar().showMessage(f"Upgraded; backup at {backup}", 12000)
+
+        self._write("Upgrading", actions.upgrade_job, s, on_ok=done)
 
     def _update_actions(self) -> None:
         has = self.doc.session is not None and self.stack.currentIndex() == PAGE_SESSION
@@ -654,28 +1094,36 @@ class MainWindow(QMainWindow):
         ):
             a.setEnabled(has)
         self.a_auto_cut.setEnabled(bool(has and st and st.manual))
-        engine = actions.engine_available()
-        can_commit = bool(
-            has and engine and st and not st.nothing_to_compact and self.doc.preparation is not None
-        )
-        self.a_commit.setEnabled(can_commit)
-        self.planner.commit_button.setEnabled(can_commit)
-        self.planner.commit_button.setToolTip(
-            actions.ENGINE_MISSING if not engine else "Append the CompactionEntry"
-        )
-        for a in (self.a_branch, self.a_branch_sum, self.a_fork, self.a_label, self.a_rename):
-            a.setEnabled(bool(has and engine))
+        reasons = actions.disabled_reasons(self.doc, self.doc.writing)
+        if not has:
+            reasons = dict.fromkeys(reasons, "Open a session first.")
+        for key, (a, tip) in self.write_actions.items():
+            why = reasons.get(key)
+            a.setEnabled(why is None)
+            a.setToolTip(why or tip)
+            a.setStatusTip(why or tip)
+        why = reasons["commit"]
+        self.planner.commit_button.setEnabled(why is None)
+        self.planner.commit_button.setToolTip(why or "Append the CompactionEntry (Ctrl+Return)")
 
     def _reload(self) -> None:
         if self.doc.path:
-            self.doc.open(self.doc.path)
+            self.doc.open(self.doc.path, keep_params=True)
 
     # ------------------------------------------------------------------ misc
     def _set_theme(self, a: QAction) -> None:
-        from PySide6.QtWidgets import QApplication
-
         key = a.data()
         self.settings.set_theme(key)
+        self.apply_theme_key(key)
+
+    def _on_color_scheme_changed(self, *_args: object) -> None:
+        """The desktop switched light/dark: follow it when the theme is "Follow system"."""
+        if self.settings.theme() == "system":
+            self.apply_theme_key("system")
+
+    def apply_theme_key(self, key: str) -> None:
+        from PySide6.QtWidgets import QApplication
+
         app = QApplication.instance()
         apply_theme(app, key)  # type: ignore[arg-type]
         app.setStyleSheet(stylesheet())  # type: ignore[union-attr]

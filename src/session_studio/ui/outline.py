@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cmp_to_key
 from typing import Any
 
-from session_studio.core.jsvalue import js_key, js_truthy
+from session_studio.core.jsdate import js_date_ms
+from session_studio.core.jsvalue import JsTypeError, js_key, js_truthy
 from session_studio.core.session import Session
 
 __all__ = ["FILTERS", "ROOT", "Outline", "build_outline", "entry_visible"]
@@ -84,6 +86,21 @@ class Outline:
         return None
 
 
+def _date_ms(value: Any) -> float | None:
+    try:
+        return js_date_ms(value)
+    except JsTypeError:
+        return None
+
+
+def _ts_cmp(records: Any, a: int, b: int) -> int:
+    """pi's comparator ``getTime(a) - getTime(b)``: a NaN difference counts as equal."""
+    x, y = _date_ms(records[a].timestamp), _date_ms(records[b].timestamp)
+    if x is None or y is None or x == y:
+        return 0
+    return -1 if x < y else 1
+
+
 def build_outline(
     session: Session,
     mode: str = "default",
@@ -93,7 +110,7 @@ def build_outline(
     """Flattened display rows of every branch. Iterative: paths can be 100k deep."""
     records = session.records
     n = len(records)
-    # children in file order (pi's getTree sorts by timestamp; file order is the same for pi-written files)
+    # children in file order first, then sorted by timestamp like pi's getTree (roots are not sorted)
     kids: dict[int, list[int]] = {}
     roots: list[int] = []
     by_id = session.by_id
@@ -107,6 +124,11 @@ def build_outline(
             roots.append(r.index)
         else:
             kids.setdefault(p, []).append(r.index)
+
+    # pi's getTree: children sorted by `new Date(timestamp).getTime()` ascending (stable; NaN compares equal)
+    for lst in kids.values():
+        if len(lst) > 1:
+            lst.sort(key=cmp_to_key(lambda a, b: _ts_cmp(records, a, b)))
 
     def shown(i: int) -> bool:
         return entry_visible(session, i, mode) and (match is None or match(i))

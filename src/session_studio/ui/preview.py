@@ -3,6 +3,7 @@ context the LLM sees before and after the compaction, side by side."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -11,8 +12,12 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPlainTextEdit,
     QPushButton,
     QSizePolicy,
@@ -21,7 +26,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from session_studio.core.file_ops import format_file_operations
 from session_studio.core.messages import COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX, convert_to_llm
 from session_studio.core.preparation import Preparation
 from session_studio.core.serialize import serialize_conversation
@@ -29,9 +33,20 @@ from session_studio.core.tokens import estimate_tokens
 
 from .document import PlanState
 
-__all__ = ["ContextPair", "PreviewPane", "build_context_pair", "generate_summary"]
+__all__ = [
+    "ContextPair",
+    "PreviewPane",
+    "ProviderDialog",
+    "StreamDialog",
+    "build_context_pair",
+    "provider_config",
+]
 
-PROVIDERS = [("offline", "Offline draft (no network)"), ("pi", "pi's default model (settings.json)")]
+PROVIDERS = [
+    ("offline", "Offline draft (no network)"),
+    ("pi", "pi's default model (settings.json)"),
+    ("custom", "Custom provider (base URL)"),
+]
 MAX_VIEW_CHARS = 400_000
 
 
@@ -43,6 +58,8 @@ class ContextPair:
     after_text: str
     after_tokens: float
     after_count: int
+    #: the context pi builds after the commit (SessionContext.to_json() of the engine's outcome), if known
+    after_context: Any = None
 
 
 def _sum(msgs: list[Any]) -> float:
@@ -64,11 +81,31 @@ def _view(msgs: list[Any]) -> str:
     return text if len(text) <= MAX_VIEW_CHARS else text[:MAX_VIEW_CHARS] + "\n\n[… truncated for display]"
 
 
-def build_context_pair(st: PlanState, summary: str) -> ContextPair:
-    """The messages before (current context) and after (summary + kept entries). Worker-safe."""
+def build_context_pair(st: PlanState, summary: str, outcome: Any = None) -> ContextPair:
+    """The messages before (current context) and after (summary + kept entries). Worker-safe.
+
+    With the engine's ``outcome`` the "after" side is exactly what will be written and what
+    pi rebuilds (``outcome.context_after()`` with the edited ``summary``).
+    """
     assert st.plan is not None and st.cut is not None
     ctx = st.plan.context
     before = ctx.messages()
+    if st.nothing_to_compact:
+        note = "(nothing to compact with this cut: the context stays as it is)"
+        return ContextPair(_view(before), _sum(before), len(before), note, _sum(before), len(before))
+    if outcome is not None:
+        final = dataclasses.replace(outcome, summary=summary)
+        after_ctx = final.context_after()
+        msgs = after_ctx.messages()
+        return ContextPair(
+            _view(before),
+            _sum(before),
+            len(before),
+            _view(msgs),
+            _sum(msgs),
+            len(msgs),
+            after_ctx.to_json(),
+        )
     kept = set(st.path[st.cut.first_kept_index :])
     after_msgs: list[Any] = [{"role": "compactionSummary", "summary": summary, "tokensBefore": 0}]
     for it, m in zip(ctx.items, before, strict=True):
@@ -85,67 +122,84 @@ def build_context_pair(st: PlanState, summary: str) -> ContextPair:
     )
 
 
-def generate_summary(
-    prep: Preparation,
-    reserve: int,
-    provider: str,
-    on_text: Any,
-    cancel: Any,
-    model: Any = None,
-    thinking_level: Any = None,
-) -> str:
-    """Summarise like pi's compact(): history (+ turn prefix) then the file lists. Runs in a worker."""
-    from session_studio.llm import OfflineSummarizer, Prompts, make_summarizer
-    from session_studio.llm.requests import history_request, merge_split_turn, turn_prefix_request
-
-    summarizer = OfflineSummarizer(chunk_delay_s=0.03) if provider == "offline" else make_summarizer(None)
-    prompts = Prompts()
-    max_out = 32000
-    reasoning = False
-    try:
-        from session_studio.llm import model_info
-
-        if isinstance(model, dict) and isinstance(model.get("modelId"), str):
-            info = model_info(model.get("provider"), model["modelId"])
-            if info is not None:
-                max_out, reasoning = info.max_tokens, info.reasoning
-    except Exception:
-        pass
-    level = thinking_level if isinstance(thinking_level, str) else None
-    prev = prep.previous_summary if isinstance(prep.previous_summary, str) else None
-
-    def run(req: Any, prefix: str = "") -> str:
-        if prefix:
-            on_text(prefix)
-        return summarizer.summarize(req, on_text=on_text, cancel=cancel).text
-
-    hist_conv = serialize_conversation(convert_to_llm(prep.messages_to_summarize))
-    if prep.is_split_turn and prep.turn_prefix_messages:
-        history = (
-            run(history_request(hist_conv, prev, None, reserve, max_out, reasoning, level, prompts))
-            if prep.messages_to_summarize
-            else None
-        )
-        if history is None:
-            on_text("No prior history.")
-        pre_conv = serialize_conversation(convert_to_llm(prep.turn_prefix_messages))
-        from session_studio.llm.requests import SPLIT_TURN_SEPARATOR
-
-        prefix = run(
-            turn_prefix_request(pre_conv, reserve, max_out, reasoning, level, prompts), SPLIT_TURN_SEPARATOR
-        )
-        text = merge_split_turn(history, prefix)
-    else:
-        text = run(history_request(hist_conv, prev, None, reserve, max_out, reasoning, level, prompts))
-    read, modified = prep.file_lists
-    files = format_file_operations(read, modified)
-    if files:
-        on_text(files)
-    return text + files
-
-
 class _Stream(QObject):
     text = Signal(str)
+    part = Signal(int, str)  # request index, text delta (split turns stream two requests at once)
+
+
+class ProviderDialog(QDialog):
+    """A custom summariser endpoint: API kind, base URL, model and the *name* of the key variable.
+
+    The key itself is never stored: it is read from the environment variable at run time.
+    """
+
+    KINDS = (("openai", "OpenAI-compatible (chat/completions)"), ("anthropic", "Anthropic (messages)"))
+
+    def __init__(self, values: dict[str, str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Provider settings")
+        self.kind = QComboBox()
+        for key, label in self.KINDS:
+            self.kind.addItem(label, key)
+        i = self.kind.findData(values.get("kind", "openai"))
+        self.kind.setCurrentIndex(max(0, i))
+        self.base_url = QLineEdit(values.get("base_url", ""))
+        self.base_url.setPlaceholderText("https://api.openai.com/v1 · http://localhost:11434/v1")
+        self.model = QLineEdit(values.get("model", ""))
+        self.model.setPlaceholderText("e.g. gpt-4.1-mini, claude-sonnet-4-5, llama3.1:8b")
+        self.key_env = QLineEdit(values.get("key_env", ""))
+        self.key_env.setPlaceholderText("OPENAI_API_KEY (empty: no key, e.g. a local server)")
+        note = QLabel(
+            "The API key is read from this environment variable when a summary is generated; "
+            "Session Studio never stores keys."
+        )
+        note.setWordWrap(True)
+        note.setProperty("muted", True)
+        form = QFormLayout()
+        form.addRow("API", self.kind)
+        form.addRow("Base URL", self.base_url)
+        form.addRow("Model", self.model)
+        form.addRow("API key variable", self.key_env)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        lay = QVBoxLayout(self)
+        lay.addLayout(form)
+        lay.addWidget(note)
+        lay.addWidget(buttons)
+        for w in (self.base_url, self.model):
+            w.textChanged.connect(self._validate)
+        self._validate()
+
+    def _validate(self) -> None:
+        url = self.base_url.text().strip()
+        ok = url.startswith(("http://", "https://")) and bool(self.model.text().strip())
+        self.ok_button.setEnabled(ok)
+
+    def values(self) -> dict[str, str]:
+        return {
+            "kind": str(self.kind.currentData()),
+            "base_url": self.base_url.text().strip(),
+            "model": self.model.text().strip(),
+            "key_env": self.key_env.text().strip(),
+        }
+
+
+def provider_config(values: dict[str, str] | None) -> Any:
+    """A ProviderConfig from the dialog's values (None when not configured)."""
+    if not values or not values.get("base_url") or not values.get("model"):
+        return None
+    from session_studio.llm import ProviderConfig
+
+    return ProviderConfig(
+        provider="anthropic" if values.get("kind") == "anthropic" else "openai",
+        base_url=values["base_url"],
+        model=values["model"],
+        api_key_env=values.get("key_env") or None,
+    )
 
 
 def _mono() -> Any:
@@ -155,6 +209,7 @@ def _mono() -> Any:
 class PreviewPane(QWidget):
     generate_requested = Signal(str)  # provider key
     cancel_requested = Signal()
+    provider_settings_requested = Signal()
     summary_edited = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -163,6 +218,8 @@ class PreviewPane(QWidget):
         self.provider = QComboBox()
         for key, label in PROVIDERS:
             self.provider.addItem(label, key)
+        self.provider_button = QPushButton("Settings…")
+        self.provider_button.setToolTip("Base URL, model and API key variable of the custom provider")
         self.generate_button = QPushButton("Generate summary")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
@@ -192,6 +249,7 @@ class PreviewPane(QWidget):
         top = QHBoxLayout()
         top.addWidget(QLabel("Provider"))
         top.addWidget(self.provider)
+        top.addWidget(self.provider_button)
         top.addWidget(self.generate_button)
         top.addWidget(self.cancel_button)
         top.addWidget(self.status, 1)
@@ -234,6 +292,10 @@ class PreviewPane(QWidget):
         )
         self.cancel_button.clicked.connect(self.cancel_requested)
         self.stream.text.connect(self._append)
+        self.stream.part.connect(self._append_part)
+        self.provider_button.clicked.connect(self.provider_settings_requested)
+        self.pair: ContextPair | None = None
+        self._parts: dict[int, str] = {}
         self.summary.textChanged.connect(lambda: self.summary_edited.emit(self.summary.toPlainText()))
 
     def _append(self, t: str) -> None:
@@ -242,11 +304,23 @@ class PreviewPane(QWidget):
         cur.insertText(t)
         self.summary.setTextCursor(cur)
 
+    def _append_part(self, i: int, t: str) -> None:
+        self._parts[i] = self._parts.get(i, "") + t
+        if len(self._parts) == 1:
+            self._append(t)
+            return
+        from session_studio.llm import SPLIT_TURN_SEPARATOR
+
+        parts = [self._parts[k] for k in sorted(self._parts)]
+        self.summary.setPlainText(SPLIT_TURN_SEPARATOR.join(parts))
+
     def set_running(self, running: bool) -> None:
         self.generate_button.setEnabled(not running)
         self.cancel_button.setEnabled(running)
         self.provider.setEnabled(not running)
+        self.provider_button.setEnabled(not running)
         if running:
+            self._parts = {}
             self.summary.clear()
             self.status.setText("Generating…")
 
@@ -271,6 +345,7 @@ class PreviewPane(QWidget):
         )
 
     def set_contexts(self, pair: ContextPair | None) -> None:
+        self.pair = pair
         if pair is None:
             self.before.clear()
             self.after.clear()
@@ -288,3 +363,44 @@ class PreviewPane(QWidget):
         )
         self.before.setPlainText(pair.before_text)
         self.after.setPlainText(pair.after_text)
+
+
+class StreamDialog(QDialog):
+    """Non-modal progress for a streamed summary written by a job (branch summaries): text + Cancel."""
+
+    cancel_requested = Signal()
+
+    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.stream = _Stream()
+        self.status = QLabel("Generating the summary…")
+        self.text = QPlainTextEdit()
+        self.text.setReadOnly(True)
+        self.text.setMinimumSize(560, 280)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.rejected.connect(self._cancel)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.status)
+        lay.addWidget(self.text, 1)
+        lay.addWidget(self.buttons)
+        self.finished_ = False
+        self.stream.text.connect(self._append)
+
+    def _append(self, t: str) -> None:
+        cur = self.text.textCursor()
+        cur.movePosition(cur.MoveOperation.End)
+        cur.insertText(t)
+        self.text.setTextCursor(cur)
+
+    def _cancel(self) -> None:
+        if self.finished_:
+            self.accept()
+            return
+        self.status.setText("Cancelling…")
+        self.cancel_requested.emit()
+
+    def finish(self, note: str) -> None:
+        self.finished_ = True
+        self.status.setText(note)
+        self.buttons.setStandardButtons(QDialogButtonBox.StandardButton.Close)

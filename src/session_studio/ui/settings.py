@@ -69,6 +69,18 @@ class AppSettings:
     def set_provider(self, key: str) -> None:
         self.qs.setValue("prefs/provider", key)
 
+    def custom_provider(self) -> dict[str, str]:
+        """The custom provider's kind, base URL, model and key *variable name* (never a key)."""
+        out = {}
+        for k in ("kind", "base_url", "model", "key_env"):
+            v = self.qs.value(f"provider/{k}", "")
+            out[k] = v if isinstance(v, str) else ""
+        return out
+
+    def set_custom_provider(self, values: dict[str, str]) -> None:
+        for k in ("kind", "base_url", "model", "key_env"):
+            self.qs.setValue(f"provider/{k}", values.get(k, ""))
+
     # UI state
     def state(self, key: str) -> QByteArray | None:
         v = self.qs.value(f"state/{key}")

@@ -56,6 +56,8 @@ class Operation(QObject):
         self._progress_parent: QWidget | None = None
         self._dialog: QProgressDialog | None = None
         self._timer: QTimer | None = None
+        self._last_progress: tuple[int, int, str] | None = None
+        self.progress.connect(self._on_progress)
         self.succeeded.connect(self._on_succeeded)
         self.failed.connect(self._on_failed)
 
@@ -112,18 +114,37 @@ class Operation(QObject):
         d = QProgressDialog(self._progress_label or "", "Cancel", 0, 0, self._progress_parent)
         d.setWindowTitle("Session Studio")
         d.setMinimumDuration(0)
+        d.setAutoClose(False)
+        d.setAutoReset(False)
         d.canceled.connect(self.cancel)
-        self.progress.connect(lambda a, b, t: (d.setMaximum(b), d.setValue(a), t and d.setLabelText(t)))
-        d.show()
         self._dialog = d
+        if self._last_progress is not None:
+            self._on_progress(*self._last_progress)
+        d.show()
+
+    def _on_progress(self, done: int, total: int, text: str) -> None:
+        self._last_progress = (done, total, text)
+        d = self._dialog
+        if d is None:
+            return
+        try:
+            d.setMaximum(total)
+            d.setValue(done)
+            if text:
+                d.setLabelText(text)
+        except RuntimeError:  # the parent window was destroyed with the dialog
+            self._dialog = None
 
     def _close_progress(self) -> None:
         if self._timer is not None:
             self._timer.stop()
         if self._dialog is not None:
-            self._dialog.reset()
-            self._dialog.deleteLater()
-            self._dialog = None
+            d, self._dialog = self._dialog, None
+            try:
+                d.reset()
+                d.deleteLater()
+            except RuntimeError:  # already deleted with its parent
+                pass
 
     @Slot(object)
     def _on_succeeded(self, result: Any) -> None:

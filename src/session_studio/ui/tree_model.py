@@ -35,6 +35,8 @@ _MARK_TEXT = {
 }
 
 Index = QModelIndex | QPersistentModelIndex
+_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+_NO_FLAGS = Qt.ItemFlag.NoItemFlags
 
 
 class SessionTreeModel(QAbstractItemModel):
@@ -50,12 +52,25 @@ class SessionTreeModel(QAbstractItemModel):
         self.query = ""
 
     # ---------------------------------------------------------------- content
-    def set_session(self, session: Session | None, active_path: list[int] | None = None) -> None:
+    def set_session(
+        self, session: Session | None, active_path: list[int] | None = None, outline: Outline | None = None
+    ) -> None:
+        """Show ``session``; ``outline`` is a default-filter outline built in a worker (used if it fits)."""
         self.beginResetModel()
         self.session = session
         self._preview.clear()
-        self.outline = self._build(active_path) if session is not None else Outline()
+        self.marks = {}
+        if session is None:
+            self.outline = Outline()
+        elif outline is not None and self.mode == "default" and not self.query:
+            self.outline = outline
+        else:
+            self.outline = self._build(active_path)
         self.endResetModel()
+
+    def branch_points(self) -> list[QModelIndex]:
+        """Indexes of the rows that have nested groups (what ``expandAll`` would expand)."""
+        return [self.index_of(k) for k in self.outline.groups if k != ROOT]
 
     def rebuild(self, active_path: list[int] | None = None) -> None:
         """Re-derive rows (filter/search changed or entries appended)."""
@@ -87,19 +102,26 @@ class SessionTreeModel(QAbstractItemModel):
         self.marks = marks
         if self.rowCount() == 0:
             return
-        changed = {k for k in old.keys() | marks.keys() if old.get(k) != marks.get(k)}
-        groups = {self.outline.group_of[k] for k in changed if k in self.outline.group_of}
-        if len(groups) > 64:
-            # many groups: one layout refresh is cheaper than thousands of dataChanged signals
-            self.layoutAboutToBeChanged.emit()
-            self.layoutChanged.emit()
-            return
-        for key in groups:
-            rows = [self.outline.row_of[k] for k in changed if self.outline.group_of.get(k) == key]
+        # marks only change painting: one dataChanged per group (min…max row), never a relayout
+        spans: dict[int, list[int]] = {}
+        group_of, row_of = self.outline.group_of, self.outline.row_of
+        for k in old.keys() | marks.keys():
+            if old.get(k) == marks.get(k):
+                continue
+            g = group_of.get(k)
+            if g is None:
+                continue
+            r = row_of[k]
+            sp = spans.get(g)
+            if sp is None:
+                spans[g] = [r, r]
+            elif r < sp[0]:
+                sp[0] = r
+            elif r > sp[1]:
+                sp[1] = r
+        for key, (lo, hi) in spans.items():
             parent = QModelIndex() if key == ROOT else self.index_of(key)
-            self.dataChanged.emit(
-                self.index(min(rows), 0, parent), self.index(max(rows), len(COLUMNS) - 1, parent)
-            )
+            self.dataChanged.emit(self.index(lo, 0, parent), self.index(hi, len(COLUMNS) - 1, parent))
 
     def preview(self, i: int) -> str:
         s = self._preview.get(i)
@@ -152,7 +174,10 @@ class SessionTreeModel(QAbstractItemModel):
         return len(COLUMNS)
 
     def hasChildren(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008
-        return self.rowCount(parent) > 0
+        # called for every row on layout: keep it to one dict lookup
+        if not parent.isValid():
+            return bool(self.outline.groups.get(ROOT))
+        return parent.internalId() - 1 in self.outline.groups and parent.column() == 0
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
@@ -168,9 +193,7 @@ class SessionTreeModel(QAbstractItemModel):
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        return _FLAGS if index.isValid() else _NO_FLAGS
 
     # ---------------------------------------------------------------- data
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

@@ -1,0 +1,188 @@
+"""The wired session actions: commit, branch, label, rename, fork, legacy files, stale files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from session_studio.core import Session
+from session_studio.ui import actions
+from session_studio.ui.main_window import MainWindow
+
+from .conftest import write_session
+
+
+def _open(qtbot: Any, w: MainWindow, path: Path) -> None:
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.state is not None)
+    qtbot.waitUntil(lambda: w.doc.preparation is not None or w.doc.state.nothing_to_compact, timeout=3000)
+
+
+def _generate(qtbot: Any, w: MainWindow) -> None:
+    w.tabs.setCurrentWidget(w.preview)
+    w.preview.provider.setCurrentIndex(w.preview.provider.findData("offline"))
+    w.preview.generate_button.click()
+    qtbot.waitUntil(lambda: w.doc.outcome is not None, timeout=20000)
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+@pytest.fixture
+def yes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    asked: list[str] = []
+
+    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes") -> bool:
+        asked.append(title)
+        return True
+
+    monkeypatch.setattr(MainWindow, "ask_yes_no", ask)
+    return asked
+
+
+def test_wired() -> None:
+    assert actions.WIRED
+
+
+def test_commit_appends_and_selects_new_leaf(
+    qtbot: Any, window: MainWindow, split_turn_session: Path, yes: list[str]
+) -> None:
+    _open(qtbot, window, split_turn_session)
+    assert not window.a_commit.isEnabled()
+    _generate(qtbot, window)
+    assert window.a_commit.isEnabled() and window.planner.commit_button.isEnabled()
+    window.preview.summary.setPlainText(window.preview.summary.toPlainText() + "\nEdited by the user.")
+    n = len(_lines(split_turn_session))
+    window.a_commit.trigger()
+    assert yes == ["Commit compaction"]
+    lines = _lines(split_turn_session)
+    assert len(lines) == n + 1
+    entry = lines[-1]
+    assert entry["type"] == "compaction" and entry["summary"].endswith("Edited by the user.")
+    s = window.doc.session
+    assert s.records[window.doc.selected].id == entry["id"]
+    assert window.doc.state.path[-1] == window.doc.selected
+    assert window.doc.state.nothing_to_compact
+    assert not window.a_commit.isEnabled()
+
+
+def test_stale_commit_reloads_and_tells(
+    qtbot: Any, window: MainWindow, split_turn_session: Path, yes: list[str]
+) -> None:
+    _open(qtbot, window, split_turn_session)
+    _generate(qtbot, window)
+    before = split_turn_session.read_bytes()
+    n = len(window.doc.session.records)
+    last = _lines(split_turn_session)[-1]
+    extra = {
+        "type": "message",
+        "id": "pi000001",
+        "parentId": last["id"],
+        "timestamp": "2025-01-01T12:00:00.000Z",
+        "message": {"role": "user", "content": "hello from pi", "timestamp": 1},
+    }
+    with split_turn_session.open("a") as f:
+        f.write(json.dumps(extra) + "\n")
+    window.a_commit.trigger()
+    assert split_turn_session.read_bytes() == before + (json.dumps(extra) + "\n").encode()
+    box = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible())
+    assert "pi changed the file" in box.text()
+    box.close()
+    qtbot.waitUntil(lambda: window.doc.session is not None and len(window.doc.session.records) == n + 1)
+    assert window.doc.outcome is None
+
+
+def test_branch_here_moves_working_leaf(qtbot: Any, window: MainWindow, branching_session: Path) -> None:
+    _open(qtbot, window, branching_session)
+    s = window.doc.session
+    size = branching_session.stat().st_size
+    # an assistant entry on a side branch: pi's navigation makes it the leaf
+    side = next(
+        r.index
+        for r in s.records
+        if r.type == "message" and r.role == "assistant" and r.index not in window.doc.state.path
+    )
+    window.doc.select(side)
+    assert window.a_branch.isEnabled()
+    window.a_branch.trigger()
+    assert window.doc.working_leaf == side
+    assert window.doc.state.path[-1] == side
+    assert branching_session.stat().st_size == size  # pi writes nothing for a plain move
+    assert "nothing was written" in window.last_dialog.informativeText()
+    window.last_dialog.close()
+    assert not window.a_branch.isEnabled()  # already the working leaf
+    assert "already the working leaf" in window.a_branch.toolTip()
+
+
+def test_label_and_rename(qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: Any) -> None:
+    path = write_session(tmp_path / "s.jsonl", [("user", 50), ("assistant", 50), ("user", 50)])
+    _open(qtbot, window, path)
+    window.doc.select(1)
+    answers = iter(["important", "My session"])
+    monkeypatch.setattr(MainWindow, "ask_text", lambda self, *a: next(answers))
+    window.a_label.trigger()
+    assert window.doc.session.label_of("e0001") == "important"
+    assert window.doc.selected == 1
+    window.a_rename.trigger()
+    assert window.doc.session.session_name() == "My session"
+    assert "My session" in window.windowTitle()
+    types = [x["type"] for x in _lines(path)]
+    assert types[-2:] == ["label", "session_info"]
+
+
+def test_fork_opens_new_file(
+    qtbot: Any, window: MainWindow, branching_session: Path, tmp_path: Path, yes: list[str], monkeypatch: Any
+) -> None:
+    _open(qtbot, window, branching_session)
+    out = tmp_path / "fork.jsonl"
+    seen: list[str] = []
+
+    def save(self: MainWindow, title: str, default: str) -> str:
+        seen.append(default)
+        return str(out)
+
+    monkeypatch.setattr(MainWindow, "ask_save_path", save)
+    window.a_fork.trigger()
+    assert Path(seen[0]).parent == branching_session.parent and seen[0].endswith(".jsonl")
+    assert "_" in Path(seen[0]).name
+    assert out.exists()
+    qtbot.waitUntil(lambda: window.doc.path == str(out))
+    assert Session.open(out).header["parentSession"] == str(branching_session)
+
+
+def test_legacy_file_disables_writes(qtbot: Any, window: MainWindow, tmp_path: Path, yes: list[str]) -> None:
+    path = tmp_path / "legacy.jsonl"
+    lines = [
+        {"type": "session", "id": "legacy-1", "timestamp": "2025-01-01T10:00:00.000Z", "cwd": "/w"},
+        {
+            "type": "message",
+            "timestamp": "2025-01-01T10:00:01.000Z",
+            "message": {"role": "user", "content": "hi", "timestamp": 1},
+        },
+        {
+            "type": "message",
+            "timestamp": "2025-01-01T10:00:02.000Z",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "yo"}], "timestamp": 2},
+        },
+    ]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    _open(qtbot, window, path)
+    assert window.doc.session.migrated
+    for a in (window.a_commit, window.a_branch, window.a_label, window.a_rename):
+        assert not a.isEnabled()
+        assert "version 1" in a.toolTip() and "Upgrade" in a.toolTip()
+    assert window.a_fork.isEnabled() and window.a_upgrade.isEnabled()
+    window.a_upgrade.trigger()
+    qtbot.waitUntil(lambda: window.doc.session is not None and not window.doc.session.migrated)
+    assert list(tmp_path.glob("legacy.jsonl.v*-backup-*"))
+    assert window.a_rename.isEnabled() and not window.a_upgrade.isEnabled()
+
+
+def test_no_session_tooltips(window: MainWindow) -> None:
+    for a, _tip in window.write_actions.values():
+        assert not a.isEnabled() and a.toolTip() == "Open a session first."

@@ -1,0 +1,110 @@
+"""Crash dialog, live colour-scheme changes, the app icon and the load progress dialog."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtWidgets import QApplication, QPushButton
+
+from session_studio.ui import errors
+from session_studio.ui.main_window import APP_ID, MainWindow, app_icon, icon_dirs
+from session_studio.ui.tasks import TaskRunner
+
+
+def test_crash_dialog_shows_traceback(qtbot: Any, monkeypatch: Any) -> None:
+    shown: list[errors.CrashDialog] = []
+    monkeypatch.setattr(errors.CrashDialog, "exec", lambda self: shown.append(self) or 0)
+    old_hook = sys.excepthook
+    try:
+        errors.install_crash_handlers(None)
+        try:
+            raise RuntimeError("boom in a slot")
+        except RuntimeError:
+            sys.excepthook(*sys.exc_info())
+        qtbot.waitUntil(lambda: bool(shown))
+    finally:
+        sys.excepthook = old_hook
+    dlg = shown[0]
+    assert "RuntimeError: boom in a slot" in dlg.text.toPlainText()
+    assert "Traceback" in dlg.text.toPlainText()
+    log = Path(errors.log_file())
+    assert log.parent.exists()
+
+
+def test_crash_dialog_from_worker_thread(qtbot: Any, monkeypatch: Any) -> None:
+    import threading
+
+    shown: list[str] = []
+    monkeypatch.setattr(errors.CrashDialog, "exec", lambda self: shown.append(self.text.toPlainText()) or 0)
+    old = threading.excepthook
+    try:
+        errors.install_crash_handlers(None)
+        t = threading.Thread(target=lambda: 1 / 0)
+        t.start()
+        t.join()
+        qtbot.waitUntil(lambda: bool(shown))
+    finally:
+        threading.excepthook = old
+    assert "ZeroDivisionError" in shown[0]
+
+
+def test_theme_follows_system_scheme_change(window: MainWindow, monkeypatch: Any) -> None:
+    from session_studio.ui import theme
+
+    window.settings.set_theme("system")
+    monkeypatch.setattr(theme, "system_prefers_dark", lambda: True)
+    window._on_color_scheme_changed()
+    assert theme.current_theme().dark
+    monkeypatch.setattr(theme, "system_prefers_dark", lambda: False)
+    window._on_color_scheme_changed()
+    assert not theme.current_theme().dark
+    window.settings.set_theme("dark")
+    window._on_color_scheme_changed()  # an explicit theme ignores the desktop
+    assert not theme.current_theme().dark
+
+
+def test_app_icon_found() -> None:
+    assert not app_icon().isNull()
+    pkg = icon_dirs()[-1]
+    assert (pkg / f"{APP_ID}.png").is_file() and (pkg / "session-studio.svg").is_file()
+
+
+def test_load_progress_can_cancel(qtbot: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    """The progress dialog appears after the delay; Cancel stops Session.open (LoadCancelled)."""
+    from session_studio.core import Session
+    from session_studio.ui import document
+    from session_studio.ui.settings import AppSettings
+
+    from .conftest import write_session
+
+    path = write_session(tmp_path / "big.jsonl", [("user", 20), ("assistant", 20)] * 50)
+    real_open = Session.open
+    calls: list[Any] = []
+
+    def slow_open(p: Any, **kw: Any) -> Any:
+        calls.append(kw)
+        import time
+
+        for _ in range(300):
+            kw["progress"](1, 10)
+            if kw["cancel"]():
+                from session_studio.core.errors import LoadCancelled
+
+                raise LoadCancelled("cancelled")
+            time.sleep(0.01)
+        return real_open(p)
+
+    monkeypatch.setattr(document.Session, "open", staticmethod(slow_open))
+    w = MainWindow(AppSettings(tmp_path / "s.ini"), TaskRunner(), sessions_root=str(tmp_path / "none"))
+    qtbot.addWidget(w)
+    w.show()
+    op = w.open_path(str(path))
+    qtbot.waitUntil(lambda: op._dialog is not None, timeout=3000)
+    assert op._dialog.maximum() == 1000
+    op._dialog.findChild(QPushButton).click()  # the user presses Cancel
+    qtbot.waitUntil(lambda: op.cancelled.is_set())
+    w.runner.wait_idle()
+    QApplication.processEvents()
+    assert w.doc.session is None and calls
