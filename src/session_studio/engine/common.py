@@ -50,11 +50,20 @@ def loaded_fingerprint(session: Session) -> FileFingerprint:
 
 
 def append_entry(
-    session: Session, entry: dict[str, Any], expected: FileFingerprint | None = None
+    session: Session,
+    entry: dict[str, Any],
+    expected: FileFingerprint | None = None,
+    *,
+    refresh: bool = True,
 ) -> AppendResult:
-    """Append through the safe writer, then index the new line into `session`."""
+    """Append through the safe writer, then (unless `refresh` is False) index the new line.
+
+    A caller that reads `session` from another thread (the GUI) passes refresh=False
+    and calls `session.refresh()` on its own thread after the write.
+    """
     ensure_appendable(session)
     fp = expected if expected is not None else loaded_fingerprint(session)
     result = append_line(session.path, entry, fp)
-    session.refresh()
+    if refresh:
+        session.refresh()
     return result

@@ -276,7 +276,7 @@ def summarize_draft(
     return CompactionOutcome(draft, summary, [r.text for r in results], [r.usage for r in results])
 
 
-def commit_compaction(outcome: CompactionOutcome) -> dict[str, Any]:
+def commit_compaction(outcome: CompactionOutcome, *, refresh: bool = True) -> dict[str, Any]:
     """Append the CompactionEntry (with the possibly edited summary); returns the entry written.
 
     Raises StaleSessionError if the file changed since the draft was made.
@@ -285,5 +285,5 @@ def commit_compaction(outcome: CompactionOutcome) -> dict[str, Any]:
     entry = outcome.entry().to_json_dict()
     if d.session.get_index(entry["id"]) is not None:  # pi appended an entry with this id meanwhile
         raise SessionStudioError("the entry id was taken meanwhile; summarise again")
-    append_entry(d.session, entry, d.fingerprint)
+    append_entry(d.session, entry, d.fingerprint, refresh=refresh)
     return entry

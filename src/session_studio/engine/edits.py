@@ -31,6 +31,7 @@ __all__ = [
     "append_label",
     "append_session_name",
     "branch_to",
+    "default_fork_target",
     "fork_to_file",
     "navigation_target",
     "session_file_name",
@@ -96,16 +97,19 @@ def branch_to(
     on_text: Callable[[str], None] | None = None,
     cancel: CancelToken | None = None,
     dry_run: bool = False,
+    from_leaf_id: str | None = None,
+    refresh: bool = True,
 ) -> BranchOutcome:
     """pi's navigateTree from the session's leaf to `target_id`, persisted as pi persists it.
 
     With a summary, a `branch_summary` entry is appended under the new leaf. Without
     one pi writes nothing (the leaf is not saved) unless a label is attached; we say so.
+    `from_leaf_id`: the leaf being left (pi's in-memory leaf; default: the file's leaf).
     """
     ensure_appendable(session)
     fp = loaded_fingerprint(session)
     nav = navigation_target(session, target_id)
-    old_leaf = session.leaf_id
+    old_leaf = session.leaf_id if from_leaf_id is None else from_leaf_id
     if js_key(old_leaf) == js_key(target_id):
         return BranchOutcome(nav, None, None, [], "the target is already the leaf; nothing to do")
     summary: str | None = None
@@ -143,17 +147,21 @@ def branch_to(
             details=details,
             from_hook=False,
         ).to_json_dict()
-        append_entry(session, entry, fp)
+        done = append_entry(session, entry, fp, refresh=False)
         note = "branch summary appended; it is the new leaf"
         if label:
-            lab = LabelEntry(id=fresh_id(session), parent_id=entry["id"], target_id=entry["id"], label=label)
-            append_entry(session, lab.to_json_dict())
+            lab = LabelEntry(
+                id=fresh_id(session, {entry["id"]}), parent_id=entry["id"], target_id=entry["id"], label=label
+            )
+            append_entry(session, lab.to_json_dict(), done.after, refresh=False)
+        if refresh:
+            session.refresh()
         return BranchOutcome(nav, summary, entry, summarized, note)
     if label and nav.new_leaf_id is not None:
         # pi: branch(newLeaf) then appendLabelChange(target): the label entry is the new leaf
         lab = LabelEntry(id=fresh_id(session), parent_id=nav.new_leaf_id, target_id=target_id, label=label)
         entry = lab.to_json_dict()
-        append_entry(session, entry, fp)
+        append_entry(session, entry, fp, refresh=refresh)
         return BranchOutcome(nav, None, entry, [], "label appended under the new leaf; pi reopens there")
     return BranchOutcome(
         nav,
@@ -165,7 +173,9 @@ def branch_to(
     )
 
 
-def append_label(session: Session, target_id: str, label: str | None) -> dict[str, Any]:
+def append_label(
+    session: Session, target_id: str, label: str | None, *, refresh: bool = True
+) -> dict[str, Any]:
     """pi's appendLabelChange: a label entry under the current leaf (an empty label clears)."""
     ensure_appendable(session)
     if session.get_index(target_id) is None:
@@ -174,11 +184,11 @@ def append_label(session: Session, target_id: str, label: str | None) -> dict[st
     entry = LabelEntry(
         id=fresh_id(session), parent_id=leaf, target_id=target_id, label=label or None
     ).to_json_dict()
-    append_entry(session, entry)
+    append_entry(session, entry, refresh=refresh)
     return entry
 
 
-def append_session_name(session: Session, name: str) -> dict[str, Any]:
+def append_session_name(session: Session, name: str, *, refresh: bool = True) -> dict[str, Any]:
     """pi's appendSessionInfo: runs of CR/LF become one space, then trimmed."""
     ensure_appendable(session)
     import re
@@ -186,7 +196,7 @@ def append_session_name(session: Session, name: str) -> dict[str, Any]:
     clean = re.sub(r"[\r\n]+", " ", name).strip()
     leaf = session.leaf_id if isinstance(session.leaf_id, str) else None
     entry = SessionInfoEntry(id=fresh_id(session), parent_id=leaf, name=clean).to_json_dict()
-    append_entry(session, entry)
+    append_entry(session, entry, refresh=refresh)
     return entry
 
 
@@ -194,7 +204,20 @@ def session_file_name(timestamp: str, session_id: str) -> str:
     return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
 
 
-def fork_to_file(session: Session, leaf_id: str, out: str | os.PathLike[str] | None = None) -> Path:
+def default_fork_target(session: Session) -> tuple[Path, str, str]:
+    """(path, session id, timestamp) pi would use for a new session next to this one."""
+    new_id, ts = uuidv7(), now_iso()
+    return Path(session.path).parent / session_file_name(ts, new_id), new_id, ts
+
+
+def fork_to_file(
+    session: Session,
+    leaf_id: str,
+    out: str | os.PathLike[str] | None = None,
+    *,
+    session_id: str | None = None,
+    timestamp: str | None = None,
+) -> Path:
     """pi's createBranchedSession: the path to `leaf_id` as a new session file.
 
     Labels are dropped from the path and the rest re-chained; labels of path
@@ -214,8 +237,8 @@ def fork_to_file(session: Session, leaf_id: str, out: str | os.PathLike[str] | N
         copy["parentId"] = parent
         retained.append(copy)
         parent = v.get("id")
-    new_id = uuidv7()
-    ts = now_iso()
+    new_id = session_id or uuidv7()
+    ts = timestamp or now_iso()
     header = SessionHeader(
         id=new_id,
         timestamp=ts,
@@ -259,9 +282,9 @@ def upgrade_legacy_file(session: Session, backup_suffix: str | None = None) -> t
     if session.reset:
         raise WriteError("this file has no valid header; it cannot be upgraded")
     src = Path(session.path)
-    backup = src.with_name(
-        src.name + (backup_suffix or f".v{session.source_version}-backup-{now_iso()[:19].replace(':', '')}")
-    )
+    version = "1" if session.source_version is None else str(session.source_version)
+    stamp = now_iso()[:19].replace(":", "")
+    backup = src.with_name(src.name + (backup_suffix or f".v{version}-backup-{stamp}"))
     shutil.copy2(src, backup)
     fd = os.open(backup, os.O_RDONLY)
     try:

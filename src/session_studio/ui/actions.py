@@ -185,7 +185,7 @@ def commit_job(outcome: CompactionOutcome, summary: str) -> dict[str, Any]:
     from session_studio.engine import commit_compaction
 
     outcome.summary = summary
-    return commit_compaction(outcome)
+    return commit_compaction(outcome, refresh=False)  # indexed on the GUI thread (after_write)
 
 
 def branch_job(
@@ -197,11 +197,12 @@ def branch_job(
     context_window: int | None,
     on_text: Callable[[str], None] | None,
     cancel: CancelToken | None,
+    from_leaf_id: str | None = None,
 ) -> BranchOutcome:
     from session_studio.engine import branch_to
 
     if not summarize:
-        return branch_to(session, target_id)
+        return branch_to(session, target_id, from_leaf_id=from_leaf_id, refresh=False)
     with _closing(make_summarizer_for(provider, config)) as summarizer:
         return branch_to(
             session,
@@ -211,25 +212,33 @@ def branch_job(
             context_window=context_window,
             on_text=on_text,
             cancel=cancel,
+            from_leaf_id=from_leaf_id,
+            refresh=False,
         )
 
 
 def label_job(session: Session, target_id: str, label: str | None) -> dict[str, Any]:
     from session_studio.engine import append_label
 
-    return append_label(session, target_id, label or None)
+    return append_label(session, target_id, label or None, refresh=False)
 
 
 def rename_job(session: Session, name: str) -> dict[str, Any]:
     from session_studio.engine import append_session_name
 
-    return append_session_name(session, name)
+    return append_session_name(session, name, refresh=False)
 
 
-def fork_job(session: Session, leaf_id: str, out: str | None) -> Path:
+def fork_job(
+    session: Session,
+    leaf_id: str,
+    out: str | None,
+    session_id: str | None = None,
+    timestamp: str | None = None,
+) -> Path:
     from session_studio.engine import fork_to_file
 
-    return fork_to_file(session, leaf_id, out)
+    return fork_to_file(session, leaf_id, out, session_id=session_id, timestamp=timestamp)
 
 
 def upgrade_job(session: Session) -> tuple[Path, Path]:
@@ -238,9 +247,9 @@ def upgrade_job(session: Session) -> tuple[Path, Path]:
     return upgrade_legacy_file(session)
 
 
-def default_fork_path(session: Session) -> str:
-    """pi's file name for a new session next to this one (``<timestamp>_<id>.jsonl``)."""
-    from session_studio.core.ids import now_iso, uuidv7
-    from session_studio.engine.edits import session_file_name
+def default_fork_target(session: Session) -> tuple[str, str, str]:
+    """pi's file name for a new session next to this one, with the id and time it names."""
+    from session_studio.engine.edits import default_fork_target as target
 
-    return str(Path(session.path).parent / session_file_name(now_iso(), uuidv7()))
+    path, session_id, timestamp = target(session)
+    return str(path), session_id, timestamp

@@ -326,10 +326,16 @@ class SessionDocument(QObject):
         self._replan()
 
     def after_write(self, select_id: Any = None) -> None:
-        """Entries were appended by a write job (the engine already indexed them): re-plan from the new leaf."""
+        """Entries were appended by a write job: index them here, on the GUI thread, and re-plan."""
         s = self.session
         self.writing = False
         if s is None:
+            return
+        try:
+            s.refresh()  # the write job leaves indexing to us: the models read `s` on this thread
+        except (SessionLoadError, SessionFileError) as e:
+            self.message.emit(f"File rewritten on disk ({e}); reloading")
+            self.reload()
             return
         self.working_leaf = None
         self.manual_cut = None

@@ -919,7 +919,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(why or "This entry has no usable id", 8000)
             return
         try:
-            out = branch_to(s, target)
+            out = branch_to(s, target, from_leaf_id=self._entry_id(d.working_leaf_index()))
         except SessionStudioError as e:
             show_error(self, "Cannot branch here", str(e))
             return
@@ -990,6 +990,7 @@ class MainWindow(QMainWindow):
             d.window or None,
             dlg.stream.text.emit,
             cancel,
+            self._entry_id(d.working_leaf_index()),
             on_ok=done,
         )
         op.failed.connect(lambda *_: dlg.finish("Failed or cancelled: nothing was written."))
@@ -1002,16 +1003,19 @@ class MainWindow(QMainWindow):
         if why or s is None or leaf is None:
             self.statusBar().showMessage(why or "This entry has no usable id", 8000)
             return
-        path = self.ask_save_path("Fork to a new session file", actions.default_fork_path(s))
+        default, new_id, stamp = actions.default_fork_target(s)
+        path = self.ask_save_path("Fork to a new session file", default)
         if not path:
             return
+        # keep the header id in step with pi's file name when the suggested name is used
+        ident = (new_id, stamp) if os.path.abspath(path) == os.path.abspath(default) else (None, None)
 
         def done(new: object) -> None:
             self.statusBar().showMessage(f"Forked to {new}", 10000)
             if self.ask_yes_no("Fork written", f"Wrote {html.escape(str(new))}.<br>Open it now?", yes="Open"):
                 self.open_path(str(new))
 
-        self._write("Forking", actions.fork_job, s, leaf, path, on_ok=done)
+        self._write("Forking", actions.fork_job, s, leaf, path, *ident, on_ok=done)
 
     def label_entry(self) -> None:
         d = self.doc
