@@ -138,10 +138,19 @@ def test_plan_cut_preview_commit_matches_pi(
     assert last["type"] == "compaction" and last["id"] == outcome.entry_id
     assert w.doc.session.records[w.doc.selected].id == last["id"]
 
+    # the new plan's preparation replaces the old file lists, and every busy indicator ends
+    qtbot.waitUntil(lambda: not w.doc.preparing and not runner.busy, timeout=20000)
     runner.wait_idle()
     QApplication.processEvents()
+    assert w.status_busy.text() == ""
+    assert w.preview.files.toPlainText() == "(nothing to compact with this cut)"
+    assert [q.spec for q in w.doc.state.quirks if q.code == "leaf-compaction"] == [None]
     shot = artifacts / "after-commit-1600x1000-light.png"
     assert w.grab().save(str(shot))
+    w.resize(1280, 800)
+    QApplication.processEvents()
+    assert w.grab().save(str(artifacts / "after-commit-1280x800-light.png"))
+    w.resize(1600, 1000)
 
     # 5. pi reloads the file: its context is what the preview showed
     pi = oracle.run("context", str(path))

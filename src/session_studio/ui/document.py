@@ -41,9 +41,14 @@ SUMMARY_PLACEHOLDER_TOKENS = 1500
 
 @dataclass(frozen=True)
 class Quirk:
-    code: str
+    code: str  # a spec section ("12.1.2") or an internal id ("leaf-compaction")
     title: str
     text: str
+
+    @property
+    def spec(self) -> str | None:
+        """The spec section this quirk is documented in, if any (``"12.1.2"``)."""
+        return self.code if self.code[:1].isdigit() else None
 
 
 @dataclass(frozen=True)
@@ -428,11 +433,19 @@ class SessionDocument(QObject):
             return plan.prepare(keep, cut)
 
         op = self.runner.op(work)
-        op.on_success(self._on_prepared).on_failure(
-            lambda e, tb: self.message.emit(f"Preparation failed: {e}")
-        )
+        op.on_success(self._on_prepared).on_failure(self._on_prepare_failed)
         self._prep_op = op
         op.start()
+
+    def _on_prepare_failed(self, exc: BaseException, _tb: str) -> None:
+        self._prep_op = None
+        self.message.emit(f"Preparation failed: {exc}")
+        self.preparation_ready.emit(None)
+
+    @property
+    def preparing(self) -> bool:
+        """A preparation for the current plan is scheduled or running."""
+        return self._prep_timer.isActive() or self._prep_op is not None
 
     def _on_prepared(self, prep: Preparation | None) -> None:
         self._prep_op = None

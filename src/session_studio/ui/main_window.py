@@ -209,6 +209,7 @@ class MainWindow(QMainWindow):
         self.tree_model = SessionTreeModel(self)
         self.tree = QTreeView()
         self.tree.setModel(self.tree_model)
+        self.tree_model.repaint_requested.connect(lambda: self.tree.viewport().update())
         self.tree.setUniformRowHeights(True)
         self.tree.setItemDelegate(BranchDelegate(self.tree))
         self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -541,6 +542,8 @@ class MainWindow(QMainWindow):
         self._update_count()
 
     def _on_plan(self, st: PlanState) -> None:
+        if self.doc.preparation is None and self.doc.preparing:
+            self.preview.set_pending()
         self.tree_model.set_marks(st.marks)
         self.bar.set_state(st)
         self.planner.set_state(st)
@@ -1174,7 +1177,7 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(g)
         for key, sp in (
             ("splitter", self.splitter),
-            ("preview-splitter", self.preview.splitter),
+            ("preview-splitter-v2", self.preview.splitter),
             ("browser-splitter", self.browser.splitter),
         ):
             v = self.settings.state(key)
@@ -1191,7 +1194,7 @@ class MainWindow(QMainWindow):
         self.settings.set_state("geometry", self.saveGeometry())
         self.settings.set_state("window", self.saveState())
         self.settings.set_state("splitter", self.splitter.saveState())
-        self.settings.set_state("preview-splitter", self.preview.splitter.saveState())
+        self.settings.set_state("preview-splitter-v2", self.preview.splitter.saveState())
         self.settings.set_state("browser-splitter", self.browser.splitter.saveState())
         self.settings.sync()
 

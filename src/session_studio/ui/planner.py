@@ -7,7 +7,6 @@ import html
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFormLayout,
-    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -250,11 +249,18 @@ class PlannerPanel(QWidget):
             self.quirk_layout.addWidget(lab)
             return
         for q in quirks:
-            lab = QLabel(f"<b>§{html.escape(q.code)} {html.escape(q.title)}</b><br>{html.escape(q.text)}")
+            ref = (
+                f"<br><span style='font-size:small; color:{th.muted.name()}'>spec §{html.escape(q.spec)}</span>"
+                if q.spec
+                else ""
+            )
+            lab = QLabel(f"<b>{html.escape(q.title)}</b><br>{html.escape(q.text)}{ref}")
+            lab.setTextFormat(Qt.TextFormat.RichText)
             lab.setWordWrap(True)
-            lab.setFrameShape(QFrame.Shape.StyledPanel)
+            lab.setObjectName("quirk")
+            lab.setAccessibleName(q.title)
             lab.setStyleSheet(
-                f"QLabel {{ background: {th.warn_bg.name()}; color: {th.warn_fg.name()}; "
-                "border-radius: 4px; padding: 6px; }"
+                f"QLabel#quirk {{ background: {th.warn_bg.name()}; color: {th.warn_fg.name()}; "
+                f"border: 1px solid {th.grid.name()}; border-radius: 4px; padding: 6px 8px; }}"
             )
             self.quirk_layout.addWidget(lab)

@@ -248,34 +248,44 @@ class PreviewPane(QWidget):
 
         top = QHBoxLayout()
         top.addWidget(QLabel("Provider"))
-        top.addWidget(self.provider)
+        top.addWidget(self.provider, 1)
         top.addWidget(self.provider_button)
+        top.addSpacing(8)
         top.addWidget(self.generate_button)
         top.addWidget(self.cancel_button)
-        top.addWidget(self.status, 1)
-
-        left = QWidget()
-        ll = QVBoxLayout(left)
-        ll.setContentsMargins(0, 0, 0, 0)
-        ll.addWidget(QLabel("<b>Summary</b> (editable)"))
-        ll.addWidget(self.summary, 1)
-        ll.addWidget(QLabel("<b>Files</b> read / modified (appended to the summary)"))
-        ll.addWidget(self.files)
+        # the status gets its own line: it wraps instead of being clipped next to the buttons
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         def col(title: QLabel, view: QPlainTextEdit) -> QWidget:
             w = QWidget()
             lay = QVBoxLayout(w)
             lay.setContentsMargins(0, 0, 0, 0)
+            lay.setSpacing(3)
             lay.addWidget(title)
             lay.addWidget(view, 1)
             return w
 
+        summary_title = QLabel("<b>Summary</b> (editable)")
+        files_title = QLabel("<b>Files</b> read / modified")
+        files_title.setToolTip("Appended to the summary as <read-files> / <modified-files>")
+        for lab in (summary_title, files_title):
+            lab.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.files.setMaximumHeight(16777215)
+        self.files.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        upper = QSplitter(Qt.Orientation.Horizontal)
+        upper.addWidget(col(summary_title, self.summary))
+        upper.addWidget(col(files_title, self.files))
+        upper.setStretchFactor(0, 3)
+        upper.setStretchFactor(1, 2)
+        upper.setChildrenCollapsible(False)
         ctx = QSplitter(Qt.Orientation.Horizontal)
         ctx.addWidget(col(self.before_title, self.before))
         ctx.addWidget(col(self.after_title, self.after))
         ctx.setChildrenCollapsible(False)
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
+        # summary + files above, the two contexts below: every pane keeps a readable width
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(upper)
         split.addWidget(ctx)
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 3)
@@ -284,7 +294,9 @@ class PreviewPane(QWidget):
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
+        lay.setSpacing(4)
         lay.addLayout(top)
+        lay.addWidget(self.status)
         lay.addWidget(split, 1)
 
         self.generate_button.clicked.connect(
@@ -324,8 +336,14 @@ class PreviewPane(QWidget):
             self.summary.clear()
             self.status.setText("Generating…")
 
+    def set_pending(self) -> None:
+        """The plan changed: the previous preparation (file lists, counts) no longer applies."""
+        self.files.setPlainText("(preparing…)")
+        self.status.setText("Preparing the messages to summarise…")
+
     def set_preparation(self, prep: Preparation | None) -> None:
         if prep is None:
+            self.status.setText("Nothing to summarise with this cut.")
             self.files.setPlainText("(nothing to compact with this cut)")
             self.generate_button.setEnabled(False)
             return

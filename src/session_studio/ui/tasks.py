@@ -75,8 +75,10 @@ class Operation(QObject):
         return self
 
     def cancel(self) -> None:
+        """Cooperative: the worker may still run, but callbacks are dropped and busy indicators end now."""
         self.cancelled.set()
         self._close_progress()
+        self.runner._untrack(self)
 
     def report(self, done: int, total: int, text: str = "") -> None:
         """Called by the worker (thread-safe)."""
@@ -98,6 +100,8 @@ class Operation(QObject):
     # ---------------------------------------------------------------- worker side
     def _execute(self) -> None:
         if self.cancelled.is_set():
+            # still report back, so the GUI side untracks the operation (busy indicators always end)
+            self.failed.emit(RuntimeError("cancelled"), "")
             return
         try:
             kwargs = {"op": self} if getattr(self.fn, "wants_op", False) else {}
@@ -203,6 +207,8 @@ class TaskRunner(QObject):
             self.busy_changed.emit(True)
 
     def _untrack(self, op: Operation) -> None:
+        if op not in self._running:
+            return
         self._running.discard(op)
         if not self._running:
             self.busy_changed.emit(False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QRect, Qt
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QRect, Qt, Signal
 from PySide6.QtGui import QFont, QPainter, QPen
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
@@ -36,20 +36,40 @@ _MARK_TEXT = {
 
 Index = QModelIndex | QPersistentModelIndex
 _FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+#: most rows never have children: telling the view so spares it a hasChildren() call per row on layout
+_LEAF_FLAGS = _FLAGS | Qt.ItemFlag.ItemNeverHasChildren
 _NO_FLAGS = Qt.ItemFlag.NoItemFlags
+#: more changed marks than this repaint the view instead of emitting dataChanged ranges
+#: (a dataChanged range over tens of thousands of rows makes QTreeView walk every row)
+MAX_MARK_RUNS = 64
 
 
 class SessionTreeModel(QAbstractItemModel):
+    #: many marks changed at once: repaint the visible rows (connect to ``viewport().update``)
+    repaint_requested = Signal()
+
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.session: Session | None = None
-        self.outline = Outline()
+        self._outline = Outline()
+        self._root_rows: list[int] = []
+        self._fresh = True  # reset since the last marks: nothing was painted with marks yet
         self.marks: dict[int, str] = {}
         self._preview: dict[int, str] = {}
         self._bold = QFont()
         self._bold.setBold(True)
         self.mode = "default"
         self.query = ""
+
+    @property
+    def outline(self) -> Outline:
+        return self._outline
+
+    @outline.setter
+    def outline(self, o: Outline) -> None:
+        self._outline = o
+        self._root_rows = o.groups.get(ROOT, [])
+        self._fresh = True
 
     # ---------------------------------------------------------------- content
     def set_session(
@@ -100,28 +120,47 @@ class SessionTreeModel(QAbstractItemModel):
     def set_marks(self, marks: dict[int, str]) -> None:
         old = self.marks
         self.marks = marks
+        fresh, self._fresh = self._fresh, False
         if self.rowCount() == 0:
             return
-        # marks only change painting: one dataChanged per group (min…max row), never a relayout
-        spans: dict[int, list[int]] = {}
+        if fresh:
+            # first marks since a reset: the view lays out and paints from scratch anyway
+            self.repaint_requested.emit()
+            return
+        # marks only change painting: dataChanged over contiguous runs of changed rows, never a relayout;
+        # many runs (a new session, a big move of the cut) just repaint the visible rows
+        rows_by_group: dict[int, list[int]] = {}
         group_of, row_of = self.outline.group_of, self.outline.row_of
+        n = 0
         for k in old.keys() | marks.keys():
             if old.get(k) == marks.get(k):
                 continue
             g = group_of.get(k)
             if g is None:
                 continue
-            r = row_of[k]
-            sp = spans.get(g)
-            if sp is None:
-                spans[g] = [r, r]
-            elif r < sp[0]:
-                sp[0] = r
-            elif r > sp[1]:
-                sp[1] = r
-        for key, (lo, hi) in spans.items():
+            rows_by_group.setdefault(g, []).append(row_of[k])
+            n += 1
+            if n > MAX_MARK_RUNS * 32:
+                self.repaint_requested.emit()
+                return
+        runs: list[tuple[int, int, int]] = []
+        for g, rows in rows_by_group.items():
+            rows.sort()
+            lo = hi = rows[0]
+            for r in rows[1:]:
+                if r == hi + 1:
+                    hi = r
+                    continue
+                runs.append((g, lo, hi))
+                lo = hi = r
+            runs.append((g, lo, hi))
+        if len(runs) > MAX_MARK_RUNS:
+            self.repaint_requested.emit()
+            return
+        last = len(COLUMNS) - 1
+        for key, lo, hi in runs:
             parent = QModelIndex() if key == ROOT else self.index_of(key)
-            self.dataChanged.emit(self.index(lo, 0, parent), self.index(hi, len(COLUMNS) - 1, parent))
+            self.dataChanged.emit(self.index(lo, 0, parent), self.index(hi, last, parent))
 
     def preview(self, i: int) -> str:
         s = self._preview.get(i)
@@ -145,12 +184,15 @@ class SessionTreeModel(QAbstractItemModel):
         return int(index.internalId()) - 1 if index.isValid() else -1
 
     def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
-        if column < 0 or column >= len(COLUMNS) or row < 0:
+        # called once per row on the view's layout: the top level is the fast path
+        if not parent.isValid():
+            rows = self._root_rows
+            if 0 <= row < len(rows) and 0 <= column < 3:
+                return self.createIndex(row, column, rows[row] + 1)
             return QModelIndex()
-        if parent.isValid() and parent.column() != 0:
+        if column < 0 or column >= len(COLUMNS) or row < 0 or parent.column() != 0:
             return QModelIndex()
-        key = self.record_of(parent) if parent.isValid() else ROOT
-        rows = self.outline.groups.get(key)
+        rows = self.outline.groups.get(parent.internalId() - 1)
         if rows is None or row >= len(rows):
             return QModelIndex()
         return self.createIndex(row, column, rows[row] + 1)
@@ -193,7 +235,9 @@ class SessionTreeModel(QAbstractItemModel):
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:
-        return _FLAGS if index.isValid() else _NO_FLAGS
+        if not index.isValid():
+            return _NO_FLAGS
+        return _FLAGS if index.internalId() - 1 in self._outline.groups else _LEAF_FLAGS
 
     # ---------------------------------------------------------------- data
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

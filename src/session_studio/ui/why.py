@@ -134,7 +134,8 @@ def explain_cut(st: PlanState, muted: str = "#888", accent: str = "#c00") -> str
             "the cut.</p>"
         )
     for q in st.quirks:
-        out.append(f"<p style='color:{accent}'><b>Quirk {e(q.code)}: {e(q.title)}.</b> {e(q.text)}</p>")
+        ref = f" <small>(spec §{e(q.spec)})</small>" if q.spec else ""
+        out.append(f"<p style='color:{accent}'><b>{e(q.title)}.</b> {e(q.text)}{ref}</p>")
     return "\n".join(out)
 
 

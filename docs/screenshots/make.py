@@ -1,0 +1,148 @@
+"""Regenerate the README / AppStream screenshots (offscreen, deterministic inputs).
+
+    python docs/screenshots/make.py
+
+Uses generated sessions (tests/oracle/gen_sessions.py --seed 7 --size medium) and the split-turn
+session of the UI tests, the real MainWindow and the offline summariser: no network, no pi needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+TMP = Path(tempfile.mkdtemp(prefix="ss-shots-"))
+for var in ("SESSION_STUDIO_CONFIG_DIR", "SESSION_STUDIO_STATE_DIR", "PI_CODING_AGENT_DIR"):
+    os.environ[var] = str(TMP / "cfg")
+SIZE = (1600, 1000)
+
+
+def split_turn_session(path: Path) -> Path:
+    """One early turn, then a long tool-using turn: keep=20000 cuts inside it (as tests/ui/conftest.py)."""
+    sys.path.insert(0, str(ROOT / "tests" / "ui"))
+    from conftest import write_session  # type: ignore[import-not-found]
+
+    spec: list[object] = [("user", 3000), ("assistant", 3000), ("user", 400)]
+    for _ in range(8):
+        spec += [("assistant", 600), ("toolResult", 4000)]
+    spec += [("assistant", 800)]
+    return write_session(path, spec, cwd="/home/dev/projects/webshop")
+
+
+def generated(count: int) -> list[Path]:
+    out = TMP / "sessions" / "--home-dev-projects-game--"
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "tests/oracle/gen_sessions.py"),
+            "--seed",
+            "7",
+            "--count",
+            str(count),
+            "--size",
+            "medium",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        check=True,
+    )
+    return sorted(out.glob("*.jsonl"))
+
+
+def main() -> int:
+    from PySide6.QtCore import QCoreApplication, Qt
+    from PySide6.QtWidgets import QApplication
+
+    from session_studio.ui.main_window import MainWindow, stylesheet
+    from session_studio.ui.settings import AppSettings
+    from session_studio.ui.tasks import TaskRunner
+    from session_studio.ui.theme import apply_theme
+
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    sessions = generated(4)
+    split = split_turn_session(TMP / "split.jsonl")
+
+    def pump(cond: object = None, timeout: float = 30) -> None:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            QCoreApplication.processEvents()
+            if cond is not None and cond():  # type: ignore[operator]
+                break
+            time.sleep(0.01)
+
+    def window(theme: str) -> MainWindow:
+        apply_theme(app, theme)
+        app.setStyleSheet(stylesheet())
+        w = MainWindow(AppSettings(TMP / f"{theme}.ini"), TaskRunner(), sessions_root=str(TMP / "sessions"))
+        w.resize(*SIZE)
+        w.show()
+        return w
+
+    def open_(w: MainWindow, path: Path) -> None:
+        w.open_path(str(path))
+        pump(lambda: w.doc.state is not None and w.doc.path == str(path), 60)
+        settle(w)
+
+    def settle(w: MainWindow) -> None:
+        pump(lambda: not w.doc.preparing and not w.runner.busy, 30)
+        pump(None, 0.3)
+
+    def shot(w: MainWindow, name: str) -> None:
+        out = HERE / name
+        assert w.grab().save(str(out)), out
+        print(out)
+
+    main_session = sessions[1]
+    for theme, name in (("light", "main.png"), ("dark", "main-dark.png")):
+        w = window(theme)
+        open_(w, main_session)
+        w.tabs.setCurrentWidget(w.inspector)
+        w.tree.setFocus(Qt.FocusReason.OtherFocusReason)
+        w.planner.keep.slider.setValue(6000)
+        settle(w)
+        w.a_goto_cut.trigger()
+        settle(w)
+        shot(w, name)
+        if theme == "light":
+            w.tabs.setCurrentWidget(w.preview)
+            w.preview.provider.setCurrentIndex(w.preview.provider.findData("offline"))
+            w.preview.generate_button.click()
+            pump(lambda w=w: bool(w.doc.outcome) and w.preview.pair is not None, 60)
+            settle(w)
+            pump(lambda w=w: w.preview.pair is not None and w.preview.pair.after_context is not None, 30)
+            settle(w)
+            shot(w, "preview.png")
+        w.close()
+
+    w = window("light")
+    open_(w, split)
+    w.tree.setFocus(Qt.FocusReason.OtherFocusReason)
+    w.a_goto_cut.trigger()
+    w.tabs.setCurrentWidget(w.why)
+    settle(w)
+    shot(w, "split-turn.png")
+    w.show_browser()
+    pump(lambda: w.browser.model.rowCount() > 0, 30)
+    settle(w)
+    shot(w, "browser.png")
+    w.close()
+    (HERE / "inputs.json").write_text(
+        json.dumps(
+            {"generator": "tests/oracle/gen_sessions.py --seed 7 --size medium", "main": main_session.name}
+        )
+        + "\n"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
