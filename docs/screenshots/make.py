@@ -2,8 +2,10 @@
 
     python docs/screenshots/make.py
 
-Uses generated sessions (tests/oracle/gen_sessions.py --seed 7 --size medium) and the split-turn
-session of the UI tests, the real MainWindow and the offline summariser: no network, no pi needed.
+Uses a real pi session (tests/oracle/fixtures/before-compaction.jsonl, from pi's test data),
+generated sessions (tests/oracle/gen_sessions.py --seed 7 --size medium) for the browser, the
+split-turn session of the UI tests, the real MainWindow and the offline summariser: no network,
+no pi needed.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ def main() -> int:
     from session_studio.ui.theme import apply_theme
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
-    sessions = generated(4)
+    generated(4)  # the browser lists them next to the real session
     split = split_turn_session(TMP / "split.jsonl")
 
     def pump(cond: object = None, timeout: float = 30) -> None:
@@ -101,13 +103,17 @@ def main() -> int:
         assert w.grab().save(str(out)), out
         print(out)
 
-    main_session = sessions[1]
+    # a real pi session (from pi's own test data), 90 % of its window used, before compaction
+    main_session = TMP / "sessions" / "--home-dev-projects-pi-mono--" / "before-compaction.jsonl"
+    main_session.parent.mkdir(parents=True, exist_ok=True)
+    main_session.write_bytes(
+        (ROOT / "tests" / "oracle" / "fixtures" / "before-compaction.jsonl").read_bytes()
+    )
     for theme, name in (("light", "main.png"), ("dark", "main-dark.png")):
         w = window(theme)
         open_(w, main_session)
         w.tabs.setCurrentWidget(w.inspector)
         w.tree.setFocus(Qt.FocusReason.OtherFocusReason)
-        w.planner.keep.slider.setValue(6000)
         settle(w)
         w.a_goto_cut.trigger()
         settle(w)
