@@ -7,9 +7,12 @@ methods; they never talk to each other. Slow work goes through the TaskRunner.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import logging
 import math
 import os
+import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,12 +34,22 @@ from session_studio.core.tokens import ContextTokens
 from .pisettings import DEFAULT_WINDOW, context_window_for, pi_defaults
 from .tasks import Operation, TaskRunner
 
-__all__ = ["Loaded", "PlanState", "Quirk", "SessionDocument"]
+__all__ = ["Loaded", "Partial", "PlanState", "Quirk", "SessionDocument", "load_head"]
 
 log = logging.getLogger(__name__)
 
 #: tokens assumed for a summary that was not generated yet (projected bar)
 SUMMARY_PLACEHOLDER_TOKENS = 1500
+#: files at least this big are shown from their head (HEAD_BYTES) while the whole file is indexed
+PARTIAL_MIN_BYTES = 24 << 20
+HEAD_BYTES = 4 << 20
+HEAD_PAINT_GRACE_MS = 150
+#: the GIL switch interval while a load runs: the GUI thread's model calls never wait long for the worker
+LOAD_SWITCH_INTERVAL = 0.0001
+_DEFAULT_SWITCH_INTERVAL = sys.getswitchinterval()
+#: None: the core's default (reuse the index of big files). Reading the cache is one long C call
+#: (orjson) that holds the GIL for ~200 ms on a 100 MB session, freezing the GUI thread meanwhile.
+USE_INDEX_CACHE: bool | None = False
 
 
 @dataclass(frozen=True)
@@ -66,6 +79,51 @@ class Loaded:
     reserve: int
     settings_source: str
     outline: Any = None  # the default-filter tree outline, built in the worker
+
+
+@dataclass(frozen=True)
+class Partial:
+    """The head of a big file, indexed on its own while the whole file loads (read-only preview).
+
+    A separate Session over the first bytes of the file: the worker never touches it after
+    handing it over, and it is dropped when the whole file is loaded.
+    """
+
+    session: Session
+    path_indices: list[int]
+    outline: Any
+    head_bytes: int
+    total_bytes: int
+    #: set by the GUI thread once the head is on screen
+    shown: threading.Event = field(default_factory=threading.Event, compare=False)
+
+    @property
+    def fraction(self) -> float:
+        return self.head_bytes / self.total_bytes if self.total_bytes else 1.0
+
+
+def load_head(path: str, limit: int = HEAD_BYTES) -> Partial | None:
+    """Index the first ``limit`` bytes of ``path`` (up to a line end) as a Session, or None."""
+    from .outline import build_outline
+
+    try:
+        total = os.path.getsize(path)
+        with open(path, "rb") as fh:
+            data = fh.read(limit)
+        end = data.rfind(b"\n")
+        if end <= 0:
+            return None
+        data = data[: end + 1]
+        head = Session.from_bytes(data, path=path)
+        if head.reset or not head.records:
+            return None
+        leaf = head.leaf_index()
+        path_i = head.path_indices(leaf) if leaf is not None else []
+        outline = build_outline(head, "default", None, path_i)
+    except Exception:  # the whole-file load reports real problems
+        log.debug("head preview of %s failed", path, exc_info=True)
+        return None
+    return Partial(head, path_i, outline, len(data), total)
 
 
 @dataclass(frozen=True)
@@ -117,6 +175,18 @@ def load_session(path: str, op: Operation | None = None) -> Loaded:
     """Open + index + plan (runs in the compute pool), reporting progress in ‰ of bytes."""
     if op is None:
         return prepare_loaded(Session.open(path))
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        size = 0
+    if size >= PARTIAL_MIN_BYTES:
+        head = load_head(path, HEAD_BYTES)
+        if head is not None:
+            op.report_interim(head)
+            # the GUI thread lays the head out now: indexing the rest meanwhile would make every one
+            # of its model calls wait for the GIL, so give it a moment (it sets the event when done)
+            if not op.runner.synchronous:
+                head.shown.wait(1.0)
     last = [-1]
 
     def progress(done: int, total: int) -> None:
@@ -125,7 +195,7 @@ def load_session(path: str, op: Operation | None = None) -> Loaded:
             last[0] = permille
             op.report(permille, 1000, "")
 
-    session = Session.open(path, progress=progress, cancel=op.cancelled.is_set)
+    session = Session.open(path, progress=progress, cancel=op.cancelled.is_set, use_cache=USE_INDEX_CACHE)
     op.report(1000, 1000, "Planning…")
     res = prepare_loaded(session)
     from .outline import build_outline
@@ -161,6 +231,8 @@ def prepare_loaded(session: Session, leaf: int | None = None) -> Loaded:
 
 class SessionDocument(QObject):
     loading = Signal(str)
+    partial_loaded = Signal(object)  # Partial: the head of a big file, shown while the rest loads
+    load_progress = Signal(int)  # ‰ of the file indexed
     loaded = Signal(object)  # Loaded
     load_failed = Signal(str, str)  # message, details
     closed = Signal()
@@ -193,7 +265,11 @@ class SessionDocument(QObject):
         #: True while a write job runs: live refreshes wait (the engine re-indexes the session itself)
         self.writing = False
         self._keep_params = False
+        #: the head of the file being loaded, shown read-only until the whole file is indexed
+        self.partial: Partial | None = None
+        self._partial_pick: Any = None  # entry id the user selected in the partial view
         self._load_op: Operation | None = None
+        self._gc_was_enabled: bool | None = None
         self._prep_op: Operation | None = None
         self._watcher = QFileSystemWatcher(self)
         self._watcher.fileChanged.connect(self._on_file_changed)
@@ -222,11 +298,74 @@ class SessionDocument(QObject):
         op.on_success(lambda res, p=path: self._on_loaded(p, res)).on_failure(
             lambda e, tb, p=path: self._on_load_failed(p, e, tb)
         )
+        op.interim.connect(lambda head, o=op: self._on_partial(o, head))
+        op.progress.connect(lambda done, total, _t: self.load_progress.emit(done * 1000 // max(1, total)))
         self._load_op = op
+        if not self.runner.synchronous:
+            # The worker holds the GIL while it indexes: a short switch interval keeps the GUI thread's
+            # waits short, and no cyclic GC while 100k records are created (a full collection over
+            # them holds the GIL for hundreds of ms, whichever thread triggers it).
+            sys.setswitchinterval(min(LOAD_SWITCH_INTERVAL, _DEFAULT_SWITCH_INTERVAL))
+            if self._gc_was_enabled is None:
+                self._gc_was_enabled = gc.isenabled()
+                gc.disable()
         return op.start()
 
-    def _on_load_failed(self, path: str, exc: BaseException, tb: str) -> None:
+    def _load_ended(self) -> None:
         self._load_op = None
+        sys.setswitchinterval(_DEFAULT_SWITCH_INTERVAL)
+        if self._gc_was_enabled is not None:
+            # the loaded index lives as long as the document: keep later collections from walking it
+            gc.freeze()
+            if self._gc_was_enabled:
+                gc.enable()
+            self._gc_was_enabled = None
+
+    def _on_partial(self, op: Operation, head: Partial) -> None:
+        if op is not self._load_op or op.cancelled.is_set():
+            return
+        op.hide_progress()  # the window shows a banner over the partial tree instead
+        if self.path and self.path in self._watcher.files():
+            self._watcher.removePath(self.path)
+        # the previous session (if any) is gone: nothing may plan or write while the head is shown
+        self.session = None
+        self.loaded_state = None
+        self.state = None
+        self.outcome = None
+        self.working_leaf = None
+        self.manual_cut = None
+        self.preparation = None
+        self.partial = head
+        self._partial_pick = None
+        self.selected = -1
+        self.partial_loaded.emit(head)
+        # the worker goes on once the view has laid out and painted the head without competing for the GIL
+        QTimer.singleShot(HEAD_PAINT_GRACE_MS, head.shown.set)
+
+    def forget_partial_pick(self) -> None:
+        """The current partial selection was not the user's: select the leaf when loaded."""
+        self._partial_pick = None
+
+    def cancel_load(self) -> None:
+        """Stop loading; a partially shown file is closed."""
+        op = self._load_op
+        self._load_ended()
+        if op is not None:
+            op.cancel()
+        if self.partial is not None:
+            self._drop_partial()
+            self.message.emit("Loading cancelled")
+
+    def _drop_partial(self) -> None:
+        self.partial = None
+        self._partial_pick = None
+        self.selected = -1
+        self.close()
+
+    def _on_load_failed(self, path: str, exc: BaseException, tb: str) -> None:
+        self._load_ended()
+        if self.partial is not None:
+            self._drop_partial()
         if isinstance(exc, SessionFileError):
             self.load_failed.emit(
                 f"Cannot open {path}", f"{exc}\n\nCheck that the file exists and is readable."
@@ -241,7 +380,9 @@ class SessionDocument(QObject):
             self.load_failed.emit(f"Unexpected error opening {path}", tb)
 
     def _on_loaded(self, path: str, res: Loaded) -> None:
-        self._load_op = None
+        self._load_ended()
+        pick, self._partial_pick = self._partial_pick, None
+        self.partial = None
         if self.path and self.path in self._watcher.files():
             self._watcher.removePath(self.path)
         self.path = path
@@ -260,8 +401,11 @@ class SessionDocument(QObject):
         self._watcher.addPath(path)
         self.loaded.emit(res)
         self._replan()
-        leaf = res.session.leaf_index()
-        self.select(leaf if leaf is not None else -1)
+        # a selection made in the partial view is kept (by entry id); else the leaf
+        rec = res.session.get_index(pick) if pick is not None else None
+        if rec is None:
+            rec = res.session.leaf_index()
+        self.select(rec if rec is not None else -1)
 
     def close(self) -> None:
         if self.path and self.path in self._watcher.files():
@@ -456,6 +600,11 @@ class SessionDocument(QObject):
     def select(self, record: int) -> None:
         if record != self.selected:
             self.selected = record
+            p = self.partial
+            if p is not None and self.session is None:
+                self._partial_pick = (
+                    p.session.records[record].id if 0 <= record < len(p.session.records) else None
+                )
             self.selection_changed.emit(record)
 
     def cut_mark(self, record: int) -> str:

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
+    QSizePolicy,
     QStackedWidget,
     QTextBrowser,
     QToolButton,
@@ -315,6 +316,8 @@ class EntryInspector(QWidget):
         self.index = -1
         self.expanded: set[str] = set()
         self.title = QLabel("No entry selected")
+        # a long title is clipped (its tooltip has it all) instead of widening the pane
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.title.setTextInteractionFlags(
             self.title.textInteractionFlags() | self.title.textInteractionFlags().TextSelectableByMouse
         )
@@ -359,6 +362,7 @@ class EntryInspector(QWidget):
         s = self.session
         if s is None or index < 0 or index >= len(s.records):
             self.title.setText("No entry selected")
+            self.title.setToolTip("")
             self.browser.clear()
             self.raw.clear()
             return
@@ -369,6 +373,7 @@ class EntryInspector(QWidget):
             f"<code>{html.escape(str(rec.id))}</code> · line {rec.line}"
             f"<span style='color:{current_theme().muted.name()}'> · {html.escape(str(rec.timestamp))}</span>"
         )
+        self.title.setToolTip(f"{rec.type}{role} · id {rec.id} · line {rec.line} · {rec.timestamp}")
         self._render()
 
     def _render(self) -> None:

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QMessageBox,
+    QProgressBar,
     QPushButton,
     QSizePolicy,
     QSplitter,
@@ -48,7 +49,7 @@ from session_studio import __version__
 
 from . import actions
 from .browser import SessionBrowser
-from .document import Loaded, PlanState, SessionDocument
+from .document import Loaded, Partial, PlanState, SessionDocument
 from .errors import show_error
 from .inspector import EntryInspector, SafeTextBrowser
 from .listing import SessionInfo, list_sessions
@@ -161,6 +162,44 @@ class IssueBanner(QFrame):
         box.open()
 
 
+class LoadingBanner(QFrame):
+    """ "Loading… 12 %" over a partially shown big file, with Cancel."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("loading")
+        self.label = QLabel()
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(False)
+        self.bar.setMaximumWidth(220)
+        self.bar.setMaximumHeight(10)
+        self.cancel = QPushButton("Cancel")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(10, 4, 4, 4)
+        lay.addWidget(self.label, 1)
+        lay.addWidget(self.bar)
+        lay.addWidget(self.cancel)
+        self.head_text = ""
+        self.hide()
+
+    def start(self, head: Partial) -> None:
+        th = current_theme()
+        self.setStyleSheet(f"#loading {{ border-bottom: 1px solid {th.grid.name()}; }}")
+        self.head_text = (
+            f"Showing the first {head.head_bytes / 1e6:,.0f} MB ({len(head.session.records):,} entries) "
+            "while the rest is read; planning starts when the whole file is loaded."
+        )
+        self.set_value(int(head.fraction * 1000))
+        self.show()
+
+    def set_value(self, permille: int) -> None:
+        permille = max(self.bar.value(), min(1000, permille))
+        self.bar.setValue(permille)
+        self.label.setText(f"<b>Loading… {permille // 10} %</b> · {html.escape(self.head_text)}")
+
+
 class MainWindow(QMainWindow):
     def __init__(
         self,
@@ -265,11 +304,13 @@ class MainWindow(QMainWindow):
         self.splitter.setSizes([560, 620, 340])
 
         self.banner = IssueBanner()
+        self.load_banner = LoadingBanner()
         self.bar = TokenBar()
         ws = QWidget()
         wl = QVBoxLayout(ws)
         wl.setContentsMargins(0, 0, 0, 0)
         wl.setSpacing(0)
+        wl.addWidget(self.load_banner)
         wl.addWidget(self.banner)
         wl.addWidget(self.bar)
         line = QFrame()
@@ -383,6 +424,9 @@ class MainWindow(QMainWindow):
         d = self.doc
         d.loading.connect(self._on_loading)
         d.loaded.connect(self._on_loaded)
+        d.partial_loaded.connect(self._on_partial)
+        d.load_progress.connect(self._on_load_progress)
+        self.load_banner.cancel.clicked.connect(d.cancel_load)
         d.load_failed.connect(self._on_load_failed)
         d.appended.connect(self._on_appended)
         d.plan_changed.connect(self._on_plan)
@@ -398,6 +442,7 @@ class MainWindow(QMainWindow):
         self.browser.refresh_requested.connect(self.show_browser)
         self.tree.selectionModel().currentChanged.connect(self._on_tree_current)
         self.tree.doubleClicked.connect(lambda ix: self._cut_at(self.tree_model.record_of(ix)))
+        self.tree.expanded.connect(self._on_tree_expanded)
         self.filter_combo.currentIndexChanged.connect(self._apply_filter)
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self._search_timer = QTimer(self)
@@ -489,12 +534,43 @@ class MainWindow(QMainWindow):
     def _on_loading(self, path: str) -> None:
         self.statusBar().showMessage(f"Opening {path}…")
 
+    def _on_partial(self, head: Partial) -> None:
+        """The head of a big file: browse it (read-only) while the worker indexes the rest."""
+        s = head.session
+        self.tree_model.set_session(s, head.path_indices, head.outline)
+        self._expand()
+        first = self.tree_model.index(0, 0)
+        if first.isValid():  # a current row, so focusing the tree does not pick one for the user
+            self.tree.setCurrentIndex(first)
+        self.doc.forget_partial_pick()
+        self.inspector.set_session(s)
+        self.bar.set_state(None)
+        self.planner.set_state(None)
+        self.banner.hide()
+        self.load_banner.start(head)
+        self.session_title.setText(f"<b>{html.escape(os.path.basename(s.path))}</b>")
+        self.session_title.setToolTip(s.path)
+        self.status_path.setText(f"{s.path} · loading…")
+        self.tree_count.setText(
+            f"{len(self.tree_model.outline):,} entries of the first {head.head_bytes / 1e6:,.0f} MB shown"
+        )
+        self.stack.setCurrentIndex(PAGE_SESSION)
+        if self._fit_pending:
+            self._fit_splitter()
+        self._update_actions()
+
+    def _on_load_progress(self, permille: int) -> None:
+        if self.load_banner.isVisible():
+            self.load_banner.set_value(permille)
+
     def _on_load_failed(self, title: str, details: str) -> None:
+        self.load_banner.hide()
         self.statusBar().clearMessage()
         show_error(self, title, details)
 
     def _on_loaded(self, res: Loaded) -> None:
         s = res.session
+        self.load_banner.hide()
         self.browser.set_recent(self.settings.add_recent(s.path))
         self.tree_model.set_session(s, res.path_indices, res.outline)
         self._expand()
@@ -527,6 +603,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{name or os.path.basename(s.path)} — Session Studio")
 
     def _on_closed(self) -> None:
+        self.load_banner.hide()
         self.tree_model.set_session(None)
         self.inspector.set_session(None)
         self.bar.set_state(None)
@@ -594,10 +671,16 @@ class MainWindow(QMainWindow):
             self.doc.select(rec)
 
     def _expand(self) -> None:
-        """Open every branch point (cheaper than expandAll on 100k rows: only groups have children)."""
+        """Open every branch point outside row blocks (blocks open theirs when they are expanded)."""
         for ix in self.tree_model.branch_points():
             if ix.isValid():
                 self.tree.expand(ix)
+
+    def _on_tree_expanded(self, ix: QModelIndex) -> None:
+        if self.tree_model.is_chunk(ix):
+            for b in self.tree_model.branch_points(ix):
+                if b.isValid():
+                    self.tree.expand(b)
 
     def _apply_filter(self) -> None:
         sel = self.doc.selected
@@ -627,8 +710,26 @@ class MainWindow(QMainWindow):
             self.search.selectAll()
 
     def _step(self, delta: int) -> None:
-        cur = self.tree.currentIndex()
-        nxt = self.tree.indexBelow(cur) if delta > 0 else self.tree.indexAbove(cur)
+        """The next/previous entry row as shown, stepping over (and opening) row blocks."""
+        t, m = self.tree, self.tree_model
+        cur = t.currentIndex()
+        ancestors = set()
+        p = cur.parent()
+        while p.isValid():
+            ancestors.add(int(p.internalId()))
+            p = p.parent()
+        nxt = t.indexBelow(cur) if delta > 0 else t.indexAbove(cur)
+        while nxt.isValid() and m.is_chunk(nxt):
+            if delta > 0:
+                t.expand(nxt)
+                nxt = t.indexBelow(nxt)
+            elif int(nxt.internalId()) in ancestors:
+                nxt = t.indexAbove(nxt)  # the header of the block we are leaving
+            else:
+                # a closed block above: open it and take its last row
+                t.expand(nxt)
+                while t.isExpanded(nxt) and m.rowCount(nxt) > 0:
+                    nxt = m.index(m.rowCount(nxt) - 1, 0, nxt)
         if nxt.isValid():
             self.tree.setCurrentIndex(nxt)
 
@@ -1165,11 +1266,24 @@ class MainWindow(QMainWindow):
 
     _fit_pending = True
 
+    #: the tree's share of the splitter width until the user moves the splitter
+    TREE_SHARE = 0.4
+
     def _fit_splitter(self) -> None:
-        w = max(800, self.width())
-        side = 330 if w < 1500 else 380
-        tree = int((w - side) * 0.46)
-        self.splitter.setSizes([tree, w - side - tree, side])
+        """Give the tree TREE_SHARE of the width (now and once the layout has settled)."""
+        self._fit_now()
+        QTimer.singleShot(0, self._fit_later)
+
+    def _fit_later(self) -> None:
+        if self._fit_pending:
+            self._fit_now()
+
+    def _fit_now(self) -> None:
+        sw = self.splitter.width() if self.splitter.isVisible() else 0
+        w = max(800, sw if sw > 400 else self.width())
+        side = 320 if w < 1500 else 380
+        tree = int(w * self.TREE_SHARE)
+        self.splitter.setSizes([tree, max(200, w - side - tree), side])
 
     def _restore_state(self) -> bool:
         g = self.settings.state("geometry")

@@ -218,6 +218,9 @@ class PreviewPane(QWidget):
         self.provider = QComboBox()
         for key, label in PROVIDERS:
             self.provider.addItem(label, key)
+        # a long provider name must not make the centre pane (and so the tree) wide
+        self.provider.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.provider.setMinimumContentsLength(10)
         self.provider_button = QPushButton("Settings…")
         self.provider_button.setToolTip("Base URL, model and API key variable of the custom provider")
         self.generate_button = QPushButton("Generate summary")
@@ -250,10 +253,11 @@ class PreviewPane(QWidget):
         top.addWidget(QLabel("Provider"))
         top.addWidget(self.provider, 1)
         top.addWidget(self.provider_button)
-        top.addSpacing(8)
-        top.addWidget(self.generate_button)
-        top.addWidget(self.cancel_button)
-        # the status gets its own line: it wraps instead of being clipped next to the buttons
+        # the buttons and the status get their own line: the pane stays narrow enough for a wide tree
+        run = QHBoxLayout()
+        run.addWidget(self.generate_button)
+        run.addWidget(self.cancel_button)
+        run.addWidget(self.status, 1)
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
@@ -296,7 +300,7 @@ class PreviewPane(QWidget):
         lay.setContentsMargins(6, 6, 6, 6)
         lay.setSpacing(4)
         lay.addLayout(top)
-        lay.addWidget(self.status)
+        lay.addLayout(run)
         lay.addWidget(split, 1)
 
         self.generate_button.clicked.connect(

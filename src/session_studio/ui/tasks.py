@@ -41,6 +41,8 @@ class Operation(QObject):
     succeeded = Signal(object)
     failed = Signal(object, str)
     progress = Signal(int, int, str)
+    #: an intermediate result (e.g. the head of a big file), delivered on the GUI thread
+    interim = Signal(object)
 
     def __init__(self, runner: TaskRunner, fn: Callable[..., Any], args: tuple[Any, ...], pool: str) -> None:
         super().__init__()
@@ -84,6 +86,19 @@ class Operation(QObject):
         """Called by the worker (thread-safe)."""
         self.progress.emit(done, total, text)
 
+    def report_interim(self, result: Any) -> None:
+        """Called by the worker (thread-safe): hand a finished intermediate object to the GUI thread.
+
+        The worker must not touch ``result`` afterwards (the GUI thread owns it).
+        """
+        if not self.cancelled.is_set():
+            self.interim.emit(result)
+
+    def hide_progress(self) -> None:
+        """The caller shows progress itself from now on: no dialog (closes one already shown)."""
+        self._progress_label = None
+        self._close_progress()
+
     def start(self) -> Operation:
         self.runner._track(self)
         if self._progress_label is not None and not self.runner.synchronous:
@@ -113,7 +128,7 @@ class Operation(QObject):
 
     # ---------------------------------------------------------------- GUI side
     def _show_progress(self) -> None:
-        if self.done or self.cancelled.is_set():
+        if self.done or self.cancelled.is_set() or self._progress_label is None:
             return
         d = QProgressDialog(self._progress_label or "", "Cancel", 0, 0, self._progress_parent)
         d.setWindowTitle("Session Studio")

@@ -3,6 +3,13 @@
 Rows are record indices; ``internalId`` is the record index + 1, so ``parent()``
 and ``index()`` are dictionary lookups. Display strings are computed lazily and
 cached; rows have uniform heights.
+
+Long lists (a group of more than ``chunk_threshold`` rows, typically the flattened
+active path of a 100k-entry session) are shown as collapsible blocks of
+``chunk_rows`` rows ("Entries 1–1,000"): QTreeView lays out every expanded row
+when the model resets (several Python calls per row), so only the blocks the user
+or the selection opens cost anything. A block's ``internalId`` is
+``CHUNK_BASE + (group + 1) * CHUNK_SPAN + block``.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from .outline import ROOT, Outline, build_outline, preview_text
 from .roles import Roles
 from .theme import current_theme, entry_icon, kind_of
 
-__all__ = ["GUTTER", "BranchDelegate", "SessionTreeModel"]
+__all__ = ["CHUNK_BASE", "GUTTER", "BranchDelegate", "SessionTreeModel"]
 
 COLUMNS = ("Entry", "Tokens", "Time")
 GUTTER = 14
@@ -42,17 +49,38 @@ _NO_FLAGS = Qt.ItemFlag.NoItemFlags
 #: more changed marks than this repaint the view instead of emitting dataChanged ranges
 #: (a dataChanged range over tens of thousands of rows makes QTreeView walk every row)
 MAX_MARK_RUNS = 64
+#: internal ids at and above this are row blocks, not records
+CHUNK_BASE = 1 << 40
+CHUNK_SPAN = 1 << 20
+
+
+def _chunk_id(group: int, block: int) -> int:
+    return CHUNK_BASE + (group + 1) * CHUNK_SPAN + block
+
+
+def _chunk_of(iid: int) -> tuple[int, int]:
+    """(group key, block number) of a block's internal id."""
+    g, c = divmod(iid - CHUNK_BASE, CHUNK_SPAN)
+    return g - 1, c
 
 
 class SessionTreeModel(QAbstractItemModel):
     #: many marks changed at once: repaint the visible rows (connect to ``viewport().update``)
     repaint_requested = Signal()
 
+    #: groups longer than this are shown as blocks of ``chunk_rows`` rows
+    chunk_threshold = 1000
+    chunk_rows = 500
+
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.session: Session | None = None
         self._outline = Outline()
         self._root_rows: list[int] = []
+        self._chunked: dict[int, int] = {}  # group key → number of blocks (long groups only)
+        self._bp_by_chunk: dict[int, list[int]] | None = None
+        self._italic = QFont()
+        self._italic.setItalic(True)
         self._fresh = True  # reset since the last marks: nothing was painted with marks yet
         self.marks: dict[int, str] = {}
         self._preview: dict[int, str] = {}
@@ -68,8 +96,56 @@ class SessionTreeModel(QAbstractItemModel):
     @outline.setter
     def outline(self, o: Outline) -> None:
         self._outline = o
-        self._root_rows = o.groups.get(ROOT, [])
+        c, t = self.chunk_rows, self.chunk_threshold
+        self._chunked = {g: (len(rows) + c - 1) // c for g, rows in o.groups.items() if len(rows) > t}
+        self._root_rows = [] if ROOT in self._chunked else o.groups.get(ROOT, [])
+        self._bp_by_chunk = None
         self._fresh = True
+
+    # ---------------------------------------------------------------- blocks
+    def is_chunk(self, index: Index) -> bool:
+        return index.isValid() and index.internalId() >= CHUNK_BASE
+
+    def chunk_range(self, index: Index) -> tuple[int, int, int]:
+        """(first row, end row, rows in the group) of a block index (rows of its group, 0-based)."""
+        g, c = _chunk_of(index.internalId())
+        n = len(self.outline.groups.get(g, ()))
+        return c * self.chunk_rows, min(n, (c + 1) * self.chunk_rows), n
+
+    def _chunk_key(self, record: int) -> int | None:
+        """The block id that directly holds ``record``'s row, if its group is shown in blocks."""
+        g = self.outline.group_of.get(record)
+        if g is None or g not in self._chunked:
+            return None
+        return _chunk_id(g, self.outline.row_of[record] // self.chunk_rows)
+
+    def branch_points(self, under: Index | None = None) -> list[QModelIndex]:
+        """Indexes of the rows that have nested groups (what ``expandAll`` would expand).
+
+        Only those whose nearest enclosing block is ``under`` (None: not inside any block), so
+        opening a block opens the branches inside it and nothing else.
+        """
+        if self._bp_by_chunk is None:
+            o = self.outline
+            by: dict[int, list[int]] = {}
+            for g in o.groups:
+                if g == ROOT:
+                    continue
+                x = g
+                key = -1
+                while True:
+                    ck = self._chunk_key(x)
+                    if ck is not None:
+                        key = ck
+                        break
+                    pg = o.group_of.get(x, ROOT)
+                    if pg == ROOT:
+                        break
+                    x = pg
+                by.setdefault(key, []).append(g)
+            self._bp_by_chunk = by
+        key = -1 if under is None or not self.is_chunk(under) else int(under.internalId())
+        return [self.index_of(k) for k in self._bp_by_chunk.get(key, ())]
 
     # ---------------------------------------------------------------- content
     def set_session(
@@ -87,10 +163,6 @@ class SessionTreeModel(QAbstractItemModel):
         else:
             self.outline = self._build(active_path)
         self.endResetModel()
-
-    def branch_points(self) -> list[QModelIndex]:
-        """Indexes of the rows that have nested groups (what ``expandAll`` would expand)."""
-        return [self.index_of(k) for k in self.outline.groups if k != ROOT]
 
     def rebuild(self, active_path: list[int] | None = None) -> None:
         """Re-derive rows (filter/search changed or entries appended)."""
@@ -129,8 +201,9 @@ class SessionTreeModel(QAbstractItemModel):
             return
         # marks only change painting: dataChanged over contiguous runs of changed rows, never a relayout;
         # many runs (a new session, a big move of the cut) just repaint the visible rows
-        rows_by_group: dict[int, list[int]] = {}
+        rows_by_group: dict[int, list[int]] = {}  # parent key (group key or block id) → display rows
         group_of, row_of = self.outline.group_of, self.outline.row_of
+        chunked, crows = self._chunked, self.chunk_rows
         n = 0
         for k in old.keys() | marks.keys():
             if old.get(k) == marks.get(k):
@@ -138,7 +211,10 @@ class SessionTreeModel(QAbstractItemModel):
             g = group_of.get(k)
             if g is None:
                 continue
-            rows_by_group.setdefault(g, []).append(row_of[k])
+            r = row_of[k]
+            if g in chunked:
+                g, r = _chunk_id(g, r // crows), r % crows
+            rows_by_group.setdefault(g, []).append(r)
             n += 1
             if n > MAX_MARK_RUNS * 32:
                 self.repaint_requested.emit()
@@ -159,7 +235,10 @@ class SessionTreeModel(QAbstractItemModel):
             return
         last = len(COLUMNS) - 1
         for key, lo, hi in runs:
-            parent = QModelIndex() if key == ROOT else self.index_of(key)
+            if key >= CHUNK_BASE:
+                parent = self.createIndex(_chunk_of(key)[1], 0, key)
+            else:
+                parent = QModelIndex() if key == ROOT else self.index_of(key)
             self.dataChanged.emit(self.index(lo, 0, parent), self.index(hi, last, parent))
 
     def preview(self, i: int) -> str:
@@ -175,13 +254,19 @@ class SessionTreeModel(QAbstractItemModel):
 
     # ---------------------------------------------------------------- structure
     def index_of(self, record: int, column: int = 0) -> QModelIndex:
-        row = self.outline.row_of.get(record)
+        o = self.outline
+        row = o.row_of.get(record)
         if row is None:
             return QModelIndex()
+        if self._chunked and o.group_of[record] in self._chunked:
+            row %= self.chunk_rows
         return self.createIndex(row, column, record + 1)
 
     def record_of(self, index: Index) -> int:
-        return int(index.internalId()) - 1 if index.isValid() else -1
+        if not index.isValid():
+            return -1
+        iid = int(index.internalId())
+        return iid - 1 if iid < CHUNK_BASE else -1
 
     def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
         # called once per row on the view's layout: the top level is the fast path
@@ -189,10 +274,25 @@ class SessionTreeModel(QAbstractItemModel):
             rows = self._root_rows
             if 0 <= row < len(rows) and 0 <= column < 3:
                 return self.createIndex(row, column, rows[row] + 1)
+            g = ROOT
+        else:
+            if parent.column() != 0:
+                return QModelIndex()
+            pid = parent.internalId()
+            if pid >= CHUNK_BASE:
+                g, c = _chunk_of(pid)
+                rows = self.outline.groups.get(g)
+                r = c * self.chunk_rows + row
+                if rows is None or not 0 <= row < self.chunk_rows or r >= len(rows) or not 0 <= column < 3:
+                    return QModelIndex()
+                return self.createIndex(row, column, rows[r] + 1)
+            g = pid - 1
+        if column < 0 or column >= len(COLUMNS) or row < 0:
             return QModelIndex()
-        if column < 0 or column >= len(COLUMNS) or row < 0 or parent.column() != 0:
-            return QModelIndex()
-        rows = self.outline.groups.get(parent.internalId() - 1)
+        nc = self._chunked.get(g)
+        if nc is not None:
+            return self.createIndex(row, column, _chunk_id(g, row)) if row < nc else QModelIndex()
+        rows = self.outline.groups.get(g)
         if rows is None or row >= len(rows):
             return QModelIndex()
         return self.createIndex(row, column, rows[row] + 1)
@@ -200,17 +300,34 @@ class SessionTreeModel(QAbstractItemModel):
     def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
         if not index.isValid():
             return QModelIndex()
-        g = self.outline.group_of.get(self.record_of(index), ROOT)
+        iid = index.internalId()
+        if iid >= CHUNK_BASE:
+            g = _chunk_of(iid)[0]
+            return QModelIndex() if g == ROOT else self.index_of(g)
+        r = iid - 1
+        g = self.outline.group_of.get(r, ROOT)
+        if g in self._chunked:
+            c = self.outline.row_of[r] // self.chunk_rows
+            return self.createIndex(c, 0, _chunk_id(g, c))
         if g == ROOT:
             return QModelIndex()
-        return self.createIndex(self.outline.row_of[g], 0, g + 1)
+        return self.index_of(g)
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         if parent.isValid():
             if parent.column() != 0:
                 return 0
-            return len(self.outline.groups.get(self.record_of(parent), ()))
-        return len(self.outline.groups.get(ROOT, ()))
+            pid = parent.internalId()
+            if pid >= CHUNK_BASE:
+                lo, hi, _n = self.chunk_range(parent)
+                return max(0, hi - lo)
+            g = pid - 1
+        else:
+            g = ROOT
+        nc = self._chunked.get(g)
+        if nc is not None:
+            return nc
+        return len(self.outline.groups.get(g, ()))
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return len(COLUMNS)
@@ -219,7 +336,10 @@ class SessionTreeModel(QAbstractItemModel):
         # called for every row on layout: keep it to one dict lookup
         if not parent.isValid():
             return bool(self.outline.groups.get(ROOT))
-        return parent.internalId() - 1 in self.outline.groups and parent.column() == 0
+        if parent.column() != 0:
+            return False
+        pid = parent.internalId()
+        return pid >= CHUNK_BASE or pid - 1 in self.outline.groups
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
@@ -237,12 +357,15 @@ class SessionTreeModel(QAbstractItemModel):
     def flags(self, index: Index) -> Qt.ItemFlag:
         if not index.isValid():
             return _NO_FLAGS
-        return _FLAGS if index.internalId() - 1 in self._outline.groups else _LEAF_FLAGS
+        iid = index.internalId()
+        return _FLAGS if iid >= CHUNK_BASE or iid - 1 in self._outline.groups else _LEAF_FLAGS
 
     # ---------------------------------------------------------------- data
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or self.session is None:
             return None
+        if index.internalId() >= CHUNK_BASE:
+            return self._chunk_data(index, role)
         i = self.record_of(index)
         rec = self.session.records[i]
         col = index.column()
@@ -307,14 +430,45 @@ class SessionTreeModel(QAbstractItemModel):
             return kind_of(rec.type, rec.role)
         return None
 
+    def _chunk_data(self, index: Index, role: int) -> Any:
+        R = Qt.ItemDataRole
+        col = index.column()
+        if role == R.DisplayRole:
+            lo, hi, n = self.chunk_range(index)
+            if col == 0:
+                return f"Entries {lo + 1:,}–{hi:,} of {n:,}"
+            if col == 2 and self.session is not None:
+                g = _chunk_of(index.internalId())[0]
+                rows = self.outline.groups.get(g, ())
+                ts = self.session.records[rows[lo]].timestamp if lo < len(rows) else None
+                return ts[11:19] if isinstance(ts, str) and len(ts) >= 19 else ""
+            return ""
+        if role == R.ToolTipRole:
+            lo, hi, n = self.chunk_range(index)
+            return (
+                f"Rows {lo + 1:,} to {hi:,} of a list of {n:,} rows.\n"
+                "Long lists are shown in blocks so the tree stays fast; expand a block to see its rows."
+            )
+        if role == R.FontRole and col == 0:
+            return self._italic
+        if role == R.ForegroundRole:
+            return current_theme().muted
+        if role == Roles.RECORD:
+            return -1
+        return None
+
 
 class BranchDelegate(QStyledItemDelegate):
     """Draws pi-style branch connectors in a gutter left of rows inside branch groups."""
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         model = index.model()
-        in_group = index.column() == 0 and index.parent().isValid()
-        if index.column() == 0 and not in_group and isinstance(model, SessionTreeModel):
+        if isinstance(model, SessionTreeModel):
+            rec = model.record_of(index)
+            in_group = index.column() == 0 and rec >= 0 and model.outline.group_of.get(rec, ROOT) != ROOT
+        else:
+            in_group = index.column() == 0 and index.parent().isValid()
+        if index.column() == 0 and not in_group and isinstance(model, SessionTreeModel) and rec >= 0:
             in_group = len(model.outline.groups.get(ROOT, ())) > 0 and bool(
                 model.outline.heads & set(model.outline.groups[ROOT][:1])
             )
