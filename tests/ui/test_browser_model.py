@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from session_studio.core.listing import list_sessions
 from session_studio.ui.browser import build_browser_model
-from session_studio.ui.listing import list_sessions
 
 SAMPLES = Path(__file__).resolve().parents[2] / "src" / "session_studio" / "resources" / "samples"
 

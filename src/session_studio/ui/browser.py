@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .listing import SessionInfo, fmt_date, fmt_size
+from session_studio.core.listing import SessionInfo, fmt_date, fmt_size
+
 from .roles import Roles
 
 __all__ = ["SessionBrowser", "build_browser_model"]

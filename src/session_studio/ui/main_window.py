@@ -46,13 +46,13 @@ from PySide6.QtWidgets import (
 )
 
 from session_studio import __version__
+from session_studio.core.listing import SessionInfo, list_sessions
 
 from . import actions
 from .browser import SessionBrowser
 from .document import Loaded, Partial, PlanState, SessionDocument
 from .errors import show_error
 from .inspector import EntryInspector, SafeTextBrowser
-from .listing import SessionInfo, list_sessions
 from .outline import FILTERS
 from .pisettings import sessions_dir
 from .planner import PlannerPanel

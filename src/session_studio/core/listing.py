@@ -1,4 +1,4 @@
-"""Session listing metadata (spec §1.14), reading only the head and tail of each file. No Qt."""
+"""Session listing metadata (spec §1.14) for the browser, reading only the head and tail of each file."""
 
 from __future__ import annotations
 
@@ -106,23 +106,24 @@ def read_info(path: str | os.PathLike[str]) -> SessionInfo | None:
             if t:
                 first = t
                 break
-    name = None
-    modified = None
+    name: str | None = None
+    modified: float | None = None
     for v in values + tail_vals:
         if v.get("type") == "session_info":
-            n = v.get("name")
-            name = n.strip() if isinstance(n, str) and n.strip() else None
+            raw_name = v.get("name")
+            name = raw_name.strip() if isinstance(raw_name, str) and raw_name.strip() else None
         m = v.get("message")
         if v.get("type") == "message" and isinstance(m, dict) and m.get("role") in ("user", "assistant"):
-            t = _ts(m.get("timestamp")) or _ts(v.get("timestamp"))
-            if t is not None and (modified is None or t > modified):
-                modified = t
+            when = _ts(m.get("timestamp")) or _ts(v.get("timestamp"))
+            if when is not None and (modified is None or when > modified):
+                modified = when
     if modified is None:
         modified = _ts(header.get("timestamp")) or st.st_mtime
     if count is None:
         avg = max(1, len(head) // max(1, len(lines)))
         count = st.st_size // avg
-    cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
+    cwd_value = header.get("cwd")
+    cwd = cwd_value if isinstance(cwd_value, str) else ""
     return SessionInfo(
         p,
         str(header.get("id", "")),
