@@ -7,7 +7,7 @@ with `JSON.stringify` rules so the bytes are those pi itself would write.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,10 +27,13 @@ __all__ = [
 
 class _Entry(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+    #: written as `null` when None (a root entry's parentId); other None fields are `undefined`
+    _NULLABLE: ClassVar[frozenset[str]] = frozenset({"parentId"})
 
     def to_json_dict(self) -> dict[str, Any]:
-        """Fields in declaration order (pi's order); None means `undefined` (omitted)."""
-        return {k: v for k, v in self.model_dump(mode="python", by_alias=True).items() if v is not None}
+        """Fields in declaration order, which is pi's key order; None means omitted."""
+        dumped = self.model_dump(mode="python", by_alias=True)
+        return {k: v for k, v in dumped.items() if v is not None or k in self._NULLABLE}
 
     def to_json_line(self) -> str:
         text = js_stringify(self.to_json_dict())
@@ -67,25 +70,6 @@ class CompactionEntry(_Entry):
     details: FileDetails | None = None
     from_hook: bool = Field(default=False, alias="fromHook")
 
-    def to_json_dict(self) -> dict[str, Any]:
-        d = super().to_json_dict()
-        d["parentId"] = self.parent_id  # null for a root is written, not omitted
-        return {
-            k: d[k]
-            for k in (
-                "type",
-                "id",
-                "parentId",
-                "timestamp",
-                "summary",
-                "firstKeptEntryId",
-                "tokensBefore",
-                "details",
-                "fromHook",
-            )
-            if k in d
-        }
-
 
 class BranchSummaryEntry(_Entry):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
@@ -98,15 +82,6 @@ class BranchSummaryEntry(_Entry):
     details: FileDetails | None = None
     from_hook: bool = Field(default=False, alias="fromHook")
 
-    def to_json_dict(self) -> dict[str, Any]:
-        d = super().to_json_dict()
-        d["parentId"] = self.parent_id
-        return {
-            k: d[k]
-            for k in ("type", "id", "parentId", "timestamp", "fromId", "summary", "details", "fromHook")
-            if k in d
-        }
-
 
 class LabelEntry(_Entry):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
@@ -117,11 +92,6 @@ class LabelEntry(_Entry):
     target_id: str = Field(alias="targetId")
     label: str | None = None  # None clears (the key is omitted, as pi writes it)
 
-    def to_json_dict(self) -> dict[str, Any]:
-        d = super().to_json_dict()
-        d["parentId"] = self.parent_id
-        return {k: d[k] for k in ("type", "id", "parentId", "timestamp", "targetId", "label") if k in d}
-
 
 class SessionInfoEntry(_Entry):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
@@ -130,11 +100,6 @@ class SessionInfoEntry(_Entry):
     parent_id: str | None = Field(alias="parentId")
     timestamp: str = Field(default_factory=now_iso)
     name: str
-
-    def to_json_dict(self) -> dict[str, Any]:
-        d = super().to_json_dict()
-        d["parentId"] = self.parent_id
-        return {k: d[k] for k in ("type", "id", "parentId", "timestamp", "name") if k in d}
 
 
 WrittenEntry = CompactionEntry | BranchSummaryEntry | LabelEntry | SessionInfoEntry
