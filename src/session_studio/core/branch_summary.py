@@ -7,12 +7,18 @@ from typing import Any
 
 from .context import js_strict_eq
 from .file_ops import FileOps
-from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy
+from .jsvalue import UNDEFINED, js_key, js_truthy
 from .messages import branch_summary_message, compaction_summary_message, custom_message
 from .session import Session
 from .tokens import estimate_tokens, js_plus
 
-__all__ = ["BranchEntries", "PreparedBranch", "collect_entries_for_branch_summary", "prepare_branch_entries"]
+__all__ = [
+    "BranchEntries",
+    "PreparedBranch",
+    "branch_message",
+    "collect_entries_for_branch_summary",
+    "prepare_branch_entries",
+]
 
 
 @dataclass
@@ -112,6 +118,3 @@ def _gt(a: Any, b: float) -> bool:
 
 def _lt(a: Any, b: float) -> bool:
     return type(a) in (int, float) and a < b
-
-
-__all__ += ["JsTypeError", "branch_message"]

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .jsvalue import UNDEFINED, JsTypeError, js_truthy
+from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy
 from .messages import branch_summary_message, compaction_summary_message, custom_message
 from .session import CURRENT_LEAF, Session
-from .tokens import ContextTokens, assistant_usage_tokens, estimate_tokens, js_plus
+from .tokens import ContextTokens, estimate_tokens, js_plus
 
 __all__ = ["ContextItem", "SessionContext", "build_session_context", "js_strict_eq"]
 
@@ -131,7 +131,7 @@ def build_session_context(
         lid = session.leaf_id if leaf_id is CURRENT_LEAF else leaf_id
         if lid is None:
             return _empty(session)
-        leaf = session.by_id.get(_key(lid)) if js_truthy(lid) else None
+        leaf = session.by_id.get(js_key(lid)) if js_truthy(lid) else None
         if leaf is None:
             if not recs:
                 return _empty(session)
@@ -198,13 +198,3 @@ def build_session_context(
     for k in range(ci + 1, len(path)):
         emit(path[k])
     return ctx
-
-
-def _key(v: Any) -> Any:
-    from .jsvalue import js_key
-
-    return js_key(v)
-
-
-def usage_of(message: Any) -> Any:
-    return assistant_usage_tokens(message)

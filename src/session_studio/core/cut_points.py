@@ -191,7 +191,12 @@ class CutPlanner:
             j = bisect.bisect_left(cps, i)
             if j < len(cps):
                 cut = cps[j]
-        return _finish(self.path, self.start, cut)
+        return self.cut_at(cut)
+
+    def cut_at(self, candidate: int) -> CutPoint:
+        """The cut when `candidate` is the chosen cut point (the rest of findCutPoint:
+        the backward metadata scan and the split-turn rule). A manual cut is this."""
+        return _finish(self.path, self.start, candidate)
 
     def thresholds(self) -> list[int]:
         """Candidate keepRecentTokens where the answer may change: 0, 1 and S_k + 1."""

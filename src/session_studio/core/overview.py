@@ -65,7 +65,7 @@ def explain_cut(session: Session, path: list[int], keep_recent: int) -> list[str
             f"split turn: the turn started at path #{cut.turn_start_index} (id {ts.id}); its prefix is "
             "summarised separately"
         )
-        if (r is not None and r.type not in ("message",)) or (r is not None and r.role == "bashExecution"):
+        if cut.turn_start_index == cut.first_kept_index:
             lines.append(
                 "(cut at a bash execution / custom or branch-summary entry: the prefix is empty; quirk §12.1.5)"
             )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .context import SessionContext, build_session_context, js_strict_eq
@@ -63,8 +63,6 @@ class Preparation:
     tokens_before: Any
     previous_summary: Any
     file_ops: FileOps
-    history_indices: list[int] = field(default_factory=list)
-    turn_prefix_indices: list[int] = field(default_factory=list)
 
     @property
     def file_lists(self) -> tuple[list[Any], list[Any]]:
@@ -159,13 +157,7 @@ class CompactionPlan:
             tokens_before,
             previous_summary,
             ops,
-            [i for i in hist_idx if message_for_compaction_kind(s, i)],
-            [i for i in prefix_idx if message_for_compaction_kind(s, i)],
         )
-
-
-def message_for_compaction_kind(session: Session, i: int) -> bool:
-    return session.records[i].type in ("message", "custom_message", "branch_summary")
 
 
 def plan_compaction(session: Session, path: list[int]) -> CompactionPlan:

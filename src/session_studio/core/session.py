@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from .errors import EntryNotFoundError, SessionFileError, SessionLoadError
-from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy
+from .jsvalue import UNDEFINED, JsTypeError, js_key, js_string, js_truthy
 from .migrate import js_compare, needs_migration, new_entry_id, version_of
 from .reader import LoadIssue, RawValue, iter_values, parse_line
 from .tokens import assistant_usage_tokens, estimate_tokens
@@ -270,7 +270,7 @@ class Session:
         finally:
             proc.join()
             recv.close()
-        facts, tail_issues, tail_size, lines_before = payload
+        facts, tail_issues, tail_size = payload
         if session.migrated or session.reset:
             # legacy files need the sequential migration pass: read the second half normally
             fh.seek(0)
@@ -278,7 +278,7 @@ class Session:
             session = cls._from_values(p, iter_values(fh, issues), issues, False)
             session.size = fh.tell()
             return session
-        line_shift = _count_lines(fh, split) - lines_before
+        line_shift = _count_lines(fh, split)  # the worker numbered its lines from 1
         for f in facts:
             f = (f[0] + line_shift, *f[1:])
             if f[3] == "session":
@@ -350,23 +350,30 @@ class Session:
             s._load(values, v2)
         return s
 
-    def _add_record(self, raw: RawValue, rename_hook: bool) -> EntryRecord | None:
+    def _note_extra_header(self, raw: RawValue) -> None:
+        self.issues.append(
+            LoadIssue(raw.line, raw.offset, "extra_header", "a second session header; pi ignores it", False)
+        )
+
+    def _add_record(
+        self, raw: RawValue, rename_hook: bool, patch: dict[str, Any] | None = None
+    ) -> EntryRecord | None:
+        """Turn a kept value into a record (None for a later header); `patch` carries v1 ids."""
         v = raw.value
         if type(v) is dict and v.get("type") == "session":
-            if rename_hook:
-                pass  # pi bumps `version` on later headers too; they are ignored everywhere
-            self.issues.append(
-                LoadIssue(
-                    raw.line, raw.offset, "extra_header", "a second session header; pi ignores it", False
-                )
-            )
+            self._note_extra_header(raw)
             return None
         rec = EntryRecord(len(self.records), raw)
+        if patch is not None:
+            rec.patch = patch
+            rec.id, rec.parent_id = patch["id"], patch["parentId"]
         if rename_hook and rec.type == "message":
             msg = v.get("message")
             if type(msg) is dict and msg.get("role") == "hookMessage":
                 msg["role"] = "custom"
-                rec.patch = {"hook": True}
+                if rec.patch is None:
+                    rec.patch = {}
+                rec.patch["hook"] = True
         if type(v) is dict:
             rec.compute_message_facts(v)
         self.records.append(rec)
@@ -395,16 +402,10 @@ class Session:
                 v["version"] = 3 if rename_hook else 2
                 all_vals.append(v)
                 raw_ids.append(v.get("id", UNDEFINED))
-                self.issues.append(
-                    LoadIssue(
-                        raw.line, raw.offset, "extra_header", "a second session header; pi ignores it", False
-                    )
-                )
+                self._note_extra_header(raw)
                 continue
             if type(v) is not dict and type(v) is not list:
                 kind = {str: "string", bool: "boolean"}.get(type(v), "number")
-                from .jsvalue import js_string
-
                 raise SessionLoadError(f"Cannot create property 'id' on {kind} '{js_string(v)}'", raw.line)
             raw_ids.append(v.get("id", UNDEFINED) if type(v) is dict else UNDEFINED)
             new_id = new_entry_id(lambda c: c in used)
@@ -419,9 +420,8 @@ class Session:
                         patch["fk"] = idx
                         del v["firstKeptEntryIndex"]
             prev = new_id
-            rec = EntryRecord(len(self.records), raw)
-            rec.patch = patch
-            rec.id, rec.parent_id = new_id, patch["parentId"]
+            rec = self._add_record(raw, rename_hook, patch)
+            assert rec is not None
             if "fk" in patch:
                 idx = patch["fk"]
                 if type(idx) is int or (type(idx) is float and idx.is_integer()):
@@ -437,16 +437,6 @@ class Session:
                     elif i > len(all_vals):
                         forward.append((rec, i))
             all_vals.append(rec)
-            if rename_hook and rec.type == "message":
-                msg = v.get("message") if type(v) is dict else None
-                if type(msg) is dict and msg.get("role") == "hookMessage":
-                    msg["role"] = "custom"
-                    patch["hook"] = True
-            if type(v) is dict:
-                rec.compute_message_facts(v)
-            self.records.append(rec)
-            if not self.keep_values:
-                rec.value = None
             self._index_record(rec)
         for rec, i in forward:
             # a forward index points at a value that has no assigned id yet: its raw id, if any
@@ -757,5 +747,5 @@ def _scan_worker(path: str, start: int, end: int, conn: Any) -> None:
                 rec.compute_message_facts(v)
             facts.append(rec.facts())
         size = fh.tell()
-    conn.send((facts, issues, size, 0))
+    conn.send((facts, issues, size))
     conn.close()

@@ -178,7 +178,7 @@ def draft_compaction(
             raise InvalidCutError(
                 f"entry {cut_entry_id} is not a valid cut point: {cut_point_reason(recs[target])}"
             )
-        cut = _manual_cut(plan, k)
+        cut = plan.planner.cut_at(k)
     else:
         cut = plan.cut(keep_recent_tokens)
     prep = plan.prepare(keep_recent_tokens, cut)
@@ -224,19 +224,6 @@ def draft_compaction(
         keep_recent_tokens,
         reserve_tokens,
     )
-
-
-def _manual_cut(plan: CompactionPlan, k: int) -> CutPoint:
-    """The cut pi's findCutPoint yields when the budget selects candidate `k`.
-
-    The same backward metadata scan and split-turn rule apply (a manual cut is
-    a choice of candidate, not a different algorithm).
-    """
-    recs = [plan.session.records[i] for i in plan.path]
-    # find a keepRecentTokens that selects exactly candidate k, if one exists; else emulate the tail
-    from ..core.cut_points import _finish
-
-    return _finish(recs, plan.boundary.start, k)
 
 
 def summarize_draft(
