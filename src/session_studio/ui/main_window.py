@@ -778,6 +778,16 @@ class MainWindow(QMainWindow):
         n = len(d.session.records) if d.session else 0
         return (d.path, n, d.keep, d.reserve, d.manual_cut, d.working_leaf)
 
+    def _target_for(self, action: str, record: int | None) -> str | None:
+        """The entry id `action` works on, or None after saying in the status bar why it cannot run."""
+        d = self.doc
+        why = actions.disabled_reasons(d, d.writing)[action]
+        target = self._entry_id(record)
+        if why or d.session is None or target is None:
+            self.statusBar().showMessage(why or "This entry has no usable id", 8000)
+            return None
+        return target
+
     def _entry_id(self, record: int | None) -> str | None:
         s = self.doc.session
         if s is None or record is None or record < 0:
@@ -1017,10 +1027,8 @@ class MainWindow(QMainWindow):
 
         d = self.doc
         s = d.session
-        why = actions.disabled_reasons(d, d.writing)["branch"]
-        target = self._entry_id(d.selected)
-        if why or s is None or target is None:
-            self.statusBar().showMessage(why or "This entry has no usable id", 8000)
+        target = self._target_for("branch", d.selected)
+        if s is None or target is None:
             return
         try:
             out = branch_to(s, target, from_leaf_id=self._entry_id(d.working_leaf_index()))
@@ -1055,10 +1063,8 @@ class MainWindow(QMainWindow):
 
         d = self.doc
         s = d.session
-        why = actions.disabled_reasons(d, d.writing)["branch_summary"]
-        target = self._entry_id(d.selected)
-        if why or s is None or target is None:
-            self.statusBar().showMessage(why or "This entry has no usable id", 8000)
+        target = self._target_for("branch_summary", d.selected)
+        if s is None or target is None:
             return
         provider = str(self.preview.provider.currentData())
         label = self.preview.provider.currentText()
@@ -1102,10 +1108,8 @@ class MainWindow(QMainWindow):
     def fork(self) -> None:
         d = self.doc
         s = d.session
-        why = actions.disabled_reasons(d, d.writing)["fork"]
-        leaf = self._entry_id(d.selected if d.selected >= 0 else d.working_leaf_index())
-        if why or s is None or leaf is None:
-            self.statusBar().showMessage(why or "This entry has no usable id", 8000)
+        leaf = self._target_for("fork", d.selected if d.selected >= 0 else d.working_leaf_index())
+        if s is None or leaf is None:
             return
         default, new_id, stamp = actions.default_fork_target(s)
         path = self.ask_save_path("Fork to a new session file", default)
@@ -1124,10 +1128,8 @@ class MainWindow(QMainWindow):
     def label_entry(self) -> None:
         d = self.doc
         s = d.session
-        why = actions.disabled_reasons(d, d.writing)["label"]
-        target = self._entry_id(d.selected)
-        if why or s is None or target is None:
-            self.statusBar().showMessage(why or "This entry has no usable id", 8000)
+        target = self._target_for("label", d.selected)
+        if s is None or target is None:
             return
         cur = s.label_of(target) or ""
         text = self.ask_text("Label entry", "Label (empty clears it):", cur)
