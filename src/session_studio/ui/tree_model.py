@@ -6,7 +6,7 @@ cached; rows have uniform heights.
 
 Long lists (a group of more than ``chunk_threshold`` rows, typically the flattened
 active path of a 100k-entry session) are shown as collapsible blocks of
-``chunk_rows`` rows ("Entries 1–1,000"): QTreeView lays out every expanded row
+``chunk_rows`` rows ("Entries 1–500"): QTreeView lays out every expanded row
 when the model resets (several Python calls per row), so only the blocks the user
 or the selection opens cost anything. A block's ``internalId`` is
 ``CHUNK_BASE + (group + 1) * CHUNK_SPAN + block``.
@@ -68,8 +68,9 @@ class SessionTreeModel(QAbstractItemModel):
     #: many marks changed at once: repaint the visible rows (connect to ``viewport().update``)
     repaint_requested = Signal()
 
-    #: groups longer than this are shown as blocks of ``chunk_rows`` rows
-    chunk_threshold = 1000
+    #: groups longer than this are shown as blocks of ``chunk_rows`` rows; below it a flat list
+    #: lays out in a few tens of ms, and blocks would only get in the reader's way
+    chunk_threshold = 4000
     chunk_rows = 500
 
     def __init__(self, parent: Any = None) -> None:
