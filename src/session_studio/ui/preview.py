@@ -8,13 +8,14 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QFontDatabase, QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -48,6 +49,8 @@ PROVIDERS = [
     ("custom", "Custom provider (base URL)"),
 ]
 MAX_VIEW_CHARS = 400_000
+#: typing in the summary re-plans (token counts, the "after" context) once it pauses this long
+SUMMARY_EDIT_DEBOUNCE_MS = 300
 
 
 @dataclass(frozen=True)
@@ -206,11 +209,51 @@ def _mono() -> Any:
     return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
 
 
+class StaleSummaryNote(QFrame):
+    """ "This summary was made for another plan", with Use it anyway / Regenerate."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("staleSummary")
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.use_button = QPushButton("Use it anyway")
+        self.use_button.setToolTip("Commit this text against the current plan (asks first)")
+        self.regenerate_button = QPushButton("Regenerate")
+        self.regenerate_button.setToolTip("Generate a new summary for the current plan")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(8, 4, 4, 4)
+        lay.addWidget(self.label, 1)
+        lay.addWidget(self.use_button)
+        lay.addWidget(self.regenerate_button)
+        self.hide()
+
+    def set_plans(self, made_for: str | None, now: str | None) -> None:
+        if made_for is None:
+            self.hide()
+            return
+        from .theme import current_theme
+
+        th = current_theme()
+        self.setStyleSheet(
+            f"#staleSummary {{ background: {th.warn_bg.name()}; border: 1px solid {th.grid.name()}; "
+            f"border-radius: 3px; }} #staleSummary QLabel {{ color: {th.warn_fg.name()}; }}"
+        )
+        self.label.setText(
+            f"This summary was made for {made_for}; the plan is now {now or 'different (nothing to compact)'}."
+        )
+        self.use_button.setEnabled(now is not None)
+        self.show()
+
+
 class PreviewPane(QWidget):
     generate_requested = Signal(str)  # provider key
     cancel_requested = Signal()
     provider_settings_requested = Signal()
-    summary_edited = Signal(str)
+    summary_edited = Signal(str)  # debounced: once typing pauses (see flush_summary)
+    use_anyway_requested = Signal()
+    regenerate_requested = Signal(str)  # provider key
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -226,6 +269,13 @@ class PreviewPane(QWidget):
         self.generate_button = QPushButton("Generate summary")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
+        self.focus = QLineEdit()
+        self.focus.setPlaceholderText("Focus / custom instructions (optional), like pi's /compact <focus>")
+        self.focus.setToolTip(
+            "Added to the summary request as “Additional focus”, exactly as pi's /compact <text> does"
+        )
+        self.focus.setAccessibleName("Focus / custom instructions")
+        self.stale_note = StaleSummaryNote()
         self.status = QLabel("Offline by default: nothing leaves this machine.")
         self.status.setProperty("muted", True)
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -253,6 +303,9 @@ class PreviewPane(QWidget):
         top.addWidget(QLabel("Provider"))
         top.addWidget(self.provider, 1)
         top.addWidget(self.provider_button)
+        focus_row = QHBoxLayout()
+        focus_row.addWidget(QLabel("Focus"))
+        focus_row.addWidget(self.focus, 1)
         # the buttons and the status get their own line: the pane stays narrow enough for a wide tree
         run = QHBoxLayout()
         run.addWidget(self.generate_button)
@@ -300,7 +353,9 @@ class PreviewPane(QWidget):
         lay.setContentsMargins(6, 6, 6, 6)
         lay.setSpacing(4)
         lay.addLayout(top)
+        lay.addLayout(focus_row)
         lay.addLayout(run)
+        lay.addWidget(self.stale_note)
         lay.addWidget(split, 1)
 
         self.generate_button.clicked.connect(
@@ -310,17 +365,78 @@ class PreviewPane(QWidget):
         self.stream.text.connect(self._append)
         self.stream.part.connect(self._append_part)
         self.provider_button.clicked.connect(self.provider_settings_requested)
+        self.stale_note.use_button.clicked.connect(self.use_anyway_requested)
+        self.stale_note.regenerate_button.clicked.connect(
+            lambda: self.regenerate_requested.emit(self.provider.currentData())
+        )
         self.pair: ContextPair | None = None
         self._parts: dict[int, str] = {}
-        self.summary.textChanged.connect(lambda: self.summary_edited.emit(self.summary.toPlainText()))
+        #: the text last put in the editor by a generation (or loaded); anything else was typed
+        self.generated_text = ""
+        self._streaming = False
+        self._programmatic = False
+        self._edit_timer = QTimer(self)
+        self._edit_timer.setSingleShot(True)
+        self._edit_timer.setInterval(SUMMARY_EDIT_DEBOUNCE_MS)
+        self._edit_timer.timeout.connect(self._emit_edit)
+        self.summary.textChanged.connect(self._on_text_changed)
+
+    # ---------------------------------------------------------------- the editable summary
+    def _on_text_changed(self) -> None:
+        # a keystroke costs only the edit itself: the re-plan waits until typing pauses
+        if not (self._streaming or self._programmatic):
+            self._edit_timer.start()
+
+    def _emit_edit(self) -> None:
+        self.summary_edited.emit(self.summary.toPlainText())
+
+    def flush_summary(self) -> None:
+        """Deliver a pending edit now (before a commit or a generation reads the summary)."""
+        if self._edit_timer.isActive():
+            self._edit_timer.stop()
+            self._emit_edit()
+
+    def is_edited(self) -> bool:
+        """The editor holds text the user typed (not only what a generation produced)."""
+        text = self.summary.toPlainText()
+        return bool(text.strip()) and text != self.generated_text
+
+    def _replace_all(self, text: str, join: bool) -> None:
+        """Replace the editor's text as one undoable step (``join``: part of the previous one)."""
+        cur = QTextCursor(self.summary.document())
+        if join:
+            cur.joinPreviousEditBlock()
+        else:
+            cur.beginEditBlock()
+        cur.select(QTextCursor.SelectionType.Document)
+        cur.insertText(text)
+        cur.endEditBlock()
+
+    def load_summary(self, text: str) -> None:
+        """The document's summary changed (another file, a commit): show it, not as a user edit."""
+        if text == self.summary.toPlainText():
+            return
+        self._edit_timer.stop()
+        self._programmatic = True
+        try:
+            self.summary.setPlainText(text)
+        finally:
+            self._programmatic = False
+        self.generated_text = text
 
     def _append(self, t: str) -> None:
-        cur = self.summary.textCursor()
-        cur.movePosition(cur.MoveOperation.End)
+        if not self._streaming:  # a late chunk of a generation that has ended: its result is shown
+            return
+        cur = QTextCursor(self.summary.document())
+        cur.joinPreviousEditBlock()  # the whole generation is one undo step
+        cur.movePosition(QTextCursor.MoveOperation.End)
         cur.insertText(t)
-        self.summary.setTextCursor(cur)
+        cur.endEditBlock()
+        self.summary.moveCursor(QTextCursor.MoveOperation.End)
 
     def _append_part(self, i: int, t: str) -> None:
+        if not self._streaming:
+            return
         self._parts[i] = self._parts.get(i, "") + t
         if len(self._parts) == 1:
             self._append(t)
@@ -328,17 +444,39 @@ class PreviewPane(QWidget):
         from session_studio.llm import SPLIT_TURN_SEPARATOR
 
         parts = [self._parts[k] for k in sorted(self._parts)]
-        self.summary.setPlainText(SPLIT_TURN_SEPARATOR.join(parts))
+        self._replace_all(SPLIT_TURN_SEPARATOR.join(parts), join=True)
+
+    def finish_stream(self, text: str) -> None:
+        """The generated summary (with the file lists): part of the generation's undo step."""
+        if self.summary.toPlainText() != text:
+            self._programmatic = True
+            try:
+                self._replace_all(text, join=True)
+            finally:
+                self._programmatic = False
+        self.generated_text = text
 
     def set_running(self, running: bool) -> None:
         self.generate_button.setEnabled(not running)
         self.cancel_button.setEnabled(running)
         self.provider.setEnabled(not running)
         self.provider_button.setEnabled(not running)
+        self.focus.setEnabled(not running)
+        self.stale_note.setEnabled(not running)
+        self.summary.setReadOnly(running)
         if running:
+            self._edit_timer.stop()
             self._parts = {}
-            self.summary.clear()
+            self._streaming = True
+            # undoable: Ctrl+Z after the generation brings the previous text back
+            self._replace_all("", join=False)
             self.status.setText("Generating…")
+        else:
+            self._streaming = False
+
+    def custom_instructions(self) -> str | None:
+        """The focus text for the summary request (pi's /compact <focus>), None when empty."""
+        return self.focus.text().strip() or None
 
     def set_pending(self) -> None:
         """The plan changed: the previous preparation (file lists, counts) no longer applies."""
