@@ -258,6 +258,8 @@ class SessionDocument(QObject):
     selection_changed = Signal(int)  # record index (-1: none)
     preparation_ready = Signal(object)  # Preparation | None
     summary_changed = Signal(str)
+    #: PlanState: only the projected "after" side changed (the summary's length); the cut is the same
+    after_changed = Signal(object)
     message = Signal(str)  # status-bar text
 
     def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
@@ -610,7 +612,12 @@ class SessionDocument(QObject):
         if text != self.summary_text:
             self.summary_text = text
             self.summary_changed.emit(text)
-            self._replan(prepare=False)
+            st = self.state
+            if st is None:
+                return
+            # the text changes only the summary's size in the projected context: no re-plan
+            self.state = dataclasses.replace(st, after_tokens=_with_summary_tokens(st.after_tokens, text))
+            self.after_changed.emit(self.state)
 
     def _replan(self, prepare: bool = True) -> None:
         res = self.loaded_state
@@ -669,6 +676,19 @@ class SessionDocument(QObject):
 
     def cut_mark(self, record: int) -> str:
         return self.state.marks.get(record, "") if self.state else ""
+
+
+def _summary_tokens(summary_text: str) -> float:
+    """The summary's size in the projected context (chars/4, or a placeholder before it exists)."""
+    return float(math.ceil(len(summary_text) / 4) if summary_text else SUMMARY_PLACEHOLDER_TOKENS)
+
+
+def _with_summary_tokens(
+    after: list[tuple[int, str, float]], summary_text: str
+) -> list[tuple[int, str, float]]:
+    if not after or after[0][0] != -1:
+        return after
+    return [(-1, after[0][1], _summary_tokens(summary_text)), *after[1:]]
 
 
 def _safe_valid(rec: Any) -> bool:
@@ -746,8 +766,7 @@ def compute_plan_state(
                 marks[path[fk]] = "cut"
             nothing, quirks = _analyse(s, path, plan, cut, budget, keep, window)
             if not nothing and fk < len(path):
-                summ = math.ceil(len(summary_text) / 4) if summary_text else SUMMARY_PLACEHOLDER_TOKENS
-                after.append((-1, "compactionSummary", float(summ)))
+                after.append((-1, "compactionSummary", _summary_tokens(summary_text)))
                 kept = set(path[fk:])
                 after.extend(t for t in items if t[0] in kept and t[1] != "compactionSummary")
     if window <= 0:

@@ -106,6 +106,12 @@ def app_icon() -> QIcon:
     return icon
 
 
+def preload_summariser_modules() -> None:
+    """Import the summariser stack (httpx, engine; ~1.5 s) off the GUI thread before the first Generate."""
+    import session_studio.engine
+    import session_studio.llm  # noqa: F401
+
+
 def sample_sessions_dir() -> str:
     from importlib.resources import files
 
@@ -252,6 +258,7 @@ class MainWindow(QMainWindow):
         self._gen_op: Operation | None = None
         self._gen_cancel = None
         self._ctx_op: Operation | None = None
+        self._preloaded = False
         self.setWindowTitle("Session Studio")
         icon = app_icon()
         if not icon.isNull():
@@ -469,6 +476,7 @@ class MainWindow(QMainWindow):
         d.load_failed.connect(self._on_load_failed)
         d.appended.connect(self._on_appended)
         d.plan_changed.connect(self._on_plan)
+        d.after_changed.connect(self._on_after_changed)
         d.selection_changed.connect(self._on_selection)
         d.preparation_ready.connect(self._on_preparation)
         d.message.connect(lambda t: self.statusBar().showMessage(t, 6000))
@@ -630,6 +638,9 @@ class MainWindow(QMainWindow):
         self._update_count()
         self.statusBar().showMessage("Loaded", 3000)
         self._update_actions()
+        if not self._preloaded:
+            self._preloaded = True
+            self.runner.op(preload_summariser_modules, pool="network").start()
 
     def _update_status_path(self) -> None:
         """Path, entry count and size of the file as indexed now (after loads, appends and writes)."""
@@ -681,6 +692,13 @@ class MainWindow(QMainWindow):
         self._update_stale_note()
         if self.tabs.currentWidget() is self.why:
             self._render_why()
+        self._update_actions()
+        if self.tabs.currentWidget() is self.preview:
+            self._refresh_contexts()
+
+    def _on_after_changed(self, st: PlanState) -> None:
+        """The summary's text changed (once typing pauses): the projected bar and "after" context."""
+        self.bar.set_state(st)
         self._update_actions()
         if self.tabs.currentWidget() is self.preview:
             self._refresh_contexts()

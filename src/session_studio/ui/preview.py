@@ -370,6 +370,7 @@ class PreviewPane(QWidget):
             lambda: self.regenerate_requested.emit(self.provider.currentData())
         )
         self.pair: ContextPair | None = None
+        self._shown_before = self._shown_after = ""
         self._parts: dict[int, str] = {}
         #: the text last put in the editor by a generation (or loaded); anything else was typed
         self.generated_text = ""
@@ -509,6 +510,7 @@ class PreviewPane(QWidget):
         if pair is None:
             self.before.clear()
             self.after.clear()
+            self._shown_before = self._shown_after = ""
             return
         self.before_title.setText(
             f"<b>Before</b> · {pair.before_count:,} messages · ≈{pair.before_tokens:,.0f} tokens"
@@ -521,8 +523,13 @@ class PreviewPane(QWidget):
                 else ""
             )
         )
-        self.before.setPlainText(pair.before_text)
-        self.after.setPlainText(pair.after_text)
+        # a summary edit changes only "after": re-laying out an unchanged 400k-char "before" costs tens of ms
+        if pair.before_text != self._shown_before:
+            self.before.setPlainText(pair.before_text)
+            self._shown_before = pair.before_text
+        if pair.after_text != self._shown_after:
+            self.after.setPlainText(pair.after_text)
+            self._shown_after = pair.after_text
 
 
 class StreamDialog(QDialog):
