@@ -194,14 +194,21 @@ class SessionBrowser(QWidget):
         self.proxy.set_search(text)
         self.view.expandAll()  # every group left holds a match (or is one): show its sessions
 
-    def set_recent(self, paths: list[str]) -> None:
+    def set_recent(self, paths: list[str], problems: dict[str, str] | None = None) -> None:
+        """The recent files; ``problems``: files that could not be opened last time → why."""
         self.recent.clear()
         from PySide6.QtWidgets import QListWidgetItem
 
+        problems = problems or {}
         for p in paths:
-            it = QListWidgetItem(os.path.basename(p))
-            it.setToolTip(p)
+            why = problems.get(p)
+            it = QListWidgetItem(os.path.basename(p) + (" — cannot open" if why else ""))
+            it.setToolTip(f"{p}\n\nLast attempt: {why}" if why else p)
             it.setData(Qt.ItemDataRole.UserRole, p)
+            if why:
+                f = it.font()
+                f.setItalic(True)
+                it.setFont(f)
             self.recent.addItem(it)
         if not paths:
             it = QListWidgetItem("(none yet)")

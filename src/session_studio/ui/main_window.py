@@ -62,6 +62,7 @@ from .preview import (
     ProviderDialog,
     StreamDialog,
     build_context_pair,
+    custom_key_problem,
     provider_config,
 )
 from .settings import AppSettings
@@ -259,6 +260,7 @@ class MainWindow(QMainWindow):
         self._gen_cancel = None
         self._ctx_op: Operation | None = None
         self._preloaded = False
+        self._opening: str | None = None  # the file being opened (Recent bookkeeping on failure)
         self.setWindowTitle("Session Studio")
         icon = app_icon()
         if not icon.isNull():
@@ -269,7 +271,7 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._connect_signals()
         self._sized = self._restore_state()
-        self.browser.set_recent(self.settings.recent_files())
+        self._show_recent()
         self._update_actions()
 
     # ------------------------------------------------------------------ widgets
@@ -550,8 +552,11 @@ class MainWindow(QMainWindow):
             return list_sessions(sample_sessions_dir()), True
 
         self.runner.op(work).on_success(lambda r: self.browser.set_sessions(r[0], root, r[1])).start()
-        self.browser.set_recent(self.settings.recent_files())
+        self._show_recent()
         self._update_actions()
+
+    def _show_recent(self) -> None:
+        self.browser.set_recent(self.settings.recent_files(), self.settings.recent_problems())
 
     def open_dialog(self) -> None:
         start = os.path.dirname(self.doc.path) if self.doc.path else self.sessions_root
@@ -584,6 +589,7 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ document events
     def _on_loading(self, path: str) -> None:
+        self._opening = path
         self.statusBar().showMessage(f"Opening {path}…")
 
     def _on_partial(self, head: Partial) -> None:
@@ -618,12 +624,23 @@ class MainWindow(QMainWindow):
     def _on_load_failed(self, title: str, details: str) -> None:
         self.load_banner.hide()
         self.statusBar().clearMessage()
+        path = self._opening
+        if path:
+            # a deleted file leaves Recent; a file pi cannot open stays, marked with why
+            if not os.path.exists(path):
+                self.settings.remove_recent(path)
+            elif path in self.settings.recent_files():
+                self.settings.set_recent_problem(path, title)
+            self._show_recent()
+        if self.doc.session is None and self.stack.currentIndex() == PAGE_BROWSER:
+            self.show_browser()  # e.g. a failed command-line open: the browser is not left blank
         show_error(self, title, details)
 
     def _on_loaded(self, res: Loaded) -> None:
         s = res.session
         self.load_banner.hide()
-        self.browser.set_recent(self.settings.add_recent(s.path))
+        self.settings.add_recent(s.path)
+        self._show_recent()
         self.tree_model.set_session(s, res.path_indices, res.outline)
         self._expand()
         self.inspector.set_session(s)
@@ -927,6 +944,11 @@ class MainWindow(QMainWindow):
             self.edit_provider()
             if self.custom_provider_config() is None:
                 return
+        if provider == "custom":
+            problem = custom_key_problem(self.settings.custom_provider())
+            if problem:
+                show_error(self, "The summary could not be generated", problem)
+                return
         from session_studio.llm import CancelToken
 
         params = self._summarize_params(provider)
@@ -1180,7 +1202,13 @@ class MainWindow(QMainWindow):
         box.setIcon(QMessageBox.Icon.Information)
         box.setWindowTitle("Branch here")
         box.setText("The working leaf moved to the selected entry.")
-        box.setInformativeText(out.note + extra)
+        # the engine's note speaks CLI (--summarize, --label): say it with this window's commands
+        box.setInformativeText(
+            "Planning and the preview now start from this entry; nothing was written, so pi still "
+            "continues from the file's leaf. To record the move in the file, use "
+            f"{_menu_path(self.a_branch_sum)} (leaves a summary of the branch you leave) or "
+            f"{_menu_path(self.a_label)} (bookmarks this entry)." + extra
+        )
         self.last_dialog = box
         box.open()
 
@@ -1449,6 +1477,13 @@ class MainWindow(QMainWindow):
         if self._gen_cancel is not None:
             self._gen_cancel.cancel()
         super().closeEvent(e)
+
+
+def _menu_path(action: QAction) -> str:
+    """ "Session ▸ Branch with summary…" for an action, as the user finds it in the menu bar."""
+    name = action.text().replace("&", "")
+    menus = [w for w in action.associatedObjects() if hasattr(w, "title") and w.title()]
+    return f"{menus[0].title().replace('&', '')} ▸ {name}" if menus else name
 
 
 def stylesheet() -> str:

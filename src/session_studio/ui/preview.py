@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QTextCursor
@@ -40,6 +40,7 @@ __all__ = [
     "ProviderDialog",
     "StreamDialog",
     "build_context_pair",
+    "custom_key_problem",
     "provider_config",
 ]
 
@@ -137,6 +138,8 @@ class ProviderDialog(QDialog):
     """
 
     KINDS = (("openai", "OpenAI-compatible (chat/completions)"), ("anthropic", "Anthropic (messages)"))
+    #: the variable each API conventionally reads its key from (the placeholder of the key field)
+    KEY_VARIABLES: ClassVar[dict[str, str]] = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
     def __init__(self, values: dict[str, str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -151,7 +154,6 @@ class ProviderDialog(QDialog):
         self.model = QLineEdit(values.get("model", ""))
         self.model.setPlaceholderText("e.g. gpt-4.1-mini, claude-sonnet-4-5, llama3.1:8b")
         self.key_env = QLineEdit(values.get("key_env", ""))
-        self.key_env.setPlaceholderText("OPENAI_API_KEY (empty: no key, e.g. a local server)")
         note = QLabel(
             "The API key is read from this environment variable when a summary is generated; "
             "Session Studio never stores keys."
@@ -175,7 +177,13 @@ class ProviderDialog(QDialog):
         lay.addWidget(buttons)
         for w in (self.base_url, self.model):
             w.textChanged.connect(self._validate)
+        self.kind.currentIndexChanged.connect(self._kind_changed)
+        self._kind_changed()
         self._validate()
+
+    def _kind_changed(self) -> None:
+        var = self.KEY_VARIABLES.get(str(self.kind.currentData()), "OPENAI_API_KEY")
+        self.key_env.setPlaceholderText(f"{var} (empty: no key, e.g. a local server)")
 
     def _validate(self) -> None:
         url = self.base_url.text().strip()
@@ -189,6 +197,32 @@ class ProviderDialog(QDialog):
             "model": self.model.text().strip(),
             "key_env": self.key_env.text().strip(),
         }
+
+
+def custom_key_problem(values: dict[str, str] | None, environ: Any = None) -> str | None:
+    """Why the custom provider cannot get its API key, in the words of the Provider settings dialog."""
+    import os
+
+    if not values:
+        return None
+    env = os.environ if environ is None else environ
+    var = (values.get("key_env") or "").strip()
+    kind = values.get("kind") or "openai"
+    if not var:
+        if kind == "anthropic":
+            return (
+                "The Anthropic API needs a key, and no API key variable is set. In Provider settings, enter "
+                "the name of the environment variable that holds the key (usually ANTHROPIC_API_KEY) in "
+                "“API key variable”, and set that variable before starting Session Studio."
+            )
+        return None  # an OpenAI-compatible local server may need no key
+    if not env.get(var):
+        return (
+            f"The environment variable {var} (Provider settings ▸ “API key variable”) is not set. "
+            "Set it to your API key before starting Session Studio, or enter the name of a variable "
+            "that is set."
+        )
+    return None
 
 
 def provider_config(values: dict[str, str] | None) -> Any:
