@@ -178,3 +178,17 @@ def test_another_file_does_not_inherit_the_summary(
     assert window.preview.summary.toPlainText() == ""
     assert window.doc.summary_text == "" and window.doc.outcome is None
     assert not window.preview.stale_note.isVisible()
+
+
+def test_after_context_of_a_stale_summary_follows_the_current_plan(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    _open(qtbot, window, split_turn_session)
+    _generate(qtbot, window)
+    window.planner.keep.spin.setValue(4000)
+    qtbot.waitUntil(lambda: window.doc.preparation is not None, timeout=3000)
+    assert window.doc.summary_is_stale
+    st = window.doc.state
+    qtbot.waitUntil(lambda: window.preview.pair is not None and window.preview.pair.after_context is None)
+    kept = sum(1 for r, kind, _t in st.after_tokens if kind != "compactionSummary")
+    assert window.preview.pair.after_count == kept + 1  # the summary + this plan's kept messages

@@ -863,7 +863,9 @@ class MainWindow(QMainWindow):
         if self._ctx_op is not None:
             self._ctx_op.cancel()
         summary = self.doc.summary_text
-        op = self.runner.op(build_context_pair, st, summary, self.doc.outcome)
+        # a summary made for another plan: "after" is this plan's kept entries under that text
+        outcome = None if self.doc.summary_is_stale else self.doc.outcome
+        op = self.runner.op(build_context_pair, st, summary, outcome)
         op.on_success(self._on_contexts).on_failure(
             lambda e, tb: self.statusBar().showMessage(f"Context: {e}", 6000)
         )
