@@ -192,3 +192,40 @@ def test_after_context_of_a_stale_summary_follows_the_current_plan(
     qtbot.waitUntil(lambda: window.preview.pair is not None and window.preview.pair.after_context is None)
     kept = sum(1 for r, kind, _t in st.after_tokens if kind != "compactionSummary")
     assert window.preview.pair.after_count == kept + 1  # the summary + this plan's kept messages
+
+
+def test_opening_another_file_asks_before_dropping_a_typed_summary(
+    qtbot: Any, window: MainWindow, split_turn_session: Path, branching_session: Path, answers: list[Any]
+) -> None:
+    _open(qtbot, window, split_turn_session)
+    _generate(qtbot, window)
+    _type_at_end(qtbot, window, " mine")
+    answers[0].append(False)
+    assert window.open_path(str(branching_session)) is None
+    assert answers[1] == ["Discard your summary?"]
+    assert window.doc.path == str(split_turn_session)
+    assert window.preview.summary.toPlainText().endswith(" mine")
+    window.a_close.trigger()  # answered yes: closed
+    assert answers[1] == ["Discard your summary?", "Discard your summary?"]
+    assert window.doc.session is None and window.preview.summary.toPlainText() == ""
+
+
+def test_a_file_rewritten_on_disk_keeps_settings_and_summary(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    _open(qtbot, window, split_turn_session)
+    window.planner.keep.spin.setValue(15000)
+    qtbot.waitUntil(lambda: window.doc.preparation is not None, timeout=3000)
+    _generate(qtbot, window)
+    _type_at_end(qtbot, window, " kept")
+    window.preview.flush_summary()
+    # rewritten in place (shorter, as an editor or a migration would): not an append
+    lines = split_turn_session.read_text().splitlines(keepends=True)
+    split_turn_session.write_text("".join(lines[:-1]))
+    window.doc.refresh()
+    qtbot.waitUntil(lambda: window.doc.session is not None and window.doc.state is not None)
+    qtbot.waitUntil(lambda: len(window.doc.session.records) == len(lines) - 2)
+    assert window.doc.keep == 15000
+    assert window.doc.summary_text.endswith(" kept")
+    assert window.preview.summary.toPlainText().endswith(" kept")
+    assert window.doc.summary_is_stale

@@ -449,6 +449,7 @@ class SessionDocument(QObject):
         self.outcome = None
         self.outcome_plan = None
         self.summary_text = ""
+        self.summary_changed.emit("")
         self.working_leaf = None
         self.closed.emit()
 
@@ -470,7 +471,7 @@ class SessionDocument(QObject):
         except (SessionLoadError, SessionFileError) as e:
             self.message.emit(f"File rewritten on disk ({e}); reloading")
             keep_sel = self.selected
-            op = self.open(self.path or s.path)
+            op = self.open(self.path or s.path, keep_params=True)  # keeps settings, cut and summary
             _ = keep_sel, op
             return
         if not new:

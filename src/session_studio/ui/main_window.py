@@ -517,7 +517,7 @@ class MainWindow(QMainWindow):
         self.a_open.triggered.connect(self.open_dialog)
         self.a_browser.triggered.connect(self.show_browser)
         self.a_reload.triggered.connect(self._reload)
-        self.a_close.triggered.connect(d.close)
+        self.a_close.triggered.connect(self.close_session)
         self.a_quit.triggered.connect(self.close)
         self.a_find.triggered.connect(self._focus_search)
         self.a_next.triggered.connect(lambda: self._step(1))
@@ -566,8 +566,26 @@ class MainWindow(QMainWindow):
         if path:
             self.open_path(path)
 
-    def open_path(self, path: str) -> Operation:
+    def open_path(self, path: str) -> Operation | None:
+        if self.doc.path and os.path.abspath(path) != self.doc.path and not self._may_drop_summary():
+            return None
         return self.doc.open(path)
+
+    def close_session(self) -> None:
+        if self._may_drop_summary():
+            self.doc.close()
+
+    def _may_drop_summary(self) -> bool:
+        """Leaving this file drops its summary: ask first when the user typed in it."""
+        self.preview.flush_summary()
+        if not self.preview.is_edited() or self.doc.session is None:
+            return True
+        return self.ask_yes_no(
+            "Discard your summary?",
+            "The summary of this session has text you typed or edited and it was not committed. "
+            "Opening another file or closing this one discards it.",
+            yes="Discard",
+        )
 
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
