@@ -48,11 +48,19 @@ def test_binary_file_is_not_called_empty(binary_file: Path) -> None:
     assert Session.from_bytes(b"").issues[0].message.startswith("the file is empty")
 
 
-def test_binary_file_banner_in_the_window(qtbot: Any, window: MainWindow, binary_file: Path) -> None:
+def test_binary_file_banner_in_the_window(
+    qtbot: Any, window: MainWindow, binary_file: Path, split_turn_session: Path
+) -> None:
+    _open(qtbot, window, split_turn_session)
+    window.tabs.setCurrentWidget(window.preview)
+    qtbot.waitUntil(lambda: "messages" in window.preview.before_title.text())
     window.open_path(str(binary_file))
-    qtbot.waitUntil(lambda: window.doc.session is not None)
+    qtbot.waitUntil(lambda: window.doc.session is not None and window.doc.session.reset)
     text = window.banner.label.text()
     assert "binary data" in text and "empty" not in text
+    # the previous file's context counts are gone
+    assert "messages" not in window.preview.before_title.text()
+    assert "messages" not in window.preview.after_title.text()
 
 
 def test_deleted_recent_file_is_removed_on_open(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
@@ -148,8 +156,10 @@ def test_provider_key_placeholder_follows_the_api(qtbot: Any) -> None:
     dlg = ProviderDialog({"kind": "anthropic"})
     qtbot.addWidget(dlg)
     assert "ANTHROPIC_API_KEY" in dlg.key_env.placeholderText()
+    assert "anthropic.com" in dlg.base_url.placeholderText()
     dlg.kind.setCurrentIndex(dlg.kind.findData("openai"))
     assert "OPENAI_API_KEY" in dlg.key_env.placeholderText()
+    assert "openai.com" in dlg.base_url.placeholderText()
 
 
 def test_missing_key_message_names_the_dialog_field() -> None:

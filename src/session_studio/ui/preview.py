@@ -150,7 +150,6 @@ class ProviderDialog(QDialog):
         i = self.kind.findData(values.get("kind", "openai"))
         self.kind.setCurrentIndex(max(0, i))
         self.base_url = QLineEdit(values.get("base_url", ""))
-        self.base_url.setPlaceholderText("https://api.openai.com/v1 · http://localhost:11434/v1")
         self.model = QLineEdit(values.get("model", ""))
         self.model.setPlaceholderText("e.g. gpt-4.1-mini, claude-sonnet-4-5, llama3.1:8b")
         self.key_env = QLineEdit(values.get("key_env", ""))
@@ -182,8 +181,14 @@ class ProviderDialog(QDialog):
         self._validate()
 
     def _kind_changed(self) -> None:
-        var = self.KEY_VARIABLES.get(str(self.kind.currentData()), "OPENAI_API_KEY")
-        self.key_env.setPlaceholderText(f"{var} (empty: no key, e.g. a local server)")
+        if self.kind.currentData() == "anthropic":
+            self.base_url.setPlaceholderText("https://api.anthropic.com")
+            self.key_env.setPlaceholderText(f"{self.KEY_VARIABLES['anthropic']} (required)")
+        else:
+            self.base_url.setPlaceholderText("https://api.openai.com/v1 · http://localhost:11434/v1")
+            self.key_env.setPlaceholderText(
+                f"{self.KEY_VARIABLES['openai']} (empty: no key, e.g. a local server)"
+            )
 
     def _validate(self) -> None:
         url = self.base_url.text().strip()
@@ -544,6 +549,8 @@ class PreviewPane(QWidget):
         if pair is None:
             self.before.clear()
             self.after.clear()
+            self.before_title.setText("<b>Before</b>")  # no counts of another file or plan
+            self.after_title.setText("<b>After</b>")
             self._shown_before = self._shown_after = ""
             return
         self.before_title.setText(
