@@ -229,3 +229,19 @@ def test_a_file_rewritten_on_disk_keeps_settings_and_summary(
     assert window.doc.summary_text.endswith(" kept")
     assert window.preview.summary.toPlainText().endswith(" kept")
     assert window.doc.summary_is_stale
+
+
+def test_partial_text_of_a_cancelled_generation_reaches_the_document(qtbot: Any) -> None:
+    from session_studio.ui.preview import PreviewPane
+
+    pane = PreviewPane()
+    qtbot.addWidget(pane)
+    pane.summary.setPlainText("old")
+    pane.set_running(True)
+    pane.stream.part.emit(0, "partial sum")
+    assert pane.summary.toPlainText() == "partial sum"
+    with qtbot.waitSignal(pane.summary_edited) as sig:
+        pane.set_running(False)  # cancelled: no finish_stream
+    assert sig.args == ["partial sum"]
+    qtbot.keyClick(pane.summary, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert pane.summary.toPlainText() == "old"

@@ -511,8 +511,10 @@ class PreviewPane(QWidget):
             # undoable: Ctrl+Z after the generation brings the previous text back
             self._replace_all("", join=False)
             self.status.setText("Generating…")
-        else:
+        elif self._streaming:
             self._streaming = False
+            # a cancelled or failed generation leaves partial text: the document follows the editor
+            self._edit_timer.start()
 
     def custom_instructions(self) -> str | None:
         """The focus text for the summary request (pi's /compact <focus>), None when empty."""
