@@ -278,7 +278,7 @@ class SessionDocument(QObject):
         self.summary_text = ""
         self.preparation: Preparation | None = None
         #: the last generated summary (engine CompactionOutcome), None until generated; it may have been
-        #: made for another plan (see summary_made_for / summary_is_stale): edits survive re-plans
+        #: made for another plan (outcome_plan, summary_is_stale): edits survive re-plans
         self.outcome: Any = None
         self.outcome_plan: PlanSignature | None = None
         #: the app's working leaf (record) after "Branch here"; None follows the file's leaf
