@@ -94,7 +94,9 @@ def test_stale_commit_reloads_and_tells(
     assert "pi changed the file" in box.text()
     box.close()
     qtbot.waitUntil(lambda: window.doc.session is not None and len(window.doc.session.records) == n + 1)
-    assert window.doc.outcome is None
+    # the summary survives the reload, marked as made for the file as it was (issue 9 #3)
+    assert window.doc.summary_is_stale and window.doc.summary_text
+    assert window.preview.stale_note.isVisible()
 
 
 def test_branch_here_moves_working_leaf(qtbot: Any, window: MainWindow, branching_session: Path) -> None:

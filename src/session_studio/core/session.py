@@ -149,6 +149,19 @@ class EntryRecord:
         return f"<EntryRecord #{self.index} line {self.line} {self.type!r} {self.id!r}>"
 
 
+def _no_header_reason(first: RawValue | None, issues: list[LoadIssue]) -> str:
+    """Why there is no session header, as a user reads it (a binary file is not "empty")."""
+    if first is not None:
+        return f"line {first.line} is not a session header"
+    bad = [i for i in issues if i.kind == "malformed"]
+    if not bad:
+        return "the file is empty"
+    lines = f"{len(bad):,} line{'s' if len(bad) != 1 else ''}, none valid JSON"
+    if any("invalid UTF-8" in i.message or "\\x00" in i.message for i in bad[:50]):
+        return f"not a pi session: binary data ({lines})"
+    return f"not a pi session ({lines})"
+
+
 @dataclass
 class Session:
     """One session file as pi sees it after `SessionManager.open`."""
@@ -317,9 +330,9 @@ class Session:
             and type(first.value.get("id")) is str
         )
         if not header_ok:
-            reason = "the file is empty" if first is None else f"line {first.line} is not a session header"
             for _ in values:  # drain, so issues of the remaining lines are reported too
                 pass
+            reason = _no_header_reason(first, issues)
             issues.insert(
                 0,
                 LoadIssue(

@@ -27,6 +27,7 @@ __all__ = [
     "ENGINE_MISSING",
     "WIRED",
     "branch_job",
+    "commit_current_job",
     "commit_job",
     "disabled_reasons",
     "fork_job",
@@ -57,11 +58,16 @@ def legacy_reason(session: Session | None) -> str | None:
         )
     if session.migrated:
         return (
-            f"This is a version {session.source_version or 1} session: pi rewrites such files with new ids "
-            "when it opens them, so nothing can be appended. Use Session ▸ Upgrade (keeps a backup) or "
-            "Fork to a new v3 file."
+            f"This is a {version_name(session.source_version)} session file: pi rewrites such files with new "
+            "ids when it opens them, so nothing can be appended. Use Session ▸ Upgrade (keeps a backup) or "
+            "Fork to a new version 3 file."
         )
     return None
+
+
+def version_name(version: Any) -> str:
+    """A header's ``version`` as users read it: no field is version 1 (pi's first format)."""
+    return f"version {version}" if isinstance(version, int) and not isinstance(version, bool) else "version 1"
 
 
 def disabled_reasons(doc: SessionDocument, writing: bool = False) -> dict[str, str | None]:
@@ -147,6 +153,8 @@ class SummarizeParams:
     config: ProviderConfig | None
     model: Any = None
     thinking_level: Any = None
+    #: pi's /compact <focus>: appended to the history request as "Additional focus"
+    custom_instructions: str | None = None
 
 
 def summarize_job(
@@ -173,6 +181,7 @@ def summarize_job(
         keep_recent_tokens=p.keep,
         reserve_tokens=p.reserve,
         cut_entry_id=p.cut_entry_id,
+        custom_instructions=p.custom_instructions,
         model_max_tokens=max_out,
         model_reasoning=reasoning,
         thinking_level=p.thinking_level if isinstance(p.thinking_level, str) else None,
@@ -186,6 +195,20 @@ def commit_job(outcome: CompactionOutcome, summary: str) -> dict[str, Any]:
 
     outcome.summary = summary
     return commit_compaction(outcome, refresh=False)  # indexed on the GUI thread (after_write)
+
+
+def commit_current_job(session: Session, p: SummarizeParams, summary: str) -> dict[str, Any]:
+    """Commit ``summary`` (made for another plan) against the plan ``p`` describes now: no LLM call."""
+    from session_studio.engine import CompactionOutcome, commit_compaction, draft_compaction
+
+    draft = draft_compaction(
+        session,
+        leaf_id=p.leaf_id,
+        keep_recent_tokens=p.keep,
+        reserve_tokens=p.reserve,
+        cut_entry_id=p.cut_entry_id,
+    )
+    return commit_compaction(CompactionOutcome(draft, summary), refresh=False)
 
 
 def branch_job(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -24,7 +24,7 @@ from session_studio.core.listing import SessionInfo, fmt_date, fmt_size
 
 from .roles import Roles
 
-__all__ = ["SessionBrowser", "build_browser_model"]
+__all__ = ["SessionBrowser", "SessionFilterProxy", "build_browser_model"]
 
 HEADERS = ("Session", "Modified", "Entries", "Size")
 
@@ -46,6 +46,7 @@ def build_browser_model(
         proj.setFont(f)
         proj.setEditable(False)
         proj.setData(items[0].modified, Roles.SORT)
+        proj.setData(cwd.casefold(), Roles.SEARCH)
         row = [proj] + [QStandardItem("") for _ in HEADERS[1:]]
         row[2].setText(f"{len(items)} session{'s' if len(items) != 1 else ''}")
         for it in row:
@@ -55,6 +56,10 @@ def build_browser_model(
             title.setToolTip(f"{info.path}\n\n{info.first_message}")
             title.setData(info.path, Roles.PATH)
             title.setData(info.modified, Roles.SORT)
+            title.setData(
+                "\n".join(x for x in (info.name or "", info.first_message, info.path) if x).casefold(),
+                Roles.SEARCH,
+            )
             cells = [
                 title,
                 QStandardItem(fmt_date(info.modified)),
@@ -71,6 +76,32 @@ def build_browser_model(
     return m
 
 
+class SessionFilterProxy(QSortFilterProxyModel):
+    """The browser search: a session matches by name, first message or path; a project by its path.
+
+    A matching project keeps all its sessions (something to open); a matching session keeps its
+    project (recursive filtering).
+    """
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.setRecursiveFilteringEnabled(True)
+        self._needle = ""
+
+    def set_search(self, text: str) -> None:
+        self.beginFilterChange()
+        self._needle = text.strip().casefold()
+        self.endFilterChange()
+
+    def filterAcceptsRow(self, row: int, parent: QModelIndex | QPersistentModelIndex) -> bool:
+        if not self._needle:
+            return True
+        src = self.sourceModel()
+        if self._needle in str(src.index(row, 0, parent).data(Roles.SEARCH) or ""):
+            return True
+        return parent.isValid() and self._needle in str(parent.data(Roles.SEARCH) or "")
+
+
 class SessionBrowser(QWidget):
     open_requested = Signal(str)
     open_file_dialog = Signal()
@@ -80,11 +111,8 @@ class SessionBrowser(QWidget):
         super().__init__(parent)
         self.setAcceptDrops(True)
         self.model = QStandardItemModel(self)
-        self.proxy = QSortFilterProxyModel(self)
+        self.proxy = SessionFilterProxy(self)
         self.proxy.setSourceModel(self.model)
-        self.proxy.setRecursiveFilteringEnabled(True)
-        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        self.proxy.setFilterKeyColumn(0)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search sessions (name, first message, project)")
         self.search.setClearButtonEnabled(True)
@@ -136,7 +164,7 @@ class SessionBrowser(QWidget):
         lay.addWidget(self.location)
         lay.addWidget(split, 1)
 
-        self.search.textChanged.connect(self.proxy.setFilterFixedString)
+        self.search.textChanged.connect(self._search)
         self.view.doubleClicked.connect(self._activated)
         self.view.activated.connect(self._activated)
         self.recent.itemActivated.connect(
@@ -162,14 +190,25 @@ class SessionBrowser(QWidget):
             h.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         self.view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
 
-    def set_recent(self, paths: list[str]) -> None:
+    def _search(self, text: str) -> None:
+        self.proxy.set_search(text)
+        self.view.expandAll()  # every group left holds a match (or is one): show its sessions
+
+    def set_recent(self, paths: list[str], problems: dict[str, str] | None = None) -> None:
+        """The recent files; ``problems``: files that could not be opened last time → why."""
         self.recent.clear()
         from PySide6.QtWidgets import QListWidgetItem
 
+        problems = problems or {}
         for p in paths:
-            it = QListWidgetItem(os.path.basename(p))
-            it.setToolTip(p)
+            why = problems.get(p)
+            it = QListWidgetItem(os.path.basename(p) + (" — cannot open" if why else ""))
+            it.setToolTip(f"{p}\n\nLast attempt: {why}" if why else p)
             it.setData(Qt.ItemDataRole.UserRole, p)
+            if why:
+                f = it.font()
+                f.setItalic(True)
+                it.setFont(f)
             self.recent.addItem(it)
         if not paths:
             it = QListWidgetItem("(none yet)")

@@ -34,7 +34,7 @@ from session_studio.core.tokens import ContextTokens
 from .pisettings import DEFAULT_WINDOW, context_window_for, pi_defaults
 from .tasks import Operation, TaskRunner
 
-__all__ = ["Loaded", "Partial", "PlanState", "Quirk", "SessionDocument", "load_head"]
+__all__ = ["Loaded", "Partial", "PlanSignature", "PlanState", "Quirk", "SessionDocument", "load_head"]
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +165,23 @@ class PlanState:
         return self.context_tokens > self.threshold
 
 
+@dataclass(frozen=True)
+class PlanSignature:
+    """What a generated summary was made for: the leaf, the first kept entry and the file's entries.
+
+    keepRecentTokens is shown but not compared: moving it without moving the cut keeps the same plan.
+    """
+
+    leaf_id: Any
+    first_kept_id: Any
+    first_kept_pos: int
+    entries: int  # records in the file when planned: pi appending makes another plan
+    keep: int = field(compare=False)
+
+    def describe(self) -> str:
+        return f"cut at path #{self.first_kept_pos} ({self.first_kept_id}) / keep {self.keep:,}"
+
+
 def _num(t: Any) -> float:
     if isinstance(t, JsTypeError) or not isinstance(t, int | float) or isinstance(t, bool):
         return 0.0
@@ -241,6 +258,8 @@ class SessionDocument(QObject):
     selection_changed = Signal(int)  # record index (-1: none)
     preparation_ready = Signal(object)  # Preparation | None
     summary_changed = Signal(str)
+    #: PlanState: only the projected "after" side changed (the summary's length); the cut is the same
+    after_changed = Signal(object)
     message = Signal(str)  # status-bar text
 
     def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
@@ -258,8 +277,10 @@ class SessionDocument(QObject):
         self.manual_cut: int | None = None  # path position
         self.summary_text = ""
         self.preparation: Preparation | None = None
-        #: the summary generated for the current plan (engine CompactionOutcome), None until generated
+        #: the last generated summary (engine CompactionOutcome), None until generated; it may have been
+        #: made for another plan (outcome_plan, summary_is_stale): edits survive re-plans
         self.outcome: Any = None
+        self.outcome_plan: PlanSignature | None = None
         #: the app's working leaf (record) after "Branch here"; None follows the file's leaf
         self.working_leaf: int | None = None
         #: True while a write job runs: live refreshes wait (the engine re-indexes the session itself)
@@ -385,19 +406,30 @@ class SessionDocument(QObject):
         self.partial = None
         if self.path and self.path in self._watcher.files():
             self._watcher.removePath(self.path)
+        same_file = self._keep_params and path == self.path
+        cut_id = self._manual_cut_id() if same_file else None
         self.path = path
         self.session = res.session
         self.loaded_state = res
-        if not (self._keep_params and path == self.path):
+        if not same_file:
             self.keep, self.reserve = res.keep, res.reserve
             self.window, self.window_known = res.window, res.window_known
         self._keep_params = False
         self.manual_cut = None
-        self.summary_text = ""
+        if cut_id is not None:  # a reload (e.g. after Upgrade) keeps the user's manual cut by entry id
+            rec = res.session.get_index(cut_id)
+            if rec is not None and rec in res.path_indices:
+                self.manual_cut = res.path_indices.index(rec)
         self.preparation = None
-        self.outcome = None
         self.working_leaf = None
         self.selected = -1
+        if not same_file:
+            # another file: its summary is not this one's (a reload keeps the text, marked as made for
+            # another plan)
+            self.outcome = None
+            self.outcome_plan = None
+            self.summary_text = ""
+            self.summary_changed.emit("")
         self._watcher.addPath(path)
         self.loaded.emit(res)
         self._replan()
@@ -415,6 +447,9 @@ class SessionDocument(QObject):
         self.loaded_state = None
         self.state = None
         self.outcome = None
+        self.outcome_plan = None
+        self.summary_text = ""
+        self.summary_changed.emit("")
         self.working_leaf = None
         self.closed.emit()
 
@@ -436,7 +471,7 @@ class SessionDocument(QObject):
         except (SessionLoadError, SessionFileError) as e:
             self.message.emit(f"File rewritten on disk ({e}); reloading")
             keep_sel = self.selected
-            op = self.open(self.path or s.path)
+            op = self.open(self.path or s.path, keep_params=True)  # keeps settings, cut and summary
             _ = keep_sel, op
             return
         if not new:
@@ -448,7 +483,6 @@ class SessionDocument(QObject):
         )
         res = prepare_loaded(s, self.working_leaf)
         self.loaded_state = res
-        self.outcome = None
         self.appended.emit(tuple(new))
         self._replan()
         self.message.emit(f"{len(new)} new entr{'y' if len(new) == 1 else 'ies'} appended by pi")
@@ -468,14 +502,15 @@ class SessionDocument(QObject):
             return
         self.working_leaf = None if record is None or record == s.leaf_index() else record
         self.loaded_state = prepare_loaded(s, self.working_leaf)
-        self.manual_cut = None
-        self.summary_text = ""
-        self.summary_changed.emit("")
+        self.manual_cut = None  # the summary text stays, marked as made for another plan
         self.appended.emit(())  # the tree re-derives the active path
         self._replan()
 
-    def after_write(self, select_id: Any = None) -> None:
-        """Entries were appended by a write job: index them here, on the GUI thread, and re-plan."""
+    def after_write(self, select_id: Any = None, clear_summary: bool = False) -> None:
+        """Entries were appended by a write job: index them here, on the GUI thread, and re-plan.
+
+        ``clear_summary``: the summary was used (a commit); other writes keep it (made for another plan).
+        """
         s = self.session
         self.writing = False
         if s is None:
@@ -488,9 +523,11 @@ class SessionDocument(QObject):
             return
         self.working_leaf = None
         self.manual_cut = None
-        self.summary_text = ""
-        self.outcome = None
-        self.summary_changed.emit("")
+        if clear_summary:
+            self.summary_text = ""
+            self.outcome = None
+            self.outcome_plan = None
+            self.summary_changed.emit("")
         self.loaded_state = prepare_loaded(s)
         self.appended.emit(())
         self._replan()
@@ -540,16 +577,48 @@ class SessionDocument(QObject):
         self.manual_cut = None
         self._replan()
 
-    def set_outcome(self, outcome: Any) -> None:
-        """The engine's summary for the current plan (the text box may still be edited)."""
+    def set_outcome(self, outcome: Any, made_for: PlanSignature | None = None) -> None:
+        """The engine's summary, made for ``made_for`` (default: the current plan); the text may be edited."""
         self.outcome = outcome
+        self.outcome_plan = made_for if made_for is not None else self.plan_signature()
         self.set_summary(outcome.summary if outcome is not None else "")
+
+    def plan_signature(self) -> PlanSignature | None:
+        """The current plan as a summary would be made for it (None: nothing to compact)."""
+        st, s = self.state, self.session
+        if st is None or s is None or st.cut is None or not st.path:
+            return None
+        fk = st.cut.first_kept_index
+        if fk >= len(st.path):
+            return None
+        return PlanSignature(
+            s.records[st.path[-1]].id, s.records[st.path[fk]].id, fk, len(s.records), st.keep
+        )
+
+    @property
+    def summary_is_stale(self) -> bool:
+        """A summary exists but was made for another plan (or an earlier state of the file)."""
+        o = self.outcome
+        if o is None:
+            return False
+        return o.draft.session is not self.session or self.outcome_plan != self.plan_signature()
+
+    def _manual_cut_id(self) -> Any:
+        st, s = self.state, self.session
+        if self.manual_cut is None or st is None or s is None or self.manual_cut >= len(st.path):
+            return None
+        return s.records[st.path[self.manual_cut]].id
 
     def set_summary(self, text: str) -> None:
         if text != self.summary_text:
             self.summary_text = text
             self.summary_changed.emit(text)
-            self._replan(prepare=False)
+            st = self.state
+            if st is None:
+                return
+            # the text changes only the summary's size in the projected context: no re-plan
+            self.state = dataclasses.replace(st, after_tokens=_with_summary_tokens(st.after_tokens, text))
+            self.after_changed.emit(self.state)
 
     def _replan(self, prepare: bool = True) -> None:
         res = self.loaded_state
@@ -561,7 +630,6 @@ class SessionDocument(QObject):
         self.plan_changed.emit(self.state)
         if prepare:
             self.preparation = None
-            self.outcome = None
             self._prep_timer.start()
 
     def request_preparation(self) -> None:
@@ -609,6 +677,19 @@ class SessionDocument(QObject):
 
     def cut_mark(self, record: int) -> str:
         return self.state.marks.get(record, "") if self.state else ""
+
+
+def _summary_tokens(summary_text: str) -> float:
+    """The summary's size in the projected context (chars/4, or a placeholder before it exists)."""
+    return float(math.ceil(len(summary_text) / 4) if summary_text else SUMMARY_PLACEHOLDER_TOKENS)
+
+
+def _with_summary_tokens(
+    after: list[tuple[int, str, float]], summary_text: str
+) -> list[tuple[int, str, float]]:
+    if not after or after[0][0] != -1:
+        return after
+    return [(-1, after[0][1], _summary_tokens(summary_text)), *after[1:]]
 
 
 def _safe_valid(rec: Any) -> bool:
@@ -686,8 +767,7 @@ def compute_plan_state(
                 marks[path[fk]] = "cut"
             nothing, quirks = _analyse(s, path, plan, cut, budget, keep, window)
             if not nothing and fk < len(path):
-                summ = math.ceil(len(summary_text) / 4) if summary_text else SUMMARY_PLACEHOLDER_TOKENS
-                after.append((-1, "compactionSummary", float(summ)))
+                after.append((-1, "compactionSummary", _summary_tokens(summary_text)))
                 kept = set(path[fk:])
                 after.extend(t for t in items if t[0] in kept and t[1] != "compactionSummary")
     if window <= 0:

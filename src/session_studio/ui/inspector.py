@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from PySide6.QtCore import QUrl, Signal
-from PySide6.QtGui import QGuiApplication, QImage, QTextCursor, QTextDocument, QTextImageFormat
+from PySide6.QtGui import QGuiApplication, QImage, QTextCursor, QTextDocument, QTextImageFormat, QTextOption
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -112,7 +112,8 @@ class _Writer:
         shown = "\n".join(lines[:FOLD_LINES]) if folded else text
         self.html(
             f"<table width='100%' cellpadding='6' style='background:{self.code_bg}; border:1px solid {self.grid}'>"
-            f"<tr><td><pre style='margin:0'>{html.escape(shown)}</pre></td></tr></table>"
+            # pre-wrap (and the view's wrap-anywhere mode): long arguments wrap instead of running off the edge
+            f"<tr><td><pre style='margin:0; white-space:pre-wrap'>{html.escape(shown)}</pre></td></tr></table>"
         )
         self.block()
         if key is not None and len(lines) > FOLD_LINES:
@@ -328,6 +329,7 @@ class EntryInspector(QWidget):
         self.copy_button = QToolButton()
         self.copy_button.setText("Copy id")
         self.browser = SafeTextBrowser()
+        self.browser.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.browser.toggled.connect(self._toggle)
         self.raw = QPlainTextEdit()
         self.raw.setReadOnly(True)

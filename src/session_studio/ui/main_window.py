@@ -62,6 +62,7 @@ from .preview import (
     ProviderDialog,
     StreamDialog,
     build_context_pair,
+    custom_key_problem,
     provider_config,
 )
 from .settings import AppSettings
@@ -104,6 +105,12 @@ def app_icon() -> QIcon:
         if not icon.isNull():
             return icon
     return icon
+
+
+def preload_summariser_modules() -> None:
+    """Import the summariser stack (httpx, engine; ~1.5 s) off the GUI thread before the first Generate."""
+    import session_studio.engine
+    import session_studio.llm  # noqa: F401
 
 
 def sample_sessions_dir() -> str:
@@ -162,6 +169,43 @@ class IssueBanner(QFrame):
         box.open()
 
 
+class LegacyBanner(QFrame):
+    """A version 1/2 file: say up front that it cannot be committed to, with Upgrade / Fork."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("legacy")
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.upgrade_button = QPushButton("Upgrade…")
+        self.upgrade_button.setToolTip("Rewrite the file as version 3 the way pi would, keeping a backup")
+        self.fork_button = QPushButton("Fork…")
+        self.fork_button.setToolTip("Write the active path to a new version 3 session file")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(10, 4, 4, 4)
+        lay.addWidget(self.label, 1)
+        lay.addWidget(self.upgrade_button)
+        lay.addWidget(self.fork_button)
+        self.hide()
+
+    def set_session(self, session: object) -> None:
+        if not getattr(session, "migrated", False) or getattr(session, "reset", False):
+            self.hide()
+            return
+        th = current_theme()
+        self.setStyleSheet(
+            f"#legacy {{ background: {th.warn_bg.name()}; border-bottom: 1px solid {th.grid.name()}; }}"
+            f"#legacy QLabel {{ color: {th.warn_fg.name()}; }}"
+        )
+        version = actions.version_name(getattr(session, "source_version", None))
+        self.label.setText(
+            f"<b>This is a {version} session file</b>; pi rewrites it with new ids when it opens it. "
+            "To commit here, upgrade it (a backup is kept) or fork it."
+        )
+        self.show()
+
+
 class LoadingBanner(QFrame):
     """ "Loading… 12 %" over a partially shown big file, with Cancel."""
 
@@ -215,6 +259,8 @@ class MainWindow(QMainWindow):
         self._gen_op: Operation | None = None
         self._gen_cancel = None
         self._ctx_op: Operation | None = None
+        self._preloaded = False
+        self._opening: str | None = None  # the file being opened (Recent bookkeeping on failure)
         self.setWindowTitle("Session Studio")
         icon = app_icon()
         if not icon.isNull():
@@ -225,7 +271,7 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._connect_signals()
         self._sized = self._restore_state()
-        self.browser.set_recent(self.settings.recent_files())
+        self._show_recent()
         self._update_actions()
 
     # ------------------------------------------------------------------ widgets
@@ -304,6 +350,7 @@ class MainWindow(QMainWindow):
         self.splitter.setSizes([560, 620, 340])
 
         self.banner = IssueBanner()
+        self.legacy_banner = LegacyBanner()
         self.load_banner = LoadingBanner()
         self.bar = TokenBar()
         ws = QWidget()
@@ -312,6 +359,7 @@ class MainWindow(QMainWindow):
         wl.setSpacing(0)
         wl.addWidget(self.load_banner)
         wl.addWidget(self.banner)
+        wl.addWidget(self.legacy_banner)
         wl.addWidget(self.bar)
         line = QFrame()
         line.setFrameShape(QFrame.Shape.HLine)
@@ -430,6 +478,7 @@ class MainWindow(QMainWindow):
         d.load_failed.connect(self._on_load_failed)
         d.appended.connect(self._on_appended)
         d.plan_changed.connect(self._on_plan)
+        d.after_changed.connect(self._on_after_changed)
         d.selection_changed.connect(self._on_selection)
         d.preparation_ready.connect(self._on_preparation)
         d.message.connect(lambda t: self.statusBar().showMessage(t, 6000))
@@ -457,13 +506,18 @@ class MainWindow(QMainWindow):
         self.preview.generate_requested.connect(self._generate)
         self.preview.cancel_requested.connect(self._cancel_generate)
         self.preview.summary_edited.connect(d.set_summary)
+        d.summary_changed.connect(self.preview.load_summary)
+        self.preview.use_anyway_requested.connect(self.commit)
+        self.preview.regenerate_requested.connect(self._generate)
+        self.legacy_banner.upgrade_button.clicked.connect(self.upgrade)
+        self.legacy_banner.fork_button.clicked.connect(self.fork)
         self.tabs.currentChanged.connect(self._on_tab)
         self.splitter.splitterMoved.connect(lambda *_: setattr(self, "_fit_pending", False))
 
         self.a_open.triggered.connect(self.open_dialog)
         self.a_browser.triggered.connect(self.show_browser)
         self.a_reload.triggered.connect(self._reload)
-        self.a_close.triggered.connect(d.close)
+        self.a_close.triggered.connect(self.close_session)
         self.a_quit.triggered.connect(self.close)
         self.a_find.triggered.connect(self._focus_search)
         self.a_next.triggered.connect(lambda: self._step(1))
@@ -498,8 +552,11 @@ class MainWindow(QMainWindow):
             return list_sessions(sample_sessions_dir()), True
 
         self.runner.op(work).on_success(lambda r: self.browser.set_sessions(r[0], root, r[1])).start()
-        self.browser.set_recent(self.settings.recent_files())
+        self._show_recent()
         self._update_actions()
+
+    def _show_recent(self) -> None:
+        self.browser.set_recent(self.settings.recent_files(), self.settings.recent_problems())
 
     def open_dialog(self) -> None:
         start = os.path.dirname(self.doc.path) if self.doc.path else self.sessions_root
@@ -509,8 +566,26 @@ class MainWindow(QMainWindow):
         if path:
             self.open_path(path)
 
-    def open_path(self, path: str) -> Operation:
+    def open_path(self, path: str) -> Operation | None:
+        if self.doc.path and os.path.abspath(path) != self.doc.path and not self._may_drop_summary():
+            return None
         return self.doc.open(path)
+
+    def close_session(self) -> None:
+        if self._may_drop_summary():
+            self.doc.close()
+
+    def _may_drop_summary(self) -> bool:
+        """Leaving this file drops its summary: ask first when the user typed in it."""
+        self.preview.flush_summary()
+        if not self.preview.is_edited() or self.doc.session is None:
+            return True
+        return self.ask_yes_no(
+            "Discard your summary?",
+            "The summary of this session has text you typed or edited and it was not committed. "
+            "Opening another file or closing this one discards it.",
+            yes="Discard",
+        )
 
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
@@ -532,6 +607,7 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ document events
     def _on_loading(self, path: str) -> None:
+        self._opening = path
         self.statusBar().showMessage(f"Opening {path}…")
 
     def _on_partial(self, head: Partial) -> None:
@@ -566,21 +642,30 @@ class MainWindow(QMainWindow):
     def _on_load_failed(self, title: str, details: str) -> None:
         self.load_banner.hide()
         self.statusBar().clearMessage()
+        path = self._opening
+        if path:
+            # a deleted file leaves Recent; a file pi cannot open stays, marked with why
+            if not os.path.exists(path):
+                self.settings.remove_recent(path)
+            elif path in self.settings.recent_files():
+                self.settings.set_recent_problem(path, title)
+            self._show_recent()
+        if self.doc.session is None and self.stack.currentIndex() == PAGE_BROWSER:
+            self.show_browser()  # e.g. a failed command-line open: the browser is not left blank
         show_error(self, title, details)
 
     def _on_loaded(self, res: Loaded) -> None:
         s = res.session
         self.load_banner.hide()
-        self.browser.set_recent(self.settings.add_recent(s.path))
+        self.settings.add_recent(s.path)
+        self._show_recent()
         self.tree_model.set_session(s, res.path_indices, res.outline)
         self._expand()
         self.inspector.set_session(s)
         self.banner.set_issues(s.issues, s.reset)
+        self.legacy_banner.set_session(s)
         self._on_loaded_title()
-        self.status_path.setText(
-            f"{s.path} · {len(s.records):,} entries · {s.size / 1e6:.1f} MB"
-            + (" · migrated from v" + str(s.source_version) if s.migrated else "")
-        )
+        self._update_status_path()
         self.planner.set_source(res.settings_source)
         self.stack.setCurrentIndex(PAGE_SESSION)
         if self._fit_pending:
@@ -588,6 +673,20 @@ class MainWindow(QMainWindow):
         self._update_count()
         self.statusBar().showMessage("Loaded", 3000)
         self._update_actions()
+        if not self._preloaded:
+            self._preloaded = True
+            self.runner.op(preload_summariser_modules, pool="network").start()
+
+    def _update_status_path(self) -> None:
+        """Path, entry count and size of the file as indexed now (after loads, appends and writes)."""
+        s = self.doc.session
+        if s is None:
+            self.status_path.clear()
+            return
+        self.status_path.setText(
+            f"{s.path} · {len(s.records):,} entries · {s.size / 1e6:.1f} MB"
+            + (f" · read as {actions.version_name(s.source_version)}, shown migrated" if s.migrated else "")
+        )
 
     def _on_loaded_title(self) -> None:
         s = self.doc.session
@@ -617,6 +716,7 @@ class MainWindow(QMainWindow):
         self._expand()
         self._reselect(sel)
         self._update_count()
+        self._update_status_path()
 
     def _on_plan(self, st: PlanState) -> None:
         if self.doc.preparation is None and self.doc.preparing:
@@ -624,11 +724,30 @@ class MainWindow(QMainWindow):
         self.tree_model.set_marks(st.marks)
         self.bar.set_state(st)
         self.planner.set_state(st)
+        self._update_stale_note()
         if self.tabs.currentWidget() is self.why:
             self._render_why()
         self._update_actions()
         if self.tabs.currentWidget() is self.preview:
             self._refresh_contexts()
+
+    def _on_after_changed(self, st: PlanState) -> None:
+        """The summary's text changed (once typing pauses): the projected bar and "after" context."""
+        self.bar.set_state(st)
+        self._update_actions()
+        if self.tabs.currentWidget() is self.preview:
+            self._refresh_contexts()
+
+    def _update_stale_note(self) -> None:
+        d = self.doc
+        if not d.summary_is_stale:
+            self.preview.stale_note.set_plans(None, None)
+            return
+        made = d.outcome_plan.describe() if d.outcome_plan is not None else "an earlier state of the file"
+        if d.outcome is not None and d.outcome.draft.session is not d.session and d.outcome_plan is not None:
+            made += " in the file as it was then"
+        now = d.plan_signature()
+        self.preview.stale_note.set_plans(made, now.describe() if now is not None else None)
 
     def _on_selection(self, record: int) -> None:
         self.inspector.show_entry(record)
@@ -762,7 +881,9 @@ class MainWindow(QMainWindow):
         if self._ctx_op is not None:
             self._ctx_op.cancel()
         summary = self.doc.summary_text
-        op = self.runner.op(build_context_pair, st, summary, self.doc.outcome)
+        # a summary made for another plan: "after" is this plan's kept entries under that text
+        outcome = None if self.doc.summary_is_stale else self.doc.outcome
+        op = self.runner.op(build_context_pair, st, summary, outcome)
         op.on_success(self._on_contexts).on_failure(
             lambda e, tb: self.statusBar().showMessage(f"Context: {e}", 6000)
         )
@@ -772,11 +893,6 @@ class MainWindow(QMainWindow):
     def _on_contexts(self, pair: ContextPair) -> None:
         self._ctx_op = None
         self.preview.set_contexts(pair)
-
-    def _plan_key(self) -> tuple[object, ...]:
-        d = self.doc
-        n = len(d.session.records) if d.session else 0
-        return (d.path, n, d.keep, d.reserve, d.manual_cut, d.working_leaf)
 
     def _target_for(self, action: str, record: int | None) -> str | None:
         """The entry id `action` works on, or None after saying in the status bar why it cannot run."""
@@ -809,22 +925,14 @@ class MainWindow(QMainWindow):
         if dlg.exec() == QDialog.DialogCode.Accepted:
             self.set_custom_provider(dlg.values())
 
-    def _generate(self, provider: str) -> None:
+    def _summarize_params(self, provider: str) -> actions.SummarizeParams | None:
+        """The engine parameters of the current plan (what Generate and "Use it anyway" draft)."""
         d = self.doc
         st = d.state
-        if d.session is None or st is None or d.preparation is None:
-            self.statusBar().showMessage("Nothing to summarise with this cut", 6000)
-            return
-        if provider == "custom" and self.custom_provider_config() is None:
-            self.edit_provider()
-            if self.custom_provider_config() is None:
-                return
-        from session_studio.llm import CancelToken
-
-        cancel = CancelToken()
-        self._gen_cancel = cancel
+        if st is None:
+            return None
         ctx = d.loaded_state.context if d.loaded_state else None
-        params = actions.SummarizeParams(
+        return actions.SummarizeParams(
             leaf_id=self._entry_id(d.working_leaf),
             keep=d.keep,
             reserve=d.reserve,
@@ -833,29 +941,60 @@ class MainWindow(QMainWindow):
             config=self.custom_provider_config() if provider == "custom" else None,  # type: ignore[arg-type]
             model=ctx.model if ctx else None,
             thinking_level=ctx.thinking_level if ctx else None,
+            custom_instructions=self.preview.custom_instructions(),
         )
+
+    def _generate(self, provider: str) -> None:
+        d = self.doc
+        st = d.state
+        if d.session is None or st is None or d.preparation is None:
+            self.statusBar().showMessage("Nothing to summarise with this cut", 6000)
+            return
+        if self._gen_op is not None:
+            return
+        self.preview.flush_summary()
+        if self.preview.is_edited() and not self.ask_yes_no(
+            "Replace your summary?",
+            "The summary has text you typed or edited. Generating replaces it "
+            "(Ctrl+Z in the summary brings it back).",
+            yes="Generate and replace",
+        ):
+            return
+        if provider == "custom" and self.custom_provider_config() is None:
+            self.edit_provider()
+            if self.custom_provider_config() is None:
+                return
+        if provider == "custom":
+            problem = custom_key_problem(self.settings.custom_provider())
+            if problem:
+                show_error(self, "The summary could not be generated", problem)
+                return
+        from session_studio.llm import CancelToken
+
+        params = self._summarize_params(provider)
+        if params is None:
+            return
+        cancel = CancelToken()
+        self._gen_cancel = cancel
         self.preview.set_running(True)
         self.settings.set_provider(provider)
-        key = self._plan_key()
+        made_for = d.plan_signature()
         op = self.runner.op(
             actions.summarize_job, d.session, params, self.preview.stream.part.emit, cancel, pool="network"
         )
-        op.on_success(lambda out, k=key: self._on_generated(out, k)).on_failure(self._on_generate_failed)
+        op.on_success(lambda out, m=made_for: self._on_generated(out, m)).on_failure(self._on_generate_failed)
         self._gen_op = op
         op.start()
 
-    def _on_generated(self, outcome: object, key: tuple[object, ...] | None = None) -> None:
+    def _on_generated(self, outcome: object, made_for: object = None) -> None:
         self._gen_op = None
         self.preview.set_running(False)
         text = outcome.summary  # type: ignore[attr-defined]
-        if key is not None and key != self._plan_key():
-            self.preview.summary.setPlainText(text)
-            self.preview.status.setText("The plan changed while generating: generate again to commit")
-            return
-        self.doc.set_outcome(outcome)
-        if self.preview.summary.toPlainText() != text:
-            self.preview.summary.setPlainText(text)
+        self.preview.finish_stream(text)
+        # made for the plan it was generated for: if the plan moved meanwhile, the note says so
+        self.doc.set_outcome(outcome, made_for)  # type: ignore[arg-type]
         self.preview.status.setText(f"Summary ready · {len(text):,} chars · ≈{(len(text) + 3) // 4:,} tokens")
+        self._update_stale_note()
         self._refresh_contexts()
         self._update_actions()
 
@@ -958,9 +1097,13 @@ class MainWindow(QMainWindow):
         )
 
     def commit(self) -> None:
+        self.preview.flush_summary()
         why = actions.disabled_reasons(self.doc, self.doc.writing)["commit"]
         if why:
             self.statusBar().showMessage(f"Cannot commit: {why}", 8000)
+            return
+        if self.doc.summary_is_stale:
+            self._commit_stale_summary()
             return
         outcome = self.doc.outcome
         summary = self.doc.summary_text
@@ -969,6 +1112,34 @@ class MainWindow(QMainWindow):
             return
         self._write(
             "Committing the compaction", actions.commit_job, outcome, summary, on_ok=self._on_committed
+        )
+
+    def _commit_stale_summary(self) -> None:
+        """ "Use it anyway": commit the summary made for another plan against the current plan."""
+        d = self.doc
+        params = self._summarize_params("offline")
+        now = d.plan_signature()
+        if d.session is None or params is None or now is None:
+            return
+        made = d.outcome_plan.describe() if d.outcome_plan is not None else "another plan"
+        summary = d.summary_text
+        if not self.ask_yes_no(
+            "Use this summary anyway?",
+            f"<p>This summary was made for {html.escape(made)}; the plan is now "
+            f"<b>{html.escape(now.describe())}</b>.</p>"
+            f"<p>Append a compaction entry to <b>{html.escape(os.path.basename(d.session.path))}</b> "
+            f"with this text ({len(summary):,} characters) for the current plan? Its file lists are "
+            "the ones written in the text.</p>",
+            yes="Use it anyway",
+        ):
+            return
+        self._write(
+            "Committing the compaction",
+            actions.commit_current_job,
+            d.session,
+            params,
+            summary,
+            on_ok=self._on_committed,
         )
 
     def _commit_summary(self, outcome: object, summary: str) -> tuple[str, str]:
@@ -1012,10 +1183,7 @@ class MainWindow(QMainWindow):
         return text, details
 
     def _on_committed(self, entry: dict) -> None:  # type: ignore[type-arg]
-        self.doc.after_write(entry.get("id"))
-        self.preview.summary.blockSignals(True)
-        self.preview.summary.clear()
-        self.preview.summary.blockSignals(False)
+        self.doc.after_write(entry.get("id"), clear_summary=True)
         self.statusBar().showMessage(
             f"Compaction appended (entry {entry.get('id')}, {entry.get('tokensBefore'):,} tokens before)",
             10000,
@@ -1054,7 +1222,13 @@ class MainWindow(QMainWindow):
         box.setIcon(QMessageBox.Icon.Information)
         box.setWindowTitle("Branch here")
         box.setText("The working leaf moved to the selected entry.")
-        box.setInformativeText(out.note + extra)
+        # the engine's note speaks CLI (--summarize, --label): say it with this window's commands
+        box.setInformativeText(
+            "Planning and the preview now start from this entry; nothing was written, so pi still "
+            "continues from the file's leaf. To record the move in the file, use "
+            f"{_menu_path(self.a_branch_sum)} (leaves a summary of the branch you leave) or "
+            f"{_menu_path(self.a_label)} (bookmarks this entry)." + extra
+        )
         self.last_dialog = box
         box.open()
 
@@ -1176,8 +1350,9 @@ class MainWindow(QMainWindow):
             return
         if not self.ask_yes_no(
             "Upgrade legacy file",
-            f"Rewrite this version {s.source_version or 1} file as version 3, the way pi would on open?<br>"
-            "A backup copy of the original is kept next to it.",
+            f"Rewrite this {actions.version_name(s.source_version)} file as version 3, the way pi would on "
+            "open?<br>A backup copy of the original is kept next to it. Your settings, cut and summary "
+            "stay as they are.",
             yes="Upgrade",
         ):
             return
@@ -1214,7 +1389,10 @@ class MainWindow(QMainWindow):
             a.setStatusTip(why or tip)
         why = reasons["commit"]
         self.planner.commit_button.setEnabled(why is None)
-        self.planner.commit_button.setToolTip(why or "Append the CompactionEntry (Ctrl+Return)")
+        tip = "Append the CompactionEntry (Ctrl+Return)"
+        if why is None and self.doc.summary_is_stale:
+            tip = "The summary was made for another plan: committing asks before using it for this one"
+        self.planner.commit_button.setToolTip(why or tip)
 
     def _reload(self) -> None:
         if self.doc.path:
@@ -1319,6 +1497,13 @@ class MainWindow(QMainWindow):
         if self._gen_cancel is not None:
             self._gen_cancel.cancel()
         super().closeEvent(e)
+
+
+def _menu_path(action: QAction) -> str:
+    """ "Session ▸ Branch with summary…" for an action, as the user finds it in the menu bar."""
+    name = action.text().replace("&", "")
+    menus = [w for w in action.associatedObjects() if hasattr(w, "title") and w.title()]
+    return f"{menus[0].title().replace('&', '')} ▸ {name}" if menus else name
 
 
 def stylesheet() -> str:

@@ -6,15 +6,16 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QFontDatabase, QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -39,6 +40,7 @@ __all__ = [
     "ProviderDialog",
     "StreamDialog",
     "build_context_pair",
+    "custom_key_problem",
     "provider_config",
 ]
 
@@ -48,6 +50,8 @@ PROVIDERS = [
     ("custom", "Custom provider (base URL)"),
 ]
 MAX_VIEW_CHARS = 400_000
+#: typing in the summary re-plans (token counts, the "after" context) once it pauses this long
+SUMMARY_EDIT_DEBOUNCE_MS = 300
 
 
 @dataclass(frozen=True)
@@ -134,6 +138,8 @@ class ProviderDialog(QDialog):
     """
 
     KINDS = (("openai", "OpenAI-compatible (chat/completions)"), ("anthropic", "Anthropic (messages)"))
+    #: the variable each API conventionally reads its key from (the placeholder of the key field)
+    KEY_VARIABLES: ClassVar[dict[str, str]] = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
     def __init__(self, values: dict[str, str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -144,11 +150,9 @@ class ProviderDialog(QDialog):
         i = self.kind.findData(values.get("kind", "openai"))
         self.kind.setCurrentIndex(max(0, i))
         self.base_url = QLineEdit(values.get("base_url", ""))
-        self.base_url.setPlaceholderText("https://api.openai.com/v1 · http://localhost:11434/v1")
         self.model = QLineEdit(values.get("model", ""))
         self.model.setPlaceholderText("e.g. gpt-4.1-mini, claude-sonnet-4-5, llama3.1:8b")
         self.key_env = QLineEdit(values.get("key_env", ""))
-        self.key_env.setPlaceholderText("OPENAI_API_KEY (empty: no key, e.g. a local server)")
         note = QLabel(
             "The API key is read from this environment variable when a summary is generated; "
             "Session Studio never stores keys."
@@ -172,7 +176,19 @@ class ProviderDialog(QDialog):
         lay.addWidget(buttons)
         for w in (self.base_url, self.model):
             w.textChanged.connect(self._validate)
+        self.kind.currentIndexChanged.connect(self._kind_changed)
+        self._kind_changed()
         self._validate()
+
+    def _kind_changed(self) -> None:
+        if self.kind.currentData() == "anthropic":
+            self.base_url.setPlaceholderText("https://api.anthropic.com")
+            self.key_env.setPlaceholderText(f"{self.KEY_VARIABLES['anthropic']} (required)")
+        else:
+            self.base_url.setPlaceholderText("https://api.openai.com/v1 · http://localhost:11434/v1")
+            self.key_env.setPlaceholderText(
+                f"{self.KEY_VARIABLES['openai']} (empty: no key, e.g. a local server)"
+            )
 
     def _validate(self) -> None:
         url = self.base_url.text().strip()
@@ -186,6 +202,32 @@ class ProviderDialog(QDialog):
             "model": self.model.text().strip(),
             "key_env": self.key_env.text().strip(),
         }
+
+
+def custom_key_problem(values: dict[str, str] | None, environ: Any = None) -> str | None:
+    """Why the custom provider cannot get its API key, in the words of the Provider settings dialog."""
+    import os
+
+    if not values:
+        return None
+    env = os.environ if environ is None else environ
+    var = (values.get("key_env") or "").strip()
+    kind = values.get("kind") or "openai"
+    if not var:
+        if kind == "anthropic":
+            return (
+                "The Anthropic API needs a key, and no API key variable is set. In Provider settings, enter "
+                "the name of the environment variable that holds the key (usually ANTHROPIC_API_KEY) in "
+                "“API key variable”, and set that variable before starting Session Studio."
+            )
+        return None  # an OpenAI-compatible local server may need no key
+    if not env.get(var):
+        return (
+            f"The environment variable {var} (Provider settings ▸ “API key variable”) is not set. "
+            "Set it to your API key before starting Session Studio, or enter the name of a variable "
+            "that is set."
+        )
+    return None
 
 
 def provider_config(values: dict[str, str] | None) -> Any:
@@ -206,11 +248,51 @@ def _mono() -> Any:
     return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
 
 
+class StaleSummaryNote(QFrame):
+    """ "This summary was made for another plan", with Use it anyway / Regenerate."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("staleSummary")
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.use_button = QPushButton("Use it anyway")
+        self.use_button.setToolTip("Commit this text against the current plan (asks first)")
+        self.regenerate_button = QPushButton("Regenerate")
+        self.regenerate_button.setToolTip("Generate a new summary for the current plan")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(8, 4, 4, 4)
+        lay.addWidget(self.label, 1)
+        lay.addWidget(self.use_button)
+        lay.addWidget(self.regenerate_button)
+        self.hide()
+
+    def set_plans(self, made_for: str | None, now: str | None) -> None:
+        if made_for is None:
+            self.hide()
+            return
+        from .theme import current_theme
+
+        th = current_theme()
+        self.setStyleSheet(
+            f"#staleSummary {{ background: {th.warn_bg.name()}; border: 1px solid {th.grid.name()}; "
+            f"border-radius: 3px; }} #staleSummary QLabel {{ color: {th.warn_fg.name()}; }}"
+        )
+        self.label.setText(
+            f"This summary was made for {made_for}; the plan is now {now or 'different (nothing to compact)'}."
+        )
+        self.use_button.setEnabled(now is not None)
+        self.show()
+
+
 class PreviewPane(QWidget):
     generate_requested = Signal(str)  # provider key
     cancel_requested = Signal()
     provider_settings_requested = Signal()
-    summary_edited = Signal(str)
+    summary_edited = Signal(str)  # debounced: once typing pauses (see flush_summary)
+    use_anyway_requested = Signal()
+    regenerate_requested = Signal(str)  # provider key
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -226,6 +308,13 @@ class PreviewPane(QWidget):
         self.generate_button = QPushButton("Generate summary")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
+        self.focus = QLineEdit()
+        self.focus.setPlaceholderText("Focus / custom instructions (optional), like pi's /compact <focus>")
+        self.focus.setToolTip(
+            "Added to the summary request as “Additional focus”, exactly as pi's /compact <text> does"
+        )
+        self.focus.setAccessibleName("Focus / custom instructions")
+        self.stale_note = StaleSummaryNote()
         self.status = QLabel("Offline by default: nothing leaves this machine.")
         self.status.setProperty("muted", True)
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -253,6 +342,9 @@ class PreviewPane(QWidget):
         top.addWidget(QLabel("Provider"))
         top.addWidget(self.provider, 1)
         top.addWidget(self.provider_button)
+        focus_row = QHBoxLayout()
+        focus_row.addWidget(QLabel("Focus"))
+        focus_row.addWidget(self.focus, 1)
         # the buttons and the status get their own line: the pane stays narrow enough for a wide tree
         run = QHBoxLayout()
         run.addWidget(self.generate_button)
@@ -300,7 +392,9 @@ class PreviewPane(QWidget):
         lay.setContentsMargins(6, 6, 6, 6)
         lay.setSpacing(4)
         lay.addLayout(top)
+        lay.addLayout(focus_row)
         lay.addLayout(run)
+        lay.addWidget(self.stale_note)
         lay.addWidget(split, 1)
 
         self.generate_button.clicked.connect(
@@ -310,17 +404,79 @@ class PreviewPane(QWidget):
         self.stream.text.connect(self._append)
         self.stream.part.connect(self._append_part)
         self.provider_button.clicked.connect(self.provider_settings_requested)
+        self.stale_note.use_button.clicked.connect(self.use_anyway_requested)
+        self.stale_note.regenerate_button.clicked.connect(
+            lambda: self.regenerate_requested.emit(self.provider.currentData())
+        )
         self.pair: ContextPair | None = None
+        self._shown_before = self._shown_after = ""
         self._parts: dict[int, str] = {}
-        self.summary.textChanged.connect(lambda: self.summary_edited.emit(self.summary.toPlainText()))
+        #: the text last put in the editor by a generation (or loaded); anything else was typed
+        self.generated_text = ""
+        self._streaming = False
+        self._programmatic = False
+        self._edit_timer = QTimer(self)
+        self._edit_timer.setSingleShot(True)
+        self._edit_timer.setInterval(SUMMARY_EDIT_DEBOUNCE_MS)
+        self._edit_timer.timeout.connect(self._emit_edit)
+        self.summary.textChanged.connect(self._on_text_changed)
+
+    # ---------------------------------------------------------------- the editable summary
+    def _on_text_changed(self) -> None:
+        # a keystroke costs only the edit itself: the re-plan waits until typing pauses
+        if not (self._streaming or self._programmatic):
+            self._edit_timer.start()
+
+    def _emit_edit(self) -> None:
+        self.summary_edited.emit(self.summary.toPlainText())
+
+    def flush_summary(self) -> None:
+        """Deliver a pending edit now (before a commit or a generation reads the summary)."""
+        if self._edit_timer.isActive():
+            self._edit_timer.stop()
+            self._emit_edit()
+
+    def is_edited(self) -> bool:
+        """The editor holds text the user typed (not only what a generation produced)."""
+        text = self.summary.toPlainText()
+        return bool(text.strip()) and text != self.generated_text
+
+    def _replace_all(self, text: str, join: bool) -> None:
+        """Replace the editor's text as one undoable step (``join``: part of the previous one)."""
+        cur = QTextCursor(self.summary.document())
+        if join:
+            cur.joinPreviousEditBlock()
+        else:
+            cur.beginEditBlock()
+        cur.select(QTextCursor.SelectionType.Document)
+        cur.insertText(text)
+        cur.endEditBlock()
+
+    def load_summary(self, text: str) -> None:
+        """The document's summary changed (another file, a commit): show it, not as a user edit."""
+        if text == self.summary.toPlainText():
+            return
+        self._edit_timer.stop()
+        self._programmatic = True
+        try:
+            self.summary.setPlainText(text)
+        finally:
+            self._programmatic = False
+        self.generated_text = text
 
     def _append(self, t: str) -> None:
-        cur = self.summary.textCursor()
-        cur.movePosition(cur.MoveOperation.End)
+        if not self._streaming:  # a late chunk of a generation that has ended: its result is shown
+            return
+        cur = QTextCursor(self.summary.document())
+        cur.joinPreviousEditBlock()  # the whole generation is one undo step
+        cur.movePosition(QTextCursor.MoveOperation.End)
         cur.insertText(t)
-        self.summary.setTextCursor(cur)
+        cur.endEditBlock()
+        self.summary.moveCursor(QTextCursor.MoveOperation.End)
 
     def _append_part(self, i: int, t: str) -> None:
+        if not self._streaming:
+            return
         self._parts[i] = self._parts.get(i, "") + t
         if len(self._parts) == 1:
             self._append(t)
@@ -328,17 +484,41 @@ class PreviewPane(QWidget):
         from session_studio.llm import SPLIT_TURN_SEPARATOR
 
         parts = [self._parts[k] for k in sorted(self._parts)]
-        self.summary.setPlainText(SPLIT_TURN_SEPARATOR.join(parts))
+        self._replace_all(SPLIT_TURN_SEPARATOR.join(parts), join=True)
+
+    def finish_stream(self, text: str) -> None:
+        """The generated summary (with the file lists): part of the generation's undo step."""
+        if self.summary.toPlainText() != text:
+            self._programmatic = True
+            try:
+                self._replace_all(text, join=True)
+            finally:
+                self._programmatic = False
+        self.generated_text = text
 
     def set_running(self, running: bool) -> None:
         self.generate_button.setEnabled(not running)
         self.cancel_button.setEnabled(running)
         self.provider.setEnabled(not running)
         self.provider_button.setEnabled(not running)
+        self.focus.setEnabled(not running)
+        self.stale_note.setEnabled(not running)
+        self.summary.setReadOnly(running)
         if running:
+            self._edit_timer.stop()
             self._parts = {}
-            self.summary.clear()
+            self._streaming = True
+            # undoable: Ctrl+Z after the generation brings the previous text back
+            self._replace_all("", join=False)
             self.status.setText("Generating…")
+        elif self._streaming:
+            self._streaming = False
+            # a cancelled or failed generation leaves partial text: the document follows the editor
+            self._edit_timer.start()
+
+    def custom_instructions(self) -> str | None:
+        """The focus text for the summary request (pi's /compact <focus>), None when empty."""
+        return self.focus.text().strip() or None
 
     def set_pending(self) -> None:
         """The plan changed: the previous preparation (file lists, counts) no longer applies."""
@@ -371,6 +551,9 @@ class PreviewPane(QWidget):
         if pair is None:
             self.before.clear()
             self.after.clear()
+            self.before_title.setText("<b>Before</b>")  # no counts of another file or plan
+            self.after_title.setText("<b>After</b>")
+            self._shown_before = self._shown_after = ""
             return
         self.before_title.setText(
             f"<b>Before</b> · {pair.before_count:,} messages · ≈{pair.before_tokens:,.0f} tokens"
@@ -383,8 +566,13 @@ class PreviewPane(QWidget):
                 else ""
             )
         )
-        self.before.setPlainText(pair.before_text)
-        self.after.setPlainText(pair.after_text)
+        # a summary edit changes only "after": re-laying out an unchanged 400k-char "before" costs tens of ms
+        if pair.before_text != self._shown_before:
+            self.before.setPlainText(pair.before_text)
+            self._shown_before = pair.before_text
+        if pair.after_text != self._shown_after:
+            self.after.setPlainText(pair.after_text)
+            self._shown_after = pair.after_text
 
 
 class StreamDialog(QDialog):

@@ -15,3 +15,4 @@ class Roles:
     KIND = Qt.ItemDataRole.UserRole + 5  # role or entry type (str)
     PATH = Qt.ItemDataRole.UserRole + 6  # file path (browser)
     SORT = Qt.ItemDataRole.UserRole + 7  # sort key (browser)
+    SEARCH = Qt.ItemDataRole.UserRole + 8  # casefolded text the browser search matches (str)

@@ -53,7 +53,40 @@ class AppSettings:
         rec = [path] + [p for p in self.recent_files() if p != path]
         rec = rec[:MAX_RECENT]
         self.qs.setValue("prefs/recent", rec)
+        self.clear_recent_problem(path)
         return rec
+
+    def remove_recent(self, path: str) -> list[str]:
+        """Forget ``path`` (it was deleted); returns the new list."""
+        path = os.path.abspath(path)
+        rec = [p for p in self.recent_files() if p != path]
+        self.qs.setValue("prefs/recent", rec)
+        self.clear_recent_problem(path)
+        return rec
+
+    def recent_problems(self) -> dict[str, str]:
+        """Recent files that could not be opened last time → why (shown in the list)."""
+        v = self.qs.value("prefs/recent-problems", [])
+        items = [v] if isinstance(v, str) else (v or [])
+        out: dict[str, str] = {}
+        for item in items:
+            if isinstance(item, str) and "\t" in item:
+                path, why = item.split("\t", 1)
+                out[path] = why
+        return out
+
+    def set_recent_problem(self, path: str, why: str) -> None:
+        probs = self.recent_problems()
+        probs[os.path.abspath(path)] = why.replace("\t", " ").replace("\n", " ")
+        self._store_problems(probs)
+
+    def clear_recent_problem(self, path: str) -> None:
+        probs = self.recent_problems()
+        if probs.pop(os.path.abspath(path), None) is not None:
+            self._store_problems(probs)
+
+    def _store_problems(self, probs: dict[str, str]) -> None:
+        self.qs.setValue("prefs/recent-problems", [f"{p}\t{w}" for p, w in probs.items()])
 
     # theme
     def theme(self) -> str:

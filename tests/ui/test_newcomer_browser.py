@@ -1,0 +1,78 @@
+"""Issue 9 #11: the session browser's search shows something to open and opens the groups."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from session_studio.core.listing import SessionInfo
+from session_studio.ui.browser import SessionBrowser
+from session_studio.ui.roles import Roles
+
+
+def _info(path: str, cwd: str, first: str, name: str | None = None) -> SessionInfo:
+    return SessionInfo(path, path, cwd, name, first, "2025-01-01T00:00:00Z", 1.7e9, 100, 10, True)
+
+
+@pytest.fixture
+def browser(qtbot: Any) -> SessionBrowser:
+    b = SessionBrowser()
+    qtbot.addWidget(b)
+    b.set_sessions(
+        [
+            _info("/s/a1.jsonl", "/home/u/alpha-service", "fix the login form"),
+            _info("/s/a2.jsonl", "/home/u/alpha-service", "add metrics", name="Metrics work"),
+            _info("/s/b1.jsonl", "/home/u/beta-app", "refactor the parser"),
+            _info("/s/b2.jsonl", "/home/u/beta-app", "write docs"),
+        ],
+        "/s",
+    )
+    b.show()
+    return b
+
+
+def _shown(b: SessionBrowser) -> dict[str, list[str]]:
+    """Project → the session paths the view shows under it, with whether the group is expanded."""
+    out: dict[str, list[str]] = {}
+    p = b.proxy
+    for r in range(p.rowCount()):
+        g = p.index(r, 0)
+        kids = [p.index(k, 0, g).data(Roles.PATH) for k in range(p.rowCount(g))]
+        out[g.data()] = kids
+        if kids:
+            assert b.view.isExpanded(g), f"{g.data()} is collapsed"
+    return out
+
+
+def test_matching_project_shows_its_sessions(qtbot: Any, browser: SessionBrowser) -> None:
+    qtbot.keyClicks(browser.search, "alpha")
+    assert _shown(browser) == {"/home/u/alpha-service": ["/s/a1.jsonl", "/s/a2.jsonl"]}
+
+
+def test_first_message_match_expands_its_group(qtbot: Any, browser: SessionBrowser) -> None:
+    browser.view.collapseAll()
+    qtbot.keyClicks(browser.search, "PARSER")
+    assert _shown(browser) == {"/home/u/beta-app": ["/s/b1.jsonl"]}
+
+
+def test_named_session_still_matches_its_first_message(qtbot: Any, browser: SessionBrowser) -> None:
+    qtbot.keyClicks(browser.search, "add metrics")
+    assert _shown(browser) == {"/home/u/alpha-service": ["/s/a2.jsonl"]}
+
+
+def test_clearing_the_search_shows_everything(qtbot: Any, browser: SessionBrowser) -> None:
+    qtbot.keyClicks(browser.search, "zzz-nothing")
+    assert _shown(browser) == {}
+    browser.search.clear()
+    shown = _shown(browser)
+    assert sum(len(v) for v in shown.values()) == 4
+
+
+def test_a_shown_session_opens(qtbot: Any, browser: SessionBrowser) -> None:
+    qtbot.keyClicks(browser.search, "alpha")
+    p = browser.proxy
+    row = p.index(0, 0, p.index(0, 0))
+    with qtbot.waitSignal(browser.open_requested) as sig:
+        browser.view.activated.emit(row)
+    assert sig.args == ["/s/a1.jsonl"]

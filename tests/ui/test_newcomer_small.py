@@ -1,0 +1,207 @@
+"""Issue 9 #12: the smaller things a newcomer met (messages, Recent, wrapping, dialogs, status bar)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from session_studio.core import Session
+from session_studio.ui.main_window import MainWindow
+from session_studio.ui.preview import ProviderDialog, custom_key_problem
+
+from .conftest import write_session
+
+
+def _open(qtbot: Any, w: MainWindow, path: Path) -> None:
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.state is not None)
+    qtbot.waitUntil(lambda: w.doc.preparation is not None or w.doc.state.nothing_to_compact, timeout=5000)
+
+
+def _boxes() -> list[QMessageBox]:
+    return [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
+
+
+def _close_boxes() -> None:
+    for b in _boxes():
+        b.close()
+
+
+@pytest.fixture
+def binary_file(tmp_path: Path) -> Path:
+    p = tmp_path / "blob.jsonl"
+    p.write_bytes(random.Random(7).randbytes(150_000))
+    return p
+
+
+def test_binary_file_is_not_called_empty(binary_file: Path) -> None:
+    s = Session.open(str(binary_file))
+    assert s.reset
+    assert s.issues[0].message.startswith("not a pi session: binary data")
+    assert "empty" not in s.issues[0].message
+    assert Session.from_bytes(b"").issues[0].message.startswith("the file is empty")
+
+
+def test_binary_file_banner_in_the_window(
+    qtbot: Any, window: MainWindow, binary_file: Path, split_turn_session: Path
+) -> None:
+    _open(qtbot, window, split_turn_session)
+    window.tabs.setCurrentWidget(window.preview)
+    qtbot.waitUntil(lambda: "messages" in window.preview.before_title.text())
+    window.open_path(str(binary_file))
+    qtbot.waitUntil(lambda: window.doc.session is not None and window.doc.session.reset)
+    text = window.banner.label.text()
+    assert "binary data" in text and "empty" not in text
+    # the previous file's context counts are gone
+    assert "messages" not in window.preview.before_title.text()
+    assert "messages" not in window.preview.after_title.text()
+
+
+def test_deleted_recent_file_is_removed_on_open(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    gone = write_session(tmp_path / "gone.jsonl", [("user", 20), ("assistant", 20)])
+    _open(qtbot, window, gone)
+    assert str(gone) in window.settings.recent_files()
+    window.doc.close()
+    gone.unlink()
+    window.open_path(str(gone))
+    qtbot.waitUntil(lambda: bool(_boxes()))
+    _close_boxes()
+    assert str(gone) not in window.settings.recent_files()
+    shown = [window.browser.recent.item(i).data(256) for i in range(window.browser.recent.count())]
+    assert str(gone) not in shown
+
+
+def test_bad_recent_file_is_marked(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    bad = write_session(tmp_path / "bad.jsonl", [("user", 20), ("assistant", 20)])
+    _open(qtbot, window, bad)
+    window.doc.close()
+    os.chmod(bad, 0)
+    if os.access(bad, os.R_OK):  # root reads anything: make it unreadable another way
+        os.chmod(bad, 0o644)
+        bad.unlink()
+        bad.mkdir()
+    try:
+        window.open_path(str(bad))
+        qtbot.waitUntil(lambda: bool(_boxes()))
+        _close_boxes()
+        assert str(bad) in window.settings.recent_files()
+        assert str(bad) in window.settings.recent_problems()
+        item = window.browser.recent.item(0)
+        assert "cannot open" in item.text() and "Last attempt" in item.toolTip()
+    finally:
+        if bad.is_dir():
+            bad.rmdir()
+        else:
+            os.chmod(bad, 0o644)
+
+
+def test_failed_command_line_open_still_fills_the_browser(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    assert window.browser.model.rowCount() == 0
+    window.open_path(str(tmp_path / "does-not-exist.jsonl"))
+    qtbot.waitUntil(lambda: bool(_boxes()))
+    _close_boxes()
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() > 0)
+
+
+def test_long_tool_arguments_wrap_in_the_inspector(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    long_arg = "x" * 3000
+    call = {
+        "type": "message",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "toolCall", "id": "c1", "name": "write", "arguments": {"path": long_arg}}],
+            "provider": "anthropic",
+            "model": "claude-sonnet-4-5",
+            "api": "anthropic-messages",
+            "stopReason": "toolUse",
+            "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2},
+            "timestamp": 1,
+        },
+    }
+    path = write_session(tmp_path / "long.jsonl", [("user", 20), call])
+    _open(qtbot, window, path)
+    window.tabs.setCurrentWidget(window.inspector)
+    window.doc.select(1)
+    b = window.inspector.browser
+    qtbot.waitUntil(lambda: "xxxx" in b.toPlainText())
+    assert b.horizontalScrollBar().maximum() == 0
+    assert b.document().size().width() <= b.viewport().width() + 1
+
+
+def test_branch_here_speaks_window_language(qtbot: Any, window: MainWindow, branching_session: Path) -> None:
+    _open(qtbot, window, branching_session)
+    s = window.doc.session
+    side = next(
+        r.index
+        for r in s.records
+        if r.type == "message" and r.role == "assistant" and r.index not in window.doc.state.path
+    )
+    window.doc.select(side)
+    window.a_branch.trigger()
+    text = window.last_dialog.informativeText()
+    window.last_dialog.close()
+    assert "--" not in text
+    assert "Session ▸ Branch with summary…" in text and "Session ▸ Label entry…" in text
+
+
+def test_provider_key_placeholder_follows_the_api(qtbot: Any) -> None:
+    dlg = ProviderDialog({"kind": "anthropic"})
+    qtbot.addWidget(dlg)
+    assert "ANTHROPIC_API_KEY" in dlg.key_env.placeholderText()
+    assert "anthropic.com" in dlg.base_url.placeholderText()
+    dlg.kind.setCurrentIndex(dlg.kind.findData("openai"))
+    assert "OPENAI_API_KEY" in dlg.key_env.placeholderText()
+    assert "openai.com" in dlg.base_url.placeholderText()
+
+
+def test_missing_key_message_names_the_dialog_field() -> None:
+    anth = {"kind": "anthropic", "base_url": "https://api.anthropic.com", "model": "m", "key_env": ""}
+    msg = custom_key_problem(anth, {})
+    assert msg is not None and "“API key variable”" in msg and "ANTHROPIC_API_KEY" in msg
+    unset = custom_key_problem({**anth, "key_env": "MY_KEY"}, {})
+    assert unset is not None and "MY_KEY" in unset and "“API key variable”" in unset
+    assert custom_key_problem({**anth, "key_env": "MY_KEY"}, {"MY_KEY": "k"}) is None
+    local = {"kind": "openai", "base_url": "http://localhost:1/v1", "model": "m", "key_env": ""}
+    assert custom_key_problem(local, {}) is None
+
+
+def test_generate_with_custom_anthropic_and_no_key_says_what_to_fill(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    _open(qtbot, window, split_turn_session)
+    window.set_custom_provider(
+        {"kind": "anthropic", "base_url": "https://api.anthropic.com", "model": "claude-x", "key_env": ""}
+    )
+    window.tabs.setCurrentWidget(window.preview)
+    window.preview.generate_button.click()
+    qtbot.waitUntil(lambda: bool(_boxes()))
+    box = _boxes()[0]
+    text = box.informativeText()
+    box.close()
+    assert "API key variable" in text and "enter a key" not in text
+    assert window.doc.outcome is None
+
+
+def test_status_bar_counts_follow_writes(
+    qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_session(tmp_path / "s.jsonl", [("user", 50), ("assistant", 50), ("user", 50)])
+    _open(qtbot, window, path)
+    assert "3 entries" in window.status_path.text() or "4 entries" in window.status_path.text()
+    n = len(window.doc.session.records)
+    window.doc.select(1)
+    monkeypatch.setattr(MainWindow, "ask_text", lambda self, *a: "important")
+    window.a_label.trigger()
+    qtbot.waitUntil(lambda: len(window.doc.session.records) == n + 1)
+    assert f"{n + 1:,} entries" in window.status_path.text()
+    size = path.stat().st_size / 1e6
+    assert f"{size:.1f} MB" in window.status_path.text()
+    assert json.loads(path.read_text().splitlines()[-1])["type"] == "label"
