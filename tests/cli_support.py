@@ -71,7 +71,8 @@ class LlmServer:
 
     ``ok``: a valid short stream (OpenAI or Anthropic by path); ``trickle``: the stream head, then
     one byte every 0.2 s forever; ``endless``: valid text deltas forever, fast; ``huge``: megabytes
-    without a line break; ``silent``: headers, then nothing. Every request's headers are recorded.
+    without a line break; ``silent``: headers, then nothing; ``error``: HTTP 400 whose message is
+    ``text``. Every request's headers are recorded.
     """
 
     mode: str = "ok"
@@ -104,6 +105,16 @@ def _handler(server: LlmServer) -> type[BaseHTTPRequestHandler]:
             self.rfile.read(length)
             server.requests.append({k.lower(): v for k, v in self.headers.items()})
             anthropic = self.path.endswith("/messages")
+            if server.mode == "error":
+                body = json.dumps(
+                    {"error": {"message": server.text, "type": "invalid_request_error"}}
+                ).encode()
+                self.send_response(400)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             if server.mode == "ok":

@@ -277,7 +277,7 @@ def _report_failure(a: argparse.Namespace, e: Exception) -> int:
     else:
         detail = terminal_safe(str(e), one_line=True)[:500]
         err(
-            f"session-studio: internal error ({type(e).__name__}: {detail}); nothing was written. "
+            f"session-studio: internal error ({type(e).__name__}: {detail}). "
             f"Please report it (run again with {_DEBUG_ENV}=1 for the details)."
         )
     return EXIT_FAILURE
