@@ -976,6 +976,10 @@ def make_summarizer(
     )
     for note in resolved.notes:
         logger.info("provider: %s", note)
+    if not isinstance(config, ResolvedProvider):
+        # resolved here: nobody has shown the warnings yet (callers that resolve first show them)
+        for warning in resolved.warnings:
+            logger.warning("provider: %s", warning)
     if resolved.provider == "offline":
         return OfflineSummarizer()
     if not resolved.model:
