@@ -184,6 +184,19 @@ def test_provider_credentials_stay_with_their_hosts(agent_dir: Path) -> None:
         env=env,
     )
     assert router.api_key == AMBIENT_OPENROUTER
+    # look-alike URLs are other hosts
+    for kind, url in (
+        ("openai", "https://api.openai.com.evil.example/v1"),
+        ("openai", "https://api.openai.com@evil.example/v1"),
+        ("anthropic", "https://api.anthropic.com.evil.example"),
+        ("anthropic", "https://evil.example/api.anthropic.com"),
+    ):
+        lookalike = resolve_provider(
+            ProviderConfig(provider=kind, base_url=url, model="m"),
+            agent_dir=agent_dir,
+            env={**env, "ANTHROPIC_API_KEY": AMBIENT_ANTHROPIC},
+        )
+        assert lookalike.api_key is None, url
     # a named pi provider at somebody else's URL: its key and headers stay home
     _write(
         agent_dir / "models.json",
