@@ -129,3 +129,23 @@ def test_plan_keeps_pis_json_error_shape(tmp_path: Path) -> None:
     session = _damaged(tmp_path / "s.jsonl", "message-without-message")
     r = run_cli("plan", str(session))
     assert r.returncode == 3 and json.loads(r.stdout)["error"]
+
+
+def test_a_failing_editor_is_one_line(tmp_path: Path) -> None:
+    session = _damaged(tmp_path / "s.jsonl", "none")
+    before = session.read_bytes()
+    r = run_cli(
+        "compact",
+        str(session),
+        "--yes",
+        "--edit",
+        "--keep-recent",
+        "100",
+        "--provider",
+        "offline",
+        env={"EDITOR": "false", "VISUAL": "", "PATH": "/usr/bin:/bin"},
+    )
+    err = r.stderr.decode()
+    assert r.returncode == 1 and "Traceback" not in err
+    assert err.splitlines()[-1].startswith("session-studio: the editor 'false' failed")
+    assert session.read_bytes() == before

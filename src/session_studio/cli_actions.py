@@ -264,7 +264,12 @@ def _edit_text(text: str) -> str:
         fh.write(text)
         name = fh.name
     try:
-        subprocess.run([*shlex.split(editor), name], check=True)
+        try:
+            subprocess.run([*shlex.split(editor), name], check=True)
+        except (OSError, ValueError, subprocess.CalledProcessError) as exc:
+            from .core.errors import SessionStudioError
+
+            raise SessionStudioError(f"the editor {editor!r} failed ({exc}); nothing was written") from exc
         with open(name, encoding="utf-8") as fh:
             return fh.read()
     finally:
