@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
+from .cli_output import err, out, terminal_safe
 
 __all__ = ["main"]
 
@@ -40,10 +41,7 @@ def _cmd_plan(a: argparse.Namespace) -> int:
     if fields:
         bad = [f for f in fields if f not in PLAN_FIELDS]
         if bad:
-            print(
-                f"session-studio plan: unknown field(s) {', '.join(bad)}; known: {','.join(PLAN_FIELDS)}",
-                file=sys.stderr,
-            )
+            err(f"session-studio plan: unknown field(s) {', '.join(bad)}; known: {','.join(PLAN_FIELDS)}")
             return EXIT_USAGE
     heavy = {"migratedEntries", "context", "llmMessages", "preparation"}
     keep = None if not fields or heavy & set(fields) else False
@@ -82,10 +80,11 @@ def _cmd_info(a: argparse.Namespace) -> int:
 
     session = _open(a.session)
     keep, reserve, window, source = _settings_for(session, a)
-    sys.stdout.write(
-        render_overview(session, keep_recent=keep, reserve=reserve, context_window=window, leaf=a.leaf)
+    out(
+        render_overview(session, keep_recent=keep, reserve=reserve, context_window=window, leaf=a.leaf),
+        end="",
     )
-    sys.stdout.write(f"settings:    {source}\n")
+    out(f"settings:    {source}")
     return EXIT_OK
 
 
@@ -218,9 +217,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.command is None:
         parser.print_help()
         return EXIT_USAGE
-    from .core.errors import EntryNotFoundError, SessionFileError, SessionLoadError, SessionStudioError
-    from .llm.errors import LlmError
+    if argv is None:
+        from .cli_output import install_log_handler
 
+        install_log_handler()
     try:
         code = int(a.func(a))
         if argv is None and a.command in _READ_ONLY:
@@ -229,33 +229,64 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.flush()
             os._exit(code)
         return code
-    except LlmError as e:
-        print(f"session-studio: {e.user_message} (nothing was written)", file=sys.stderr)
-        return EXIT_FAILURE
-    except EntryNotFoundError as e:
-        if a.command in ("plan", "context", "branch"):
-            _write_json({"version": 1, "piVersion": "0.80.2", "command": a.command, "error": str(e)})
-            return EXIT_PI_ERROR
-        print(f"session-studio: {e}", file=sys.stderr)
-        return EXIT_FAILURE
-    except SessionFileError as e:
-        print(f"session-studio: {e}", file=sys.stderr)
-        return EXIT_FAILURE
-    except SessionLoadError as e:
-        if a.command in ("plan", "context", "branch"):
-            _write_json({"version": 1, "piVersion": "0.80.2", "command": a.command, "error": str(e)})
-            return EXIT_PI_ERROR
-        where = f" (line {e.line})" if e.line else ""
-        print(f"session-studio: pi cannot open this file{where}: {e}", file=sys.stderr)
-        return EXIT_PI_ERROR
-    except SessionStudioError as e:
-        print(f"session-studio: {e}", file=sys.stderr)
-        return EXIT_FAILURE
     except BrokenPipeError:
         return EXIT_OK
-    except OSError as e:
-        print(f"session-studio: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)
+    except KeyboardInterrupt:
+        err("session-studio: interrupted (nothing was written)")
+        return 130
+    except Exception as e:  # every failure ends in one line; a traceback only on request
+        return _report_failure(a, e)
+
+
+_DEBUG_ENV = "SESSION_STUDIO_DEBUG"
+
+
+def _report_failure(a: argparse.Namespace, e: Exception) -> int:
+    """Map a failure to one line on stderr (or pi's JSON error shape) and an exit code."""
+    from .core.errors import EntryNotFoundError, SessionFileError, SessionLoadError, SessionStudioError
+    from .core.jsvalue import JsTypeError
+    from .llm.errors import LlmError
+
+    pi_json = a.command in ("plan", "context", "branch")
+    if isinstance(e, LlmError):
+        err(f"session-studio: {e.user_message} (nothing was written)")
         return EXIT_FAILURE
+    if isinstance(e, (EntryNotFoundError, SessionLoadError, JsTypeError, RecursionError)) and pi_json:
+        _write_json({"version": 1, "piVersion": "0.80.2", "command": a.command, "error": _pi_message(e)})
+        return EXIT_PI_ERROR
+    if isinstance(e, EntryNotFoundError):
+        err(f"session-studio: {e}")
+        return EXIT_FAILURE
+    if isinstance(e, SessionLoadError):
+        where = f" (line {e.line})" if e.line else ""
+        err(f"session-studio: pi cannot open this file{where}: {e}")
+        return EXIT_PI_ERROR
+    if isinstance(e, (JsTypeError, RecursionError)):
+        err(f"session-studio: pi would throw on this session: {_pi_message(e)} (nothing was written)")
+        return EXIT_PI_ERROR
+    if isinstance(e, (SessionFileError, SessionStudioError)):
+        err(f"session-studio: {e}")
+        return EXIT_FAILURE
+    if isinstance(e, OSError):
+        err(f"session-studio: {e.strerror or e}: {e.filename or ''}".rstrip(": "))
+        return EXIT_FAILURE
+    if os.environ.get(_DEBUG_ENV):
+        import traceback
+
+        err("".join(traceback.format_exception(e)), end="")
+    else:
+        detail = terminal_safe(str(e), one_line=True)[:500]
+        err(
+            f"session-studio: internal error ({type(e).__name__}: {detail}). "
+            f"Please report it (run again with {_DEBUG_ENV}=1 for the details)."
+        )
+    return EXIT_FAILURE
+
+
+def _pi_message(e: BaseException) -> str:
+    if isinstance(e, RecursionError):
+        return "Maximum call stack size exceeded"
+    return str(e)
 
 
 if __name__ == "__main__":

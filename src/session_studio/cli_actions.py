@@ -7,11 +7,24 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .cli_output import err, out
+from .llm.base import DEFAULT_DEADLINE_S, DEFAULT_IDLE_TIMEOUT_S
+
 __all__ = ["add_action_parsers"]
 
 
 def _print(msg: str) -> None:
-    sys.stderr.write(msg + "\n")
+    err(msg)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return value
 
 
 def _add_provider_options(p: argparse.ArgumentParser) -> None:
@@ -25,9 +38,25 @@ def _add_provider_options(p: argparse.ArgumentParser) -> None:
         "--base-url", metavar="URL", help="API base URL (OpenAI-compatible servers, proxies, mocks)"
     )
     g.add_argument("--model", metavar="ID", help="model id")
-    g.add_argument("--api-key-env", metavar="VAR", help="read the API key from this environment variable")
     g.add_argument(
-        "--timeout", type=float, default=120.0, metavar="SEC", help="request timeout (default 120)"
+        "--api-key-env",
+        metavar="VAR",
+        help="read the API key from this environment variable (needed for a --base-url that is not the "
+        "provider's own host: OPENAI_API_KEY etc. go only to their providers)",
+    )
+    g.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=DEFAULT_DEADLINE_S,
+        metavar="SEC",
+        help=f"overall deadline of each LLM call, retries included (default {DEFAULT_DEADLINE_S:g})",
+    )
+    g.add_argument(
+        "--idle-timeout",
+        type=_positive_float,
+        default=DEFAULT_IDLE_TIMEOUT_S,
+        metavar="SEC",
+        help=f"give up when the server sends nothing for this long (default {DEFAULT_IDLE_TIMEOUT_S:g})",
     )
     g.add_argument(
         "--prompts",
@@ -38,6 +67,7 @@ def _add_provider_options(p: argparse.ArgumentParser) -> None:
 
 
 def _summarizer(a: argparse.Namespace, session: Any) -> tuple[Any, Any]:
+    from .llm.base import RequestLimits
     from .llm.config import ProviderConfig, make_summarizer, resolve_provider
 
     cwd = Path(str((session.header or {}).get("cwd") or ".")) if session.header else None
@@ -48,9 +78,12 @@ def _summarizer(a: argparse.Namespace, session: Any) -> tuple[Any, Any]:
             base_url=a.base_url,
             model=a.model,
             api_key_env=a.api_key_env,
-            timeout_s=a.timeout,
         )
-    resolved = resolve_provider(config, cwd=cwd if cwd and cwd.is_dir() else None)
+    # the limits apply whichever way the provider is found (flags, or pi's settings.json)
+    limits = RequestLimits(deadline_s=a.timeout, idle_timeout_s=a.idle_timeout)
+    resolved = resolve_provider(config, cwd=cwd if cwd and cwd.is_dir() else None, limits=limits)
+    for warning in resolved.warnings:
+        _print(f"session-studio: {warning}")
     return make_summarizer(resolved), resolved
 
 
@@ -106,7 +139,7 @@ def _cmd_compact(a: argparse.Namespace) -> int:
 
     def on_text(i: int, text: str) -> None:
         if not a.json and a.stream:
-            sys.stderr.write(text)
+            err(text, end="")
 
     if a.summary_file is not None:
         from .engine.compaction import CompactionOutcome
@@ -122,28 +155,11 @@ def _cmd_compact(a: argparse.Namespace) -> int:
     if a.edit:
         outcome.summary = _edit_text(outcome.summary)
     after = outcome.context_after()
-    read, modified = draft.file_lists()
-    preview = {
-        "firstKeptEntryId": draft.first_kept_entry_id,
-        "isSplitTurn": draft.cut.is_split_turn,
-        "manualCut": draft.manual,
-        "tokensBefore": draft.preparation.tokens_before,
-        "estimatedTokensAfter": outcome.estimated_tokens_after(),
-        "summary": outcome.summary,
-        "readFiles": read,
-        "modifiedFiles": modified,
-        "messagesToSummarizeCount": len(draft.preparation.messages_to_summarize),
-        "turnPrefixMessagesCount": len(draft.preparation.turn_prefix_messages),
-        "requests": [
-            {"kind": r.kind, "maxTokens": r.max_tokens, "reasoning": r.reasoning} for r in draft.requests
-        ],
-        "provider": resolved.provider,
-    }
+    preview = _compaction_preview(draft, outcome, resolved.provider, resolved.model)
+    if not a.json:
+        _show_preview(preview)
     entry = None
     if not a.dry_run:
-        if not a.json:
-            sys.stdout.write(outcome.summary + "\n\n")
-            _print(f"tokens: {preview['tokensBefore']} before → ~{preview['estimatedTokensAfter']} after")
         if _confirm(f"Append this compaction to {a.session}?", a.yes):
             entry = commit_compaction(outcome)
             if not a.json:
@@ -151,15 +167,83 @@ def _cmd_compact(a: argparse.Namespace) -> int:
         elif not a.json:
             _print("nothing written")
             return 1
+    elif not a.json:
+        _print("dry run: nothing written")
     if a.json:
-        out = {
+        result = {
             "entry": entry,
             "preview": preview,
             "context": after.to_json(),
             "llmMessages": convert_to_llm(after.messages()),
         }
-        sys.stdout.buffer.write((js_stringify(out) or "null").encode("utf-8", "surrogatepass") + b"\n")
+        sys.stdout.buffer.write((js_stringify(result) or "null").encode("utf-8", "surrogatepass") + b"\n")
     return 0
+
+
+def _compaction_preview(draft: Any, outcome: Any, provider: str, model: str | None) -> dict[str, Any]:
+    """What the compaction would do, as the JSON preview (the human-readable one prints the same)."""
+    from .core.cut_points import cut_point_reason
+    from .core.overview import explain_cut
+
+    session = draft.session
+    recs = session.records
+    prep = draft.preparation
+    first_kept = recs[draft.path[draft.cut.first_kept_index]]
+    if draft.manual:
+        why = [f"manual cut (--cut) at {first_kept.id}: {cut_point_reason(first_kept)}"]
+    else:
+        why = explain_cut(session, draft.path, draft.keep_recent_tokens)
+    split = bool(draft.cut.is_split_turn)
+    turn_start = recs[draft.path[draft.cut.turn_start_index]].id if split else None
+    read, modified = draft.file_lists()
+    return {
+        "firstKeptEntryId": draft.first_kept_entry_id,
+        "cutReason": why,
+        "isSplitTurn": split,
+        "turnStartEntryId": turn_start,
+        "manualCut": draft.manual,
+        "tokensBefore": prep.tokens_before,
+        "estimatedTokensAfter": outcome.estimated_tokens_after(),
+        "summary": outcome.summary,
+        "readFiles": read,
+        "modifiedFiles": modified,
+        "messagesToSummarizeCount": len(prep.messages_to_summarize),
+        "turnPrefixMessagesCount": len(prep.turn_prefix_messages),
+        "requests": [
+            {"kind": r.kind, "maxTokens": r.max_tokens, "reasoning": r.reasoning} for r in draft.requests
+        ],
+        "provider": provider,
+        "model": model,
+    }
+
+
+def _show_preview(preview: dict[str, Any]) -> None:
+    """The preview for a person: the facts on stderr, the summary alone on stdout (to save or edit)."""
+
+    def files(names: list[Any]) -> str:
+        return ", ".join(str(n) for n in names) if names else "(none)"
+
+    kind = "manual cut" if preview["manualCut"] else "automatic cut (keepRecentTokens)"
+    _print(f"cut: keep from entry {preview['firstKeptEntryId']} — {kind}")
+    for line in preview["cutReason"]:
+        _print(f"  {line}")
+    if preview["isSplitTurn"]:
+        _print(
+            f"split turn: yes — the turn started at entry {preview['turnStartEntryId']}; its prefix of "
+            f"{preview['turnPrefixMessagesCount']} message(s) is summarised separately"
+        )
+    else:
+        _print("split turn: no")
+    _print(f"summarised: {preview['messagesToSummarizeCount']} message(s)")
+    model = f" {preview['model']}" if preview.get("model") else ""
+    _print(f"summary by: {preview['provider']}{model}")
+    _print(f"read files: {files(preview['readFiles'])}")
+    _print(f"modified files: {files(preview['modifiedFiles'])}")
+    _print(f"tokens: {preview['tokensBefore']} before → ~{preview['estimatedTokensAfter']} after")
+    _print("summary (on stdout):")
+    sys.stderr.flush()
+    out(preview["summary"])
+    sys.stdout.flush()
 
 
 def _prompts(a: argparse.Namespace) -> Any:
@@ -180,7 +264,12 @@ def _edit_text(text: str) -> str:
         fh.write(text)
         name = fh.name
     try:
-        subprocess.run([*shlex.split(editor), name], check=True)
+        try:
+            subprocess.run([*shlex.split(editor), name], check=True)
+        except (OSError, ValueError, subprocess.CalledProcessError) as exc:
+            from .core.errors import SessionStudioError
+
+            raise SessionStudioError(f"the editor {editor!r} failed ({exc}); nothing was written") from exc
         with open(name, encoding="utf-8") as fh:
             return fh.read()
     finally:
@@ -207,7 +296,7 @@ def _cmd_branch_to(a: argparse.Namespace) -> int:
     if outcome.navigation.editor_text:
         _print(f"(pi would put this back in the editor: {outcome.navigation.editor_text[:200]!r})")
     if outcome.summary:
-        sys.stdout.write(outcome.summary + "\n")
+        out(outcome.summary)
     return 0
 
 
@@ -216,8 +305,8 @@ def _cmd_fork(a: argparse.Namespace) -> int:
     from .engine.edits import fork_to_file
 
     session = Session.open(a.session)
-    out = fork_to_file(session, a.leaf, a.out)
-    print(out)
+    written = fork_to_file(session, a.leaf, a.out)
+    out(str(written))
     return 0
 
 

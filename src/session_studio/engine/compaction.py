@@ -241,6 +241,8 @@ def summarize_draft(
         return summarizer.summarize(reqs[i], on_text=cb, cancel=cancel)
 
     if len(reqs) == 2:
+        if cancel is None:
+            cancel = CancelToken()  # so that one request failing stops the other at once
         with concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="summary") as pool:
             futures = [pool.submit(run, 0), pool.submit(run, 1)]
             try:

@@ -16,7 +16,14 @@ import httpx
 import orjson
 
 from session_studio.llm._sse import SseDecoder, SseEvent
-from session_studio.llm.base import CancelToken, SummaryRequest, SummaryResult
+from session_studio.llm.base import (
+    DEFAULT_CONNECT_TIMEOUT_S,
+    DEFAULT_IDLE_TIMEOUT_S,
+    CancelToken,
+    RequestLimits,
+    SummaryRequest,
+    SummaryResult,
+)
 from session_studio.llm.errors import (
     LlmAuthError,
     LlmCancelledError,
@@ -27,6 +34,7 @@ from session_studio.llm.errors import (
     LlmProtocolError,
     LlmRateLimitError,
     LlmRequestError,
+    LlmResponseTooLargeError,
     LlmServerError,
     LlmTimeoutError,
     is_context_overflow_message,
@@ -209,6 +217,7 @@ class HttpSummarizer:
         max_retry_delay_s: float = 30.0,
         retry_backoff_s: float = 1.0,
         key_hint: str | None = None,
+        limits: RequestLimits | None = None,
     ) -> None:
         if not model:
             raise LlmConfigError(
@@ -221,6 +230,14 @@ class HttpSummarizer:
         register_secret(self._api_key)
         for value in (extra_headers or {}).values():
             register_secret(value)
+        if limits is None:
+            limits = RequestLimits(
+                idle_timeout_s=timeout.read or DEFAULT_IDLE_TIMEOUT_S,
+                connect_timeout_s=timeout.connect or DEFAULT_CONNECT_TIMEOUT_S,
+            )
+        self.limits = limits
+        # httpx's own timeouts end the request thread when the server goes silent
+        timeout = httpx.Timeout(limits.idle_timeout_s, connect=limits.connect_timeout_s)
         self._timeout = timeout
         self._max_retries = max(0, int(max_retries))
         self._extra_headers = dict(extra_headers or {})
@@ -330,12 +347,13 @@ class HttpSummarizer:
     ) -> SummaryResult:
         """Send ``request`` and stream the answer; see :class:`~session_studio.llm.base.Summarizer`."""
         token = cancel if cancel is not None else CancelToken()
+        deadline = time.monotonic() + self.limits.deadline_s
         attempt = 0
         while True:
             token.raise_if_cancelled()
             emitted = [False]
             try:
-                return self._attempt(request, on_text, token, emitted)
+                return self._attempt(request, on_text, token, emitted, deadline)
             except LlmError as err:
                 if isinstance(err, LlmCancelledError) or not err.retryable or emitted[0]:
                     raise
@@ -345,6 +363,8 @@ class HttpSummarizer:
                     )
                     raise
                 delay = self._retry_delay(err, attempt)
+                if delay is not None and time.monotonic() + delay >= deadline:
+                    delay = None  # the retry could not finish before the deadline
                 if delay is None:
                     logger.warning(
                         "%s: server asks to wait too long, not retrying: %s", self.provider_label, err
@@ -367,6 +387,7 @@ class HttpSummarizer:
         on_text: Callable[[str], None] | None,
         token: CancelToken,
         emitted: list[bool],
+        deadline: float,
     ) -> SummaryResult:
         url = self._endpoint()
         body = orjson.dumps(self._body(request))
@@ -419,9 +440,20 @@ class HttpSummarizer:
         handler = self._stream_handler(request)
         decoder = SseDecoder()
         response: httpx.Response | None = None
+        limits = self.limits
+        received = 0
+        text_chars = 0
         try:
             while True:
-                item = items.get()
+                now = time.monotonic()
+                if now >= deadline:
+                    raise self._deadline_error(url)
+                try:
+                    item = items.get(timeout=min(deadline - now, limits.idle_timeout_s))
+                except queue.Empty:
+                    if time.monotonic() >= deadline:
+                        raise self._deadline_error(url) from None
+                    raise self._idle_error(url, after_head=response is not None) from None
                 if token.cancelled or item.kind == "cancel":
                     raise LlmCancelledError("cancelled by the caller")
                 if item.kind == "error":
@@ -434,10 +466,19 @@ class HttpSummarizer:
                 if item.kind == "body":
                     assert response is not None
                     raise self._status_error(response, item.payload, url)
+                if item.kind == "chunk":
+                    received += len(item.payload)
+                    if received > limits.max_response_bytes:
+                        raise self._too_large(url, f"more than {limits.max_response_bytes:,} bytes")
                 events = decoder.feed(item.payload) if item.kind == "chunk" else decoder.close()
                 for event in events:
                     delta = handler.handle(event)
                     if delta:
+                        text_chars += len(delta)
+                        if text_chars > limits.max_summary_chars:
+                            raise self._too_large(
+                                url, f"a summary longer than {limits.max_summary_chars:,} characters"
+                            )
                         emitted[0] = True
                         if on_text is not None:
                             on_text(delta)
@@ -458,6 +499,42 @@ class HttpSummarizer:
         finally:
             stop.set()
             remove_callback()
+
+    def _deadline_error(self, url: str) -> LlmTimeoutError:
+        safe_url = redact(url)
+        seconds = f"{self.limits.deadline_s:g}"
+        return LlmTimeoutError(
+            f"{self.provider_label}: no complete answer from {safe_url} within the {seconds} s deadline",
+            user_message=(
+                f"No complete answer from {safe_url} within {seconds} s (the overall deadline): the "
+                "server is too slow or never finishes. Raise the deadline (--timeout) or use another server."
+            ),
+            provider=self.provider_label,
+        )
+
+    def _idle_error(self, url: str, *, after_head: bool) -> LlmTimeoutError:
+        safe_url = redact(url)
+        seconds = f"{self.limits.idle_timeout_s:g}"
+        phase = "the stream stalled" if after_head else "no answer"
+        return LlmTimeoutError(
+            f"{self.provider_label}: {phase} for {seconds} s at {safe_url}",
+            user_message=(
+                f"{safe_url} sent nothing for {seconds} s ({phase}). Check that the server is running, "
+                "or raise the idle timeout (--idle-timeout)."
+            ),
+            provider=self.provider_label,
+        )
+
+    def _too_large(self, url: str, what: str) -> LlmResponseTooLargeError:
+        safe_url = redact(url)
+        return LlmResponseTooLargeError(
+            f"{self.provider_label}: {safe_url} sent {what}",
+            user_message=(
+                f"The server at {safe_url} sent {what}, beyond the limit for a summary: it was stopped "
+                "and nothing was used."
+            ),
+            provider=self.provider_label,
+        )
 
     def _status_error(self, response: httpx.Response, body: bytes, url: str) -> LlmError:
         status = response.status_code

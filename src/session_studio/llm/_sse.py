@@ -25,11 +25,14 @@ class SseDecoder:
     comment; unknown fields are ignored. Invalid UTF-8 raises :class:`LlmProtocolError`.
     """
 
-    __slots__ = ("_buffer", "_data", "_decoder", "_event", "_has_fields")
+    __slots__ = ("_buffer", "_data", "_decoder", "_event", "_has_fields", "_parts")
 
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
         self._buffer = ""
+        # pieces of a long unterminated line, joined only when its end arrives (linear time
+        # for a server that sends megabytes without a line break)
+        self._parts: list[str] = []
         self._event: str | None = None
         self._data: list[str] = []
         self._has_fields = False
@@ -40,7 +43,17 @@ class SseDecoder:
             text = self._decoder.decode(chunk)
         except UnicodeDecodeError as exc:
             raise LlmProtocolError(f"the event stream is not valid UTF-8 ({exc.reason})") from exc
-        return self._consume(self._buffer + text, final=False)
+        if "\n" not in text and "\r" not in text and not self._buffer.endswith("\r"):
+            if text:
+                self._parts.append(text)
+            return []
+        return self._consume(self._pending() + text, final=False)
+
+    def _pending(self) -> str:
+        if self._parts:
+            self._buffer += "".join(self._parts)
+            self._parts.clear()
+        return self._buffer
 
     def close(self) -> list[SseEvent]:
         """Flush at end of stream (an unterminated last event is dispatched, as pi-ai does)."""
@@ -48,7 +61,7 @@ class SseDecoder:
             text = self._decoder.decode(b"", final=True)
         except UnicodeDecodeError as exc:
             raise LlmProtocolError(f"the event stream is not valid UTF-8 ({exc.reason})") from exc
-        events = self._consume(self._buffer + text, final=True)
+        events = self._consume(self._pending() + text, final=True)
         if self._buffer:
             event = self._line(self._buffer)
             self._buffer = ""

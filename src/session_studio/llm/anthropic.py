@@ -25,7 +25,7 @@ from session_studio.llm._http import (
     sanitize_surrogates,
 )
 from session_studio.llm._sse import SseEvent
-from session_studio.llm.base import SummaryRequest, SummaryResult
+from session_studio.llm.base import RequestLimits, SummaryRequest, SummaryResult
 from session_studio.llm.errors import (
     LlmConfigError,
     LlmProtocolError,
@@ -283,6 +283,7 @@ class AnthropicSummarizer(HttpSummarizer):
         max_retry_delay_s: float = 30.0,
         retry_backoff_s: float = 1.0,
         key_hint: str | None = None,
+        limits: RequestLimits | None = None,
     ) -> None:
         base = (base_url or "").strip().rstrip("/")
         for suffix in ("/v1/messages", "/v1"):
@@ -294,8 +295,9 @@ class AnthropicSummarizer(HttpSummarizer):
             raise LlmConfigError(
                 f"{provider or self.provider_label}: no API key",
                 user_message=(
-                    "No Anthropic API key found: set ANTHROPIC_API_KEY, add an api_key entry for "
-                    "anthropic to ~/.pi/agent/auth.json, or enter a key in the provider settings."
+                    "No Anthropic API key found: for api.anthropic.com set ANTHROPIC_API_KEY or add an "
+                    "api_key entry for anthropic to ~/.pi/agent/auth.json; for another server name the "
+                    "variable holding its key (--api-key-env, or the key variable in the provider settings)."
                 ),
                 provider=provider or self.provider_label,
             )
@@ -319,6 +321,7 @@ class AnthropicSummarizer(HttpSummarizer):
             max_retry_delay_s=max_retry_delay_s,
             retry_backoff_s=retry_backoff_s,
             key_hint=key_hint,
+            limits=limits,
         )
         if provider:
             self.provider_label = provider

@@ -6,13 +6,14 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Final, Literal, Protocol, runtime_checkable
 
 from session_studio.llm.errors import LlmCancelledError
 
 __all__ = [
     "SUMMARY_KINDS",
     "CancelToken",
+    "RequestLimits",
     "Summarizer",
     "SummaryKind",
     "SummaryRequest",
@@ -43,6 +44,46 @@ class SummaryRequest:
     prompt_text: str
     max_tokens: int | None
     reasoning: str | None
+
+
+#: a reasoning model may think for minutes before a long summary; nothing legitimate takes 10
+DEFAULT_DEADLINE_S: Final[float] = 600.0
+DEFAULT_IDLE_TIMEOUT_S: Final[float] = 120.0
+DEFAULT_CONNECT_TIMEOUT_S: Final[float] = 10.0
+#: streamed events carry ~200 bytes of framing per token; 64 MiB is far above any model's output
+DEFAULT_MAX_RESPONSE_BYTES: Final[int] = 64 * 1024 * 1024
+#: ~250k tokens of summary, more than any model writes in one answer
+DEFAULT_MAX_SUMMARY_CHARS: Final[int] = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class RequestLimits:
+    """How long and how much one summary call may take; a server can never keep a call running.
+
+    ``deadline_s`` bounds the whole call (connection, retries and the full stream);
+    ``idle_timeout_s`` the silence between two pieces of the answer (and waiting for the first);
+    ``max_response_bytes`` the bytes read from the server, ``max_summary_chars`` the summary text.
+    Crossing a limit ends the call with :class:`~session_studio.llm.errors.LlmTimeoutError` or
+    :class:`~session_studio.llm.errors.LlmResponseTooLargeError`.
+    """
+
+    deadline_s: float = DEFAULT_DEADLINE_S
+    idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    max_summary_chars: int = DEFAULT_MAX_SUMMARY_CHARS
+
+    def __post_init__(self) -> None:
+        for name in (
+            "deadline_s",
+            "idle_timeout_s",
+            "connect_timeout_s",
+            "max_response_bytes",
+            "max_summary_chars",
+        ):
+            value = getattr(self, name)
+            if not value > 0:  # also rejects NaN
+                raise ValueError(f"{name} must be positive, not {value!r}")
 
 
 @dataclass(frozen=True, slots=True)

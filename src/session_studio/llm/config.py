@@ -22,6 +22,8 @@ Secrets: :class:`ProviderConfig` may hold an ``api_key`` in memory, but it is ex
 
 from __future__ import annotations
 
+import dataclasses
+import ipaddress
 import logging
 import os
 import re
@@ -37,7 +39,15 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from session_studio.llm._catalog import CATALOG_ROWS
 from session_studio.llm.anthropic import AnthropicSummarizer
-from session_studio.llm.base import Summarizer
+from session_studio.llm.base import (
+    DEFAULT_CONNECT_TIMEOUT_S,
+    DEFAULT_DEADLINE_S,
+    DEFAULT_IDLE_TIMEOUT_S,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_MAX_SUMMARY_CHARS,
+    RequestLimits,
+    Summarizer,
+)
 from session_studio.llm.errors import LlmConfigError, redact, register_secret
 from session_studio.llm.offline import OfflineSummarizer
 from session_studio.llm.openai import OpenAICompatibleSummarizer, detect_openai_compat
@@ -53,6 +63,8 @@ __all__ = [
     "ResolvedProvider",
     "compaction_settings",
     "default_agent_dir",
+    "insecure_key_warning",
+    "is_loopback_host",
     "load_auth_json",
     "load_models_json",
     "load_pi_settings",
@@ -495,8 +507,13 @@ class ProviderConfig(BaseModel):
     model: str | None = None
     api_key_env: str | None = None
     api_key: SecretStr | None = Field(default=None, exclude=True, repr=False)
-    timeout_s: float = Field(default=120.0, gt=0)
-    connect_timeout_s: float = Field(default=10.0, gt=0)
+    #: the overall deadline of one summary call (connection, retries, the whole stream)
+    timeout_s: float = Field(default=DEFAULT_DEADLINE_S, gt=0)
+    #: the longest silence from the server (before the first byte and between two pieces)
+    idle_timeout_s: float = Field(default=DEFAULT_IDLE_TIMEOUT_S, gt=0)
+    connect_timeout_s: float = Field(default=DEFAULT_CONNECT_TIMEOUT_S, gt=0)
+    max_response_bytes: int = Field(default=DEFAULT_MAX_RESPONSE_BYTES, gt=0)
+    max_summary_chars: int = Field(default=DEFAULT_MAX_SUMMARY_CHARS, gt=0)
     max_retries: int = Field(default=2, ge=0, le=10)
     max_retry_delay_s: float = Field(default=30.0, ge=0)
     extra_headers: dict[str, str] = Field(default_factory=dict, repr=False)
@@ -505,6 +522,16 @@ class ProviderConfig(BaseModel):
     max_tokens: int | None = Field(default=None, gt=0)
     reasoning: bool | None = None
     compat: dict[str, Any] | None = None
+
+    def limits(self) -> RequestLimits:
+        """The time and size limits of every summary call made with this configuration."""
+        return RequestLimits(
+            deadline_s=self.timeout_s,
+            idle_timeout_s=self.idle_timeout_s,
+            connect_timeout_s=self.connect_timeout_s,
+            max_response_bytes=self.max_response_bytes,
+            max_summary_chars=self.max_summary_chars,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -526,10 +553,12 @@ class ResolvedProvider:
     model_info: ModelInfo | None = None
     thinking_level: str | None = None
     compat: Mapping[str, Any] | None = None
-    timeout: httpx.Timeout = field(default_factory=lambda: httpx.Timeout(120.0, connect=10.0))
+    limits: RequestLimits = field(default_factory=RequestLimits)
     max_retries: int = 2
     max_retry_delay_s: float = 30.0
     notes: tuple[str, ...] = ()
+    #: what the user must hear before anything is sent (a key withheld, a key over plain http)
+    warnings: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """A one-line description without secrets, e.g. for a status bar."""
@@ -580,18 +609,71 @@ def _custom_model(
     return candidates[0]
 
 
+def _host(url: str | None) -> str:
+    """The lower-cased host of ``url`` ("" when it has none or cannot be parsed)."""
+    if not url or "://" not in url:
+        return ""
+    try:
+        return (httpx.URL(url.strip()).host or "").lower()
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return ""
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1): traffic never leaves the machine."""
+    name = host.strip("[]").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _provider_hosts(pi_provider: str, pcfg: Mapping[str, Any], mdef: Mapping[str, Any] | None) -> set[str]:
+    """The hosts a pi provider's credentials belong to: its official host and the URLs pi's files give it."""
+    urls: list[Any] = [pcfg.get("baseUrl"), (mdef or {}).get("baseUrl")]
+    preset = PROVIDER_PRESETS.get(pi_provider)
+    if preset is not None:
+        urls.append(preset.base_url)
+    models = pcfg.get("models")
+    for model_def in models if isinstance(models, list) else []:
+        if isinstance(model_def, Mapping):
+            urls.append(model_def.get("baseUrl"))
+    return {h for h in (_host(u) for u in urls if isinstance(u, str)) if h}
+
+
+def insecure_key_warning(resolved: ResolvedProvider) -> str | None:
+    """A warning when a credential would travel over plain http to a host off this machine."""
+    if not (resolved.api_key or resolved.headers) or resolved.provider == "offline":
+        return None
+    url = resolved.base_url or ""
+    if not url.lower().startswith("http://"):
+        return None
+    host = _host(url)
+    if not host or is_loopback_host(host):
+        return None
+    what = f"the API key from {resolved.api_key_source}" if resolved.api_key else "credential headers"
+    return (
+        f"warning: {what} is sent in clear text over http to {host}; "
+        "use https, or a key only this server accepts"
+    )
+
+
 def _guess_pi_provider(kind: ProviderKind, base_url: str | None) -> str | None:
     if kind == "anthropic":
-        return "anthropic" if not base_url or "api.anthropic.com" in base_url else None
+        if not base_url:
+            return "anthropic"
+        return "anthropic" if _host(base_url) == _host(PROVIDER_PRESETS["anthropic"].base_url) else None
     if not base_url:
         return "openai"
     norm = _norm_url(base_url)
     for name, preset in PROVIDER_PRESETS.items():
         if preset.kind == kind and _norm_url(preset.base_url) == norm:
             return name
-    host = httpx.URL(base_url).host if "://" in base_url else ""
+    host = _host(base_url)
     for name, preset in PROVIDER_PRESETS.items():
-        if preset.kind == kind and preset.needs_key and host and host == httpx.URL(preset.base_url).host:
+        if preset.kind == kind and preset.needs_key and host and host == _host(preset.base_url):
             return name
     return None
 
@@ -617,8 +699,12 @@ def resolve_provider(
     env: Mapping[str, str] | None = None,
     allow_key_commands: bool = False,
     project_trusted: bool = True,
+    limits: RequestLimits | None = None,
 ) -> ResolvedProvider:
     """Resolve ``config`` against pi's files and the environment (see the module documentation).
+
+    ``limits`` (deadline, idle timeout, size caps) win over the config's, and apply as well when
+    the provider comes from pi's settings (``config=None``).
 
     ``config=None`` means "nothing configured in the application": pi's ``defaultProvider`` and
     ``defaultModel`` are used if they name a usable provider, else the offline summarizer.
@@ -632,7 +718,7 @@ def resolve_provider(
 
     if config is None:
         return _resolve_from_pi_defaults(
-            settings, cwd, directory, environ, allow_key_commands, project_trusted
+            settings, cwd, directory, environ, allow_key_commands, project_trusted, limits
         )
     if config.provider == "offline":
         return ResolvedProvider(provider="offline", notes=("offline summarizer selected",))
@@ -678,7 +764,9 @@ def resolve_provider(
         if api_kind is not None and api_kind != kind:
             notes.append(f"models.json says {model!r} uses the {api_kind} API, but {kind} was selected")
 
-    # API key: explicit → named variable → auth.json → models.json apiKey → standard variables.
+    # API key: explicit → named variable → auth.json → models.json apiKey → the provider's variables.
+    # A pi provider's credentials (auth.json, models.json, its standard variables) go only to the
+    # hosts they belong to: never to a base URL the user typed for another server.
     api_key: str | None = None
     source: str | None = None
     cred_env: dict[str, str] = {}
@@ -690,7 +778,16 @@ def resolve_provider(
             api_key, source = value, f"environment variable {config.api_key_env}"
         else:
             notes.append(f"environment variable {config.api_key_env} is not set")
-    if pi_provider:
+    warnings: list[str] = []
+    if pi_provider and _host(base_url) not in _provider_hosts(pi_provider, pcfg, mdef):
+        warnings.append(
+            f"{redact(base_url or '(no URL)')} is not a host of pi's provider {pi_provider!r}: "
+            "its credentials are not sent there (name a key with --api-key-env)"
+        )
+        pi_provider_credentials = False
+    else:
+        pi_provider_credentials = bool(pi_provider)
+    if pi_provider and pi_provider_credentials:
         cred = _dict(auth.get(pi_provider))
         cred_env = {str(k): str(v) for k, v in _dict(cred.get("env")).items() if isinstance(v, str)}
         if api_key is None and cred.get("type") == "api_key" and isinstance(cred.get("key"), str):
@@ -709,22 +806,36 @@ def resolve_provider(
             )
             if value:
                 api_key, source = value, f"{directory / 'models.json'}"
-    if api_key is None:
-        env_vars = preset.env_vars if preset is not None else ()
-        if not env_vars and not pi_provider:
-            env_vars = PROVIDER_PRESETS["anthropic" if kind == "anthropic" else "openai"].env_vars
-        for name in env_vars:
+    if api_key is None and pi_provider_credentials and preset is not None:
+        for name in preset.env_vars:
             if environ.get(name):
                 api_key, source = environ[name], f"environment variable {name}"
                 break
+    if api_key is None and not pi_provider_credentials:
+        ambient = [
+            name
+            for preset_any in PROVIDER_PRESETS.values()
+            if preset_any.kind == kind
+            for name in preset_any.env_vars
+            if environ.get(name)
+        ]
+        if ambient and not config.api_key_env:
+            warnings.append(
+                f"{ambient[0]} is not sent to {redact(base_url or '(no URL)')}, which is not its "
+                "provider's host: name the key for this server with --api-key-env"
+            )
     register_secret(api_key)
 
-    headers = {
-        **_resolve_headers(_dict(pcfg.get("headers")), environ, cred_env, allow_key_commands),
-        **_resolve_headers(_dict((mdef or {}).get("headers")), environ, cred_env, allow_key_commands),
-        **config.extra_headers,
-    }
-    if pcfg.get("authHeader") is True and api_key:
+    provider_headers = (
+        {
+            **_resolve_headers(_dict(pcfg.get("headers")), environ, cred_env, allow_key_commands),
+            **_resolve_headers(_dict((mdef or {}).get("headers")), environ, cred_env, allow_key_commands),
+        }
+        if pi_provider_credentials
+        else {}
+    )
+    headers = {**provider_headers, **config.extra_headers}
+    if pi_provider_credentials and pcfg.get("authHeader") is True and api_key:
         headers["Authorization"] = f"Bearer {api_key}"
 
     info = model_info(pi_provider or kind, model, models_json=models_json) if model else None
@@ -756,11 +867,16 @@ def resolve_provider(
         model_info=info,
         thinking_level=thinking or DEFAULT_THINKING_LEVEL,
         compat=compat,
-        timeout=httpx.Timeout(config.timeout_s, connect=config.connect_timeout_s),
+        limits=limits or config.limits(),
         max_retries=config.max_retries,
         max_retry_delay_s=config.max_retry_delay_s,
         notes=tuple(notes),
     )
+    insecure = insecure_key_warning(resolved)
+    if insecure is not None:
+        warnings.append(insecure)
+    if warnings:
+        resolved = dataclasses.replace(resolved, warnings=tuple(warnings))
     logger.debug("resolved provider: %s", resolved.describe())
     return resolved
 
@@ -772,6 +888,7 @@ def _resolve_from_pi_defaults(
     environ: Mapping[str, str],
     allow_key_commands: bool,
     project_trusted: bool,
+    limits: RequestLimits | None,
 ) -> ResolvedProvider:
     provider = settings.get("defaultProvider")
     model = settings.get("defaultModel")
@@ -801,6 +918,7 @@ def _resolve_from_pi_defaults(
         env=environ,
         allow_key_commands=allow_key_commands,
         project_trusted=project_trusted,
+        limits=limits,
     )
     preset = PROVIDER_PRESETS.get(provider)
     needs_key = kind == "anthropic" or (preset.needs_key if preset is not None else False)
@@ -827,10 +945,11 @@ def _resolve_from_pi_defaults(
         model_info=resolved.model_info,
         thinking_level=resolved.thinking_level,
         compat=resolved.compat,
-        timeout=resolved.timeout,
+        limits=resolved.limits,
         max_retries=resolved.max_retries,
         max_retry_delay_s=resolved.max_retry_delay_s,
         notes=(f"using pi's default model {provider}/{model}", *resolved.notes),
+        warnings=resolved.warnings,
     )
 
 
@@ -857,6 +976,10 @@ def make_summarizer(
     )
     for note in resolved.notes:
         logger.info("provider: %s", note)
+    if not isinstance(config, ResolvedProvider):
+        # resolved here: nobody has shown the warnings yet (callers that resolve first show them)
+        for warning in resolved.warnings:
+            logger.warning("provider: %s", warning)
     if resolved.provider == "offline":
         return OfflineSummarizer()
     if not resolved.model:
@@ -876,7 +999,7 @@ def make_summarizer(
             resolved.base_url,
             resolved.model,
             resolved.api_key,
-            timeout=resolved.timeout,
+            limits=resolved.limits,
             transport=transport,
             max_retries=resolved.max_retries,
             extra_headers=resolved.headers,
@@ -895,7 +1018,7 @@ def make_summarizer(
         resolved.base_url,
         resolved.model,
         resolved.api_key,
-        timeout=resolved.timeout,
+        limits=resolved.limits,
         transport=transport,
         max_retries=resolved.max_retries,
         extra_headers=resolved.headers,

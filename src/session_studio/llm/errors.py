@@ -7,7 +7,8 @@ Every failure of a summarizer is mapped onto this tree::
     ├── LlmAuthError                 HTTP 401 / 403
     ├── LlmRateLimitError            HTTP 429 (``retry_after`` seconds, if the server said)
     ├── LlmServerError               HTTP 5xx, 529 "overloaded", provider "overloaded"/"api_error" events
-    ├── LlmTimeoutError              connect/read timeout (no answer, or the stream stalled)
+    ├── LlmTimeoutError              connect/idle timeout or the overall deadline passed
+    ├── LlmResponseTooLargeError     the answer exceeded the byte or summary-length limit
     ├── LlmConnectionError           refused, reset, DNS failure, disconnected before any response
     ├── LlmProtocolError             broken or garbage stream, invalid JSON, missing end-of-stream marker
     ├── LlmContextOverflowError      the prompt does not fit the model's context window
@@ -42,6 +43,7 @@ __all__ = [
     "LlmProtocolError",
     "LlmRateLimitError",
     "LlmRequestError",
+    "LlmResponseTooLargeError",
     "LlmServerError",
     "LlmSummaryError",
     "LlmTimeoutError",
@@ -215,6 +217,12 @@ class LlmTimeoutError(LlmError):
     """No answer within the configured timeout (connect, first byte, or a stalled stream)."""
 
     default_user_message = "The provider did not answer in time: check the server or raise the timeout."
+
+
+class LlmResponseTooLargeError(LlmError):
+    """The server sent more than the configured limit (bytes read, or summary characters)."""
+
+    default_user_message = "The server's answer was larger than the limit; nothing was used."
 
 
 class LlmConnectionError(LlmError):

@@ -27,7 +27,7 @@ from session_studio.llm._http import (
     sanitize_surrogates,
 )
 from session_studio.llm._sse import SseEvent
-from session_studio.llm.base import SummaryRequest, SummaryResult
+from session_studio.llm.base import RequestLimits, SummaryRequest, SummaryResult
 from session_studio.llm.errors import LlmProtocolError, LlmSummaryError, summary_failure_message
 
 __all__ = [
@@ -318,6 +318,7 @@ class OpenAICompatibleSummarizer(HttpSummarizer):
         max_retry_delay_s: float = 30.0,
         retry_backoff_s: float = 1.0,
         key_hint: str | None = None,
+        limits: RequestLimits | None = None,
     ) -> None:
         base = (base_url or "").strip().rstrip("/")
         if base.endswith("/chat/completions"):
@@ -333,6 +334,7 @@ class OpenAICompatibleSummarizer(HttpSummarizer):
             max_retry_delay_s=max_retry_delay_s,
             retry_backoff_s=retry_backoff_s,
             key_hint=key_hint,
+            limits=limits,
         )
         if provider:
             self.provider_label = provider

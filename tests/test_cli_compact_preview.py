@@ -1,0 +1,78 @@
+"""Issue 9 #8: `compact --dry-run` shows the preview (cut and why, split turn, summary, files, tokens),
+`--json` the same facts as JSON, and nothing is written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.cli_support import run_cli
+from tests.core.util import A, T, U, call, chain, to_bytes
+
+
+def _split_turn_session(path: Path) -> Path:
+    entries: list[dict[str, Any]] = [U(400), A(400), U("now edit the code")]
+    for k in range(6):
+        entries += [
+            A(blocks=[{"type": "text", "text": f"step {k}"}, call("read", path=f"/src/m{k}.py")]),
+            T(3000),
+        ]
+    entries += [
+        A(blocks=[{"type": "text", "text": "writing"}, call("write", path="/src/out.py", content="x")])
+    ]
+    entries += [T("written"), A("done")]
+    path.write_bytes(to_bytes(chain(*entries)))
+    return path
+
+
+def _lines(stderr: bytes) -> list[str]:
+    return stderr.decode().splitlines()
+
+
+def test_dry_run_prints_the_preview_and_writes_nothing(tmp_path: Path) -> None:
+    session = _split_turn_session(tmp_path / "s.jsonl")
+    before = session.read_bytes()
+    args = ("compact", str(session), "--dry-run", "--keep-recent", "2000", "--provider", "offline")
+    human = run_cli(*args)
+    assert human.returncode == 0, human.stderr
+    as_json = run_cli(*args, "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    assert session.read_bytes() == before
+
+    preview = json.loads(as_json.stdout)["preview"]
+    assert json.loads(as_json.stdout)["entry"] is None
+    err = _lines(human.stderr)
+    kept = preview["firstKeptEntryId"]
+    assert f"cut: keep from entry {kept} — automatic cut (keepRecentTokens)" in err
+    assert preview["cutReason"] and all(f"  {line}" in err for line in preview["cutReason"])
+    assert any(line.startswith("  walking back from the newest entry") for line in err)
+    assert preview["isSplitTurn"] is True and preview["turnStartEntryId"] == "e2"
+    assert (
+        f"split turn: yes — the turn started at entry e2; its prefix of {preview['turnPrefixMessagesCount']} "
+        "message(s) is summarised separately"
+    ) in err
+    assert f"summarised: {preview['messagesToSummarizeCount']} message(s)" in err
+    assert "summary by: offline" in err
+    assert preview["readFiles"] and f"read files: {', '.join(preview['readFiles'])}" in err
+    assert "/src/m0.py" in preview["readFiles"]
+    assert f"modified files: {', '.join(preview['modifiedFiles']) or '(none)'}" in err
+    assert f"tokens: {preview['tokensBefore']} before → ~{preview['estimatedTokensAfter']} after" in err
+    assert "dry run: nothing written" in err
+    # the summary alone on stdout, as the JSON has it (ready for --summary-file)
+    assert human.stdout.decode() == preview["summary"] + "\n"
+    assert "<read-files>" in preview["summary"]
+
+
+def test_dry_run_names_a_manual_cut(tmp_path: Path) -> None:
+    session = _split_turn_session(tmp_path / "s.jsonl")
+    before = session.read_bytes()
+    r = run_cli(
+        "compact", str(session), "--dry-run", "--cut", "e2", "--keep-recent", "2000", "--provider", "offline"
+    )
+    assert r.returncode == 0, r.stderr
+    err = _lines(r.stderr)
+    assert "cut: keep from entry e2 — manual cut" in err
+    assert "  manual cut (--cut) at e2: user message: valid cut point" in err
+    assert "split turn: no" in err
+    assert session.read_bytes() == before

@@ -1,0 +1,38 @@
+"""Issue 7 #3: the light commands do not pay for the HTTP stack."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.cli_support import SRC
+from tests.core.util import A, U, chain, to_bytes
+
+PROBE = """
+import sys
+from session_studio.cli import main
+code = main(sys.argv[1:])
+heavy = sorted(m for m in ("httpx", "httpcore", "PySide6") if m in sys.modules)
+print("HEAVY:" + ",".join(heavy))
+sys.exit(code)
+"""
+
+
+def _run(*args: str) -> str:
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        capture_output=True,
+        env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
+        timeout=60,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr.decode()
+    return r.stdout.decode().strip().splitlines()[-1]
+
+
+def test_label_and_rename_do_not_import_httpx(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(to_bytes(chain(U("hi"), A("ok"))))
+    assert _run("label", str(path), "e1", "checkpoint") == "HEAVY:"
+    assert _run("rename", str(path), "a name") == "HEAVY:"

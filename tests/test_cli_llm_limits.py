@@ -1,0 +1,198 @@
+"""Issue 12 #6 / issue 9 #20: no server can keep an LLM call running: deadline, idle timeout, size caps,
+cancellation, for both API kinds and whichever way the provider was configured."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from session_studio.llm import (
+    AnthropicSummarizer,
+    CancelToken,
+    LlmCancelledError,
+    LlmResponseTooLargeError,
+    LlmTimeoutError,
+    OpenAICompatibleSummarizer,
+    SummaryRequest,
+)
+from session_studio.llm.base import RequestLimits
+from tests.cli_support import LlmServer, llm_server, run_cli
+from tests.core.util import A, T, U, chain, to_bytes
+
+REQUEST = SummaryRequest("history", "system", "prompt", 100, None)
+
+
+def _session(tmp_path: Path) -> Path:
+    path = tmp_path / "s.jsonl"
+    entries = []
+    for _ in range(6):
+        entries += [U(800), A(800), T(800)]
+    path.write_bytes(to_bytes(chain(*entries)))
+    return path
+
+
+def _summarizer(
+    kind: str, srv: LlmServer, limits: RequestLimits
+) -> OpenAICompatibleSummarizer | AnthropicSummarizer:
+    if kind == "openai":
+        return OpenAICompatibleSummarizer(srv.openai_url, "m", None, limits=limits, max_retries=0)
+    return AnthropicSummarizer(srv.anthropic_url, "m", "sk-test-key-123456", limits=limits, max_retries=0)
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_trickling_server_meets_the_deadline(kind: str) -> None:
+    with llm_server("trickle") as srv, _summarizer(kind, srv, RequestLimits(deadline_s=1.0)) as s:
+        start = time.monotonic()
+        with pytest.raises(LlmTimeoutError, match="deadline"):
+            s.summarize(REQUEST)
+        assert time.monotonic() - start < 2.0
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_an_endless_stream_meets_the_deadline_or_the_length_cap(kind: str) -> None:
+    with llm_server("endless") as srv:
+        with _summarizer(kind, srv, RequestLimits(deadline_s=1.0)) as s:
+            start = time.monotonic()
+            with pytest.raises(LlmTimeoutError, match="deadline"):
+                s.summarize(REQUEST)
+            assert time.monotonic() - start < 2.0
+        with (
+            _summarizer(kind, srv, RequestLimits(max_summary_chars=20_000)) as s,
+            pytest.raises(LlmResponseTooLargeError, match="20,000 characters"),
+        ):
+            s.summarize(REQUEST)
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_huge_answer_is_cut_at_the_byte_cap(kind: str) -> None:
+    with llm_server("huge") as srv, _summarizer(kind, srv, RequestLimits(max_response_bytes=4 << 20)) as s:
+        start = time.monotonic()
+        with pytest.raises(LlmResponseTooLargeError, match="4,194,304 bytes"):
+            s.summarize(REQUEST)
+        assert time.monotonic() - start < 3.0
+
+
+def test_a_silent_server_meets_the_idle_timeout() -> None:
+    limits = RequestLimits(idle_timeout_s=0.5, deadline_s=30)
+    with llm_server("silent") as srv, _summarizer("openai", srv, limits) as s:
+        start = time.monotonic()
+        with pytest.raises(LlmTimeoutError, match=r"stalled for 0\.5 s") as info:
+            s.summarize(REQUEST)
+        assert time.monotonic() - start < 2.0
+        assert "sent nothing for 0.5 s" in info.value.user_message
+
+
+@pytest.mark.parametrize("mode", ["trickle", "silent", "endless"])
+def test_cancel_works_at_any_moment(mode: str) -> None:
+    with llm_server(mode) as srv, _summarizer("openai", srv, RequestLimits()) as s:
+        token = CancelToken()
+        timer = threading.Timer(0.4, token.cancel)
+        timer.start()
+        start = time.monotonic()
+        with pytest.raises(LlmCancelledError):
+            s.summarize(REQUEST, cancel=token)
+        assert time.monotonic() - start < 1.5
+        timer.join()
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_compact_ends_with_a_clear_error_and_writes_nothing(tmp_path: Path, provider: str) -> None:
+    session = _session(tmp_path)
+    before = session.read_bytes()
+    with llm_server("trickle") as srv:
+        url = srv.openai_url if provider == "openai" else srv.anthropic_url
+        start = time.monotonic()
+        r = run_cli(
+            "compact",
+            str(session),
+            "--keep-recent",
+            "600",
+            "--yes",
+            "--provider",
+            provider,
+            "--base-url",
+            url,
+            "--model",
+            "m",
+            "--api-key-env",
+            "MY_KEY",
+            "--timeout",
+            "2",
+            env={"MY_KEY": "sk-test-key-123456", "PATH": "/usr/bin:/bin"},
+            timeout=30,
+        )
+        elapsed = time.monotonic() - start
+    err = r.stderr.decode()
+    assert r.returncode == 1, err
+    assert "within 2 s (the overall deadline)" in err and "nothing was written" in err
+    assert "Traceback" not in err
+    assert elapsed < 8
+    assert session.read_bytes() == before
+
+
+def test_compact_caps_a_huge_answer(tmp_path: Path) -> None:
+    session = _session(tmp_path)
+    before = session.read_bytes()
+    with llm_server("huge") as srv:
+        r = run_cli(
+            "compact",
+            str(session),
+            "--keep-recent",
+            "600",
+            "--yes",
+            "--provider",
+            "openai",
+            "--base-url",
+            srv.openai_url,
+            "--model",
+            "m",
+            "--timeout",
+            "60",
+            env={"PATH": "/usr/bin:/bin"},
+            timeout=60,
+        )
+    err = r.stderr.decode()
+    assert r.returncode == 1, err
+    assert "67,108,864 bytes" in err and "nothing was written" in err
+    assert session.read_bytes() == before
+
+
+def test_timeout_applies_when_the_provider_comes_from_pi_settings(tmp_path: Path) -> None:
+    session = _session(tmp_path)
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"defaultProvider": "local", "defaultModel": "m"}))
+    with llm_server("trickle") as srv:
+        (agent / "models.json").write_text(
+            json.dumps(
+                {
+                    "providers": {
+                        "local": {
+                            "baseUrl": srv.openai_url,
+                            "api": "openai-completions",
+                            "models": [{"id": "m"}],
+                        }
+                    }
+                }
+            )
+        )
+        start = time.monotonic()
+        r = run_cli(
+            "compact",
+            str(session),
+            "--dry-run",
+            "--keep-recent",
+            "600",
+            "--timeout",
+            "1.5",
+            env={"PI_CODING_AGENT_DIR": str(agent), "PATH": "/usr/bin:/bin"},
+            timeout=30,
+        )
+        elapsed = time.monotonic() - start
+    assert srv.requests, "the provider from pi's settings was not used"
+    assert r.returncode == 1 and "within 1.5 s" in r.stderr.decode()
+    assert elapsed < 8
