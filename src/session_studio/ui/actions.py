@@ -147,6 +147,7 @@ class SummarizeParams:
     config: ProviderConfig | None
     model: Any = None
     thinking_level: Any = None
+    plan_key: Any = None  # the PlanKey of the plan shown: the engine refuses to draft another one
 
 
 def summarize_job(
@@ -173,6 +174,7 @@ def summarize_job(
         keep_recent_tokens=p.keep,
         reserve_tokens=p.reserve,
         cut_entry_id=p.cut_entry_id,
+        plan_key=p.plan_key,
         model_max_tokens=max_out,
         model_reasoning=reasoning,
         thinking_level=p.thinking_level if isinstance(p.thinking_level, str) else None,

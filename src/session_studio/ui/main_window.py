@@ -833,6 +833,7 @@ class MainWindow(QMainWindow):
             config=self.custom_provider_config() if provider == "custom" else None,  # type: ignore[arg-type]
             model=ctx.model if ctx else None,
             thinking_level=ctx.thinking_level if ctx else None,
+            plan_key=st.key,
         )
         self.preview.set_running(True)
         self.settings.set_provider(provider)
