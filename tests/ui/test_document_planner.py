@@ -134,3 +134,15 @@ def test_manual_cut_after_metadata_is_the_engines_cut(qtbot: Any, runner: Any, t
     prep = d.preparation
     assert (len(prep.messages_to_summarize), len(prep.turn_prefix_messages)) == (2, 2)
     assert "Split turn" in explain_cut(d.state)
+
+
+def test_slider_drag_is_debounced_to_one_plan(qtbot: Any) -> None:
+    p = PlannerPanel()
+    qtbot.addWidget(p)
+    sent: list[tuple[Any, Any, Any]] = []
+    p.params_changed.connect(lambda *a: sent.append(a))
+    for v in range(1000, 6000, 500):  # a drag: one value per step
+        p.keep.slider.setValue(v)
+    assert sent == []
+    qtbot.waitUntil(lambda: len(sent) == 1, timeout=1000)
+    assert sent == [(5500, None, None)]

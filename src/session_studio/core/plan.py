@@ -170,6 +170,14 @@ class PlanState:
     marks: Mapping[int, str] = field(default_factory=dict)
     key: PlanKey | None = None
     session: Session | None = None
+    #: index into item_tokens of the first kept context item / of the split turn's start (None: none)
+    first_kept_item: int | None = None
+    turn_start_item: int | None = None
+    budget_item: int | None = None  # index into item_tokens where keepRecentTokens was reached
+    #: record → path position (shared by every plan of the path)
+    positions: Mapping[int, int] = field(default_factory=dict)
+    #: [0, t0, t0+t1, …] over item_tokens (shared by every plan of the path)
+    item_cum: list[float] = field(default_factory=list)
 
     @property
     def keep(self) -> int:
@@ -205,6 +213,13 @@ class PlanState:
     def should_compact(self) -> bool:
         """pi's shouldCompact (window − reserve) on the context tokens pi computes."""
         return should_compact(self.context_tokens, self.window, self.reserve)
+
+    @property
+    def kept_tokens(self) -> float:
+        """Estimated tokens of the context items kept verbatim (from the first kept entry on)."""
+        if self.first_kept_item is None or not self.item_cum:
+            return 0.0
+        return self.item_cum[-1] - self.item_cum[min(self.first_kept_item, len(self.item_cum) - 1)]
 
     def mark_reason(self, record: int) -> str:
         """Why an entry is (not) a cut point, for the hover text."""
@@ -246,7 +261,9 @@ class PathPlanner:
         self.tokens: ContextTokens | None = None
         self.item_tokens: list[ItemTokens] = []
         self._item_positions: list[int] = []  # path position of each context item
+        self._item_cum: list[float] = [0.0]
         path = self.path
+        self.positions: dict[int, int] = {r: k for k, r in enumerate(path)}
         try:
             self.context = build_session_context(session, path=path) if path else None
         except JsTypeError as e:
@@ -286,7 +303,7 @@ class PathPlanner:
 
     def _build_items(self, ctx: SessionContext) -> None:
         recs = self.session.records
-        position = {r: k for k, r in enumerate(self.path)}
+        position = self.positions
         items: list[ItemTokens] = []
         positions: list[int] = []
         for it, t in zip(ctx.items, ctx.message_tokens(), strict=True):
@@ -297,6 +314,10 @@ class PathPlanner:
             positions.append(-1 if it.kind == "compactionSummary" else position.get(it.record, -1))
         self.item_tokens = items
         self._item_positions = positions
+        cum = [0.0]
+        for _, _, t in items:
+            cum.append(cum[-1] + t)
+        self._item_cum = cum
 
     def key(self, params: PlanParams) -> PlanKey:
         s = self.session
@@ -330,6 +351,8 @@ class PathPlanner:
         quirks: list[Quirk] = []
         nothing = True
         after: list[ItemTokens] = []
+        first_item: int | None = None
+        turn_item: int | None = None
         pl = self.plan_
         if pl is not None and err is None:
             planner = pl.planner
@@ -343,6 +366,9 @@ class PathPlanner:
                 err = f"pi would throw finding the cut point: {e}"
             if cut is not None:
                 fk = cut.first_kept_index
+                first_item = bisect.bisect_left(self._item_positions, fk)
+                if cut.is_split_turn and cut.turn_start_index >= 0:
+                    turn_item = bisect.bisect_left(self._item_positions, cut.turn_start_index)
                 if cut.is_split_turn and cut.turn_start_index >= 0:
                     for pos in range(cut.turn_start_index, min(fk, len(path))):
                         overlay[path[pos]] = "prefix"
@@ -356,9 +382,8 @@ class PathPlanner:
                         if params.summary_tokens is not None
                         else float(SUMMARY_PLACEHOLDER_TOKENS)
                     )
-                    after.append((-1, "compactionSummary", float(summ)))
-                    start = bisect.bisect_left(self._item_positions, fk)
-                    after.extend(t for t in self.item_tokens[start:] if t[1] != "compactionSummary")
+                    # a previous compaction's summary item has position -1, so it is never in this slice
+                    after = [(-1, "compactionSummary", float(summ)), *self.item_tokens[first_item:]]
         if params.context_window <= 0:
             quirks.append(
                 Quirk(
@@ -383,6 +408,11 @@ class PathPlanner:
             PlanMarks(self.base_marks, overlay),
             self.key(params) if path else None,
             self.session,
+            first_item,
+            turn_item,
+            bisect.bisect_left(self._item_positions, budget) if budget is not None else None,
+            self.positions,
+            self._item_cum,
         )
 
     def _analyse(self, cut: CutPoint, budget: int | None) -> tuple[bool, list[Quirk]]:

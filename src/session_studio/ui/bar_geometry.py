@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Span", "bar_spans", "span_at", "tile", "token_x"]
+__all__ = ["Span", "bar_spans", "cumulative", "fill_tokens", "pixel_spans", "span_at", "tile", "token_x"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +22,8 @@ class Span:
     w: int
     start: float  # tokens before this segment
     tokens: float
+    item: int = -1  # index of the context item (-1 for synthetic segments)
+    estimated: bool = False  # counted by the chars/4 estimate only (after pi's last valid usage)
 
 
 def _clean(t: float) -> float:
@@ -89,3 +91,88 @@ def span_at(spans: Sequence[Span], x: float, xs: Sequence[int] | None = None) ->
         return None
     s = spans[k]
     return s if s.x <= x < s.x + s.w else None
+
+
+def fill_tokens(estimates: Sequence[float], last_usage_index: int | None, usage_tokens: float) -> list[float]:
+    """Per-item tokens adding up to pi's context count (estimateContextTokens).
+
+    pi counts the provider-reported usage of the last assistant message with valid usage for
+    everything up to it, plus the chars/4 estimate of the messages after it. The usage total is
+    shared among the items it covers in proportion to their estimates; later items keep theirs.
+    """
+    est = [_clean(t) for t in estimates]
+    if last_usage_index is None or not 0 <= last_usage_index < len(est):
+        return est
+    usage = _clean(usage_tokens)
+    covered = est[: last_usage_index + 1]
+    total = sum(covered)
+    if total > 0:
+        f = usage / total
+        head = [t * f for t in covered]
+    else:  # nothing estimated before the usage: put it all on the message that reported it
+        head = [0.0] * last_usage_index + [usage]
+    return head + est[last_usage_index + 1 :]
+
+
+def cumulative(tokens: Sequence[float]) -> list[float]:
+    """[0, t0, t0+t1, …]: the token position where each item starts (and the total at the end)."""
+    out = [0.0]
+    acc = 0.0
+    for t in tokens:
+        acc += _clean(t)
+        out.append(acc)
+    return out
+
+
+def pixel_spans(
+    keys: Sequence[int],
+    kinds: Sequence[str],
+    cum: Sequence[float],
+    scale: float,
+    width: int,
+    x0: int = 0,
+    *,
+    first: int = 0,
+    offset: float = 0.0,
+    estimated_from: int | None = None,
+) -> list[Span]:
+    """Spans of items ``first…`` placed from token ``offset`` on, one per run of pixel columns.
+
+    Each pixel column shows the item at its left edge, so the work is O(width · log items) and the
+    result has at most ``width`` spans, whatever the number of items (items thinner than a pixel
+    between two columns are not drawn; hovering finds the one under the column). ``cum`` is
+    :func:`cumulative` of all items; items from ``estimated_from`` on are marked estimated.
+    """
+    n = len(cum) - 1
+    if n <= first or scale <= 0 or width <= 0:
+        return []
+    base = cum[first] - offset  # token position t on the bar ↔ cum value t + base
+    end_tokens = cum[n] - base
+    px_from = round(width * min(max(offset, 0.0), scale) / scale)
+    px_to = round(width * min(end_tokens, scale) / scale)
+    out: list[Span] = []
+    j_prev = -1
+    run_start = px_from
+    for px in range(px_from, px_to + 1):
+        if px < px_to:
+            t = (px + 0.5) * scale / width + base  # the token under the column's centre
+            j = min(n - 1, max(first, bisect.bisect_right(cum, t) - 1))
+        else:
+            j = -2  # close the last run
+        if j != j_prev:
+            if j_prev >= 0:
+                out.append(
+                    Span(
+                        keys[j_prev],
+                        kinds[j_prev],
+                        x0 + run_start,
+                        px - run_start,
+                        cum[j_prev] - base,
+                        cum[j_prev + 1] - cum[j_prev],
+                        j_prev,
+                        estimated_from is not None and j_prev >= estimated_from,
+                    )
+                )
+            j_prev = j
+            run_start = px
+    return out

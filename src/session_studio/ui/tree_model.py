@@ -14,6 +14,7 @@ or the selection opens cost anything. A block's ``internalId`` is
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QRect, Qt, Signal
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
 from session_studio.core.cut_points import cut_point_reason
 from session_studio.core.jsvalue import JsTypeError
+from session_studio.core.plan import PlanMarks
 from session_studio.core.session import Session
 
 from .outline import ROOT, Outline, build_outline, preview_text
@@ -83,7 +85,7 @@ class SessionTreeModel(QAbstractItemModel):
         self._italic = QFont()
         self._italic.setItalic(True)
         self._fresh = True  # reset since the last marks: nothing was painted with marks yet
-        self.marks: dict[int, str] = {}
+        self.marks: Mapping[int, str] = {}
         self._preview: dict[int, str] = {}
         self._bold = QFont()
         self._bold.setBold(True)
@@ -190,7 +192,7 @@ class SessionTreeModel(QAbstractItemModel):
 
         return build_outline(self.session, self.mode, match, active_path)
 
-    def set_marks(self, marks: dict[int, str]) -> None:
+    def set_marks(self, marks: Mapping[int, str]) -> None:
         old = self.marks
         self.marks = marks
         fresh, self._fresh = self._fresh, False
@@ -206,7 +208,10 @@ class SessionTreeModel(QAbstractItemModel):
         group_of, row_of = self.outline.group_of, self.outline.row_of
         chunked, crows = self._chunked, self.chunk_rows
         n = 0
-        for k in old.keys() | marks.keys():
+        # a plan's marks share the path's valid/invalid marks with the previous plan: only the cut
+        # marks can differ, so a slider step looks at a handful of records, not the whole path
+        candidates = marks.changed_since(old) if isinstance(marks, PlanMarks) else None
+        for k in candidates if candidates is not None else old.keys() | marks.keys():
             if old.get(k) == marks.get(k):
                 continue
             g = group_of.get(k)
@@ -394,9 +399,7 @@ class SessionTreeModel(QAbstractItemModel):
         mark = self.marks.get(i, "")
         if role == R.BackgroundRole:
             if mark == "cut":
-                c = th.cut
-                c.setAlpha(55)
-                return c
+                return th.cut_bg
             if mark in ("prefix", "turn_start"):
                 return th.prefix
             if i in self.outline.active:
@@ -497,6 +500,8 @@ class BranchDelegate(QStyledItemDelegate):
             painter.restore()
             opt.rect = QRect(r.left() + GUTTER, r.top(), r.width() - GUTTER, r.height())
             super().paint(painter, opt, index)
+        if index.column() == 1 and mark in ("valid", "invalid", "cut", "turn_start", "prefix"):
+            _paint_cut_gutter(painter, option.rect, mark)
         if index.column() == 0 and mark == "cut":
             th = current_theme()
             painter.save()
@@ -513,3 +518,23 @@ class BranchDelegate(QStyledItemDelegate):
                 option.rect.left(), option.rect.top() + 1, option.rect.right(), option.rect.top() + 1
             )
             painter.restore()
+
+
+def _paint_cut_gutter(painter: QPainter, r: QRect, mark: str) -> None:
+    """A mark at the left of the tokens column: a filled dot where the user may cut (valid cut
+    point, or the cut itself), a small ring where pi never cuts. The reason is the row's tooltip."""
+    th = current_theme()
+    d = 6
+    x, y = r.left() + 3, r.center().y() - d // 2
+    painter.save()
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    if mark == "invalid" or mark == "prefix":
+        painter.setPen(QPen(th.muted, 1))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawEllipse(QRect(x + 1, y + 1, d - 2, d - 2))
+    else:
+        colour = th.cut if mark == "cut" else th.turn_start if mark == "turn_start" else th.valid_cut
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(colour)
+        painter.drawEllipse(QRect(x, y, d, d))
+    painter.restore()
