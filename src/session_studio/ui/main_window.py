@@ -683,11 +683,13 @@ class MainWindow(QMainWindow):
                     self.tree.expand(b)
 
     def _apply_filter(self) -> None:
-        sel = self.doc.selected
-        self.tree_model.set_filter(self.filter_combo.currentData(), self.search.text())
-        self._expand()
-        self._reselect(sel)
-        self._update_count()
+        def shown() -> None:
+            self._expand()
+            self._reselect(self.doc.selected)
+            self._update_count()
+
+        # built in a worker and swapped in: typing never freezes the window on a big session
+        self.tree_model.filter_async(self.runner, self.filter_combo.currentData(), self.search.text(), shown)
 
     def _update_count(self) -> None:
         s = self.doc.session

@@ -14,7 +14,7 @@ or the selection opens cost anything. A block's ``internalId`` is
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QRect, Qt, Signal
@@ -28,6 +28,7 @@ from session_studio.core.session import Session
 
 from .outline import ROOT, Outline, build_outline, preview_text
 from .roles import Roles
+from .tasks import TaskRunner
 from .theme import current_theme, entry_icon, kind_of
 
 __all__ = ["CHUNK_BASE", "GUTTER", "BranchDelegate", "SessionTreeModel"]
@@ -91,6 +92,9 @@ class SessionTreeModel(QAbstractItemModel):
         self._bold.setBold(True)
         self.mode = "default"
         self.query = ""
+        #: lowercased search text per record (preview, id), built once per session off the GUI thread
+        self._search_texts: list[str] | None = None
+        self._filter_serial = 0
 
     @property
     def outline(self) -> Outline:
@@ -156,6 +160,8 @@ class SessionTreeModel(QAbstractItemModel):
     ) -> None:
         """Show ``session``; ``outline`` is a default-filter outline built in a worker (used if it fits)."""
         self.beginResetModel()
+        if session is not self.session:
+            self._search_texts = None
         self.session = session
         self._preview.clear()
         self.marks = {}
@@ -176,21 +182,50 @@ class SessionTreeModel(QAbstractItemModel):
         self.endResetModel()
 
     def set_filter(self, mode: str, query: str) -> None:
+        self._filter_serial += 1  # an outline still being built in a worker is now stale
         self.mode, self.query = mode, query.strip().lower()
         self.rebuild()
 
     def _build(self, active_path: list[int] | None) -> Outline:
         assert self.session is not None
-        match = None
+        texts = None
         if self.query:
-            q = self.query
-            s = self.session
+            texts = self._search_texts = extend_search_texts(self.session, self._search_texts, self.preview)
+        return filtered_outline(self.session, self.mode, self.query, active_path, texts)
 
-            def match(i: int) -> bool:
-                lab = s.label_of(s.records[i].id) or ""
-                return q in self.preview(i).lower() or q in lab.lower() or q == str(s.records[i].id).lower()
+    def filter_async(self, runner: TaskRunner, mode: str, query: str, on_done: Callable[[], None]) -> None:
+        """Filter/search off the GUI thread: the outline (and the search text of new entries) is
+        built in a worker and swapped in when ready; a newer request supersedes an older one."""
+        s = self.session
+        if s is None or runner.synchronous:
+            self.set_filter(mode, query)
+            on_done()
+            return
+        query = query.strip().lower()
+        self._filter_serial += 1
+        serial = self._filter_serial
+        active = sorted(self.outline.active)
+        texts = self._search_texts
 
-        return build_outline(self.session, self.mode, match, active_path)
+        def work() -> tuple[Outline, list[str] | None]:
+            new_texts = extend_search_texts(s, texts, lambda i: preview_text(s.value(i))) if query else texts
+            return filtered_outline(s, mode, query, active, new_texts), new_texts
+
+        def done(result: tuple[Outline, list[str] | None]) -> None:
+            if serial != self._filter_serial or s is not self.session:
+                return  # superseded by a newer search, or another session was opened
+            outline, new_texts = result
+            if new_texts is not None and (
+                self._search_texts is None or len(new_texts) > len(self._search_texts)
+            ):
+                self._search_texts = new_texts
+            self.mode, self.query = mode, query
+            self.beginResetModel()
+            self.outline = outline
+            self.endResetModel()
+            on_done()
+
+        runner.op(work).on_success(done).start()
 
     def set_marks(self, marks: Mapping[int, str]) -> None:
         old = self.marks
@@ -460,6 +495,39 @@ class SessionTreeModel(QAbstractItemModel):
         if role == Roles.RECORD:
             return -1
         return None
+
+
+def extend_search_texts(
+    session: Session, texts: list[str] | None, preview: Callable[[int], str]
+) -> list[str]:
+    """The search text of every record (its lowercased preview); only new records are read."""
+    out = list(texts) if texts is not None else []
+    for i in range(len(out), len(session.records)):
+        try:
+            text = preview(i)
+        except Exception as e:  # an unreadable value is still findable by its id
+            text = f"(unreadable: {e})"
+        out.append(text.lower())
+    return out
+
+
+def filtered_outline(
+    session: Session, mode: str, query: str, active_path: list[int] | None, texts: list[str] | None
+) -> Outline:
+    """The outline for a filter mode and a (lowercased) search query, matched on ``texts``."""
+    match = None
+    if query and texts is not None:
+        q = query
+
+        records = session.records
+
+        def match(i: int) -> bool:
+            if i < len(texts) and q in texts[i]:
+                return True
+            rid = records[i].id
+            return q == str(rid).lower() or q in (session.label_of(rid) or "").lower()
+
+    return build_outline(session, mode, match, active_path)
 
 
 class BranchDelegate(QStyledItemDelegate):
