@@ -135,3 +135,25 @@ def test_theme_colours_cannot_be_changed_by_a_caller() -> None:
     c.setAlpha(55)
     assert th.cut.alpha() == 255
     assert th.cut_bg.alpha() == 55
+
+
+def test_pixel_spans_are_bounded_by_the_width_and_fill_is_pis_count() -> None:
+    """The bar's work does not grow with the session: at most one span per pixel column."""
+    from session_studio.ui.bar_geometry import cumulative, fill_tokens, pixel_spans
+
+    n = 100_000
+    est = [float(10 + (k % 7)) for k in range(n)]
+    fill = fill_tokens(est, 59_999, 500_000.0)
+    assert abs(sum(fill[:60_000]) - 500_000.0) < 1e-3 and fill[60_000:] == est[60_000:]
+    cum = cumulative(fill)
+    keys, kinds = list(range(n)), ["user"] * n
+    spans = pixel_spans(keys, kinds, cum, cum[-1], 800, 10, estimated_from=60_000)
+    assert 0 < len(spans) <= 800
+    assert spans[0].x == 10 and spans[-1].x + spans[-1].w == 810
+    for a, b in itertools.pairwise(spans):
+        assert a.x + a.w == b.x and a.item < b.item
+    assert all(s.estimated == (s.item >= 60_000) for s in spans)
+    scale = (cum[-1] - cum[90_000]) * 2
+    tail = pixel_spans(keys, kinds, cum, scale, 800, 10, first=90_000, offset=scale / 4)
+    assert tail[0].x == 10 + 200 and tail[0].item >= 90_000
+    assert tail[-1].x + tail[-1].w == 10 + 200 + 400 and tail[-1].item > n - 400

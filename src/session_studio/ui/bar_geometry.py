@@ -150,29 +150,20 @@ def pixel_spans(
     end_tokens = cum[n] - base
     px_from = round(width * min(max(offset, 0.0), scale) / scale)
     px_to = round(width * min(end_tokens, scale) / scale)
+    per_px = scale / width
+    est_from = n if estimated_from is None else estimated_from
+    bisect_right = bisect.bisect_right
     out: list[Span] = []
-    j_prev = -1
-    run_start = px_from
-    for px in range(px_from, px_to + 1):
-        if px < px_to:
-            t = (px + 0.5) * scale / width + base  # the token under the column's centre
-            j = min(n - 1, max(first, bisect.bisect_right(cum, t) - 1))
-        else:
-            j = -2  # close the last run
-        if j != j_prev:
-            if j_prev >= 0:
-                out.append(
-                    Span(
-                        keys[j_prev],
-                        kinds[j_prev],
-                        x0 + run_start,
-                        px - run_start,
-                        cum[j_prev] - base,
-                        cum[j_prev + 1] - cum[j_prev],
-                        j_prev,
-                        estimated_from is not None and j_prev >= estimated_from,
-                    )
-                )
-            j_prev = j
-            run_start = px
+    px = px_from
+    while px < px_to:
+        # the item under this column's centre, then jump to the first column past its end
+        j = bisect_right(cum, (px + 0.5) * per_px + base, first, n + 1) - 1
+        if j >= n:
+            j = n - 1
+        nxt = math.ceil((cum[j + 1] - base) / per_px - 0.5)
+        nxt = min(px_to, nxt if nxt > px else px + 1)
+        out.append(
+            Span(keys[j], kinds[j], x0 + px, nxt - px, cum[j] - base, cum[j + 1] - cum[j], j, j >= est_from)
+        )
+        px = nxt
     return out

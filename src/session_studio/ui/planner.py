@@ -18,7 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .document import PlanState
+from session_studio.core.plan import PlanState, Quirk
+
 from .theme import current_theme
 
 __all__ = ["PlannerPanel", "TokenSlider"]
@@ -260,6 +261,23 @@ class PlannerPanel(QWidget):
         self._set_quirks(st.quirks)
 
     def _set_quirks(self, quirks: list) -> None:  # type: ignore[type-arg]
+        shown = (current_theme().name, tuple(quirks))
+        if shown == getattr(self, "_shown_quirks", None) and self.quirk_layout.count():
+            return  # same quirks as the last plan: no new labels, no relayout of the window
+        previous = getattr(self, "_shown_quirks", None)
+        self._shown_quirks = shown
+        labels = [self.quirk_layout.itemAt(k).widget() for k in range(self.quirk_layout.count())]
+        if (
+            quirks
+            and previous is not None
+            and previous[0] == shown[0]
+            and [q.code for q in previous[1]] == [q.code for q in quirks]
+            and all(isinstance(lab, QLabel) for lab in labels)
+        ):
+            # the same quirks with other numbers (a slider step): new text in the same labels
+            for lab, q in zip(labels, quirks, strict=True):
+                lab.setText(_quirk_html(q))  # type: ignore[union-attr]
+            return
         while self.quirk_layout.count():
             item = self.quirk_layout.takeAt(0)
             if item.widget():
@@ -271,12 +289,7 @@ class PlannerPanel(QWidget):
             self.quirk_layout.addWidget(lab)
             return
         for q in quirks:
-            ref = (
-                f"<br><span style='font-size:small; color:{th.muted.name()}'>spec §{html.escape(q.spec)}</span>"
-                if q.spec
-                else ""
-            )
-            lab = QLabel(f"<b>{html.escape(q.title)}</b><br>{html.escape(q.text)}{ref}")
+            lab = QLabel(_quirk_html(q))
             lab.setTextFormat(Qt.TextFormat.RichText)
             lab.setWordWrap(True)
             lab.setObjectName("quirk")
@@ -286,3 +299,13 @@ class PlannerPanel(QWidget):
                 f"border: 1px solid {th.grid.name()}; border-radius: 4px; padding: 6px 8px; }}"
             )
             self.quirk_layout.addWidget(lab)
+
+
+def _quirk_html(q: Quirk) -> str:
+    th = current_theme()
+    ref = (
+        f"<br><span style='font-size:small; color:{th.muted.name()}'>spec §{html.escape(q.spec)}</span>"
+        if q.spec
+        else ""
+    )
+    return f"<b>{html.escape(q.title)}</b><br>{html.escape(q.text)}{ref}"

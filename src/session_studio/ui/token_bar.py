@@ -10,7 +10,7 @@ the provider-usage mark, the chosen cut and the turn prefix of a split turn.
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QBrush, QFont, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from session_studio.core.plan import PlanState
@@ -46,6 +46,9 @@ class _Items:
         self.est_cum = cumulative(est)
         #: items from here on are counted by the estimate only (after the last valid usage)
         self.estimated_from = (last + 1) if last is not None else 0
+        self.now_key: tuple[float, int, int] | None = None
+        self.now: list[Span] = []
+        self.now_xs: list[int] = []
 
 
 class BarLayout:
@@ -85,18 +88,22 @@ class BarLayout:
         if state.after_tokens and fk is not None:
             self.after_total = summary + c.est_cum[-1] - c.est_cum[fk]
         self.scale = float(max(state.window, self.fill_total, self.after_total, state.context_tokens, 1))
-        self.now = pixel_spans(
-            c.keys, c.kinds, c.fill_cum, self.scale, self.w, self.x0, estimated_from=c.estimated_from
-        )
+        now_key = (self.scale, self.w, self.x0)
+        if c.now_key != now_key:  # the 'now' row depends on the path and the geometry only
+            c.now = pixel_spans(
+                c.keys, c.kinds, c.fill_cum, self.scale, self.w, self.x0, estimated_from=c.estimated_from
+            )
+            c.now_key = now_key
+            c.now_xs = [s.x for s in c.now]
+        self.now = c.now
         if state.after_tokens and fk is not None:
             sw = self.x(summary) - self.x0
             self.after = [Span(-1, "compactionSummary", self.x0, sw, 0.0, summary)]
             self.after += pixel_spans(
                 c.keys, c.kinds, c.est_cum, self.scale, self.w, self.x0, first=fk, offset=summary
             )
-        self.now_xs = [s.x for s in self.now]
+        self.now_xs = c.now_xs
         self.after_xs = [s.x for s in self.after]
-        self._now_items = [s.item for s in self.now]
 
     def x(self, tokens: float) -> int:
         return token_x(tokens, self.scale, self.w, self.x0)
@@ -186,6 +193,10 @@ class TokenBar(QWidget):
         self.selected = -1
         self.layout_ = BarLayout(None, self.width())
         self._legend_boxes: list[tuple[str, int, int]] = []
+        #: (spans, y, rects by colour, separators) of the last 'now' row drawn: reused while unchanged
+        self._rects_cache: tuple[list[Span], int, dict[tuple[str, int], list[QRect]], list[QRect]] | None = (
+            None
+        )
         self.setMouseTracking(True)
         self.setMinimumHeight(self.sizeHint().height())
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
@@ -329,7 +340,7 @@ class TokenBar(QWidget):
                 QRect(xt, y, max(0, xw - xt), h), QBrush(th.reserve.darker(110), Qt.BrushStyle.BDiagPattern)
             )
         # segments: the 'now' row adds up to pi's count (usage + estimated tail)
-        self._draw_spans(p, lay.now, lay.row_y, ROW_H)
+        self._draw_spans(p, lay.now, lay.row_y, ROW_H, reuse=True)
         self._draw_spans(p, lay.after, lay.after_y, AFTER_H)
         # prefix of a split turn + cut (context items by index: no search over the path)
         if st.turn_start_item is not None and st.first_kept_item is not None:
@@ -418,31 +429,46 @@ class TokenBar(QWidget):
             boxes.append((name, start, x))
         self._legend_boxes = boxes
 
-    def _draw_spans(self, p: QPainter, spans: list[Span], y: int, h: int) -> None:
+    def _draw_spans(self, p: QPainter, spans: list[Span], y: int, h: int, *, reuse: bool = False) -> None:
+        """Fill the spans: one drawRects call per colour and style (a row has ≤ width spans).
+        ``reuse``: the rectangles of the last call with these very spans are drawn again."""
         th = current_theme()
-        sel = None
-        last_kind = None
-        color = QColor()
-        for s in spans:
-            if s.w <= 0:
-                continue
-            if s.kind != last_kind:
-                color = th.role(s.kind)
-                last_kind = s.kind
-            if s.key < 0:
-                p.fillRect(QRect(s.x, y + 1, s.w, h - 2), QBrush(color, Qt.BrushStyle.Dense4Pattern))
-            elif s.estimated:  # counted by the chars/4 estimate only
-                p.fillRect(QRect(s.x, y + 1, s.w, h - 2), QBrush(color, Qt.BrushStyle.Dense3Pattern))
-            else:
-                p.fillRect(QRect(s.x, y + 1, s.w, h - 2), color)
-            if s.w >= 4:
-                p.fillRect(QRect(s.x + s.w - 1, y + 1, 1, h - 2), th.base)
-            if s.key == self.selected and s.key >= 0:
-                sel = s
+        cached = self._rects_cache
+        if reuse and cached is not None and cached[0] is spans and cached[1] == y:
+            groups, separators = cached[2], cached[3]  # the 'now' row of the same path and size
+        else:
+            groups, separators = _group_rects(spans, y, h)
+            if reuse:
+                self._rects_cache = (spans, y, groups, separators)
+        p.save()
+        p.setPen(Qt.PenStyle.NoPen)
+        patterns = (Qt.BrushStyle.SolidPattern, Qt.BrushStyle.Dense3Pattern, Qt.BrushStyle.Dense4Pattern)
+        for (kind, style), rects in groups.items():
+            p.setBrush(QBrush(th.role(kind), patterns[style]))
+            p.drawRects(rects)
+        if separators:
+            p.setBrush(th.base)
+            p.drawRects(separators)
+        p.restore()
+        sel = next((s for s in spans if s.key == self.selected), None) if self.selected >= 0 else None
         if sel is not None:
             p.setPen(QPen(th.text, 2))
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawRect(QRect(sel.x, y, max(2, sel.w), h))
+
+
+def _group_rects(spans: list[Span], y: int, h: int) -> tuple[dict[tuple[str, int], list[QRect]], list[QRect]]:
+    """Rectangles per (kind, style: 0 solid, 1 estimated, 2 projected summary) and the separators."""
+    groups: dict[tuple[str, int], list[QRect]] = {}
+    separators: list[QRect] = []
+    for s in spans:
+        if s.w <= 0:
+            continue
+        style = 2 if s.key < 0 else 1 if s.estimated else 0
+        groups.setdefault((s.kind, style), []).append(QRect(s.x, y + 1, s.w, h - 2))
+        if s.w >= 4:  # a separator at the end of a segment wide enough to show one
+            separators.append(QRect(s.x + s.w - 1, y + 1, 1, h - 2))
+    return groups, separators
 
 
 _LEGEND_LABEL = {
