@@ -573,6 +573,7 @@ class MainWindow(QMainWindow):
         self.load_banner.hide()
         self.browser.set_recent(self.settings.add_recent(s.path))
         self.tree_model.set_session(s, res.path_indices, res.outline)
+        self.tree_model.prepare_search(self.runner)  # so that the first search is quick
         self._expand()
         self.inspector.set_session(s)
         self.banner.set_issues(s.issues, s.reset)

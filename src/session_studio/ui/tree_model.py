@@ -95,6 +95,9 @@ class SessionTreeModel(QAbstractItemModel):
         #: lowercased search text per record (preview, id), built once per session off the GUI thread
         self._search_texts: list[str] | None = None
         self._filter_serial = 0
+        self._filtering = False  # a filter build runs in a worker
+        self._indexing = False  # the search texts are being built in a worker
+        self._pending_filter: tuple[str, str, Callable[[], None]] | None = None
 
     @property
     def outline(self) -> Outline:
@@ -193,39 +196,75 @@ class SessionTreeModel(QAbstractItemModel):
             texts = self._search_texts = extend_search_texts(self.session, self._search_texts, self.preview)
         return filtered_outline(self.session, self.mode, self.query, active_path, texts)
 
+    def prepare_search(self, runner: TaskRunner) -> None:
+        """Build the search text of the loaded session in the background, before the first search."""
+        s = self.session
+        if s is None or runner.synchronous or self._search_texts is not None or self._indexing:
+            return
+        self._indexing = True
+
+        def work() -> list[str]:
+            return extend_search_texts(s, None, lambda i: preview_text(s.value(i)))
+
+        def done(texts: list[str]) -> None:
+            self._indexing = False
+            if s is self.session and (self._search_texts is None or len(texts) > len(self._search_texts)):
+                self._search_texts = texts
+            pending, self._pending_filter = self._pending_filter, None
+            if pending is not None:
+                self.filter_async(runner, *pending)
+
+        def failed(_e: BaseException, _tb: str) -> None:
+            self._indexing = False
+
+        runner.op(work).on_success(done).on_failure(failed).start()
+
     def filter_async(self, runner: TaskRunner, mode: str, query: str, on_done: Callable[[], None]) -> None:
         """Filter/search off the GUI thread: the outline (and the search text of new entries) is
-        built in a worker and swapped in when ready; a newer request supersedes an older one."""
+        built in a worker and swapped in when ready. One build runs at a time: requests made
+        meanwhile are merged into the latest, which runs when the current one ends."""
         s = self.session
         if s is None or runner.synchronous:
             self.set_filter(mode, query)
             on_done()
             return
-        query = query.strip().lower()
         self._filter_serial += 1
+        if self._filtering or (self._indexing and query.strip()):
+            self._pending_filter = (mode, query, on_done)  # superseded requests are never built
+            return
+        query = query.strip().lower()
         serial = self._filter_serial
         active = sorted(self.outline.active)
         texts = self._search_texts
+        self._filtering = True
 
         def work() -> tuple[Outline, list[str] | None]:
             new_texts = extend_search_texts(s, texts, lambda i: preview_text(s.value(i))) if query else texts
             return filtered_outline(s, mode, query, active, new_texts), new_texts
 
+        def next_pending() -> None:
+            self._filtering = False
+            pending, self._pending_filter = self._pending_filter, None
+            if pending is not None:
+                self.filter_async(runner, *pending)
+
         def done(result: tuple[Outline, list[str] | None]) -> None:
-            if serial != self._filter_serial or s is not self.session:
-                return  # superseded by a newer search, or another session was opened
             outline, new_texts = result
-            if new_texts is not None and (
-                self._search_texts is None or len(new_texts) > len(self._search_texts)
+            if (
+                s is self.session
+                and new_texts is not None
+                and (self._search_texts is None or len(new_texts) > len(self._search_texts))
             ):
                 self._search_texts = new_texts
-            self.mode, self.query = mode, query
-            self.beginResetModel()
-            self.outline = outline
-            self.endResetModel()
-            on_done()
+            if serial == self._filter_serial and s is self.session:
+                self.mode, self.query = mode, query
+                self.beginResetModel()
+                self.outline = outline
+                self.endResetModel()
+                on_done()
+            next_pending()
 
-        runner.op(work).on_success(done).start()
+        runner.op(work).on_success(done).on_failure(lambda _e, _tb: next_pending()).start()
 
     def set_marks(self, marks: Mapping[int, str]) -> None:
         old = self.marks
