@@ -189,3 +189,17 @@ def test_plan_equals_the_oracles_plan(oracle: Any, name: str, keep: int) -> None
             "turnPrefixMessages",
         ]:
             assert got[field] == want[field], field
+
+
+def test_why_this_cut_escapes_session_text(tmp_path: Path) -> None:
+    """One explanation, two renderings: the window's HTML escapes what comes from the file."""
+    from session_studio.ui.why import explain_cut
+
+    evil = {"type": "<img src=x onerror=alert(1)>", "note": "x"}
+    s = _write(tmp_path, U(400), A(400), U(400), A(400), evil, U(400), A(400))
+    planner = PathPlanner(s)
+    state = planner.plan(PlanParams(manual_cut=5))
+    html = explain_cut(state)
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    text = "\n".join(render_text(explain_plan(state)))
+    assert "<img src=x onerror=alert(1)>" in text  # the text rendering shows it as it is
