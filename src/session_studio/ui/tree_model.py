@@ -557,14 +557,18 @@ def filtered_outline(
     match = None
     if query and texts is not None:
         q = query
-
+        # the matching records as one set, found in bulk (text, exact id, label): the outline
+        # build then asks a set, not a function per entry
+        hits = {i for i, t in enumerate(texts) if q in t}
         records = session.records
-
-        def match(i: int) -> bool:
-            if i < len(texts) and q in texts[i]:
-                return True
-            rid = records[i].id
-            return q == str(rid).lower() or q in (session.label_of(rid) or "").lower()
+        by_id = session.by_id
+        for key, (label, _ts) in session.labels.items():
+            if isinstance(label, str) and q in label.lower():
+                rec = by_id.get(key)
+                if rec is not None:
+                    hits.add(rec)
+        hits.update(i for i, r in enumerate(records) if str(r.id).lower() == q)  # an exact id
+        match = hits.__contains__
 
     return build_outline(session, mode, match, active_path)
 
