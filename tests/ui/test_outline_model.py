@@ -175,3 +175,20 @@ def test_search_runs_off_the_gui_thread_and_swaps_in(qtbot, tmp_path: Path) -> N
     m.set_filter("all", "needle")
     assert [r for rows in m.outline.groups.values() for r in rows] == async_rows
     assert s.get_index("e0003") in async_rows
+
+
+def test_search_matches_text_labels_and_exact_ids(tmp_path: Path) -> None:
+    spec = [("user", 10), ("assistant", 10)] * 5 + [{"type": "label", "targetId": "e0003", "label": "Needle"}]
+    s = Session.open(write_session(tmp_path / "s.jsonl", spec))
+    m = SessionTreeModel()
+    m.set_session(s, s.path_indices(s.leaf_index()))
+
+    def shown() -> set[int]:
+        return {r for rows in m.outline.groups.values() for r in rows}
+
+    m.set_filter("all", "E0005")  # an exact id, any case
+    assert s.get_index("e0005") in shown() and s.get_index("e0004") not in shown()
+    m.set_filter("all", "needl")  # a label
+    assert s.get_index("e0003") in shown()
+    m.set_filter("all", "no such text anywhere")
+    assert shown() == set()
