@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from session_studio.core import Session
 from session_studio.core.explain import explain_plan, render_text
-from session_studio.core.jsvalue import UNDEFINED
+from session_studio.core.jsvalue import UNDEFINED, js_stringify
 from session_studio.core.plan import PathPlanner, PlanParams
 from session_studio.engine.compaction import PlanChangedError, draft_compaction
 from tests.core.util import A, T, U, chain, to_bytes
@@ -203,3 +204,54 @@ def test_why_this_cut_escapes_session_text(tmp_path: Path) -> None:
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     text = "\n".join(render_text(explain_plan(state)))
     assert "<img src=x onerror=alert(1)>" in text  # the text rendering shows it as it is
+
+
+@pytest.mark.oracle
+def test_manual_cuts_equal_pis_plan_when_pi_picks_that_candidate(oracle: Any, tmp_path: Path) -> None:
+    """A manual cut at cut point c is pi's plan for a keepRecentTokens whose candidate is c (pi's
+    backward scan and turn rule then apply to it): checked against the oracle for generated sessions,
+    preferring cut points right after metadata entries."""
+    from tests.conftest import generate
+
+    checked = meta_checked = 0
+    for path in generate(tmp_path / "gen", "--seed", "31", "--count", "3", "--size", "small"):
+        session = Session.open(str(path))
+        planner = PathPlanner(session)
+        pl = planner.plan_
+        if pl is None or not pl.planner.cut_points:
+            continue
+        recs = session.records
+        cps = pl.planner.cut_points
+        after_meta = [
+            c for c in cps if c > 0 and recs[planner.path[c - 1]].type not in ("message", "compaction")
+        ]
+        for c in (after_meta[-2:] or []) + cps[len(cps) // 2 : len(cps) // 2 + 1]:
+            ks = [k for k, pos in enumerate(pl.planner.positions) if pos >= c]
+            if not ks:
+                continue
+            keep = int(pl.planner.sums[ks[-1]])
+            if pl.planner.cut(keep) != pl.planner.cut_at(c):
+                continue  # zero-token messages: no keep makes c pi's candidate
+            state = planner.plan(PlanParams(keep_recent_tokens=keep, manual_cut=c))
+            pi = oracle.run("plan", str(path), "--keep-recent", str(keep), "--fields", "cut,preparation")
+            assert state.cut is not None
+            got = (state.cut.first_kept_index, state.cut.turn_start_index, state.cut.is_split_turn)
+            want = (pi["cut"]["firstKeptEntryIndex"], pi["cut"]["turnStartIndex"], pi["cut"]["isSplitTurn"])
+            assert got == want, (path.name, c, keep)
+            prep = state.prepare()
+            if pi.get("preparation") is None:
+                assert prep is None and state.nothing_to_compact
+            else:
+                assert prep is not None
+                mine = prep.to_json()
+                for field in (
+                    "firstKeptEntryId",
+                    "messagesToSummarize",
+                    "turnPrefixMessages",
+                    "tokensBefore",
+                ):
+                    as_json = json.loads(js_stringify(mine[field]) or "null")  # as pi serialises it
+                    assert as_json == pi["preparation"][field], (path.name, c, field)
+            checked += 1
+            meta_checked += c in after_meta
+    assert checked >= 3 and meta_checked >= 1
