@@ -89,39 +89,27 @@ def _cmd_info(a: argparse.Namespace) -> int:
 
 
 def _settings_for(session: Any, a: argparse.Namespace) -> tuple[int, int, int, str]:
-    """keepRecentTokens, reserveTokens, context window: the options, else pi's settings and model."""
-    from pathlib import Path
-
+    """keepRecentTokens, reserveTokens, context window: the options, else pi's settings and model
+    (the same source the window uses)."""
     from .core.context import build_session_context
-    from .llm.config import compaction_settings, model_info
+    from .llm.config import pi_planning_defaults
 
-    cwd_s = (session.header or {}).get("cwd") if session.header else None
-    cwd = Path(cwd_s) if isinstance(cwd_s, str) and cwd_s and Path(cwd_s).is_dir() else None
-    pi = compaction_settings(cwd)
+    try:
+        model = build_session_context(session).model
+    except Exception:  # a damaged path: the overview reports it
+        model = None
+    cwd = (session.header or {}).get("cwd") if session.header else None
+    pi = pi_planning_defaults(cwd if isinstance(cwd, str) else None, model)
     keep = a.keep_recent if a.keep_recent is not None else pi.keep_recent_tokens
     reserve = a.reserve if a.reserve is not None else pi.reserve_tokens
-    notes = [
-        "keepRecentTokens/reserveTokens "
-        + ("from the options" if a.keep_recent or a.reserve else "from pi's settings")
-    ]
-    window = a.context_window
-    if window is None:
-        window = 200000
-        try:
-            model = build_session_context(session).model
-        except Exception:  # a damaged path: the overview reports it
-            model = None
-        info = (
-            model_info(str(model.get("provider")), str(model.get("modelId")))
-            if isinstance(model, dict)
-            else None
-        )
-        if info is not None and info.context_window:
-            window = info.context_window
-            notes.append(f"context window of {model['provider']}/{model['modelId']}")
-        else:
-            notes.append("context window 200,000 (model unknown; use --context-window)")
-    return keep, reserve, window, "; ".join(notes)
+    window = a.context_window if a.context_window is not None else pi.context_window
+    notes = []
+    if a.keep_recent is not None or a.reserve is not None:
+        notes.append("keepRecentTokens/reserveTokens from the options")
+    if a.context_window is not None:
+        notes.append("context window from the options")
+    source = pi.source if not notes else "; ".join(notes) + f" (pi: {pi.source})"
+    return keep, reserve, window, source
 
 
 def _add_plan_options(p: argparse.ArgumentParser, *, pi_defaults: bool = False) -> None:
@@ -135,16 +123,28 @@ def _add_plan_options(p: argparse.ArgumentParser, *, pi_defaults: bool = False) 
         p.add_argument("--context-window", type=int, metavar="N", help="default: the session model's window")
         return
     p.add_argument("--leaf", metavar="ID", help="plan for this entry instead of the session's leaf")
+    from .core.plan import DEFAULT_CONTEXT_WINDOW, DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
+
     p.add_argument(
-        "--keep-recent", type=int, default=20000, metavar="N", help="keepRecentTokens (default 20000)"
+        "--keep-recent",
+        type=int,
+        default=DEFAULT_KEEP_RECENT_TOKENS,
+        metavar="N",
+        help=f"keepRecentTokens (default {DEFAULT_KEEP_RECENT_TOKENS})",
     )
-    p.add_argument("--reserve", type=int, default=16384, metavar="N", help="reserveTokens (default 16384)")
+    p.add_argument(
+        "--reserve",
+        type=int,
+        default=DEFAULT_RESERVE_TOKENS,
+        metavar="N",
+        help=f"reserveTokens (default {DEFAULT_RESERVE_TOKENS})",
+    )
     p.add_argument(
         "--context-window",
         type=int,
-        default=200000,
+        default=DEFAULT_CONTEXT_WINDOW,
         metavar="N",
-        help="the model's context window (default 200000)",
+        help=f"the model's context window (default {DEFAULT_CONTEXT_WINDOW})",
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +42,11 @@ def agent_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def project(tmp_path: Path, agent_dir: Path) -> Path:
+    """A project the user trusted in pi (pi reads a project's .pi/settings.json only then)."""
     directory = tmp_path / "project"
     directory.mkdir()
+    write(agent_dir / "trust.json", {os.path.realpath(directory): True})
     return directory
 
 
@@ -79,6 +82,36 @@ def test_project_settings_override_global_one_level_deep(agent_dir: Path, projec
     assert compaction_settings(project, agent_dir=agent_dir, project_trusted=False).reserve_tokens == 30000
     merged = load_pi_settings(project, agent_dir=agent_dir)
     assert merged["defaultProvider"] == "anthropic"
+
+
+def test_project_settings_need_pi_trust(agent_dir: Path, tmp_path: Path) -> None:
+    # pi 0.80.2 loads <cwd>/.pi/settings.json only if trust.json trusts cwd or an ancestor
+    write(agent_dir / "settings.json", {"compaction": {"reserveTokens": 30000}})
+    outer = tmp_path / "work"
+    inner = outer / "repo"
+    write(inner / ".pi" / "settings.json", {"compaction": {"reserveTokens": 8000}})
+    assert compaction_settings(inner, agent_dir=agent_dir).reserve_tokens == 30000
+    write(agent_dir / "trust.json", {os.path.realpath(outer): True})
+    assert compaction_settings(inner, agent_dir=agent_dir).reserve_tokens == 8000
+    write(agent_dir / "trust.json", {os.path.realpath(outer): True, os.path.realpath(inner): False})
+    assert compaction_settings(inner, agent_dir=agent_dir).reserve_tokens == 30000
+
+
+@pytest.mark.parametrize(
+    ("text", "keep", "reserve"),
+    [
+        # JSON numbers: 30000.0 is the number 30000 for pi
+        ('{"compaction": {"keepRecentTokens": 30000.0, "reserveTokens": 8000}}', 30000, 8000),
+        # pi reads settings.json with JSON.parse: a byte-order mark or a comment makes the file
+        # unreadable and pi falls back to its defaults
+        ('\ufeff{"compaction": {"keepRecentTokens": 30000, "reserveTokens": 8000}}', 20000, 16384),
+        ('{\n// mine\n"compaction": {"keepRecentTokens": 30000}}', 20000, 16384),
+    ],
+)
+def test_settings_read_as_pi_reads_them(agent_dir: Path, text: str, keep: int, reserve: int) -> None:
+    write(agent_dir / "settings.json", text)
+    settings = compaction_settings(None, agent_dir=agent_dir)
+    assert (settings.keep_recent_tokens, settings.reserve_tokens) == (keep, reserve)
 
 
 def test_nested_objects_merge_only_one_level(agent_dir: Path, project: Path) -> None:

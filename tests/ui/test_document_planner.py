@@ -110,3 +110,39 @@ def test_load_failure_is_reported(qtbot: Any, runner: Any, tmp_path: Path) -> No
     with qtbot.waitSignal(d.load_failed) as b:
         d.open(str(tmp_path / "missing.jsonl"))
     assert "Cannot open" in b.args[0]
+
+
+def test_manual_cut_after_metadata_is_the_engines_cut(qtbot: Any, runner: Any, tmp_path: Path) -> None:
+    """Issue 7: a manual cut on the user right after a model_change. The window showed first kept =
+    that user, no split, 4 messages; pi (and the engine) move the cut onto the model_change: a split
+    turn with 2 messages + a turn prefix of 2."""
+    spec = [
+        ("user", 100),
+        ("assistant", 100),
+        ("user", 100),
+        ("assistant", 100),
+        {"type": "model_change", "provider": "anthropic", "modelId": "claude-sonnet-4-5"},
+        ("user", 100),
+        ("assistant", 100),
+    ]
+    d = _doc(qtbot, runner, write_session(tmp_path / "m.jsonl", spec))
+    assert d.set_manual_cut(d.state.path[5]) is None
+    cut = d.state.cut
+    assert (cut.first_kept_index, cut.turn_start_index, cut.is_split_turn) == (4, 2, True)
+    assert d.state.marks[d.state.path[4]] == "cut"
+    qtbot.waitUntil(lambda: d.preparation is not None)
+    prep = d.preparation
+    assert (len(prep.messages_to_summarize), len(prep.turn_prefix_messages)) == (2, 2)
+    assert "Split turn" in explain_cut(d.state)
+
+
+def test_slider_drag_is_debounced_to_one_plan(qtbot: Any) -> None:
+    p = PlannerPanel()
+    qtbot.addWidget(p)
+    sent: list[tuple[Any, Any, Any]] = []
+    p.params_changed.connect(lambda *a: sent.append(a))
+    for v in range(1000, 6000, 500):  # a drag: one value per step
+        p.keep.slider.setValue(v)
+    assert sent == []
+    qtbot.waitUntil(lambda: len(sent) == 1, timeout=1000)
+    assert sent == [(5500, None, None)]

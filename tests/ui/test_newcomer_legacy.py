@@ -68,6 +68,7 @@ def test_upgrade_keeps_settings_cut_and_summary(
     d = window.doc
     window.planner.keep.spin.setValue(12000)
     window.planner.reserve.spin.setValue(9000)
+    window.planner.flush_params()  # the sliders are debounced
     st = d.state
     # a manual cut: the valid cut point just before the automatic one
     cut_records = [r for r, m in st.marks.items() if m in ("valid", "cut")]

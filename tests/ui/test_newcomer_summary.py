@@ -61,6 +61,7 @@ def test_edit_survives_keep_change_and_use_it_anyway_commits_current_plan(
     qtbot.waitUntil(lambda: window.doc.summary_text.endswith(" my own words"))
     # move keepRecentTokens so that the cut moves: the summary was made for another plan now
     window.planner.keep.spin.setValue(4000)
+    window.planner.flush_params()  # the slider is debounced
     qtbot.waitUntil(lambda: window.doc.preparation is not None, timeout=3000)
     now = window.doc.plan_signature()
     assert now is not None and made_for is not None and now != made_for
@@ -89,6 +90,7 @@ def test_use_it_anyway_can_be_declined(
     _open(qtbot, window, split_turn_session)
     _generate(qtbot, window)
     window.planner.keep.spin.setValue(4000)
+    window.planner.flush_params()  # the slider is debounced
     before = split_turn_session.read_bytes()
     answers[0].append(False)
     window.planner.commit_button.click()
@@ -103,8 +105,10 @@ def test_moving_back_to_the_plan_makes_the_summary_current_again(
     _generate(qtbot, window)
     keep = window.doc.keep
     window.planner.keep.spin.setValue(4000)
+    window.planner.flush_params()  # the slider is debounced
     assert window.doc.summary_is_stale
     window.planner.keep.spin.setValue(keep)
+    window.planner.flush_params()  # the slider is debounced
     assert not window.doc.summary_is_stale
     assert not window.preview.stale_note.isVisible()
 
@@ -186,6 +190,7 @@ def test_after_context_of_a_stale_summary_follows_the_current_plan(
     _open(qtbot, window, split_turn_session)
     _generate(qtbot, window)
     window.planner.keep.spin.setValue(4000)
+    window.planner.flush_params()  # the slider is debounced
     qtbot.waitUntil(lambda: window.doc.preparation is not None, timeout=3000)
     assert window.doc.summary_is_stale
     st = window.doc.state
@@ -215,6 +220,7 @@ def test_a_file_rewritten_on_disk_keeps_settings_and_summary(
 ) -> None:
     _open(qtbot, window, split_turn_session)
     window.planner.keep.spin.setValue(15000)
+    window.planner.flush_params()  # the slider is debounced
     qtbot.waitUntil(lambda: window.doc.preparation is not None, timeout=3000)
     _generate(qtbot, window)
     _type_at_end(qtbot, window, " kept")

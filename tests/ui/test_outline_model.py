@@ -131,3 +131,64 @@ def test_children_sorted_by_timestamp_like_pi_get_tree(tmp_path: Path) -> None:
     o = build_outline(s, "all", active_path=s.path_indices(s.leaf_index()))
     assert o.groups[0] == [3, 2]  # side branches under e0000: c before b
     assert o.groups[ROOT] == [0, 1, 4]
+
+
+def test_search_runs_off_the_gui_thread_and_swaps_in(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 7: search rebuilt the outline on the GUI thread. The outline is now built in a worker;
+    the model keeps showing the old rows until the new ones are swapped in, the latest query wins,
+    and the result equals the synchronous search."""
+    import threading
+
+    from session_studio.ui import tree_model as tm
+    from session_studio.ui.tasks import TaskRunner
+
+    spec = [("user", 10), ("assistant", 10)] * 200 + [
+        {"type": "label", "targetId": "e0003", "label": "Needle"}
+    ]
+    s = Session.open(write_session(tmp_path / "big.jsonl", spec))
+    m = SessionTreeModel()
+    m.set_session(s, s.path_indices(s.leaf_index()))
+    before = len(m.outline)
+    gui = threading.get_ident()
+    threads: list[int] = []
+    real = tm.filtered_outline
+
+    def spy(*a, **k):  # type: ignore[no-untyped-def]
+        threads.append(threading.get_ident())
+        return real(*a, **k)
+
+    tm.filtered_outline = spy  # type: ignore[assignment]
+    try:
+        runner = TaskRunner()
+        done: list[int] = []
+        m.filter_async(runner, "all", "zzz-no-match", lambda: done.append(1))
+        m.filter_async(runner, "all", "needle", lambda: done.append(2))
+        assert len(m.outline) == before  # nothing swapped in yet: the GUI thread did not wait
+        qtbot.waitUntil(lambda: 2 in done, timeout=10000)
+        qtbot.wait(50)
+    finally:
+        tm.filtered_outline = real  # type: ignore[assignment]
+    assert done == [2]  # the superseded search was dropped
+    assert threads and gui not in threads
+    assert m.query == "needle"
+    async_rows = [r for rows in m.outline.groups.values() for r in rows]
+    m.set_filter("all", "needle")
+    assert [r for rows in m.outline.groups.values() for r in rows] == async_rows
+    assert s.get_index("e0003") in async_rows
+
+
+def test_search_matches_text_labels_and_exact_ids(tmp_path: Path) -> None:
+    spec = [("user", 10), ("assistant", 10)] * 5 + [{"type": "label", "targetId": "e0003", "label": "Needle"}]
+    s = Session.open(write_session(tmp_path / "s.jsonl", spec))
+    m = SessionTreeModel()
+    m.set_session(s, s.path_indices(s.leaf_index()))
+
+    def shown() -> set[int]:
+        return {r for rows in m.outline.groups.values() for r in rows}
+
+    m.set_filter("all", "E0005")  # an exact id, any case
+    assert s.get_index("e0005") in shown() and s.get_index("e0004") not in shown()
+    m.set_filter("all", "needl")  # a label
+    assert s.get_index("e0003") in shown()
+    m.set_filter("all", "no such text anywhere")
+    assert shown() == set()

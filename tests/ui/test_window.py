@@ -127,3 +127,37 @@ def test_screenshots(
     for size in SIZES:
         _shot(window, artifacts, "preview", size, theme)
     apply_theme(app, "light")
+
+
+def test_cut_points_are_marked_in_the_tree(qtbot: Any, window: MainWindow, split_turn_session: Path) -> None:
+    """Issue 9 #6: valid/invalid cut points were only on hover. The tokens column now starts with a
+    filled dot on every valid cut point (the cut and the turn start in their colours) and a ring
+    where pi never cuts; the reason stays in the tooltip."""
+    from PySide6.QtCore import Qt
+
+    from session_studio.ui.roles import Roles
+    from session_studio.ui.theme import current_theme
+
+    _open(qtbot, window, split_turn_session)
+    window.resize(1200, 800)
+    window.show()
+    qtbot.waitExposed(window)
+    st = window.doc.state
+    th = current_theme()
+    img = window.tree.viewport().grab().toImage()
+    dpr = img.devicePixelRatio()
+    seen: dict[str, set[str]] = {}
+    for record in st.path:
+        ix = window.tree_model.index_of(record, 1)
+        rect = window.tree.visualRect(ix)
+        if not rect.isValid() or rect.bottom() > window.tree.viewport().height():
+            continue
+        mark = ix.data(Roles.CUT_MARK)
+        x, y = rect.left() + 3 + 3, rect.center().y()
+        seen.setdefault(mark, set()).add(img.pixelColor(int(x * dpr), int(y * dpr)).name())
+        tip = window.tree_model.index_of(record, 0).data(Qt.ItemDataRole.ToolTipRole)
+        if mark in ("valid", "invalid"):
+            assert "Cut point:" in tip
+    assert th.valid_cut.name() in seen["valid"]
+    assert th.cut.name() in seen["cut"]
+    assert th.valid_cut.name() not in seen["invalid"]

@@ -18,6 +18,7 @@ from .file_ops import compute_file_lists, format_file_operations
 from .ids import now_iso, uuidv7
 from .jsvalue import UNDEFINED, JsTypeError, js_string
 from .messages import convert_to_llm
+from .plan import DEFAULT_CONTEXT_WINDOW, DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from .preparation import CompactionPlan, plan_compaction
 from .serialize import serialize_conversation
 from .session import Session
@@ -46,9 +47,8 @@ PLAN_FIELDS = [
     "sweep",
     "preparation",
 ]
-DEFAULT_RESERVE = 16384
-DEFAULT_KEEP_RECENT = 20000
-DEFAULT_CONTEXT_WINDOW = 200000
+DEFAULT_RESERVE = DEFAULT_RESERVE_TOKENS
+DEFAULT_KEEP_RECENT = DEFAULT_KEEP_RECENT_TOKENS
 DEFAULT_SWEEP_LIMIT = 20000
 
 

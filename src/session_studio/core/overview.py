@@ -7,8 +7,15 @@ from typing import Any
 
 from .context import build_session_context
 from .errors import EntryNotFoundError
+from .explain import explain_plan, render_text
 from .jsvalue import UNDEFINED, JsTypeError, js_key
-from .preparation import plan_compaction
+from .plan import (
+    DEFAULT_CONTEXT_WINDOW,
+    DEFAULT_KEEP_RECENT_TOKENS,
+    DEFAULT_RESERVE_TOKENS,
+    PathPlanner,
+    PlanParams,
+)
 from .session import Session
 from .tokens import should_compact
 
@@ -20,63 +27,12 @@ def _fmt(n: Any) -> str:
 
 
 def explain_cut(session: Session, path: list[int], keep_recent: int) -> list[str]:
-    """pi's findCutPoint in words: where the budget was reached and what was kept."""
-    plan = plan_compaction(session, path)
-    recs = session.records
-    b = plan.boundary
-    lines = []
-    if b.prev_compaction >= 0:
-        lines.append(
-            f"previous compaction at path #{b.prev_compaction}; range starts at its kept entry, path #{b.start}"
-        )
-    planner = plan.planner
-    if not planner.cut_points:
-        lines.append("no valid cut point in range: nothing can be compacted")
-        return lines
-    i = planner.budget_index(keep_recent)
-    total = planner.sums[-1] if planner.sums else 0
-    if i is None:
-        lines.append(
-            f"the {_fmt(total)} tokens after the boundary never reach keepRecentTokens={_fmt(keep_recent)}: "
-            "pi keeps everything from the first cut point"
-        )
-    else:
-        k = planner.positions.index(i)
-        lines.append(
-            f"walking back from the newest entry, {_fmt(planner.sums[k])} tokens ≥ {_fmt(keep_recent)} "
-            f"at path #{i} ({recs[path[i]].type}/{recs[path[i]].role if recs[path[i]].role is not UNDEFINED else '-'})"
-        )
-        after = [c for c in planner.cut_points if c >= i]
-        if not after:
-            lines.append(
-                "no valid cut point at or after it: pi falls back to the first cut point and keeps "
-                "everything (quirk §12.1.2: an oversized trailing tool result)"
-            )
-    cut = plan.cut(keep_recent)
-    r = recs[path[cut.first_kept_index]] if cut.first_kept_index < len(path) else None
-    if r is not None:
-        lines.append(
-            f"first kept entry: path #{cut.first_kept_index}, id {r.id} ({r.type}"
-            f"{'/' + str(r.role) if r.role is not UNDEFINED else ''}, line {r.line})"
-        )
-    if cut.is_split_turn:
-        ts = recs[path[cut.turn_start_index]]
-        lines.append(
-            f"split turn: the turn started at path #{cut.turn_start_index} (id {ts.id}); its prefix is "
-            "summarised separately"
-        )
-        if cut.turn_start_index == cut.first_kept_index:
-            lines.append(
-                "(cut at a bash execution / custom or branch-summary entry: the prefix is empty; quirk §12.1.5)"
-            )
-    prep = plan.prepare(keep_recent, cut)
-    if prep is None:
-        last_is_compaction = bool(path) and recs[path[-1]].type == "compaction"
-        lines.append(
-            "pi would say: "
-            + ("Already compacted" if last_is_compaction else "Nothing to compact (session too small)")
-        )
-    else:
+    """pi's findCutPoint in words (the same explanation the window shows), and what it would summarise."""
+    planner = PathPlanner(session, path[-1] if path else None)
+    st = planner.plan(PlanParams(keep_recent_tokens=keep_recent))
+    lines = render_text(explain_plan(st))
+    prep = st.prepare() if not st.nothing_to_compact and st.error is None else None
+    if prep is not None:
         lines.append(
             f"would summarise {len(prep.messages_to_summarize)} message(s)"
             + (f" + a turn prefix of {len(prep.turn_prefix_messages)}" if prep.is_split_turn else "")
@@ -88,9 +44,9 @@ def explain_cut(session: Session, path: list[int], keep_recent: int) -> list[str
 def render_overview(
     session: Session,
     *,
-    keep_recent: int = 20000,
-    reserve: int = 16384,
-    context_window: int = 200000,
+    keep_recent: int = DEFAULT_KEEP_RECENT_TOKENS,
+    reserve: int = DEFAULT_RESERVE_TOKENS,
+    context_window: int = DEFAULT_CONTEXT_WINDOW,
     leaf: str | None = None,
 ) -> str:
     out: list[str] = []

@@ -21,7 +21,14 @@ from ..core.file_ops import format_file_operations
 from ..core.ids import now_iso
 from ..core.jsvalue import UNDEFINED
 from ..core.messages import convert_to_llm
-from ..core.preparation import CompactionPlan, Preparation, plan_compaction
+from ..core.plan import (
+    DEFAULT_KEEP_RECENT_TOKENS,
+    DEFAULT_RESERVE_TOKENS,
+    PathPlanner,
+    PlanKey,
+    PlanParams,
+)
+from ..core.preparation import CompactionPlan, Preparation
 from ..core.serialize import serialize_conversation
 from ..core.session import Session
 from ..core.tokens import ContextTokens, estimate_tokens
@@ -35,6 +42,7 @@ __all__ = [
     "CompactionDraft",
     "CompactionOutcome",
     "NothingToCompactError",
+    "PlanChangedError",
     "commit_compaction",
     "draft_compaction",
     "summarize_draft",
@@ -43,6 +51,11 @@ __all__ = [
 
 class NothingToCompactError(SessionStudioError):
     """pi would refuse: `Already compacted` or `Nothing to compact (session too small)`."""
+
+
+class PlanChangedError(SessionStudioError):
+    """The plan the user saw is not the plan of the session now (the file changed, or the leaf,
+    keepRecentTokens or the manual cut differ): nothing is drafted from a plan nobody saw."""
 
 
 class InvalidCutError(SessionStudioError):
@@ -136,9 +149,10 @@ def draft_compaction(
     session: Session,
     *,
     leaf_id: str | None = None,
-    keep_recent_tokens: int = 20000,
-    reserve_tokens: int = 16384,
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS,
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS,
     cut_entry_id: str | None = None,
+    plan_key: PlanKey | None = None,
     custom_instructions: str | None = None,
     model_max_tokens: int = 0,
     model_reasoning: bool = False,
@@ -149,13 +163,17 @@ def draft_compaction(
 
     `cut_entry_id` makes a manual cut: it must be a valid cut point inside the
     range pi would consider (after the previous compaction's kept start).
+    `plan_key` is the key of the plan the user saw (``PlanState.key``): if the file, the leaf,
+    keepRecentTokens or the manual cut differ from it, PlanChangedError is raised instead of
+    drafting a possibly different cut. The cut comes from the same core plan as every view.
     """
     if session.reset:
         ensure_appendable(session)  # no valid header: explains that pi would replace the file
     fp = loaded_fingerprint(session)
     leaf = _resolve_leaf(session, leaf_id)
-    path = session.path_indices(leaf)
-    plan = plan_compaction(session, path)
+    planner = PathPlanner(session, leaf)
+    path = planner.path
+    plan = planner.plan_
     recs = session.records
     if path and recs[path[-1]].type == "compaction":
         raise NothingToCompactError("Already compacted")
@@ -169,7 +187,7 @@ def draft_compaction(
             k = path.index(target)
         except ValueError:
             raise InvalidCutError(f"entry {cut_entry_id} is not on the path to the leaf") from None
-        if k < plan.boundary.start:
+        if plan is not None and k < plan.boundary.start:
             raise InvalidCutError(
                 f"entry {cut_entry_id} lies before the previous compaction's kept region "
                 f"(path #{plan.boundary.start}); it is already summarised"
@@ -178,9 +196,19 @@ def draft_compaction(
             raise InvalidCutError(
                 f"entry {cut_entry_id} is not a valid cut point: {cut_point_reason(recs[target])}"
             )
-        cut = plan.planner.cut_at(k)
+        manual_pos: int | None = k
     else:
-        cut = plan.cut(keep_recent_tokens)
+        manual_pos = None
+    state = planner.plan(PlanParams(keep_recent_tokens, reserve_tokens, manual_cut=manual_pos))
+    if plan_key is not None and state.key != plan_key:
+        raise PlanChangedError(
+            "the session or the plan changed since the plan shown was made "
+            f"(shown: {_describe_key(plan_key)}; now: {_describe_key(state.key)}); review the new plan"
+        )
+    if state.error is not None:
+        raise SessionStudioError(state.error)
+    cut = state.cut
+    assert cut is not None and plan is not None
     prep = plan.prepare(keep_recent_tokens, cut)
     if prep is None:
         raise NothingToCompactError("Nothing to compact (session too small)")
@@ -223,6 +251,15 @@ def draft_compaction(
         fp,
         keep_recent_tokens,
         reserve_tokens,
+    )
+
+
+def _describe_key(key: PlanKey | None) -> str:
+    if key is None:
+        return "no plan"
+    cut = f"manual cut at {key.manual_cut_id}" if key.manual_cut_id is not None else "automatic cut"
+    return (
+        f"{key.indexed_bytes:,} bytes, leaf {key.leaf_id}, keepRecentTokens {key.keep_recent_tokens:,}, {cut}"
     )
 
 

@@ -37,6 +37,11 @@ import httpx
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from session_studio.core.plan import (
+    DEFAULT_CONTEXT_WINDOW,
+    DEFAULT_KEEP_RECENT_TOKENS,
+    DEFAULT_RESERVE_TOKENS,
+)
 from session_studio.llm._catalog import CATALOG_ROWS
 from session_studio.llm.anthropic import AnthropicSummarizer
 from session_studio.llm.base import (
@@ -57,6 +62,7 @@ __all__ = [
     "PROVIDER_PRESETS",
     "CompactionSettings",
     "ModelInfo",
+    "PiPlanningDefaults",
     "ProviderConfig",
     "ProviderKind",
     "ProviderPreset",
@@ -65,11 +71,13 @@ __all__ = [
     "default_agent_dir",
     "insecure_key_warning",
     "is_loopback_host",
+    "is_project_trusted",
     "load_auth_json",
     "load_models_json",
     "load_pi_settings",
     "make_summarizer",
     "model_info",
+    "pi_planning_defaults",
     "resolve_config_value",
     "resolve_provider",
 ]
@@ -297,21 +305,61 @@ def _deep_merge_settings(base: Mapping[str, Any], overrides: Mapping[str, Any]) 
     return result
 
 
+def _read_settings_json(path: Path) -> tuple[Any, str | None]:
+    """A settings file as pi reads it: UTF-8 text through ``JSON.parse`` (no comments, and a
+    byte-order mark is a parse error, so pi then uses no settings from that file)."""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, None
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"cannot read {path}: {exc}"
+    if not raw:
+        return None, None
+    if raw.startswith("\ufeff"):
+        return None, f"{path} is not valid JSON for pi: it starts with a byte-order mark"
+    try:
+        return orjson.loads(raw), None
+    except orjson.JSONDecodeError as exc:
+        return None, f"{path} is not valid JSON: {exc}"
+
+
+def is_project_trusted(cwd: Path, *, agent_dir: Path | None = None) -> bool:
+    """Whether pi loads ``<cwd>/.pi/settings.json``: a project with such a file needs trust, which
+    pi keeps in ``<agent dir>/trust.json`` (the nearest of cwd and its ancestors decides). Without a
+    saved decision pi would ask; we do not assume a yes."""
+    if not (cwd / ".pi" / "settings.json").exists():
+        return True
+    data, _error = _read_json((agent_dir or default_agent_dir()) / "trust.json")
+    if not isinstance(data, dict):
+        return False
+    current = Path(os.path.realpath(cwd))
+    while True:
+        decision = data.get(str(current))
+        if isinstance(decision, bool):
+            return decision
+        if current.parent == current:
+            return False
+        current = current.parent
+
+
 def load_pi_settings(
-    cwd: Path | None = None, *, agent_dir: Path | None = None, project_trusted: bool = True
+    cwd: Path | None = None, *, agent_dir: Path | None = None, project_trusted: bool | None = None
 ) -> dict[str, Any]:
     """pi's effective settings: global ``settings.json`` merged with ``<cwd>/.pi/settings.json``.
 
-    pi reads project settings only for trusted projects; pass ``project_trusted=False`` to skip
-    them. A file that cannot be parsed counts as empty (with a warning), as in pi.
+    pi reads project settings only for trusted projects (``project_trusted=None``: as pi's trust
+    store decides). A file that cannot be parsed counts as empty (with a warning), as in pi.
     """
     directory = agent_dir or default_agent_dir()
     merged: dict[str, Any] = {}
     paths = [directory / "settings.json"]
-    if cwd is not None and project_trusted:
-        paths.append(cwd / ".pi" / "settings.json")
+    if cwd is not None:
+        trusted = is_project_trusted(cwd, agent_dir=directory) if project_trusted is None else project_trusted
+        if trusted:
+            paths.append(cwd / ".pi" / "settings.json")
     for path in paths:
-        data, error = _read_json(path)
+        data, error = _read_settings_json(path)
         if error:
             logger.warning("ignoring pi settings: %s", error)
             continue
@@ -357,9 +405,9 @@ class CompactionSettings:
     """pi's compaction and branch-summary settings (spec §4.5) with pi's defaults."""
 
     enabled: bool = True
-    reserve_tokens: int = 16384
-    keep_recent_tokens: int = 20000
-    branch_reserve_tokens: int = 16384
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
+    branch_reserve_tokens: int = DEFAULT_RESERVE_TOKENS
     branch_skip_prompt: bool = False
 
 
@@ -388,7 +436,7 @@ def _setting_bool(block: Mapping[str, Any], key: str, default: bool, where: str)
 
 
 def compaction_settings(
-    cwd: Path | None = None, *, agent_dir: Path | None = None, project_trusted: bool = True
+    cwd: Path | None = None, *, agent_dir: Path | None = None, project_trusted: bool | None = None
 ) -> CompactionSettings:
     """The compaction settings pi would use in ``cwd`` (``compaction`` and ``branchSummary`` blocks).
 
@@ -409,6 +457,52 @@ def compaction_settings(
             branch, "reserveTokens", defaults.branch_reserve_tokens, "branchSummary"
         ),
         branch_skip_prompt=_setting_bool(branch, "skipPrompt", defaults.branch_skip_prompt, "branchSummary"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PiPlanningDefaults:
+    """What the planner starts from for one session: pi's compaction settings and the model's limits."""
+
+    keep_recent_tokens: int
+    reserve_tokens: int
+    enabled: bool
+    context_window: int
+    window_known: bool  # False: the model is unknown, pi's default window is assumed
+    max_tokens: int
+    source: str  # where the numbers come from, in words
+
+
+def pi_planning_defaults(cwd: str | None, model: Any, *, agent_dir: Path | None = None) -> PiPlanningDefaults:
+    """pi's settings for a session started in ``cwd`` and the limits of its ``{provider, modelId}``
+    model (``models.json`` first, then pi-ai's catalogue). The window, the CLI and the engine all
+    start from this."""
+    directory = agent_dir or default_agent_dir()
+    cwd_path = Path(cwd) if isinstance(cwd, str) and cwd and Path(cwd).is_dir() else None
+    settings = compaction_settings(cwd_path, agent_dir=directory)
+    notes = ["keepRecentTokens/reserveTokens from pi's settings"]
+    info = None
+    if isinstance(model, dict) and isinstance(model.get("modelId"), str):
+        provider = model.get("provider")
+        info = model_info(
+            provider if isinstance(provider, str) else None,
+            model["modelId"],
+            models_json=load_models_json(directory),
+        )
+    if info is not None and info.context_window:
+        notes.append(f"context window of {model.get('provider')}/{model.get('modelId')}")
+        window, known, max_tokens = info.context_window, True, info.max_tokens
+    else:
+        notes.append(f"context window {DEFAULT_CONTEXT_WINDOW:,} (model unknown; use --context-window)")
+        window, known, max_tokens = DEFAULT_CONTEXT_WINDOW, False, 0
+    return PiPlanningDefaults(
+        settings.keep_recent_tokens,
+        settings.reserve_tokens,
+        settings.enabled,
+        window,
+        known,
+        max_tokens,
+        "; ".join(notes),
     )
 
 

@@ -155,6 +155,7 @@ class SummarizeParams:
     thinking_level: Any = None
     #: pi's /compact <focus>: appended to the history request as "Additional focus"
     custom_instructions: str | None = None
+    plan_key: Any = None  # the PlanKey of the plan shown: the engine refuses to draft another one
 
 
 def summarize_job(
@@ -182,6 +183,7 @@ def summarize_job(
         reserve_tokens=p.reserve,
         cut_entry_id=p.cut_entry_id,
         custom_instructions=p.custom_instructions,
+        plan_key=p.plan_key,
         model_max_tokens=max_out,
         model_reasoning=reasoning,
         thinking_level=p.thinking_level if isinstance(p.thinking_level, str) else None,

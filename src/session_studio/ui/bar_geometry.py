@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Span", "bar_spans", "span_at", "tile", "token_x"]
+__all__ = ["Span", "bar_spans", "cumulative", "fill_tokens", "pixel_spans", "span_at", "tile", "token_x"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +22,8 @@ class Span:
     w: int
     start: float  # tokens before this segment
     tokens: float
+    item: int = -1  # index of the context item (-1 for synthetic segments)
+    estimated: bool = False  # counted by the chars/4 estimate only (after pi's last valid usage)
 
 
 def _clean(t: float) -> float:
@@ -89,3 +91,79 @@ def span_at(spans: Sequence[Span], x: float, xs: Sequence[int] | None = None) ->
         return None
     s = spans[k]
     return s if s.x <= x < s.x + s.w else None
+
+
+def fill_tokens(estimates: Sequence[float], last_usage_index: int | None, usage_tokens: float) -> list[float]:
+    """Per-item tokens adding up to pi's context count (estimateContextTokens).
+
+    pi counts the provider-reported usage of the last assistant message with valid usage for
+    everything up to it, plus the chars/4 estimate of the messages after it. The usage total is
+    shared among the items it covers in proportion to their estimates; later items keep theirs.
+    """
+    est = [_clean(t) for t in estimates]
+    if last_usage_index is None or not 0 <= last_usage_index < len(est):
+        return est
+    usage = _clean(usage_tokens)
+    covered = est[: last_usage_index + 1]
+    total = sum(covered)
+    if total > 0:
+        f = usage / total
+        head = [t * f for t in covered]
+    else:  # nothing estimated before the usage: put it all on the message that reported it
+        head = [0.0] * last_usage_index + [usage]
+    return head + est[last_usage_index + 1 :]
+
+
+def cumulative(tokens: Sequence[float]) -> list[float]:
+    """[0, t0, t0+t1, …]: the token position where each item starts (and the total at the end)."""
+    out = [0.0]
+    acc = 0.0
+    for t in tokens:
+        acc += _clean(t)
+        out.append(acc)
+    return out
+
+
+def pixel_spans(
+    keys: Sequence[int],
+    kinds: Sequence[str],
+    cum: Sequence[float],
+    scale: float,
+    width: int,
+    x0: int = 0,
+    *,
+    first: int = 0,
+    offset: float = 0.0,
+    estimated_from: int | None = None,
+) -> list[Span]:
+    """Spans of items ``first…`` placed from token ``offset`` on, one per run of pixel columns.
+
+    Each pixel column shows the item at its left edge, so the work is O(width · log items) and the
+    result has at most ``width`` spans, whatever the number of items (items thinner than a pixel
+    between two columns are not drawn; hovering finds the one under the column). ``cum`` is
+    :func:`cumulative` of all items; items from ``estimated_from`` on are marked estimated.
+    """
+    n = len(cum) - 1
+    if n <= first or scale <= 0 or width <= 0:
+        return []
+    base = cum[first] - offset  # token position t on the bar ↔ cum value t + base
+    end_tokens = cum[n] - base
+    px_from = round(width * min(max(offset, 0.0), scale) / scale)
+    px_to = round(width * min(end_tokens, scale) / scale)
+    per_px = scale / width
+    est_from = n if estimated_from is None else estimated_from
+    bisect_right = bisect.bisect_right
+    out: list[Span] = []
+    px = px_from
+    while px < px_to:
+        # the item under this column's centre, then jump to the first column past its end
+        j = bisect_right(cum, (px + 0.5) * per_px + base, first, n + 1) - 1
+        if j >= n:
+            j = n - 1
+        nxt = math.ceil((cum[j + 1] - base) / per_px - 0.5)
+        nxt = min(px_to, nxt if nxt > px else px + 1)
+        out.append(
+            Span(keys[j], kinds[j], x0 + px, nxt - px, cum[j] - base, cum[j + 1] - cum[j], j, j >= est_from)
+        )
+        px = nxt
+    return out

@@ -19,27 +19,35 @@ from typing import Any
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 from PySide6.QtWidgets import QWidget
 
-from session_studio.core import Session, SessionFileError, SessionLoadError, plan_compaction
-from session_studio.core.context import SessionContext, build_session_context
-from session_studio.core.cut_points import (
-    CutPoint,
-    cut_point_reason,
-    find_turn_start_index,
-    is_valid_cut_point,
+from session_studio.core import Session, SessionFileError, SessionLoadError
+from session_studio.core.context import SessionContext
+from session_studio.core.plan import (
+    DEFAULT_CONTEXT_WINDOW,
+    DEFAULT_KEEP_RECENT_TOKENS,
+    DEFAULT_RESERVE_TOKENS,
+    SUMMARY_PLACEHOLDER_TOKENS,
+    PathPlanner,
+    PlanParams,
+    PlanState,
+    Quirk,
 )
-from session_studio.core.jsvalue import JsTypeError
 from session_studio.core.preparation import CompactionPlan, Preparation
-from session_studio.core.tokens import ContextTokens
 
-from .pisettings import DEFAULT_WINDOW, context_window_for, pi_defaults
 from .tasks import Operation, TaskRunner
 
-__all__ = ["Loaded", "Partial", "PlanSignature", "PlanState", "Quirk", "SessionDocument", "load_head"]
+__all__ = [
+    "Loaded",
+    "Partial",
+    "PlanSignature",
+    "PlanState",
+    "Quirk",
+    "SessionDocument",
+    "compute_plan_state",
+    "load_head",
+]
 
 log = logging.getLogger(__name__)
 
-#: tokens assumed for a summary that was not generated yet (projected bar)
-SUMMARY_PLACEHOLDER_TOKENS = 1500
 #: files at least this big are shown from their head (HEAD_BYTES) while the whole file is indexed
 PARTIAL_MIN_BYTES = 24 << 20
 HEAD_BYTES = 4 << 20
@@ -53,32 +61,33 @@ USE_INDEX_CACHE: bool | None = False
 
 
 @dataclass(frozen=True)
-class Quirk:
-    code: str  # a spec section ("12.1.2") or an internal id ("leaf-compaction")
-    title: str
-    text: str
-
-    @property
-    def spec(self) -> str | None:
-        """The spec section this quirk is documented in, if any (``"12.1.2"``)."""
-        return self.code if self.code[:1].isdigit() else None
-
-
-@dataclass(frozen=True)
 class Loaded:
     """A session opened and planned in the background."""
 
     session: Session
-    path_indices: list[int]
-    plan: CompactionPlan | None
-    context: SessionContext | None
-    context_error: str | None
+    planner: PathPlanner  # the parameter-independent part of every plan of this path
     window: int
     window_known: bool
     keep: int
     reserve: int
     settings_source: str
     outline: Any = None  # the default-filter tree outline, built in the worker
+
+    @property
+    def path_indices(self) -> list[int]:
+        return self.planner.path
+
+    @property
+    def plan(self) -> CompactionPlan | None:
+        return self.planner.plan_
+
+    @property
+    def context(self) -> SessionContext | None:
+        return self.planner.context
+
+    @property
+    def context_error(self) -> str | None:
+        return self.planner.error
 
 
 @dataclass(frozen=True)
@@ -127,45 +136,6 @@ def load_head(path: str, limit: int = HEAD_BYTES) -> Partial | None:
 
 
 @dataclass(frozen=True)
-class PlanState:
-    keep: int
-    reserve: int
-    window: int
-    window_known: bool
-    path: list[int]
-    plan: CompactionPlan | None
-    cut: CutPoint | None
-    manual: bool
-    budget_pos: int | None  # path position where keepRecentTokens was reached
-    tokens: ContextTokens | None
-    item_tokens: list[tuple[int, str, float]]  # (record, kind, tokens) per context item
-    after_tokens: list[tuple[int, str, float]]  # projected context after compaction
-    nothing_to_compact: bool
-    error: str | None
-    quirks: list[Quirk] = field(default_factory=list)
-    marks: dict[int, str] = field(default_factory=dict)  # record → cut mark
-
-    @property
-    def threshold(self) -> int:
-        return self.window - self.reserve
-
-    @property
-    def context_tokens(self) -> float:
-        t = self.tokens.tokens if self.tokens else 0
-        return float(t) if isinstance(t, int | float) and not math.isnan(t) else 0.0
-
-    @property
-    def first_kept_record(self) -> int | None:
-        if self.cut is None or self.cut.first_kept_index >= len(self.path):
-            return None
-        return self.path[self.cut.first_kept_index]
-
-    @property
-    def should_compact(self) -> bool:
-        return self.context_tokens > self.threshold
-
-
-@dataclass(frozen=True)
 class PlanSignature:
     """What a generated summary was made for: the leaf, the first kept entry and the file's entries.
 
@@ -180,12 +150,6 @@ class PlanSignature:
 
     def describe(self) -> str:
         return f"cut at path #{self.first_kept_pos} ({self.first_kept_id}) / keep {self.keep:,}"
-
-
-def _num(t: Any) -> float:
-    if isinstance(t, JsTypeError) or not isinstance(t, int | float) or isinstance(t, bool):
-        return 0.0
-    return 0.0 if math.isnan(t) else float(t)
 
 
 def load_session(path: str, op: Operation | None = None) -> Loaded:
@@ -224,25 +188,20 @@ load_session.wants_op = True  # type: ignore[attr-defined]
 
 
 def prepare_loaded(session: Session, leaf: int | None = None) -> Loaded:
-    leaf_i = session.leaf_index() if leaf is None else leaf
-    path = session.path_indices(leaf_i) if leaf_i is not None else []
-    ctx: SessionContext | None = None
-    err = None
-    try:
-        ctx = build_session_context(session, path=path) if path else None
-    except JsTypeError as e:
-        err = f"pi would throw building the context: {e}"
-    plan = None
-    if path:
-        try:
-            plan = plan_compaction(session, path)
-        except JsTypeError as e:
-            err = f"pi would throw planning: {e}"
-    window, known = context_window_for(ctx.model if ctx else None)
+    """The parameter-independent plan of the path to ``leaf`` and pi's settings for it (off the GUI thread)."""
+    from session_studio.llm.config import pi_planning_defaults
+
+    planner = PathPlanner(session, leaf)
     cwd = session.header.get("cwd") if session.header else None
-    d = pi_defaults(cwd if isinstance(cwd, str) else None)
+    d = pi_planning_defaults(cwd if isinstance(cwd, str) else None, planner.model)
     return Loaded(
-        session, path, plan, ctx, err, window, known, d.keep_recent_tokens, d.reserve_tokens, d.source
+        session,
+        planner,
+        d.context_window,
+        d.window_known,
+        d.keep_recent_tokens,
+        d.reserve_tokens,
+        d.source,
     )
 
 
@@ -270,9 +229,9 @@ class SessionDocument(QObject):
         self.loaded_state: Loaded | None = None
         self.state: PlanState | None = None
         self.selected = -1
-        self.keep = 20000
-        self.reserve = 16384
-        self.window = DEFAULT_WINDOW
+        self.keep = DEFAULT_KEEP_RECENT_TOKENS
+        self.reserve = DEFAULT_RESERVE_TOKENS
+        self.window = DEFAULT_CONTEXT_WINDOW
         self.window_known = False
         self.manual_cut: int | None = None  # path position
         self.summary_text = ""
@@ -556,19 +515,16 @@ class SessionDocument(QObject):
 
     def set_manual_cut(self, record: int) -> str | None:
         """Cut at ``record`` if it is a valid cut point of the plan; else return why not."""
-        st = self.state
-        if st is None or st.plan is None:
+        res = self.loaded_state
+        if res is None or res.planner.plan_ is None:
             return "no plan"
         try:
-            pos = st.path.index(record)
+            pos = res.planner.path.index(record)
         except ValueError:
             return "this entry is not on the active path"
-        b = st.plan.boundary
-        if pos < b.start:
-            return "this entry is before the previous compaction's kept start: already summarised"
-        rec = self.session.records[record] if self.session else None
-        if rec is None or not _safe_valid(rec):
-            return cut_point_reason(rec) if rec is not None else "unknown entry"
+        why_not = res.planner.manual_cut_error(pos)
+        if why_not is not None:
+            return why_not
         self.manual_cut = pos
         self._replan()
         return None
@@ -692,26 +648,6 @@ def _with_summary_tokens(
     return [(-1, after[0][1], _summary_tokens(summary_text)), *after[1:]]
 
 
-def _safe_valid(rec: Any) -> bool:
-    try:
-        return is_valid_cut_point(rec)
-    except JsTypeError:
-        return False
-
-
-def _item_tokens(session: Session, ctx: SessionContext | None) -> list[tuple[int, str, float]]:
-    if ctx is None:
-        return []
-    from .theme import kind_of
-
-    out = []
-    for it, t in zip(ctx.items, ctx.message_tokens(), strict=True):
-        rec = session.records[it.record]
-        kind = "compactionSummary" if it.kind == "compactionSummary" else kind_of(rec.type, rec.role)
-        out.append((it.record, kind, _num(t)))
-    return out
-
-
 def compute_plan_state(
     res: Loaded,
     keep: int,
@@ -721,174 +657,7 @@ def compute_plan_state(
     manual: int | None,
     summary_text: str = "",
 ) -> PlanState:
-    """The whole plan for the current parameters: instant (binary search + index facts)."""
-    s, path, plan = res.session, res.path_indices, res.plan
-    err = res.context_error
-    tokens = None
-    if res.context is not None:
-        try:
-            tokens = res.context.estimate_tokens()
-        except JsTypeError as e:
-            err = f"pi would throw estimating tokens: {e}"
-    items = _item_tokens(s, res.context) if res.context is not None and err is None else []
-    cut: CutPoint | None = None
-    budget = None
-    marks: dict[int, str] = {}
-    quirks: list[Quirk] = []
-    nothing = True
-    after: list[tuple[int, str, float]] = []
-    if plan is not None and err is None:
-        pl = plan.planner
-        b = plan.boundary
-        recs = pl.path
-        try:
-            budget = pl.budget_index(keep)
-            if manual is not None:
-                r = recs[manual]
-                is_user = r.type == "message" and r.role == "user"
-                ts = -1 if is_user else find_turn_start_index(recs, manual, b.start)
-                cut = CutPoint(manual, ts, (not is_user) and ts != -1)
-            else:
-                cut = pl.cut(keep)
-        except JsTypeError as e:
-            err = f"pi would throw finding the cut point: {e}"
-        cps = set(pl.cut_points)
-        for pos in range(b.start, b.end):
-            marks[path[pos]] = "valid" if pos in cps else "invalid"
-        for pos in range(0, b.start):
-            marks[path[pos]] = "summarised"
-        if cut is not None:
-            fk = cut.first_kept_index
-            if cut.is_split_turn and cut.turn_start_index >= 0:
-                for pos in range(cut.turn_start_index, min(fk, len(path))):
-                    marks[path[pos]] = "prefix"
-                marks[path[cut.turn_start_index]] = "turn_start"
-            if fk < len(path):
-                marks[path[fk]] = "cut"
-            nothing, quirks = _analyse(s, path, plan, cut, budget, keep, window)
-            if not nothing and fk < len(path):
-                after.append((-1, "compactionSummary", _summary_tokens(summary_text)))
-                kept = set(path[fk:])
-                after.extend(t for t in items if t[0] in kept and t[1] != "compactionSummary")
-    if window <= 0:
-        quirks.append(
-            Quirk(
-                "12.1.18",
-                "Unknown context window (0)",
-                "With contextWindow = 0, shouldCompact is true for any token count.",
-            )
-        )
-    return PlanState(
-        keep,
-        reserve,
-        window,
-        window_known,
-        path,
-        plan,
-        cut,
-        manual is not None,
-        budget,
-        tokens,
-        items,
-        after,
-        nothing,
-        err,
-        quirks,
-        marks,
-    )
-
-
-def _analyse(
-    s: Session,
-    path: list[int],
-    plan: CompactionPlan,
-    cut: CutPoint,
-    budget: int | None,
-    keep: int,
-    window: int,
-) -> tuple[bool, list[Quirk]]:
-    """Cheap 'nothing to compact' check (same rules as prepare) and pi 0.80.2 quirk flags."""
-    recs = s.records
-    b = plan.boundary
-    q: list[Quirk] = []
-    produces = ("message", "custom_message", "branch_summary")
-    fk = cut.first_kept_index
-    if path and recs[path[-1]].type == "compaction":
-        return True, [
-            Quirk(
-                "leaf-compaction", "The leaf is a compaction", "pi does not compact right after a compaction."
-            )
-        ]
-    if fk >= len(path):
-        return True, q
-    hist_end = cut.turn_start_index if cut.is_split_turn else fk
-    n_hist = sum(1 for k in range(b.start, hist_end) if recs[path[k]].type in produces)
-    n_pre = (
-        sum(1 for k in range(cut.turn_start_index, fk) if recs[path[k]].type in produces)
-        if cut.is_split_turn
-        else 0
-    )
-    nothing = n_hist == 0 and n_pre == 0
-    pl = plan.planner
-    if (
-        nothing
-        and pl.cut_points
-        and fk == pl.cut_points[0]
-        and budget is not None
-        and budget > pl.cut_points[-1]
-    ):
-        big = recs[path[budget]]
-        q.append(
-            Quirk(
-                "12.1.2",
-                "Nothing to compact: oversized trailing entry (Example D)",
-                f"The newest {'tool result' if big.role == 'toolResult' else 'entries'} alone reach keepRecentTokens "
-                f"({_num(big.tokens):,.0f} tokens at path #{budget}), after the last valid cut point. pi then falls back "
-                "to the first cut point, so there is nothing before it to summarise and compaction does nothing.",
-            )
-        )
-    first = recs[path[fk]]
-    if (
-        cut.is_split_turn
-        and first.type != "message"
-        and first.type not in ("branch_summary", "custom_message")
-    ):
-        q.append(
-            Quirk(
-                "12.1.1",
-                "Metadata-before-user split (Example C)",
-                f"The cut moved back onto a {first.type} entry before a user message, so pi treats it as a split turn: "
-                "the whole previous turn becomes the 'turn prefix' and is summarised with the turn-prefix prompt.",
-            )
-        )
-    if cut.is_split_turn and cut.turn_start_index == fk:
-        q.append(
-            Quirk(
-                "12.1.5",
-                "Split turn with an empty prefix (Example G)",
-                "isSplitTurn is true although the turn prefix is empty (cut at a bash execution, branch summary or "
-                "custom message). The summary is unaffected; extensions see isSplitTurn = true.",
-            )
-        )
-    if cut.is_split_turn and n_hist == 0 and n_pre > 0 and b.prev_compaction >= 0:
-        q.append(
-            Quirk(
-                "12.1.4",
-                "Previous summary lost",
-                "The history part of this split turn is empty, so pi sends 'No prior history.' instead of the previous "
-                "compaction summary.",
-            )
-        )
-    ignored = [
-        path[k] for k in range(fk, len(path)) if recs[path[k]].type in ("custom_message", "branch_summary")
-    ]
-    if ignored:
-        q.append(
-            Quirk(
-                "12.1.3",
-                "Sizes ignored in the kept tail",
-                f"{len(ignored)} custom_message/branch_summary entr{'y is' if len(ignored) == 1 else 'ies are'} kept "
-                "but not counted toward keepRecentTokens, although the LLM receives them.",
-            )
-        )
-    return nothing, q
+    """The core's plan for the current parameters (a binary search over precomputed sums)."""
+    summary_tokens = _summary_tokens(summary_text) if summary_text else None
+    params = PlanParams(keep, reserve, window, manual, summary_tokens)
+    return res.planner.plan(params, window_known=window_known)

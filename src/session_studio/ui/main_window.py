@@ -660,6 +660,7 @@ class MainWindow(QMainWindow):
         self.settings.add_recent(s.path)
         self._show_recent()
         self.tree_model.set_session(s, res.path_indices, res.outline)
+        self.tree_model.prepare_search(self.runner)  # so that the first search is quick
         self._expand()
         self.inspector.set_session(s)
         self.banner.set_issues(s.issues, s.reset)
@@ -802,11 +803,13 @@ class MainWindow(QMainWindow):
                     self.tree.expand(b)
 
     def _apply_filter(self) -> None:
-        sel = self.doc.selected
-        self.tree_model.set_filter(self.filter_combo.currentData(), self.search.text())
-        self._expand()
-        self._reselect(sel)
-        self._update_count()
+        def shown() -> None:
+            self._expand()
+            self._reselect(self.doc.selected)
+            self._update_count()
+
+        # built in a worker and swapped in: typing never freezes the window on a big session
+        self.tree_model.filter_async(self.runner, self.filter_combo.currentData(), self.search.text(), shown)
 
     def _update_count(self) -> None:
         s = self.doc.session
@@ -942,6 +945,7 @@ class MainWindow(QMainWindow):
             model=ctx.model if ctx else None,
             thinking_level=ctx.thinking_level if ctx else None,
             custom_instructions=self.preview.custom_instructions(),
+            plan_key=st.key,
         )
 
     def _generate(self, provider: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
@@ -18,7 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .document import PlanState
+from session_studio.core.plan import PlanState, Quirk
+
 from .theme import current_theme
 
 __all__ = ["PlannerPanel", "TokenSlider"]
@@ -75,6 +76,10 @@ class TokenSlider(QWidget):
         self.slider.setValue(min(v, self.slider.maximum()))
         self.slider.blockSignals(False)
         self.value_changed.emit(v)
+
+
+#: a slider step re-plans after the values stayed this long (a drag sends one value per pixel)
+PARAMS_DEBOUNCE_MS = 30
 
 
 def _fmt(n: float) -> str:
@@ -160,13 +165,31 @@ class PlannerPanel(QWidget):
         lay.addLayout(actions)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Expanding)
 
-        self.keep.value_changed.connect(lambda v: self.params_changed.emit(v, None, None))
-        self.reserve.value_changed.connect(lambda v: self.params_changed.emit(None, v, None))
-        self.window.valueChanged.connect(lambda v: self.params_changed.emit(None, None, v))
+        # a dragged slider sends a value per pixel: re-plan once the values settle for a moment
+        self._pending: list[int | None] = [None, None, None]
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(PARAMS_DEBOUNCE_MS)
+        self._debounce.timeout.connect(self.flush_params)
+        self.keep.value_changed.connect(lambda v: self._queue(0, v))
+        self.reserve.value_changed.connect(lambda v: self._queue(1, v))
+        self.window.valueChanged.connect(lambda v: self._queue(2, v))
         self.auto_button.clicked.connect(self.auto_cut_requested)
         self.preview_button.clicked.connect(self.preview_requested)
         self.commit_button.clicked.connect(self.commit_requested)
         self.set_state(None)
+
+    def _queue(self, which: int, value: int) -> None:
+        self._pending[which] = value
+        self._debounce.start()
+
+    def flush_params(self) -> None:
+        """Send the values changed since the last plan (the debounce timer calls this)."""
+        self._debounce.stop()
+        keep, reserve, window = self._pending
+        self._pending = [None, None, None]
+        if keep is not None or reserve is not None or window is not None:
+            self.params_changed.emit(keep, reserve, window)
 
     def set_source(self, text: str) -> None:
         self.source_note.setText(f"Defaults: {html.escape(text)}")
@@ -215,7 +238,7 @@ class PlannerPanel(QWidget):
                 + (f" · <b style='color:{th.turn_start.name()}'>split turn</b>" if c.is_split_turn else "")
             )
             b = st.plan.boundary
-            kept_t = sum(t for r_, _, t in st.item_tokens if r_ in set(st.path[fk:]))
+            kept_t = st.kept_tokens
             hist_end = c.turn_start_index if c.is_split_turn else fk
             lines = [
                 f"Summarise path #{b.start}…#{max(b.start, hist_end) - 1}"
@@ -238,6 +261,23 @@ class PlannerPanel(QWidget):
         self._set_quirks(st.quirks)
 
     def _set_quirks(self, quirks: list) -> None:  # type: ignore[type-arg]
+        shown = (current_theme().name, tuple(quirks))
+        if shown == getattr(self, "_shown_quirks", None) and self.quirk_layout.count():
+            return  # same quirks as the last plan: no new labels, no relayout of the window
+        previous = getattr(self, "_shown_quirks", None)
+        self._shown_quirks = shown
+        labels = [self.quirk_layout.itemAt(k).widget() for k in range(self.quirk_layout.count())]
+        if (
+            quirks
+            and previous is not None
+            and previous[0] == shown[0]
+            and [q.code for q in previous[1]] == [q.code for q in quirks]
+            and all(isinstance(lab, QLabel) for lab in labels)
+        ):
+            # the same quirks with other numbers (a slider step): new text in the same labels
+            for lab, q in zip(labels, quirks, strict=True):
+                lab.setText(_quirk_html(q))  # type: ignore[union-attr]
+            return
         while self.quirk_layout.count():
             item = self.quirk_layout.takeAt(0)
             if item.widget():
@@ -249,12 +289,7 @@ class PlannerPanel(QWidget):
             self.quirk_layout.addWidget(lab)
             return
         for q in quirks:
-            ref = (
-                f"<br><span style='font-size:small; color:{th.muted.name()}'>spec §{html.escape(q.spec)}</span>"
-                if q.spec
-                else ""
-            )
-            lab = QLabel(f"<b>{html.escape(q.title)}</b><br>{html.escape(q.text)}{ref}")
+            lab = QLabel(_quirk_html(q))
             lab.setTextFormat(Qt.TextFormat.RichText)
             lab.setWordWrap(True)
             lab.setObjectName("quirk")
@@ -264,3 +299,13 @@ class PlannerPanel(QWidget):
                 f"border: 1px solid {th.grid.name()}; border-radius: 4px; padding: 6px 8px; }}"
             )
             self.quirk_layout.addWidget(lab)
+
+
+def _quirk_html(q: Quirk) -> str:
+    th = current_theme()
+    ref = (
+        f"<br><span style='font-size:small; color:{th.muted.name()}'>spec §{html.escape(q.spec)}</span>"
+        if q.spec
+        else ""
+    )
+    return f"<b>{html.escape(q.title)}</b><br>{html.escape(q.text)}{ref}"

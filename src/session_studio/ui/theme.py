@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
@@ -74,6 +75,15 @@ class Theme:
         self.turn_start = QColor("#d97706") if not dark else QColor("#f5a524")
         self.prefix = QColor(217, 119, 6, 60) if not dark else QColor(245, 165, 36, 60)
         self.threshold = QColor("#b91c1c") if not dark else QColor("#ff8080")
+        self.cut_bg = QColor(self.cut.red(), self.cut.green(), self.cut.blue(), 55)
+        self.valid_cut = QColor("#16a34a") if not dark else QColor("#4ade80")
+        self.usage = QColor("#1d2128") if not dark else QColor("#dfe2e7")
+
+    def __getattribute__(self, name: str) -> Any:
+        # the theme is shared by every widget: hand out copies, so a caller's setAlpha()/setRed()
+        # cannot change what others paint with (the cut row once faded the token bar's cut line)
+        value = object.__getattribute__(self, name)
+        return QColor(value) if type(value) is QColor else value
 
     def role(self, kind: str) -> QColor:
         light, dark = _ROLE_COLORS.get(kind, _ROLE_COLORS["meta"])

@@ -10,11 +10,12 @@ the provider-usage mark, the chosen cut and the turn prefix of a split turn.
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QBrush, QFont, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from .bar_geometry import Span, bar_spans, span_at, token_x
-from .document import PlanState
+from session_studio.core.plan import PlanState
+
+from .bar_geometry import Span, cumulative, fill_tokens, pixel_spans, span_at, token_x
 from .theme import current_theme
 
 __all__ = ["BarLayout", "TokenBar"]
@@ -23,10 +24,40 @@ LABEL_W = 46
 PAD = 8
 ROW_H = 18
 AFTER_H = 12
+LEGEND_H = 14
+
+
+class _Items:
+    """Per-path facts of the bar, computed once per loaded path (not per plan): the keys and kinds
+    of the context items, the fill (pi's count per item) and the chars/4 estimate, cumulated."""
+
+    def __init__(self, state: PlanState) -> None:
+        items = state.item_tokens
+        self.items = items
+        self.keys = [k for k, _, _ in items]
+        self.kinds = [k for _, k, _ in items]
+        est = [t for _, _, t in items]
+        tok = state.tokens
+        last = tok.last_usage_index if tok is not None else None
+        usage = (
+            float(tok.usage_tokens) if tok is not None and isinstance(tok.usage_tokens, int | float) else 0.0
+        )
+        self.fill_cum = cumulative(fill_tokens(est, last, usage))
+        self.est_cum = cumulative(est)
+        #: items from here on are counted by the estimate only (after the last valid usage)
+        self.estimated_from = (last + 1) if last is not None else 0
+        self.now_key: tuple[float, int, int] | None = None
+        self.now: list[Span] = []
+        self.now_xs: list[int] = []
 
 
 class BarLayout:
-    """Where everything goes for a given state and widget size (pure, testable)."""
+    """Where everything goes for a given state and widget size (pure, testable).
+
+    Work is O(width · log items): spans are per pixel run, the per-path sums are cached.
+    """
+
+    _cache: _Items | None = None
 
     def __init__(self, state: PlanState | None, width: int) -> None:
         self.x0 = LABEL_W + PAD
@@ -34,23 +65,57 @@ class BarLayout:
         self.top_text = 4
         self.row_y = 24
         self.after_y = self.row_y + ROW_H + 10
+        self.legend_y = self.after_y + AFTER_H + 6
         self.state = state
         self.now: list[Span] = []
         self.after: list[Span] = []
+        self.now_xs: list[int] = []
+        self.after_xs: list[int] = []
         self.scale = 1.0
+        self.fill_total = 0.0
+        self.est_now = 0.0
+        self.after_total = 0.0
         if state is None:
             return
-        est_now = sum(t for _, _, t in state.item_tokens)
-        est_after = sum(t for _, _, t in state.after_tokens)
-        self.scale = float(max(state.window, est_now, est_after, state.context_tokens, 1))
-        self.now = bar_spans(state.item_tokens, self.scale, self.w, self.x0)
-        self.after = bar_spans(state.after_tokens, self.scale, self.w, self.x0)
-        self.now_xs = [s.x for s in self.now]
+        c = BarLayout._cache
+        if c is None or c.items is not state.item_tokens:
+            c = BarLayout._cache = _Items(state)
+        self.items = c
+        self.fill_total = c.fill_cum[-1]
+        self.est_now = c.est_cum[-1]
+        fk = state.first_kept_item
+        summary = state.after_tokens[0][2] if state.after_tokens else 0.0
+        if state.after_tokens and fk is not None:
+            self.after_total = summary + c.est_cum[-1] - c.est_cum[fk]
+        self.scale = float(max(state.window, self.fill_total, self.after_total, state.context_tokens, 1))
+        now_key = (self.scale, self.w, self.x0)
+        if c.now_key != now_key:  # the 'now' row depends on the path and the geometry only
+            c.now = pixel_spans(
+                c.keys, c.kinds, c.fill_cum, self.scale, self.w, self.x0, estimated_from=c.estimated_from
+            )
+            c.now_key = now_key
+            c.now_xs = [s.x for s in c.now]
+        self.now = c.now
+        if state.after_tokens and fk is not None:
+            sw = self.x(summary) - self.x0
+            self.after = [Span(-1, "compactionSummary", self.x0, sw, 0.0, summary)]
+            self.after += pixel_spans(
+                c.keys, c.kinds, c.est_cum, self.scale, self.w, self.x0, first=fk, offset=summary
+            )
+        self.now_xs = c.now_xs
         self.after_xs = [s.x for s in self.after]
-        self.est_now = est_now
 
     def x(self, tokens: float) -> int:
         return token_x(tokens, self.scale, self.w, self.x0)
+
+    def item_x(self, item: int | None) -> int | None:
+        """x where context item ``item`` starts on the 'now' row (by its cumulated fill)."""
+        if item is None or self.state is None:
+            return None
+        cum = self.items.fill_cum
+        if item >= len(cum) - 1:
+            return None
+        return self.x(cum[item])
 
     def hit(self, pos: QPoint) -> Span | None:
         if self.row_y <= pos.y() < self.row_y + ROW_H:
@@ -58,6 +123,61 @@ class BarLayout:
         if self.after_y <= pos.y() < self.after_y + AFTER_H:
             return span_at(self.after, pos.x(), self.after_xs)
         return None
+
+    def marks(self) -> list[tuple[str, int, int, str]]:
+        """(name, x from, x to, explanation) of every mark drawn, for hover texts and the legend."""
+        st = self.state
+        if st is None:
+            return []
+        out: list[tuple[str, int, int, str]] = []
+        xt, xw = self.x(st.threshold), self.x(st.window)
+        out.append(
+            (
+                "threshold",
+                xt - 2,
+                xt + 2,
+                f"Threshold {_fmt(st.threshold)} = context window {_fmt(st.window)} − reserveTokens "
+                f"{_fmt(st.reserve)}: pi compacts when the context exceeds it",
+            )
+        )
+        cx = self.item_x(st.first_kept_item)
+        if cx is not None:
+            out.append(
+                ("cut", cx - 2, cx + 2, "Cut: the first kept entry; everything left of it is summarised")
+            )
+        tok = st.tokens
+        if tok is not None and tok.last_usage_index is not None:
+            ux = self.x(_f(tok.usage_tokens))
+            out.append(
+                (
+                    "usage",
+                    ux - 2,
+                    ux + 2,
+                    f"Usage tick: {_fmt(_f(tok.usage_tokens))} tokens reported by the provider for the last "
+                    "assistant message with valid usage; pi adds the estimate of what follows",
+                )
+            )
+        out.append(
+            (
+                "reserve",
+                xt,
+                xw,
+                f"Reserve zone: the last {_fmt(st.reserve)} tokens of the window (reserveTokens), kept free "
+                "for the reply",
+            )
+        )
+        bx = self.item_x(st.budget_item) if st.budget_item is not None else self.x0
+        if self.fill_total > 0 and bx is not None:
+            out.append(
+                (
+                    "keep",
+                    bx,
+                    self.x(self.fill_total),
+                    f"Keep zone: the newest messages up to keepRecentTokens = {_fmt(st.keep)} (estimated "
+                    "tokens), kept verbatim",
+                )
+            )
+        return out
 
 
 def _fmt(n: float) -> str:
@@ -72,13 +192,18 @@ class TokenBar(QWidget):
         self.state: PlanState | None = None
         self.selected = -1
         self.layout_ = BarLayout(None, self.width())
+        self._legend_boxes: list[tuple[str, int, int]] = []
+        #: (spans, y, rects by colour, separators) of the last 'now' row drawn: reused while unchanged
+        self._rects_cache: tuple[list[Span], int, dict[tuple[str, int], list[QRect]], list[QRect]] | None = (
+            None
+        )
         self.setMouseTracking(True)
         self.setMinimumHeight(self.sizeHint().height())
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setAccessibleName("Token bar")
 
     def sizeHint(self) -> QSize:
-        return QSize(600, 24 + ROW_H + 10 + AFTER_H + 22)
+        return QSize(600, 24 + ROW_H + 10 + AFTER_H + 6 + LEGEND_H + 6)
 
     def set_state(self, state: PlanState | None) -> None:
         self.state = state
@@ -98,11 +223,41 @@ class TokenBar(QWidget):
 
     # ---------------------------------------------------------------- interaction
     def mouseMoveEvent(self, e: QMouseEvent) -> None:
-        sp = self.layout_.hit(e.position().toPoint())
-        if sp is None:
+        text = self.describe_at(e.position().toPoint())
+        if not text:
             QToolTip.hideText()
             return
-        QToolTip.showText(e.globalPosition().toPoint(), self.describe(sp), self)
+        QToolTip.showText(e.globalPosition().toPoint(), text, self)
+
+    def describe_at(self, pos: QPoint) -> str:
+        """The hover text at ``pos``: a mark (threshold, cut, usage tick, reserve, keep zone, legend
+        entry) or the entry under the pointer."""
+        lay = self.layout_
+        x, y = pos.x(), pos.y()
+        if lay.legend_y <= y < lay.legend_y + LEGEND_H:
+            for name, a, b in self._legend_boxes:
+                if a <= x < b:
+                    return _LEGEND[name]
+            return ""
+        on_rows = lay.row_y - 6 <= y < lay.after_y + AFTER_H + 3
+        if on_rows:
+            texts = [
+                text for name, a, b, text in lay.marks() if a <= x <= b and name not in ("reserve", "keep")
+            ]
+            if texts:
+                return "\n".join(texts)
+        if lay.row_y + ROW_H <= y < lay.row_y + ROW_H + 6:
+            for name, a, b, text in lay.marks():
+                if name == "keep" and a <= x <= b:
+                    return text
+        sp = lay.hit(pos)
+        if sp is not None:
+            return self.describe(sp)
+        if on_rows:
+            for name, a, b, text in lay.marks():
+                if name == "reserve" and a <= x <= b:
+                    return text
+        return ""
 
     def describe(self, sp: Span) -> str:
         st = self.state
@@ -115,15 +270,22 @@ class TokenBar(QWidget):
             "branchSummary": "branch summary",
             "custom": "custom message",
         }.get(sp.kind, sp.kind)
-        pos = st.path.index(sp.key) if st and sp.key in st.path else -1
+        pos = st.positions.get(sp.key, -1) if st else -1
         mark = st.marks.get(sp.key, "") if st else ""
         extra = {
             "cut": " · first kept entry (cut)",
             "turn_start": " · turn start",
             "prefix": " · split-turn prefix",
         }
+        counted = (
+            "estimated (chars/4), after the last valid usage"
+            if sp.estimated
+            else "share of the provider-reported usage"
+            if any(s is sp for s in self.layout_.now)
+            else "estimated (chars/4)"
+        )
         return (
-            f"{name} · path #{pos} · {_fmt(sp.tokens)} tokens (chars/4)"
+            f"{name} · path #{pos} · {_fmt(sp.tokens)} tokens, {counted}"
             f" · {_fmt(sp.start)}–{_fmt(sp.start + sp.tokens)}{extra.get(mark, '')}"
         )
 
@@ -177,56 +339,47 @@ class TokenBar(QWidget):
             p.fillRect(
                 QRect(xt, y, max(0, xw - xt), h), QBrush(th.reserve.darker(110), Qt.BrushStyle.BDiagPattern)
             )
-        # segments
-        self._draw_spans(p, lay.now, lay.row_y, ROW_H)
+        # segments: the 'now' row adds up to pi's count (usage + estimated tail)
+        self._draw_spans(p, lay.now, lay.row_y, ROW_H, reuse=True)
         self._draw_spans(p, lay.after, lay.after_y, AFTER_H)
-        # prefix of a split turn + cut
-        fk = st.first_kept_record
-        sp_by_key = {s.key: s for s in lay.now}
-        if st.cut is not None and st.cut.is_split_turn and st.cut.turn_start_index >= 0:
-            prefix_keys = [k for k, m in st.marks.items() if m in ("prefix", "turn_start")]
-            xs = [sp_by_key[k] for k in prefix_keys if k in sp_by_key]
-            if xs:
-                a = min(s.x for s in xs)
-                b = max(s.x + s.w for s in xs)
+        # prefix of a split turn + cut (context items by index: no search over the path)
+        if st.turn_start_item is not None and st.first_kept_item is not None:
+            a = lay.item_x(st.turn_start_item)
+            b = lay.item_x(st.first_kept_item)
+            if a is not None:
+                b = b if b is not None else lay.x(lay.fill_total)
                 p.fillRect(QRect(a, lay.row_y - 3, max(2, b - a), 3), th.turn_start)
-        if fk is not None:
-            cx = sp_by_key[fk].x if fk in sp_by_key else None
-            if cx is None:  # cut on a non-message entry: first kept segment after it
-                later = (
-                    [s for s in lay.now if st.path.index(s.key) > st.cut.first_kept_index] if st.cut else []
-                )
-                cx = later[0].x if later else None
-            if cx is not None:
-                p.setPen(QPen(th.cut, 2))
-                p.drawLine(cx, lay.row_y - 5, cx, lay.row_y + ROW_H + 4)
-        # keep-recent zone: the newest keepRecentTokens of the estimate
-        if lay.est_now > 0:
-            ka = lay.x(max(0.0, lay.est_now - st.keep))
-            kb = lay.x(lay.est_now)
-            p.setPen(QPen(th.role("user"), 1))
-            y = lay.row_y + ROW_H + 3
-            p.drawLine(ka, y, kb, y)
-            p.drawLine(ka, y - 2, ka, y + 2)
-            p.drawLine(kb, y - 2, kb, y + 2)
+        cx = lay.item_x(st.first_kept_item)
+        if cx is not None:
+            p.setPen(QPen(th.cut, 2))
+            p.drawLine(cx, lay.row_y - 5, cx, lay.row_y + ROW_H + 4)
+        # keep-recent zone: from where keepRecentTokens was reached to the newest message
+        if lay.fill_total > 0:
+            ka = lay.item_x(st.budget_item) if st.budget_item is not None else lay.x0
+            kb = lay.x(lay.fill_total)
+            if ka is not None:
+                p.setPen(QPen(th.role("user"), 1))
+                y = lay.row_y + ROW_H + 3
+                p.drawLine(ka, y, kb, y)
+                p.drawLine(ka, y - 2, ka, y + 2)
+                p.drawLine(kb, y - 2, kb, y + 2)
         # threshold line
         p.setPen(QPen(th.threshold, 1, Qt.PenStyle.DashLine))
         p.drawLine(xt, lay.row_y - 4, xt, lay.after_y + AFTER_H + 2)
-        # usage mark (provider-reported tokens at the last valid usage)
+        # usage tick (provider-reported tokens at the last valid usage)
         tok = st.tokens
         if tok is not None and tok.last_usage_index is not None:
-            ux = lay.x(float(tok.usage_tokens) if isinstance(tok.usage_tokens, int | float) else 0)
-            p.setPen(QPen(th.text, 2))
-            p.drawLine(ux, lay.row_y + ROW_H - 5, ux, lay.row_y + ROW_H + 4)
+            ux = lay.x(_f(tok.usage_tokens))
+            p.setPen(QPen(th.usage, 2))
+            p.drawLine(ux, lay.row_y - 2, ux, lay.row_y + ROW_H + 4)
         # header text
         p.setPen(th.text)
         usage = ""
         if tok is not None and tok.last_usage_index is not None:
             usage = f"  (usage {_fmt(_f(tok.usage_tokens))} + est. {_fmt(_f(tok.trailing_tokens))})"
         left = f"{_fmt(st.context_tokens)} / {_fmt(st.window)} tokens{usage}  ·  chars/4 estimate {_fmt(lay.est_now)}"
-        after_t = sum(s.tokens for s in lay.after)
         right = (
-            f"threshold {_fmt(st.threshold)}  ·  keep {_fmt(st.keep)}  ·  after ≈ {_fmt(after_t)}"
+            f"threshold {_fmt(st.threshold)}  ·  keep {_fmt(st.keep)}  ·  after ≈ {_fmt(lay.after_total)}"
             if lay.after
             else f"threshold {_fmt(st.threshold)}  ·  keep {_fmt(st.keep)}  ·  nothing to compact"
         )
@@ -239,31 +392,104 @@ class TokenBar(QWidget):
         p.drawText(
             QRect(x0, lay.top_text, w, 16), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, right
         )
+        self._draw_legend(p, lay)
         p.end()
 
-    def _draw_spans(self, p: QPainter, spans: list[Span], y: int, h: int) -> None:
+    def _draw_legend(self, p: QPainter, lay: BarLayout) -> None:
+        """One swatch per mark, each with a hover text (describe_at)."""
         th = current_theme()
-        sel = None
-        last_kind = None
-        color = QColor()
-        for s in spans:
-            if s.w <= 0:
-                continue
-            if s.kind != last_kind:
-                color = th.role(s.kind)
-                last_kind = s.kind
-            if s.key < 0:
-                p.fillRect(QRect(s.x, y + 1, s.w, h - 2), QBrush(color, Qt.BrushStyle.Dense4Pattern))
+        fm = p.fontMetrics()
+        x = lay.x0
+        y = lay.legend_y
+        boxes: list[tuple[str, int, int]] = []
+        for name in _LEGEND:
+            label = _LEGEND_LABEL[name]
+            start = x
+            sw = QRect(x, y + 3, 10, LEGEND_H - 6)
+            if name == "usage_fill":
+                p.fillRect(sw, th.role("assistant"))
+            elif name == "estimated":
+                p.fillRect(sw, QBrush(th.role("assistant"), Qt.BrushStyle.Dense3Pattern))
+            elif name == "reserve":
+                p.fillRect(sw, th.reserve)
+            elif name == "keep":
+                p.setPen(QPen(th.role("user"), 1))
+                p.drawLine(x, y + LEGEND_H // 2, x + 10, y + LEGEND_H // 2)
             else:
-                p.fillRect(QRect(s.x, y + 1, s.w, h - 2), color)
-            if s.w >= 4:
-                p.fillRect(QRect(s.x + s.w - 1, y + 1, 1, h - 2), th.base)
-            if s.key == self.selected and s.key >= 0:
-                sel = s
+                colour = {"usage": th.usage, "threshold": th.threshold, "cut": th.cut}[name]
+                pen = QPen(colour, 2 if name != "threshold" else 1)
+                if name == "threshold":
+                    pen.setStyle(Qt.PenStyle.DashLine)
+                p.setPen(pen)
+                p.drawLine(x + 5, y + 1, x + 5, y + LEGEND_H - 1)
+            x += 14
+            p.setPen(th.muted)
+            p.drawText(QRect(x, y, 400, LEGEND_H), Qt.AlignmentFlag.AlignVCenter, label)
+            x += fm.horizontalAdvance(label) + 12
+            boxes.append((name, start, x))
+        self._legend_boxes = boxes
+
+    def _draw_spans(self, p: QPainter, spans: list[Span], y: int, h: int, *, reuse: bool = False) -> None:
+        """Fill the spans: one drawRects call per colour and style (a row has ≤ width spans).
+        ``reuse``: the rectangles of the last call with these very spans are drawn again."""
+        th = current_theme()
+        cached = self._rects_cache
+        if reuse and cached is not None and cached[0] is spans and cached[1] == y:
+            groups, separators = cached[2], cached[3]  # the 'now' row of the same path and size
+        else:
+            groups, separators = _group_rects(spans, y, h)
+            if reuse:
+                self._rects_cache = (spans, y, groups, separators)
+        p.save()
+        p.setPen(Qt.PenStyle.NoPen)
+        patterns = (Qt.BrushStyle.SolidPattern, Qt.BrushStyle.Dense3Pattern, Qt.BrushStyle.Dense4Pattern)
+        for (kind, style), rects in groups.items():
+            p.setBrush(QBrush(th.role(kind), patterns[style]))
+            p.drawRects(rects)
+        if separators:
+            p.setBrush(th.base)
+            p.drawRects(separators)
+        p.restore()
+        sel = next((s for s in spans if s.key == self.selected), None) if self.selected >= 0 else None
         if sel is not None:
             p.setPen(QPen(th.text, 2))
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawRect(QRect(sel.x, y, max(2, sel.w), h))
+
+
+def _group_rects(spans: list[Span], y: int, h: int) -> tuple[dict[tuple[str, int], list[QRect]], list[QRect]]:
+    """Rectangles per (kind, style: 0 solid, 1 estimated, 2 projected summary) and the separators."""
+    groups: dict[tuple[str, int], list[QRect]] = {}
+    separators: list[QRect] = []
+    for s in spans:
+        if s.w <= 0:
+            continue
+        style = 2 if s.key < 0 else 1 if s.estimated else 0
+        groups.setdefault((s.kind, style), []).append(QRect(s.x, y + 1, s.w, h - 2))
+        if s.w >= 4:  # a separator at the end of a segment wide enough to show one
+            separators.append(QRect(s.x + s.w - 1, y + 1, 1, h - 2))
+    return groups, separators
+
+
+_LEGEND_LABEL = {
+    "usage_fill": "usage",
+    "estimated": "estimated",
+    "usage": "usage tick",
+    "threshold": "threshold",
+    "reserve": "reserve",
+    "keep": "keep",
+    "cut": "cut",
+}
+_LEGEND = {
+    "usage_fill": "Solid segments: the provider-reported usage of the last assistant message with valid "
+    "usage, shared among the messages it covers (pi counts this)",
+    "estimated": "Hatched segments: messages after the last valid usage, counted by pi's chars/4 estimate",
+    "usage": "Usage tick: where the provider-reported usage ends",
+    "threshold": "Threshold: context window − reserveTokens; pi compacts when the context exceeds it",
+    "reserve": "Reserve zone: reserveTokens at the end of the window, kept free for the reply",
+    "keep": "Keep zone: the newest messages up to keepRecentTokens, kept verbatim",
+    "cut": "Cut: the first kept entry; what lies left of it is summarised",
+}
 
 
 def _f(v: object) -> float:

@@ -14,6 +14,7 @@ or the selection opens cost anything. A block's ``internalId`` is
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QRect, Qt, Signal
@@ -22,10 +23,12 @@ from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
 from session_studio.core.cut_points import cut_point_reason
 from session_studio.core.jsvalue import JsTypeError
+from session_studio.core.plan import PlanMarks
 from session_studio.core.session import Session
 
 from .outline import ROOT, Outline, build_outline, preview_text
 from .roles import Roles
+from .tasks import TaskRunner
 from .theme import current_theme, entry_icon, kind_of
 
 __all__ = ["CHUNK_BASE", "GUTTER", "BranchDelegate", "SessionTreeModel"]
@@ -83,12 +86,18 @@ class SessionTreeModel(QAbstractItemModel):
         self._italic = QFont()
         self._italic.setItalic(True)
         self._fresh = True  # reset since the last marks: nothing was painted with marks yet
-        self.marks: dict[int, str] = {}
+        self.marks: Mapping[int, str] = {}
         self._preview: dict[int, str] = {}
         self._bold = QFont()
         self._bold.setBold(True)
         self.mode = "default"
         self.query = ""
+        #: lowercased search text per record (preview, id), built once per session off the GUI thread
+        self._search_texts: list[str] | None = None
+        self._filter_serial = 0
+        self._filtering = False  # a filter build runs in a worker
+        self._indexing = False  # the search texts are being built in a worker
+        self._pending_filter: tuple[str, str, Callable[[], None]] | None = None
 
     @property
     def outline(self) -> Outline:
@@ -154,6 +163,8 @@ class SessionTreeModel(QAbstractItemModel):
     ) -> None:
         """Show ``session``; ``outline`` is a default-filter outline built in a worker (used if it fits)."""
         self.beginResetModel()
+        if session is not self.session:
+            self._search_texts = None
         self.session = session
         self._preview.clear()
         self.marks = {}
@@ -174,23 +185,88 @@ class SessionTreeModel(QAbstractItemModel):
         self.endResetModel()
 
     def set_filter(self, mode: str, query: str) -> None:
+        self._filter_serial += 1  # an outline still being built in a worker is now stale
         self.mode, self.query = mode, query.strip().lower()
         self.rebuild()
 
     def _build(self, active_path: list[int] | None) -> Outline:
         assert self.session is not None
-        match = None
+        texts = None
         if self.query:
-            q = self.query
-            s = self.session
+            texts = self._search_texts = extend_search_texts(self.session, self._search_texts, self.preview)
+        return filtered_outline(self.session, self.mode, self.query, active_path, texts)
 
-            def match(i: int) -> bool:
-                lab = s.label_of(s.records[i].id) or ""
-                return q in self.preview(i).lower() or q in lab.lower() or q == str(s.records[i].id).lower()
+    def prepare_search(self, runner: TaskRunner) -> None:
+        """Build the search text of the loaded session in the background, before the first search."""
+        s = self.session
+        if s is None or runner.synchronous or self._search_texts is not None or self._indexing:
+            return
+        self._indexing = True
 
-        return build_outline(self.session, self.mode, match, active_path)
+        def work() -> list[str]:
+            return extend_search_texts(s, None, lambda i: preview_text(s.value(i)))
 
-    def set_marks(self, marks: dict[int, str]) -> None:
+        def done(texts: list[str]) -> None:
+            self._indexing = False
+            if s is self.session and (self._search_texts is None or len(texts) > len(self._search_texts)):
+                self._search_texts = texts
+            pending, self._pending_filter = self._pending_filter, None
+            if pending is not None:
+                self.filter_async(runner, *pending)
+
+        def failed(_e: BaseException, _tb: str) -> None:
+            self._indexing = False
+
+        runner.op(work).on_success(done).on_failure(failed).start()
+
+    def filter_async(self, runner: TaskRunner, mode: str, query: str, on_done: Callable[[], None]) -> None:
+        """Filter/search off the GUI thread: the outline (and the search text of new entries) is
+        built in a worker and swapped in when ready. One build runs at a time: requests made
+        meanwhile are merged into the latest, which runs when the current one ends."""
+        s = self.session
+        if s is None or runner.synchronous:
+            self.set_filter(mode, query)
+            on_done()
+            return
+        self._filter_serial += 1
+        if self._filtering or (self._indexing and query.strip()):
+            self._pending_filter = (mode, query, on_done)  # superseded requests are never built
+            return
+        query = query.strip().lower()
+        serial = self._filter_serial
+        active = sorted(self.outline.active)
+        texts = self._search_texts
+        self._filtering = True
+
+        def work() -> tuple[Outline, list[str] | None]:
+            new_texts = extend_search_texts(s, texts, lambda i: preview_text(s.value(i))) if query else texts
+            return filtered_outline(s, mode, query, active, new_texts), new_texts
+
+        def next_pending() -> None:
+            self._filtering = False
+            pending, self._pending_filter = self._pending_filter, None
+            if pending is not None:
+                self.filter_async(runner, *pending)
+
+        def done(result: tuple[Outline, list[str] | None]) -> None:
+            outline, new_texts = result
+            if (
+                s is self.session
+                and new_texts is not None
+                and (self._search_texts is None or len(new_texts) > len(self._search_texts))
+            ):
+                self._search_texts = new_texts
+            if serial == self._filter_serial and s is self.session:
+                self.mode, self.query = mode, query
+                self.beginResetModel()
+                self.outline = outline
+                self.endResetModel()
+                on_done()
+            next_pending()
+
+        runner.op(work).on_success(done).on_failure(lambda _e, _tb: next_pending()).start()
+
+    def set_marks(self, marks: Mapping[int, str]) -> None:
         old = self.marks
         self.marks = marks
         fresh, self._fresh = self._fresh, False
@@ -206,7 +282,10 @@ class SessionTreeModel(QAbstractItemModel):
         group_of, row_of = self.outline.group_of, self.outline.row_of
         chunked, crows = self._chunked, self.chunk_rows
         n = 0
-        for k in old.keys() | marks.keys():
+        # a plan's marks share the path's valid/invalid marks with the previous plan: only the cut
+        # marks can differ, so a slider step looks at a handful of records, not the whole path
+        candidates = marks.changed_since(old) if isinstance(marks, PlanMarks) else None
+        for k in candidates if candidates is not None else old.keys() | marks.keys():
             if old.get(k) == marks.get(k):
                 continue
             g = group_of.get(k)
@@ -394,9 +473,7 @@ class SessionTreeModel(QAbstractItemModel):
         mark = self.marks.get(i, "")
         if role == R.BackgroundRole:
             if mark == "cut":
-                c = th.cut
-                c.setAlpha(55)
-                return c
+                return th.cut_bg
             if mark in ("prefix", "turn_start"):
                 return th.prefix
             if i in self.outline.active:
@@ -459,6 +536,43 @@ class SessionTreeModel(QAbstractItemModel):
         return None
 
 
+def extend_search_texts(
+    session: Session, texts: list[str] | None, preview: Callable[[int], str]
+) -> list[str]:
+    """The search text of every record (its lowercased preview); only new records are read."""
+    out = list(texts) if texts is not None else []
+    for i in range(len(out), len(session.records)):
+        try:
+            text = preview(i)
+        except Exception as e:  # an unreadable value is still findable by its id
+            text = f"(unreadable: {e})"
+        out.append(text.lower())
+    return out
+
+
+def filtered_outline(
+    session: Session, mode: str, query: str, active_path: list[int] | None, texts: list[str] | None
+) -> Outline:
+    """The outline for a filter mode and a (lowercased) search query, matched on ``texts``."""
+    match = None
+    if query and texts is not None:
+        q = query
+        # the matching records as one set, found in bulk (text, exact id, label): the outline
+        # build then asks a set, not a function per entry
+        hits = {i for i, t in enumerate(texts) if q in t}
+        records = session.records
+        by_id = session.by_id
+        for key, (label, _ts) in session.labels.items():
+            if isinstance(label, str) and q in label.lower():
+                rec = by_id.get(key)
+                if rec is not None:
+                    hits.add(rec)
+        hits.update(i for i, r in enumerate(records) if str(r.id).lower() == q)  # an exact id
+        match = hits.__contains__
+
+    return build_outline(session, mode, match, active_path)
+
+
 class BranchDelegate(QStyledItemDelegate):
     """Draws pi-style branch connectors in a gutter left of rows inside branch groups."""
 
@@ -497,6 +611,8 @@ class BranchDelegate(QStyledItemDelegate):
             painter.restore()
             opt.rect = QRect(r.left() + GUTTER, r.top(), r.width() - GUTTER, r.height())
             super().paint(painter, opt, index)
+        if index.column() == 1 and mark in ("valid", "invalid", "cut", "turn_start", "prefix"):
+            _paint_cut_gutter(painter, option.rect, mark)
         if index.column() == 0 and mark == "cut":
             th = current_theme()
             painter.save()
@@ -513,3 +629,23 @@ class BranchDelegate(QStyledItemDelegate):
                 option.rect.left(), option.rect.top() + 1, option.rect.right(), option.rect.top() + 1
             )
             painter.restore()
+
+
+def _paint_cut_gutter(painter: QPainter, r: QRect, mark: str) -> None:
+    """A mark at the left of the tokens column: a filled dot where the user may cut (valid cut
+    point, or the cut itself), a small ring where pi never cuts. The reason is the row's tooltip."""
+    th = current_theme()
+    d = 6
+    x, y = r.left() + 3, r.center().y() - d // 2
+    painter.save()
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    if mark == "invalid" or mark == "prefix":
+        painter.setPen(QPen(th.muted, 1))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawEllipse(QRect(x + 1, y + 1, d - 2, d - 2))
+    else:
+        colour = th.cut if mark == "cut" else th.turn_start if mark == "turn_start" else th.valid_cut
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(colour)
+        painter.drawEllipse(QRect(x, y, d, d))
+    painter.restore()

@@ -1,0 +1,233 @@
+"""'Why this cut': pi's findCutPoint walked step by step on one plan, as a model.
+
+One explanation for every view: the CLI renders it as text (:func:`render_text`), the window as
+HTML (``ui/why.py``). Everything here is plain text taken from the plan; renderers escape it.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .cut_points import cut_point_reason
+from .jsvalue import UNDEFINED
+from .plan import PlanState, Quirk
+from .session import EntryRecord
+
+__all__ = ["AccumulationRow", "CutExplanation", "Step", "explain_plan", "render_text"]
+
+#: rows of the accumulation table shown at most (the walk stops a few rows past the budget)
+MAX_ROWS = 400
+
+StepKind = Literal["range", "accumulate", "candidate", "scan", "turn", "result", "outcome", "failure"]
+
+
+@dataclass(frozen=True, slots=True)
+class AccumulationRow:
+    position: int  # path position of the message
+    entry: str  # its role or entry type
+    tokens: Any
+    total: float
+    budget_reached: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    kind: StepKind
+    title: str  # short heading ("Candidate"); may be empty
+    text: str
+    warning: bool = False
+
+
+@dataclass
+class CutExplanation:
+    steps: list[Step] = field(default_factory=list)
+    rows: list[AccumulationRow] = field(default_factory=list)
+    rows_left_out: int = 0
+    quirks: list[Quirk] = field(default_factory=list)
+
+
+def _who(rec: EntryRecord) -> str:
+    if rec.type == "message":
+        return str(rec.role) if rec.role is not UNDEFINED else "message"
+    return str(rec.type) if isinstance(rec.type, str) else "unknown"
+
+
+def _fmt(n: Any) -> str:
+    return f"{n:,.0f}" if isinstance(n, int | float) and not isinstance(n, bool) else str(n)
+
+
+def explain_plan(st: PlanState) -> CutExplanation:
+    """The walk from the budget to the final cut, for the plan ``st`` (automatic or manual)."""
+    ex = CutExplanation(quirks=list(st.quirks))
+    add = ex.steps.append
+    if st.error:
+        add(Step("failure", "pi would fail here", st.error, warning=True))
+        return ex
+    if st.plan is None or st.cut is None:
+        add(Step("failure", "", "No active path to plan."))
+        return ex
+    pl = st.plan.planner
+    b = st.plan.boundary
+    recs = pl.path
+    keep = st.keep
+    where = (
+        f"after the previous compaction at #{b.prev_compaction}; its kept start is #{b.start}"
+        if b.prev_compaction >= 0
+        else "no previous compaction"
+    )
+    add(Step("range", "Range", f"path #{b.start} … #{b.end - 1} ({where}); keepRecentTokens = {_fmt(keep)}"))
+    add(
+        Step(
+            "accumulate",
+            "Accumulate",
+            "estimated tokens of message entries from the newest back (other entries add nothing) "
+            "until the total reaches keepRecentTokens",
+        )
+    )
+    reached = st.budget_pos
+    k_budget = len(pl.positions) - 1
+    if reached is not None:  # positions run newest → oldest (decreasing)
+        k_budget = bisect.bisect_left(pl.positions, -reached, key=lambda p: -p)
+    shown = min(len(pl.positions), k_budget + 4, MAX_ROWS)
+    for k in range(shown):
+        pos = pl.positions[k]
+        ex.rows.append(
+            AccumulationRow(pos, _who(recs[pos]), pl.tokens.get(pos, 0), pl.sums[k], pos == reached)
+        )
+    ex.rows_left_out = len(pl.positions) - shown
+    cps = pl.cut_points
+    first_cp = cps[0] if cps else b.start
+    if st.manual:
+        add(
+            Step(
+                "candidate",
+                "Manual cut",
+                f"you picked #{st.params.manual_cut} ({cut_point_reason(recs[st.params.manual_cut or 0])}); "
+                "it replaces pi's automatic candidate, and pi's backward scan and turn rule apply to it",
+            )
+        )
+        cand = st.params.manual_cut if st.params.manual_cut is not None else first_cp
+    else:
+        if pl.stop_nan:
+            add(
+                Step(
+                    "accumulate",
+                    "",
+                    "The running total became NaN (a damaged token count): it never reaches the budget.",
+                    warning=True,
+                )
+            )
+        if reached is None:
+            total = pl.sums[-1] if pl.sums else 0
+            add(
+                Step(
+                    "candidate",
+                    "Budget never reached",
+                    f"the {_fmt(total)} tokens after the boundary never reach keepRecentTokens = {_fmt(keep)}: "
+                    f"the cut stays at the first valid cut point #{first_cp}",
+                )
+            )
+            cand = first_cp
+        else:
+            j = bisect.bisect_left(cps, reached)
+            if j < len(cps):
+                add(
+                    Step(
+                        "candidate",
+                        "Candidate",
+                        f"{_fmt(pl.sums[k_budget])} tokens ≥ {_fmt(keep)} at #{reached} ({_who(recs[reached])}); "
+                        f"the first valid cut point at or after it is #{cps[j]} ({cut_point_reason(recs[cps[j]])})",
+                    )
+                )
+                cand = cps[j]
+            else:
+                add(
+                    Step(
+                        "candidate",
+                        "No valid cut point at or after the budget",
+                        f"the budget is reached at #{reached}, after the last cut point: pi keeps its initial "
+                        f"candidate, the first cut point #{first_cp} (quirk §12.1.2: an oversized trailing "
+                        "entry disables compaction)",
+                        warning=True,
+                    )
+                )
+                cand = first_cp
+    add(Step("scan", "Backward scan", _scan(recs, b.start, cand, st.cut.first_kept_index)))
+    c = st.cut
+    fk = c.first_kept_index
+    if fk < len(recs):
+        first = recs[fk]
+        if first.type == "message" and first.role == "user":
+            add(Step("turn", "Turn", f"#{fk} is a user message, so the cut is at a turn boundary (no split)"))
+        elif c.turn_start_index >= 0:
+            add(
+                Step(
+                    "turn",
+                    "Split turn",
+                    f"#{fk} is {_who(first)}, not a user message. Searching back for the turn start finds "
+                    f"#{c.turn_start_index} ({_who(recs[c.turn_start_index])}); entries #{c.turn_start_index}…"
+                    f"#{fk - 1} are the turn prefix, summarised with the turn-prefix prompt; older entries go "
+                    "to the history summary",
+                )
+            )
+        else:
+            add(Step("turn", "Turn", f"#{fk} is {_who(first)}; no turn start before it, so no split"))
+        rec = recs[fk]
+        add(
+            Step(
+                "result",
+                "Result",
+                f"first kept = #{fk} (id {rec.id}, {_who(rec)}, line {rec.line}), turn start = "
+                f"{c.turn_start_index}, isSplitTurn = {str(c.is_split_turn).lower()}",
+            )
+        )
+    if st.nothing_to_compact:
+        last_is_compaction = bool(recs) and recs[-1].type == "compaction"
+        add(
+            Step(
+                "outcome",
+                "Nothing to compact",
+                "pi would say: "
+                + ("Already compacted" if last_is_compaction else "Nothing to compact (session too small)"),
+                warning=True,
+            )
+        )
+    return ex
+
+
+def _scan(recs: Sequence[EntryRecord], start: int, cand: int, final: int) -> str:
+    """pi's backward scan over non-message entries right before the candidate, in words."""
+    steps: list[str] = []
+    c = cand
+    while c > start:
+        prev = recs[c - 1]
+        if prev.type in ("compaction", "message"):
+            steps.append(f"#{c - 1} is a {_who(prev)} → stop")
+            break
+        steps.append(f"#{c - 1} is {_who(prev)} (not a message) → move the cut back to #{c - 1}")
+        c -= 1
+    if not steps:
+        steps.append("at the start of the range → stop")
+    return f"from the candidate #{cand}: " + "; ".join(steps) + f". Cut = #{final}"
+
+
+def render_text(ex: CutExplanation) -> list[str]:
+    """The explanation as lines for the terminal (the accumulation table is summarised)."""
+    out: list[str] = []
+    for s in ex.steps:
+        if s.kind == "accumulate" and s.title == "Accumulate":
+            hit = next((r for r in ex.rows if r.budget_reached), None)
+            if hit is not None:
+                out.append(
+                    f"accumulate: walking back from the newest entry, {_fmt(hit.total)} tokens at path "
+                    f"#{hit.position} ({hit.entry})"
+                )
+            continue
+        out.append(f"{s.title.lower()}: {s.text}" if s.title else s.text)
+    for q in ex.quirks:
+        ref = f" (spec §{q.spec})" if q.spec else ""
+        out.append(f"quirk: {q.title}{ref}. {q.text}")
+    return out

@@ -1,0 +1,506 @@
+"""The one compaction plan: what the window shows, what the CLI prints and what the engine writes.
+
+A :class:`PathPlanner` is built once per loaded session and leaf; it holds everything that does
+not depend on the planning parameters (the context and its per-item tokens, the boundary, the cut
+planner's running sums, the cut-point marks). :meth:`PathPlanner.plan` then answers for one set of
+:class:`PlanParams` in about the time of a binary search: a keepRecentTokens slider step never
+re-reads the path. Manual cuts go through the same ``CutPlanner.cut_at`` as the engine (pi's
+backward metadata scan and split-turn rule), so every view of a plan agrees with what is written.
+
+The pi semantics come from a :class:`PlanProfile` (pi 0.80.2's by default), so another pi
+version's rules can be passed in without touching the callers.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .context import SessionContext, build_session_context
+from .cut_points import CutPoint, cut_point_reason, is_valid_cut_point
+from .jsvalue import JsTypeError, js_truthy
+from .preparation import CompactionPlan, Preparation, plan_compaction
+from .session import EntryRecord, Session
+from .tokens import ContextTokens, should_compact
+
+__all__ = [
+    "DEFAULT_CONTEXT_WINDOW",
+    "DEFAULT_KEEP_RECENT_TOKENS",
+    "DEFAULT_RESERVE_TOKENS",
+    "PI_0_80_2",
+    "SUMMARY_PLACEHOLDER_TOKENS",
+    "ItemTokens",
+    "PathPlanner",
+    "PlanKey",
+    "PlanMarks",
+    "PlanParams",
+    "PlanProfile",
+    "PlanState",
+    "Quirk",
+    "item_kind",
+]
+
+#: pi's compaction defaults (settings.json ``compaction.*``) and the window assumed for an unknown model
+DEFAULT_KEEP_RECENT_TOKENS = 20000
+DEFAULT_RESERVE_TOKENS = 16384
+DEFAULT_CONTEXT_WINDOW = 200000
+#: tokens assumed for a summary that was not generated yet (the projected context after compaction)
+SUMMARY_PLACEHOLDER_TOKENS = 1500
+
+#: (record index or -1 for the projected summary, kind, tokens) of one context message
+ItemTokens = tuple[int, str, float]
+
+_PRODUCES_MESSAGE = ("message", "custom_message", "branch_summary")
+_ROLE_KINDS = frozenset(
+    {"user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanProfile:
+    """The pi version whose rules a plan follows: how a path becomes a compaction plan."""
+
+    name: str
+    plan_compaction: Callable[[Session, list[int]], CompactionPlan]
+
+
+PI_0_80_2 = PlanProfile("0.80.2", plan_compaction)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanParams:
+    """What the user chooses: pi's settings (or what-if values) and an optional manual cut."""
+
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+    manual_cut: int | None = None  # path position of the chosen cut point
+    summary_tokens: float | None = None  # the generated/edited summary's size, if any
+
+
+@dataclass(frozen=True, slots=True)
+class PlanKey:
+    """Identifies the plan a user saw: the engine refuses to draft from anything else."""
+
+    path: str
+    indexed_bytes: int
+    leaf_id: Any
+    keep_recent_tokens: int
+    manual_cut_id: Any  # entry id of the manual cut, None for pi's automatic cut
+    profile: str
+
+
+@dataclass(frozen=True)
+class Quirk:
+    code: str  # a spec section ("12.1.2") or an internal id ("leaf-compaction")
+    title: str
+    text: str
+
+    @property
+    def spec(self) -> str | None:
+        """The spec section this quirk is documented in, if any (``"12.1.2"``)."""
+        return self.code if self.code[:1].isdigit() else None
+
+
+def item_kind(rec: EntryRecord) -> str:
+    """The colour/legend kind of an entry (a message role, or the entry type's family)."""
+    if rec.type == "message":
+        return rec.role if isinstance(rec.role, str) and rec.role in _ROLE_KINDS else "damaged"
+    if rec.type == "compaction":
+        return "compaction"
+    if rec.type == "branch_summary":
+        return "branchSummary"
+    if rec.type == "custom_message":
+        return "custom"
+    return "meta"
+
+
+def _num(t: Any) -> float:
+    if isinstance(t, bool) or not isinstance(t, int | float):
+        return 0.0
+    return 0.0 if math.isnan(t) else float(t)
+
+
+class PlanMarks(Mapping[int, str]):
+    """record → mark: 'summarised', 'valid', 'invalid' (per loaded path, shared between plans)
+    overlaid with the cut marks of one plan ('cut', 'turn_start', 'prefix')."""
+
+    __slots__ = ("base", "overlay")
+
+    def __init__(self, base: Mapping[int, str], overlay: Mapping[int, str]) -> None:
+        self.base = base
+        self.overlay = overlay
+
+    def __getitem__(self, record: int) -> str:
+        m = self.overlay.get(record)
+        return m if m is not None else self.base[record]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.base)
+
+    def __len__(self) -> int:
+        return len(self.base)
+
+    def changed_since(self, old: Mapping[int, str]) -> Iterable[int] | None:
+        """Records whose mark may differ from ``old`` cheaply, or None if everything may have changed."""
+        if isinstance(old, PlanMarks) and old.base is self.base:
+            return old.overlay.keys() | self.overlay.keys()
+        return None
+
+
+@dataclass(frozen=True)
+class PlanState:
+    """One plan, as every view shows it."""
+
+    params: PlanParams
+    window_known: bool
+    path: list[int]
+    plan: CompactionPlan | None
+    cut: CutPoint | None
+    budget_pos: int | None  # path position where keepRecentTokens was reached
+    tokens: ContextTokens | None
+    item_tokens: list[ItemTokens]  # chars/4 per context item, in context order
+    after_tokens: list[ItemTokens]  # projected context after compaction (summary first)
+    nothing_to_compact: bool
+    error: str | None
+    quirks: list[Quirk] = field(default_factory=list)
+    marks: Mapping[int, str] = field(default_factory=dict)
+    key: PlanKey | None = None
+    session: Session | None = None
+    #: index into item_tokens of the first kept context item / of the split turn's start (None: none)
+    first_kept_item: int | None = None
+    turn_start_item: int | None = None
+    budget_item: int | None = None  # index into item_tokens where keepRecentTokens was reached
+    #: record → path position (shared by every plan of the path)
+    positions: Mapping[int, int] = field(default_factory=dict)
+    #: [0, t0, t0+t1, …] over item_tokens (shared by every plan of the path)
+    item_cum: list[float] = field(default_factory=list)
+
+    @property
+    def keep(self) -> int:
+        return self.params.keep_recent_tokens
+
+    @property
+    def reserve(self) -> int:
+        return self.params.reserve_tokens
+
+    @property
+    def window(self) -> int:
+        return self.params.context_window
+
+    @property
+    def manual(self) -> bool:
+        return self.params.manual_cut is not None
+
+    @property
+    def threshold(self) -> int:
+        return self.window - self.reserve
+
+    @property
+    def context_tokens(self) -> float:
+        return _num(self.tokens.tokens) if self.tokens else 0.0
+
+    @property
+    def first_kept_record(self) -> int | None:
+        if self.cut is None or self.cut.first_kept_index >= len(self.path):
+            return None
+        return self.path[self.cut.first_kept_index]
+
+    @property
+    def should_compact(self) -> bool:
+        """pi's shouldCompact (window − reserve) on the context tokens pi computes."""
+        return should_compact(self.context_tokens, self.window, self.reserve)
+
+    @property
+    def kept_tokens(self) -> float:
+        """Estimated tokens of the context items kept verbatim (from the first kept entry on)."""
+        if self.first_kept_item is None or not self.item_cum:
+            return 0.0
+        return self.item_cum[-1] - self.item_cum[min(self.first_kept_item, len(self.item_cum) - 1)]
+
+    def mark_reason(self, record: int) -> str:
+        """Why an entry is (not) a cut point, for the hover text."""
+        if self.session is None:
+            return ""
+        return cut_point_reason(self.session.records[record])
+
+    def prepare(self) -> Preparation | None:
+        """prepareCompaction for this plan's cut (the engine's preparation, same function)."""
+        if self.plan is None or self.cut is None:
+            return None
+        return self.plan.prepare(self.keep, self.cut)
+
+
+def _safe_valid(rec: EntryRecord) -> bool:
+    try:
+        return is_valid_cut_point(rec)
+    except JsTypeError:
+        return False
+
+
+class PathPlanner:
+    """Everything about compacting one path that does not depend on the parameters.
+
+    Build it off the GUI thread (it reads the whole path once); :meth:`plan` is then cheap.
+    """
+
+    def __init__(
+        self, session: Session, leaf_index: int | None = None, *, profile: PlanProfile = PI_0_80_2
+    ) -> None:
+        self.session = session
+        self.profile = profile
+        leaf = session.leaf_index() if leaf_index is None else leaf_index
+        self.leaf_index = leaf
+        self.path: list[int] = session.path_indices(leaf) if leaf is not None else []
+        self.error: str | None = None
+        self.context: SessionContext | None = None
+        self.plan_: CompactionPlan | None = None
+        self.tokens: ContextTokens | None = None
+        self.item_tokens: list[ItemTokens] = []
+        self._item_positions: list[int] = []  # path position of each context item
+        self._item_cum: list[float] = [0.0]
+        path = self.path
+        self.positions: dict[int, int] = {r: k for k, r in enumerate(path)}
+        try:
+            self.context = build_session_context(session, path=path) if path else None
+        except JsTypeError as e:
+            self.error = f"pi would throw building the context: {e}"
+        if path:
+            try:
+                self.plan_ = profile.plan_compaction(session, path)
+            except JsTypeError as e:
+                self.error = f"pi would throw planning: {e}"
+        if self.context is not None and self.error is None:
+            try:
+                self.tokens = self.context.estimate_tokens()
+                self._build_items(self.context)
+            except JsTypeError as e:
+                self.error = f"pi would throw estimating tokens: {e}"
+        # running counts over the path, so a plan's "how many before the cut" is a subtraction
+        self._producing = [0]  # entries that give a message to summarise
+        self._unweighed = [0]  # custom_message / branch_summary: sent to the LLM, not counted by the cut
+        recs = session.records
+        for r in path:
+            t = recs[r].type
+            self._producing.append(self._producing[-1] + (t in _PRODUCES_MESSAGE))
+            self._unweighed.append(self._unweighed[-1] + (t in ("custom_message", "branch_summary")))
+        self.base_marks: dict[int, str] = {}
+        pl = self.plan_
+        if pl is not None:
+            b = pl.boundary
+            cps = set(pl.planner.cut_points)
+            for pos in range(0, b.start):
+                self.base_marks[path[pos]] = "summarised"
+            for pos in range(b.start, b.end):
+                self.base_marks[path[pos]] = "valid" if pos in cps else "invalid"
+
+    @property
+    def model(self) -> Any:
+        return self.context.model if self.context is not None else None
+
+    def _build_items(self, ctx: SessionContext) -> None:
+        recs = self.session.records
+        position = self.positions
+        items: list[ItemTokens] = []
+        positions: list[int] = []
+        for it, t in zip(ctx.items, ctx.message_tokens(), strict=True):
+            rec = recs[it.record]
+            kind = "compactionSummary" if it.kind == "compactionSummary" else item_kind(rec)
+            items.append((it.record, kind, _num(t)))
+            # the compaction summary stands before everything kept: position -1 sorts it first
+            positions.append(-1 if it.kind == "compactionSummary" else position.get(it.record, -1))
+        self.item_tokens = items
+        self._item_positions = positions
+        cum = [0.0]
+        for _, _, t in items:
+            cum.append(cum[-1] + t)
+        self._item_cum = cum
+
+    def key(self, params: PlanParams) -> PlanKey:
+        s = self.session
+        manual_id = (
+            self.session.records[self.path[params.manual_cut]].id if params.manual_cut is not None else None
+        )
+        leaf_id = s.records[self.leaf_index].id if self.leaf_index is not None else None
+        return PlanKey(s.path, s.size, leaf_id, params.keep_recent_tokens, manual_id, self.profile.name)
+
+    def manual_cut_error(self, pos: int) -> str | None:
+        """Why path position ``pos`` cannot be a manual cut, or None if it can."""
+        pl = self.plan_
+        if pl is None:
+            return "no plan"
+        if not 0 <= pos < len(self.path):
+            return "this entry is not on the active path"
+        if pos < pl.boundary.start:
+            return "this entry is before the previous compaction's kept start: already summarised"
+        rec = self.session.records[self.path[pos]]
+        if not _safe_valid(rec):
+            return cut_point_reason(rec)
+        return None
+
+    def plan(self, params: PlanParams, *, window_known: bool = True) -> PlanState:
+        """The plan for ``params``: a binary search plus work proportional to what the cut changes."""
+        path = self.path
+        err = self.error
+        cut: CutPoint | None = None
+        budget: int | None = None
+        overlay: dict[int, str] = {}
+        quirks: list[Quirk] = []
+        nothing = True
+        after: list[ItemTokens] = []
+        first_item: int | None = None
+        turn_item: int | None = None
+        pl = self.plan_
+        if pl is not None and err is None:
+            planner = pl.planner
+            try:
+                budget = planner.budget_index(params.keep_recent_tokens)
+                if params.manual_cut is not None:
+                    cut = planner.cut_at(params.manual_cut)
+                else:
+                    cut = planner.cut(params.keep_recent_tokens)
+            except JsTypeError as e:
+                err = f"pi would throw finding the cut point: {e}"
+            if cut is not None:
+                fk = cut.first_kept_index
+                first_item = bisect.bisect_left(self._item_positions, fk)
+                if cut.is_split_turn and cut.turn_start_index >= 0:
+                    turn_item = bisect.bisect_left(self._item_positions, cut.turn_start_index)
+                if cut.is_split_turn and cut.turn_start_index >= 0:
+                    for pos in range(cut.turn_start_index, min(fk, len(path))):
+                        overlay[path[pos]] = "prefix"
+                    overlay[path[cut.turn_start_index]] = "turn_start"
+                if fk < len(path):
+                    overlay[path[fk]] = "cut"
+                nothing, quirks = self._analyse(cut, budget)
+                if not nothing and fk < len(path):
+                    summ = (
+                        params.summary_tokens
+                        if params.summary_tokens is not None
+                        else float(SUMMARY_PLACEHOLDER_TOKENS)
+                    )
+                    # a previous compaction's summary item has position -1, so it is never in this slice
+                    after = [(-1, "compactionSummary", float(summ)), *self.item_tokens[first_item:]]
+        if params.context_window <= 0:
+            quirks.append(
+                Quirk(
+                    "12.1.18",
+                    "Unknown context window (0)",
+                    "With contextWindow = 0, shouldCompact is true for any token count.",
+                )
+            )
+        return PlanState(
+            params,
+            window_known,
+            path,
+            pl,
+            cut,
+            budget,
+            self.tokens if err is None or self.tokens is not None else None,
+            self.item_tokens if err is None else [],
+            after,
+            nothing,
+            err,
+            quirks,
+            PlanMarks(self.base_marks, overlay),
+            self.key(params) if path else None,
+            self.session,
+            first_item,
+            turn_item,
+            bisect.bisect_left(self._item_positions, budget) if budget is not None else None,
+            self.positions,
+            self._item_cum,
+        )
+
+    def _analyse(self, cut: CutPoint, budget: int | None) -> tuple[bool, list[Quirk]]:
+        """'Nothing to compact' by prepareCompaction's rules, and the pi 0.80.2 quirks this cut meets."""
+        pl = self.plan_
+        assert pl is not None
+        recs = self.session.records
+        path = self.path
+        b = pl.boundary
+        q: list[Quirk] = []
+        fk = cut.first_kept_index
+        if path and recs[path[-1]].type == "compaction":
+            return True, [
+                Quirk(
+                    "leaf-compaction",
+                    "The leaf is a compaction",
+                    "pi does not compact right after a compaction.",
+                )
+            ]
+        if fk >= len(path):
+            return True, q
+        first = recs[path[fk]]
+        if not js_truthy(first.id):
+            return True, q
+        produced = self._producing
+        hist_end = cut.turn_start_index if cut.is_split_turn else fk
+        n_hist = produced[max(hist_end, b.start)] - produced[b.start]
+        n_pre = produced[fk] - produced[cut.turn_start_index] if cut.is_split_turn else 0
+        nothing = n_hist == 0 and n_pre == 0
+        planner = pl.planner
+        if (
+            nothing
+            and planner.cut_points
+            and fk == planner.cut_points[0]
+            and budget is not None
+            and budget > planner.cut_points[-1]
+        ):
+            big = recs[path[budget]]
+            what = "tool result" if big.role == "toolResult" else "entries"
+            q.append(
+                Quirk(
+                    "12.1.2",
+                    "Nothing to compact: oversized trailing entry (Example D)",
+                    f"The newest {what} alone reach keepRecentTokens ({_num(big.tokens):,.0f} tokens at "
+                    f"path #{budget}), after the last valid cut point. pi then falls back to the first cut "
+                    "point, so there is nothing before it to summarise and compaction does nothing.",
+                )
+            )
+        if (
+            cut.is_split_turn
+            and first.type != "message"
+            and first.type not in ("branch_summary", "custom_message")
+        ):
+            q.append(
+                Quirk(
+                    "12.1.1",
+                    "Metadata-before-user split (Example C)",
+                    f"The cut moved back onto a {first.type} entry before a user message, so pi treats it as "
+                    "a split turn: the whole previous turn becomes the 'turn prefix' and is summarised with "
+                    "the turn-prefix prompt.",
+                )
+            )
+        if cut.is_split_turn and cut.turn_start_index == fk:
+            q.append(
+                Quirk(
+                    "12.1.5",
+                    "Split turn with an empty prefix (Example G)",
+                    "isSplitTurn is true although the turn prefix is empty (cut at a bash execution, branch "
+                    "summary or custom message). The summary is unaffected; extensions see isSplitTurn = true.",
+                )
+            )
+        if cut.is_split_turn and n_hist == 0 and n_pre > 0 and b.prev_compaction >= 0:
+            q.append(
+                Quirk(
+                    "12.1.4",
+                    "Previous summary lost",
+                    "The history part of this split turn is empty, so pi sends 'No prior history.' instead "
+                    "of the previous compaction summary.",
+                )
+            )
+        ignored = self._unweighed[len(path)] - self._unweighed[fk]
+        if ignored:
+            q.append(
+                Quirk(
+                    "12.1.3",
+                    "Sizes ignored in the kept tail",
+                    f"{ignored} custom_message/branch_summary entr{'y is' if ignored == 1 else 'ies are'} "
+                    "kept but not counted toward keepRecentTokens, although the LLM receives them.",
+                )
+            )
+        return nothing, q

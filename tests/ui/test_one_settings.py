@@ -1,0 +1,110 @@
+"""The window and `session-studio info` start from the same pi settings and model limits."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from session_studio.cli import main
+from session_studio.core import Session
+from session_studio.llm._catalog import CATALOG_ROWS
+from session_studio.ui.document import compute_plan_state, prepare_loaded
+
+from .conftest import write_session
+
+
+def _session(tmp_path: Path, provider: str, model_id: str, cwd: Path) -> Path:
+    spec = [
+        {"type": "model_change", "provider": provider, "modelId": model_id},
+        ("user", 2000),  # no assistant messages: theirs would name the model instead
+        ("user", 2000),
+    ]
+    return write_session(tmp_path / "s.jsonl", spec, cwd=str(cwd))
+
+
+def _info(path: Path) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["info", str(path)]) == 0
+    return out.getvalue()
+
+
+def _info_numbers(text: str) -> tuple[int, int, int]:
+    """(window, threshold, keepRecentTokens) as `info` prints them."""
+    m = re.search(r"tokens of ([\d,]+) \(", text)
+    t = re.search(r"threshold:\s+([\d,-]+) ", text)
+    k = re.search(r"cut \(keepRecentTokens ([\d,]+)\)", text)
+    assert m and t and k, text
+
+    def n(s: str) -> int:
+        return int(s.replace(",", ""))
+
+    return n(m.group(1)), n(t.group(1)), n(k.group(1))
+
+
+@pytest.fixture
+def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    d = tmp_path / "agent"
+    d.mkdir()
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(d))
+    return d
+
+
+def test_every_catalogue_model_gives_the_same_window(tmp_path: Path, agent: Path) -> None:
+    """Issue 7: the window's own table was wrong for 45 of 114 models (claude-opus-4-6 200k vs 1M…)."""
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    path = _session(tmp_path, "x", "y", cwd)
+    text = path.read_text()
+    for provider, model_id, window, _max, *_ in CATALOG_ROWS:
+        path.write_text(
+            text.replace(
+                '"provider": "x", "modelId": "y"',
+                json.dumps({"provider": provider, "modelId": model_id})[1:-1],
+            )
+        )
+        res = prepare_loaded(Session.open(str(path)))
+        assert (res.window, res.window_known) == (window, True), (provider, model_id)
+    # and `info` prints the same numbers (a few, each CLI run costs a process-free main() call)
+    for provider, model_id, window, *_ in CATALOG_ROWS[::25]:
+        path.write_text(
+            text.replace(
+                '"provider": "x", "modelId": "y"',
+                json.dumps({"provider": provider, "modelId": model_id})[1:-1],
+            )
+        )
+        res = prepare_loaded(Session.open(str(path)))
+        st = compute_plan_state(res, res.keep, res.reserve, res.window, res.window_known, None)
+        assert (
+            _info_numbers(_info(path))
+            == (st.window, st.threshold, st.keep)
+            == (window, window - 16384, 20000)
+        )
+
+
+@pytest.mark.parametrize(
+    ("settings", "keep", "reserve"),
+    [
+        ('{"compaction": {"keepRecentTokens": 30000.0, "reserveTokens": 8000}}', 30000, 8000),
+        ('\ufeff{"compaction": {"keepRecentTokens": 30000, "reserveTokens": 8000}}', 20000, 16384),
+        ('{\n  // comment\n  "compaction": {"keepRecentTokens": 30000}\n}', 20000, 16384),
+        ('{"compaction": {"keepRecentTokens": 12345, "reserveTokens": 1000}}', 12345, 1000),
+    ],
+)
+def test_gui_and_info_read_settings_alike(
+    tmp_path: Path, agent: Path, settings: str, keep: int, reserve: int
+) -> None:
+    (agent / "settings.json").write_text(settings, encoding="utf-8")
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    path = _session(tmp_path, "anthropic", "claude-opus-4-6", cwd)
+    res = prepare_loaded(Session.open(str(path)))
+    st = compute_plan_state(res, res.keep, res.reserve, res.window, res.window_known, None)
+    assert (st.keep, st.reserve) == (keep, reserve)
+    assert _info_numbers(_info(path)) == (st.window, st.threshold, st.keep)
+    assert st.window == 1_000_000
