@@ -397,6 +397,7 @@ class StreamDialog(QDialog):
         self.setWindowTitle(title)
         self.stream = _Stream()
         self.status = QLabel("Generating the summary…")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # finish() shows notes quoting the session
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
         self.text.setMinimumSize(560, 280)
