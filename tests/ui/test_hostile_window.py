@@ -193,3 +193,27 @@ def test_fifty_megabyte_line_opens(tmp_path: Path) -> None:
     limit = _cli_info_seconds(path) * 2 + 15
     rc, err = _screenshot(path, tmp_path, timeout=limit)
     assert rc == 0, err
+
+
+def test_every_tab_paints_a_megabyte_unbroken_string_quickly(qtbot: Any, window: Any, tmp_path: Path) -> None:
+    """A 1 MB base64-like line froze the Preview tab's context views (line wrapping) for minutes."""
+    blob = "QUJD" * (1024 * 1024 // 4)
+    path = write_session(
+        tmp_path / "blob.jsonl",
+        [
+            _user("hi"),
+            _assistant([{"type": "text", "text": blob}]),
+            _user(blob),
+            _assistant([{"type": "text", "text": "ok"}]),
+        ],
+    )
+    window.open_path(str(path))
+    qtbot.waitUntil(lambda: window.doc.state is not None, timeout=20_000)
+    for i in range(len(window.doc.session.records)):
+        window.doc.select(i)
+        for tab in range(window.tabs.count()):
+            window.tabs.setCurrentIndex(tab)
+            qtbot.waitUntil(lambda: not window.runner.busy, timeout=20_000)
+            t0 = time.monotonic()
+            window.grab()
+            assert time.monotonic() - t0 < 3.0, f"entry {i}, tab {window.tabs.tabText(tab)}"

@@ -45,7 +45,7 @@ from session_studio.core.listing import fmt_size
 from session_studio.core.session import Session
 
 from .jsontext import format_json, format_json_text
-from .plain import elide, rich_escaped, rich_tooltip, visible
+from .plain import DISPLAY_LINE_CHARS, break_long_lines, elide, rich_escaped, rich_tooltip, visible
 from .theme import current_theme, kind_of
 
 __all__ = ["EntryInspector", "SafeDocument", "SafeTextBrowser", "render_entry"]
@@ -53,7 +53,6 @@ __all__ = ["EntryInspector", "SafeDocument", "SafeTextBrowser", "render_entry"]
 FOLD_LINES = 24
 FOLD_CHARS = 8_000  # a folded block shows at most this much
 INLINE_MAX_CHARS = 200_000  # "show all" inside the inspector up to this; beyond it, plain-text view
-DISPLAY_LINE_CHARS = 2_000  # longer lines are broken for display (Qt lays out a long line slowly)
 MARKDOWN_MAX_CHARS = 50_000  # bigger text is shown as plain text, not formatted
 LONG_WORD = re.compile(r"\S{1000}")  # wrapping an unbroken run costs Qt quadratic time
 JSON_DEPTH = 64
@@ -136,16 +135,6 @@ def _num(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.6f}".rstrip("0").rstrip(".") if abs(v) < 1e15 else _esc(repr(v))
     return _esc(v)
-
-
-def _display_lines(text: str) -> str:
-    """``text`` with lines longer than DISPLAY_LINE_CHARS broken, for a no-wrap view."""
-    if len(text) <= DISPLAY_LINE_CHARS or all(len(ln) <= DISPLAY_LINE_CHARS for ln in text.split("\n")):
-        return text
-    out: list[str] = []
-    for ln in text.split("\n"):
-        out += [ln[i : i + DISPLAY_LINE_CHARS] for i in range(0, len(ln), DISPLAY_LINE_CHARS)] or [""]
-    return "\n".join(out)
 
 
 class _Writer:
@@ -236,7 +225,7 @@ class _Writer:
             shown = text[:INLINE_MAX_CHARS]
         self.html(
             f"<table width='100%' cellpadding='6' style='background:{self.code_bg}; border:1px solid {self.grid}'>"
-            f"<tr><td><pre style='margin:0'>{html.escape(_display_lines(shown))}</pre></td></tr></table>"
+            f"<tr><td><pre style='margin:0'>{html.escape(break_long_lines(shown))}</pre></td></tr></table>"
         )
         self.block()
         notes = [wrap_note] if wrap_note else []
@@ -585,7 +574,7 @@ class EntryInspector(QWidget):
             f"All {len(text):,} characters ({size}) as plain text; "
             f"lines longer than {DISPLAY_LINE_CHARS:,} characters are broken for display"
         )
-        self.full_text.setPlainText(_display_lines(text))
+        self.full_text.setPlainText(break_long_lines(text))
         self.stack.setCurrentIndex(2)
 
     def _leave_full_text(self) -> None:

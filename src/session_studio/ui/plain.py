@@ -16,12 +16,21 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["elide", "rich_escaped", "rich_plain", "rich_tooltip", "visible"]
+__all__ = [
+    "DISPLAY_LINE_CHARS",
+    "break_long_lines",
+    "elide",
+    "rich_escaped",
+    "rich_plain",
+    "rich_tooltip",
+    "visible",
+]
 
 # bidi embeddings/overrides/isolates and marks: they reorder what the reader sees
 _BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
 _INVISIBLE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
 TOOLTIP_CHARS = 2_000
+DISPLAY_LINE_CHARS = 2_000  # Qt lays out (wraps) one long line in quadratic time: break it first
 
 
 def _mark(m: re.Match[str]) -> str:
@@ -67,3 +76,17 @@ def rich_tooltip(text: object, limit: int | None = TOOLTIP_CHARS) -> str:
     if not text:
         return ""
     return "<qt><p style='white-space:pre-wrap'>" + rich_escaped(text, limit) + "</p></qt>"
+
+
+def break_long_lines(text: str, width: int = DISPLAY_LINE_CHARS) -> str:
+    """``text`` with lines longer than ``width`` broken, for display in a text view.
+
+    A 1 MB unbroken string (base64, minified code) in one line freezes QPlainTextEdit and
+    QTextBrowser for minutes; broken into 2,000-character lines it lays out in milliseconds.
+    """
+    if len(text) <= width or all(len(ln) <= width for ln in text.split("\n")):
+        return text
+    out: list[str] = []
+    for ln in text.split("\n"):
+        out += [ln[i : i + width] for i in range(0, len(ln), width)] or [""]
+    return "\n".join(out)

@@ -32,6 +32,7 @@ from session_studio.core.serialize import serialize_conversation
 from session_studio.core.tokens import estimate_tokens
 
 from .document import PlanState
+from .plain import break_long_lines
 
 __all__ = [
     "ContextPair",
@@ -383,8 +384,9 @@ class PreviewPane(QWidget):
                 else ""
             )
         )
-        self.before.setPlainText(pair.before_text)
-        self.after.setPlainText(pair.after_text)
+        # a long unbroken line (base64, minified code) would freeze the wrapping view
+        self.before.setPlainText(break_long_lines(pair.before_text))
+        self.after.setPlainText(break_long_lines(pair.after_text))
 
 
 class StreamDialog(QDialog):
