@@ -301,3 +301,52 @@ def test_browser_lists_hostile_and_broken_sessions(
     for where, _shown, loads in _all_texts(b):
         assert not loads, f"{where} would load {loads}"
     assert b.location.text() == hostile["text"]  # shown as given, as plain text
+
+
+def test_one_failing_file_is_its_own_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from session_studio.core import listing
+
+    for name in ("a.jsonl", "b.jsonl"):
+        write_session(
+            tmp_path / name,
+            [{"type": "message", "message": {"role": "user", "content": name, "timestamp": 1}}],
+        )
+    real = listing.read_info
+
+    def flaky(path: Any) -> Any:
+        if str(path).endswith("b.jsonl"):
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(path)
+
+    monkeypatch.setattr(listing, "read_info", flaky)
+    infos = {os.path.basename(i.path): i for i in list_sessions(tmp_path)}
+    assert infos["a.jsonl"].error is None and infos["a.jsonl"].first_message == "a.jsonl"
+    assert "RecursionError" in (infos["b.jsonl"].error or "")
+
+
+def test_headless_errors_open_no_dialog(
+    qtbot: Any, capsys: pytest.CaptureFixture[str], hostile: dict[str, str]
+) -> None:
+    import sys
+
+    from session_studio.ui import errors
+
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    old_hooks = sys.excepthook, __import__("threading").excepthook
+    try:
+        errors.install_crash_handlers(parent, headless=True)
+        show_error(parent, "Generate failed", hostile["text"])
+        for _ in range(3):  # the same error again and again (a failing paintEvent): reported once
+            try:
+                raise ValueError("cannot convert float NaN to integer")
+            except ValueError:
+                sys.excepthook(*sys.exc_info())
+        assert errors.crash_count() == 1
+    finally:
+        errors.install_crash_handlers(None, headless=False)
+        sys.excepthook, __import__("threading").excepthook = old_hooks
+    assert not parent.findChildren(QMessageBox) and not parent.findChildren(errors.CrashDialog)
+    err = capsys.readouterr().err
+    assert "Generate failed" in err and err.count("ValueError: cannot convert float NaN") == 1
+    assert "\x1b" not in err and "\u202e" not in err  # server text cannot drive the terminal

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .plain import rich_escaped, rich_plain
+from .plain import rich_escaped, rich_plain, visible
 from .settings import state_dir
 
 __all__ = [
@@ -144,7 +144,10 @@ def install_crash_handlers(parent: QWidget | None = None, headless: bool = False
         _crashes.append(text)
         log.error("uncaught exception:\n%s", text)
         if _headless:
-            print(f"session-studio: unexpected error (also in {log_file()}):\n{text}", file=sys.stderr)
+            print(
+                f"session-studio: unexpected error (also in {log_file()}):\n{visible(text, None)}",
+                file=sys.stderr,
+            )
         elif _relay is not None:
             _relay.crashed.emit(text)
 
@@ -166,7 +169,8 @@ def show_error(parent: QWidget | None, title: str, text: str, details: str = "")
     first, _, rest = text.partition("\n\n")
     if _headless:
         log.error("%s: %s\n%s", title, text, details)
-        print(f"session-studio: {title}: {text}", file=sys.stderr)
+        # visible(): server or session text must not drive the terminal (OSC 52, title, cursor reports)
+        print(f"session-studio: {visible(title, 500)}: {visible(text, 2_000)}", file=sys.stderr)
         return
     box = QMessageBox(parent)
     box.setIcon(QMessageBox.Icon.Warning)
