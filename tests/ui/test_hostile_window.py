@@ -23,8 +23,17 @@ GEN_SESSIONS = Path(__file__).resolve().parents[1] / "oracle" / "gen_sessions.py
 SHOT_LIMIT_S = 45.0  # a few seconds normally; generous for a loaded 2-core CI machine
 
 
+_RSS_MARK = "peak-rss-kb="
+
+
 def _run(args: list[str], timeout: float, code: str = "") -> tuple[int, str, float]:
-    prog = f"{code}\nfrom session_studio.cli import main\nraise SystemExit(main({args!r}))"
+    prog = (
+        f"{code}\nimport atexit, resource, sys\n"
+        "atexit.register(lambda: print('"
+        + _RSS_MARK
+        + "%d' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr))\n"
+        f"from session_studio.cli import main\nraise SystemExit(main({args!r}))"
+    )
     t0 = time.monotonic()
     try:
         p = subprocess.run(
@@ -174,10 +183,15 @@ def _big_session(tmp_path: Path, name: str, lines: list[str]) -> Path:
     return path
 
 
-def _cli_info_seconds(path: Path) -> float:
+def _peak_rss_kb(stderr: str) -> int:
+    return int(stderr.rsplit(_RSS_MARK, 1)[1].split()[0])
+
+
+def _cli_info(path: Path) -> tuple[float, int]:
+    """Seconds and peak RSS (KB) of ``session-studio info`` on ``path``: the yardstick for the window."""
     rc, err, took = _run(["info", str(path)], timeout=120)
     assert rc == 0, err
-    return took
+    return took, _peak_rss_kb(err)
 
 
 @pytest.mark.slow
@@ -190,9 +204,11 @@ def test_fifty_megabyte_line_opens(tmp_path: Path) -> None:
         "message": {"role": "user", "content": "QUJD" * (50 * 1024 * 1024 // 4), "timestamp": 1},
     }
     path = _big_session(tmp_path, "big-line.jsonl", [json.dumps(entry) + "\n"])
-    limit = _cli_info_seconds(path) * 2 + 15
-    rc, err = _screenshot(path, tmp_path, timeout=limit)
+    took, rss = _cli_info(path)
+    rc, err = _screenshot(path, tmp_path, timeout=took * 2 + 15)
     assert rc == 0, err
+    # the window holds the session once plus bounded views of it (it reached 2.4 GB before)
+    assert _peak_rss_kb(err) < rss + 400_000
 
 
 def test_every_tab_paints_a_megabyte_unbroken_string_quickly(qtbot: Any, window: Any, tmp_path: Path) -> None:
@@ -243,6 +259,6 @@ def test_hundred_thousand_entry_chain_opens(tmp_path: Path) -> None:
         lines.append(json.dumps({**entry, "message": msg}) + "\n")
         parent = f"e{i:06d}"
     path = _big_session(tmp_path, "chain.jsonl", lines)
-    limit = _cli_info_seconds(path) * 2 + 15
-    rc, err = _screenshot(path, tmp_path, timeout=limit)
+    took, _ = _cli_info(path)
+    rc, err = _screenshot(path, tmp_path, timeout=took * 2 + 15)
     assert rc == 0, err
