@@ -15,7 +15,7 @@ from session_studio.ui.tasks import TaskRunner
 
 def test_crash_dialog_shows_traceback(qtbot: Any, monkeypatch: Any) -> None:
     shown: list[errors.CrashDialog] = []
-    monkeypatch.setattr(errors.CrashDialog, "exec", lambda self: shown.append(self) or 0)
+    monkeypatch.setattr(errors.CrashDialog, "open", lambda self: shown.append(self))
     old_hook = sys.excepthook
     try:
         errors.install_crash_handlers(None)
@@ -37,7 +37,7 @@ def test_crash_dialog_from_worker_thread(qtbot: Any, monkeypatch: Any) -> None:
     import threading
 
     shown: list[str] = []
-    monkeypatch.setattr(errors.CrashDialog, "exec", lambda self: shown.append(self.text.toPlainText()) or 0)
+    monkeypatch.setattr(errors.CrashDialog, "open", lambda self: shown.append(self.text.toPlainText()))
     old = threading.excepthook
     try:
         errors.install_crash_handlers(None)

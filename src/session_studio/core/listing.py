@@ -1,14 +1,22 @@
-"""Session listing metadata (spec §1.14) for the browser, reading only the head and tail of each file."""
+"""Session listing metadata (spec §1.14) for the browser, reading only the head and tail of each file.
+
+One bad file never empties the list: whatever goes wrong with a file (not a regular file,
+unreadable, absurd timestamps, a bug here) becomes that file's row, with ``error`` saying why.
+"""
 
 from __future__ import annotations
 
+import math
 import os
+import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from .reader import parse_line
 
 __all__ = ["SessionInfo", "list_sessions", "read_info"]
 
@@ -29,6 +37,7 @@ class SessionInfo:
     size: int
     entries: int
     entries_exact: bool
+    error: str | None = None  # why this file could not be listed normally
 
     @property
     def title(self) -> str:
@@ -39,7 +48,8 @@ def _parse(line: bytes) -> Any:
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
-        return None
+        # what orjson refuses pi may still read (1e400, lone surrogates): parse it as pi would
+        return parse_line(line)[0]
 
 
 def _text(content: Any) -> str:
@@ -54,15 +64,27 @@ def _text(content: Any) -> str:
     return ""
 
 
+# the instants Python's datetime can show (years 1 to 9999); anything else is garbage here
+_MIN_TS = datetime(1, 1, 2, tzinfo=UTC).timestamp()
+_MAX_TS = datetime(9999, 12, 30, tzinfo=UTC).timestamp()
+
+
 def _ts(v: Any) -> float | None:
+    """Epoch seconds of a timestamp value (ms number or ISO string), None when not a usable date."""
+    t: float | None = None
     if isinstance(v, int | float) and not isinstance(v, bool) and v > 0:
-        return float(v) / 1000.0
-    if isinstance(v, str):
         try:
-            return datetime.fromisoformat(v.replace("Z", "+00:00")).timestamp()
-        except ValueError:
+            t = float(v) / 1000.0
+        except OverflowError:  # an integer too large for a float
             return None
-    return None
+    elif isinstance(v, str) and len(v) < 100:
+        try:
+            t = datetime.fromisoformat(v.replace("Z", "+00:00")).timestamp()
+        except (ValueError, OverflowError, OSError):
+            return None
+    if t is None or not math.isfinite(t) or not _MIN_TS <= t <= _MAX_TS:
+        return None
+    return t
 
 
 def read_info(path: str | os.PathLike[str]) -> SessionInfo | None:
@@ -70,6 +92,8 @@ def read_info(path: str | os.PathLike[str]) -> SessionInfo | None:
     p = os.fspath(path)
     try:
         st = os.stat(p)
+        if not stat.S_ISREG(st.st_mode):
+            return _failed(p, st.st_mtime, "not a regular file")
         with open(p, "rb") as fh:
             head = fh.read(HEAD)
             tail = b""
@@ -138,6 +162,23 @@ def read_info(path: str | os.PathLike[str]) -> SessionInfo | None:
     )
 
 
+def _failed(path: str, modified: float, why: str) -> SessionInfo:
+    """The row of a file that could not be listed: named by its file name, saying why."""
+    modified = modified if math.isfinite(modified) else 0.0
+    return SessionInfo(path, "", "", None, os.path.basename(path), "", modified, 0, 0, False, why)
+
+
+def _read_info_isolated(path: Path) -> SessionInfo | None:
+    try:
+        return read_info(path)
+    except Exception as exc:  # one bad file must not empty the whole list
+        try:
+            mtime = os.stat(path).st_mtime
+        except OSError:
+            mtime = 0.0
+        return _failed(os.fspath(path), mtime, f"cannot be listed: {type(exc).__name__}: {exc}"[:300])
+
+
 def list_sessions(root: str | os.PathLike[str]) -> list[SessionInfo]:
     """Every session under ``root`` (pi's layout: one folder per project), newest first."""
     r = Path(root)
@@ -145,13 +186,16 @@ def list_sessions(root: str | os.PathLike[str]) -> list[SessionInfo]:
     if r.is_dir():
         files += sorted(r.glob("*.jsonl"))
         files += sorted(r.glob("*/*.jsonl"))
-    out = [i for i in (read_info(f) for f in files) if i is not None]
+    out = [i for i in (_read_info_isolated(f) for f in files) if i is not None]
     out.sort(key=lambda i: i.modified, reverse=True)
     return out
 
 
 def fmt_date(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).astimezone().strftime("%Y-%m-%d %H:%M")
+    try:
+        return datetime.fromtimestamp(ts, UTC).astimezone().strftime("%Y-%m-%d %H:%M")
+    except (ValueError, OverflowError, OSError):
+        return "?"
 
 
 def fmt_size(n: int) -> str:

@@ -54,8 +54,10 @@ def tile(weights: Sequence[float], width: int, x0: int = 0) -> list[tuple[int, i
 
 def token_x(tokens: float, scale: float, width: int, x0: int = 0) -> int:
     """The x of a token position on a bar of ``width`` px showing ``scale`` tokens."""
-    if scale <= 0:
+    if not (scale > 0 and math.isfinite(scale)):
         return x0
+    if not math.isfinite(tokens):  # a usage field of 1e400 parses as inf (NaN from inf - inf)
+        tokens = scale if tokens > 0 else 0.0
     return x0 + round(width * min(max(tokens, 0.0), scale) / scale)
 
 

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from session_studio.core.listing import SessionInfo, fmt_date, fmt_size
 
+from .plain import rich_tooltip, visible
 from .roles import Roles
 
 __all__ = ["SessionBrowser", "SessionFilterProxy", "build_browser_model"]
@@ -40,7 +41,8 @@ def build_browser_model(
     for i in infos:
         groups.setdefault(i.cwd or "(no project)", []).append(i)
     for cwd, items in groups.items():
-        proj = QStandardItem(cwd)
+        proj = QStandardItem(visible(cwd, 300, keep_newlines=False))
+        proj.setToolTip(rich_tooltip(cwd))
         f = proj.font()
         f.setBold(True)
         proj.setFont(f)
@@ -52,8 +54,13 @@ def build_browser_model(
         for it in row:
             it.setEditable(False)
         for info in items:
-            title = QStandardItem(info.title)
-            title.setToolTip(f"{info.path}\n\n{info.first_message}")
+            # session text is shown literally: elided, control/bidi characters visible, never HTML
+            if info.error:
+                title = QStandardItem(f"⚠ {visible(info.title, 200, keep_newlines=False)} — {info.error}")
+                title.setToolTip(rich_tooltip(f"{info.path}\n\nThis file {info.error}"))
+            else:
+                title = QStandardItem(visible(info.title, 200, keep_newlines=False))
+                title.setToolTip(rich_tooltip(f"{info.path}\n\n{info.first_message}"))
             title.setData(info.path, Roles.PATH)
             title.setData(info.modified, Roles.SORT)
             title.setData(
@@ -63,8 +70,10 @@ def build_browser_model(
             cells = [
                 title,
                 QStandardItem(fmt_date(info.modified)),
-                QStandardItem(f"{info.entries:,}" if info.entries_exact else f"~{info.entries:,}"),
-                QStandardItem(fmt_size(info.size)),
+                QStandardItem(
+                    "" if info.error else f"{info.entries:,}" if info.entries_exact else f"~{info.entries:,}"
+                ),
+                QStandardItem("" if info.error else fmt_size(info.size)),
             ]
             for c in cells:
                 c.setEditable(False)
@@ -119,6 +128,7 @@ class SessionBrowser(QWidget):
         self.title = QLabel()
         self.title.setProperty("heading", True)
         self.location = QLabel()
+        self.location.setTextFormat(Qt.TextFormat.PlainText)  # a path is not HTML
         self.location.setProperty("muted", True)
         self.location.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.open_button = QPushButton("Open file…")
@@ -202,8 +212,10 @@ class SessionBrowser(QWidget):
         problems = problems or {}
         for p in paths:
             why = problems.get(p)
-            it = QListWidgetItem(os.path.basename(p) + (" — cannot open" if why else ""))
-            it.setToolTip(f"{p}\n\nLast attempt: {why}" if why else p)
+            it = QListWidgetItem(
+                visible(os.path.basename(p), 200, keep_newlines=False) + (" — cannot open" if why else "")
+            )
+            it.setToolTip(rich_tooltip(f"{p}\n\nLast attempt: {why}" if why else p))
             it.setData(Qt.ItemDataRole.UserRole, p)
             if why:
                 f = it.font()

@@ -1,14 +1,20 @@
-"""Crash handling: sys/threading excepthooks → a dialog with traceback and copy, plus a log file."""
+"""Crash handling: sys/threading excepthooks → a dialog with traceback and copy, plus a log file.
+
+Headless runs (``--screenshot``) never show a dialog: a modal dialog nobody can close would
+keep the process waiting forever. There every error goes to the log and stderr, and the run
+ends with a non-zero exit code (``crash_count``).
+"""
 
 from __future__ import annotations
 
+import html
 import logging
 import sys
 import threading
 import traceback
 from types import TracebackType
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
@@ -21,11 +27,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .plain import rich_escaped, rich_plain, visible
 from .settings import state_dir
 
-__all__ = ["CrashDialog", "install_crash_handlers", "log_file", "setup_logging", "show_error"]
+__all__ = [
+    "CrashDialog",
+    "crash_count",
+    "install_crash_handlers",
+    "is_headless",
+    "log_file",
+    "setup_logging",
+    "show_error",
+]
 
 log = logging.getLogger(__name__)
+
+_headless = False
+_crashes: list[str] = []  # distinct tracebacks seen since the handlers were installed
 
 
 def log_file() -> str:
@@ -50,21 +68,28 @@ class CrashDialog(QDialog):
         self.setWindowTitle("Session Studio — unexpected error")
         lab = QLabel(
             "<b>Something went wrong inside Session Studio.</b><br>Your session files were not modified by "
-            f"this error. The details below are also in the log file:<br><code>{log_file()}</code>"
+            f"this error. The details below are also in the log file:<br><code>{html.escape(log_file())}</code>"
         )
+        lab.setTextFormat(Qt.TextFormat.RichText)
         lab.setWordWrap(True)
         self.text = QPlainTextEdit(text)
+        self.details = text
         self.text.setReadOnly(True)
         self.text.setMinimumSize(640, 280)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         copy = QPushButton("Copy details")
         buttons.addButton(copy, QDialogButtonBox.ButtonRole.ActionRole)
-        copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(text))
+        copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.details))
         buttons.rejected.connect(self.reject)
         lay = QVBoxLayout(self)
         lay.addWidget(lab)
         lay.addWidget(self.text, 1)
         lay.addWidget(buttons)
+
+    def add(self, text: str) -> None:
+        """Another error while this dialog is open: append it instead of opening a second one."""
+        self.details += "\n" + text
+        self.text.appendPlainText("\n" + text)
 
 
 class _Relay(QObject):
@@ -74,19 +99,56 @@ class _Relay(QObject):
 _relay: _Relay | None = None
 
 
-def install_crash_handlers(parent: QWidget | None = None) -> None:
-    """Route uncaught exceptions (GUI and worker threads) to the log and a dialog on the GUI thread."""
-    global _relay
+def is_headless() -> bool:
+    return _headless
+
+
+def crash_count() -> int:
+    """How many distinct uncaught errors happened since ``install_crash_handlers``."""
+    return len(_crashes)
+
+
+def install_crash_handlers(parent: QWidget | None = None, headless: bool = False) -> None:
+    """Route uncaught exceptions (GUI and worker threads) to the log and a dialog on the GUI thread.
+
+    The dialog is opened without blocking (an error inside ``paintEvent`` must not start a
+    nested event loop) and further errors are added to the open one. ``headless``: no dialog at
+    all; each distinct error is written to stderr once.
+    """
+    global _relay, _headless
+    _headless = headless
+    _crashes.clear()
     _relay = _Relay()
-    _relay.crashed.connect(lambda text: CrashDialog(text, parent).exec())
+    dialogs: list[CrashDialog] = []
+
+    def show(text: str) -> None:
+        if dialogs and dialogs[0].isVisible():
+            dialogs[0].add(text)
+            return
+        dialogs[:] = [CrashDialog(text, parent)]
+        dialogs[0].open()
+
+    _relay.crashed.connect(show)
 
     def hook(t: type[BaseException], v: BaseException, tb: TracebackType | None) -> None:
         if issubclass(t, KeyboardInterrupt):
             sys.__excepthook__(t, v, tb)
             return
         text = "".join(traceback.format_exception(t, v, tb))
+        # drop the frames: sys.last_traceback would keep e.g. a failed paintEvent's QPainter alive
+        # (still painting), and Qt crashes when that widget is painted or destroyed later
+        v.__traceback__ = None
+        sys.last_type = sys.last_value = sys.last_traceback = None
+        if text in _crashes:  # the same error again (e.g. every paint): logged once
+            return
+        _crashes.append(text)
         log.error("uncaught exception:\n%s", text)
-        if _relay is not None:
+        if _headless:
+            print(
+                f"session-studio: unexpected error (also in {log_file()}):\n{visible(text, None)}",
+                file=sys.stderr,
+            )
+        elif _relay is not None:
             _relay.crashed.emit(text)
 
     def thook(args: threading.ExceptHookArgs) -> None:
@@ -99,13 +161,23 @@ def install_crash_handlers(parent: QWidget | None = None) -> None:
 
 
 def show_error(parent: QWidget | None, title: str, text: str, details: str = "") -> None:
-    """An actionable failure: what happened, what to do, details folded."""
+    """An actionable failure: what happened, what to do, details folded.
+
+    ``text`` and ``details`` may quote a session or a server: shown literally, never as HTML.
+    Headless, the error goes to the log and stderr instead of a dialog.
+    """
+    first, _, rest = text.partition("\n\n")
+    if _headless:
+        log.error("%s: %s\n%s", title, text, details)
+        # visible(): server or session text must not drive the terminal (OSC 52, title, cursor reports)
+        print(f"session-studio: {visible(title, 500)}: {visible(text, 2_000)}", file=sys.stderr)
+        return
     box = QMessageBox(parent)
     box.setIcon(QMessageBox.Icon.Warning)
     box.setWindowTitle("Session Studio")
-    box.setText(f"<b>{title}</b>")
-    first, _, rest = text.partition("\n\n")
-    box.setInformativeText(first + (("\n\n" + rest) if rest and not details else ""))
+    box.setTextFormat(Qt.TextFormat.RichText)
+    box.setText(f"<b>{rich_escaped(title)}</b>")
+    box.setInformativeText(rich_plain(first + (("\n\n" + rest) if rest and not details else "")))
     if details or rest:
         box.setDetailedText(details or rest)
     box.open()

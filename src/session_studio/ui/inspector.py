@@ -1,20 +1,35 @@
 """The entry inspector: one entry rendered for reading.
 
-Session content is untrusted: everything is escaped or inserted as markdown with
-HTML disabled, links never open, and the only images are the entry's own base64
-data, registered as document resources under ``entryimg:`` URLs. Every other
-resource request (remote, file, qrc) returns nothing.
+Session content is untrusted: everything is escaped or inserted as markdown with HTML disabled,
+links never open, and the only images are the entry's own base64 data, registered as document
+resources under ``entryimg:`` URLs. Markdown images (``![x](url)``) are replaced by a text
+placeholder naming the URL, and the document itself refuses every resource it is asked for, so
+nothing is read from disk or the network whatever the content says.
+
+Content is also unbounded: text is shown folded (a few lines, a few KB), long lines are broken
+for display, markdown formatting is skipped for huge or unbroken text, JSON is formatted with a
+depth and size limit, and "show all" of something huge opens it as plain text on request.
 """
 
 from __future__ import annotations
 
 import base64
 import html
-import json
+import re
 from typing import Any
 
-from PySide6.QtCore import QUrl, Signal
-from PySide6.QtGui import QGuiApplication, QImage, QTextCursor, QTextDocument, QTextImageFormat, QTextOption
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import (
+    QColor,
+    QGuiApplication,
+    QImage,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+    QTextImageFormat,
+    QTextOption,
+)
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -27,52 +42,100 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from session_studio.core.listing import fmt_size
 from session_studio.core.session import Session
 
+from .jsontext import format_json, format_json_text
+from .plain import DISPLAY_LINE_CHARS, break_long_lines, elide, rich_escaped, rich_tooltip, visible
 from .theme import current_theme, kind_of
 
-__all__ = ["EntryInspector", "SafeTextBrowser", "render_entry"]
+__all__ = ["EntryInspector", "SafeDocument", "SafeTextBrowser", "render_entry"]
 
 FOLD_LINES = 24
-MAX_PRE_CHARS = 200_000
+FOLD_CHARS = 8_000  # a folded block shows at most this much
+INLINE_MAX_CHARS = 200_000  # "show all" inside the inspector up to this; beyond it, plain-text view
+MARKDOWN_MAX_CHARS = 50_000  # bigger text is shown as plain text, not formatted
+LONG_WORD = re.compile(r"\S{1000}")  # wrapping an unbroken run costs Qt quadratic time
+JSON_DEPTH = 64
+RAW_MAX_CHARS = 2_000_000
+RAW_MAX_STRING = 20_000
+HEAD_CHARS = 300  # headings, ids, names
 MAX_IMAGE_W = 520
+MAX_IMAGE_DATA = 32 * 1024 * 1024
 MD_FEATURES = QTextDocument.MarkdownFeature.MarkdownNoHTML
+ENTRY_IMAGE = "entryimg"
+_BLOCKED_KEPT = 100
 
 
-class SafeTextBrowser(QTextBrowser):
-    """A QTextBrowser that loads nothing from outside the document."""
+def _placeholder_image() -> QImage:
+    img = QImage(16, 16, QImage.Format.Format_ARGB32)
+    img.fill(QColor(128, 128, 128, 60))
+    return img
 
-    toggled = Signal(str)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+class SafeDocument(QTextDocument):
+    """A QTextDocument that loads no resource at all.
+
+    Entry images are registered with ``addResource`` and found by ``resource()`` without
+    coming here; any other name reaching ``loadResource`` comes from the content. Qt's default
+    would read local paths and ``data:`` URLs (and QTextBrowser's would ask the document again,
+    recursing until the process dies), so the request is recorded and answered with a blank
+    placeholder — no disk, no network.
+    """
+
+    def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
-        self.setOpenLinks(False)
-        self.setOpenExternalLinks(False)
-        self.anchorClicked.connect(self._on_anchor)
         self.blocked: list[str] = []
 
     def loadResource(self, type_: int, name: QUrl) -> Any:
-        res = self.document().resource(type_, name)
-        if res is not None and name.scheme() == "entryimg":
-            return res
-        self.blocked.append(name.toString())
+        if len(self.blocked) < _BLOCKED_KEPT:
+            self.blocked.append(elide(name.toString(), 200))
+        return _placeholder_image()
+
+
+class SafeTextBrowser(QTextBrowser):
+    """A QTextBrowser that loads nothing from outside the document and opens no link."""
+
+    toggled = Signal(str)
+    full_requested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.safe_document = SafeDocument(self)
+        self.setDocument(self.safe_document)
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self.anchorClicked.connect(self._on_anchor)
+
+    @property
+    def blocked(self) -> list[str]:
+        """Resource names the content asked for and did not get."""
+        return self.safe_document.blocked
+
+    def loadResource(self, type_: int, name: QUrl) -> Any:
+        # never reached while the SafeDocument is in place; refuse anyway, without asking the
+        # document again (that recursion is what crashed the window)
         return None
 
     def _on_anchor(self, url: QUrl) -> None:
+        key = url.path() or url.host()
         if url.scheme() == "toggle":
-            self.toggled.emit(url.path() or url.host())
+            self.toggled.emit(key)
+        elif url.scheme() == "full":
+            self.full_requested.emit(key)
 
 
-def _esc(s: Any) -> str:
-    return html.escape(s if isinstance(s, str) else json.dumps(s, ensure_ascii=False, default=str))
+def _esc(s: Any, limit: int | None = HEAD_CHARS) -> str:
+    text = s if isinstance(s, str) else format_json(s, indent=None, max_chars=limit or RAW_MAX_CHARS)
+    return rich_escaped(text, limit)
 
 
 def _num(v: Any) -> str:
-    return (
-        f"{v:,}"
-        if isinstance(v, int)
-        else (f"{v:.6f}".rstrip("0").rstrip(".") if isinstance(v, float) else _esc(v))
-    )
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}" if abs(v) < 10**30 else "(a number too large to show)"
+    if isinstance(v, float):
+        return f"{v:.6f}".rstrip("0").rstrip(".") if abs(v) < 1e15 else _esc(repr(v))
+    return _esc(v)
 
 
 class _Writer:
@@ -81,6 +144,8 @@ class _Writer:
         self.cur = QTextCursor(doc)
         self.expanded = expanded
         self.n_img = 0
+        self.n_auto = 0
+        self.full_texts: dict[str, str] = {}
         th = current_theme()
         self.muted = th.muted.name()
         self.code_bg = th.alt_base.name()
@@ -92,6 +157,10 @@ class _Writer:
     def block(self) -> None:
         self.cur.insertBlock()
 
+    def note(self, text: str) -> None:
+        self.html(f"<i style='color:{self.muted}'>{html.escape(text)}</i>")
+        self.block()
+
     def heading(self, text: str, color: str | None = None, sub: str = "") -> None:
         c = f"color:{color};" if color else ""
         subhtml = f" <span style='color:{self.muted}; font-weight:normal'>{_esc(sub)}</span>" if sub else ""
@@ -100,43 +169,111 @@ class _Writer:
         )
         self.block()
 
-    def markdown(self, text: str) -> None:
+    def markdown(self, text: str, key: str | None = None) -> None:
+        if len(text) > MARKDOWN_MAX_CHARS or LONG_WORD.search(text):
+            # formatting huge or unbroken text freezes Qt's layout: show it as plain text
+            self.pre(text, key or self._auto_key(), wrap_note="shown as plain text: too large to format")
+            return
+        start = self.cur.position()
         self.cur.insertMarkdown(text, MD_FEATURES)
+        self._replace_foreign_images(start, self.cur.position())
         self.block()
 
-    def pre(self, text: str, key: str | None = None) -> None:
-        if len(text) > MAX_PRE_CHARS:
-            text = text[:MAX_PRE_CHARS] + f"\n… ({len(text) - MAX_PRE_CHARS:,} more characters)"
-        lines = text.split("\n")
-        folded = key is not None and len(lines) > FOLD_LINES and key not in self.expanded
-        shown = "\n".join(lines[:FOLD_LINES]) if folded else text
+    def _auto_key(self) -> str:
+        self.n_auto += 1
+        return f"auto{self.n_auto}"
+
+    def _replace_foreign_images(self, start: int, end: int) -> None:
+        """Markdown images name URLs or paths: show the name instead of loading anything."""
+        found: list[tuple[int, str, str]] = []
+        block = self.doc.findBlock(start)
+        while block.isValid() and block.position() <= end:
+            it = block.begin()
+            while not it.atEnd():
+                frag = it.fragment()
+                fmt = frag.charFormat()
+                if frag.isValid() and fmt.isImageFormat():
+                    name = fmt.toImageFormat().name()
+                    if not name.startswith(ENTRY_IMAGE + ":"):
+                        alt = fmt.property(QTextFormat.Property.ImageAltText)
+                        alt_text = alt if isinstance(alt, str) else ""
+                        found += [(frag.position() + k, name, alt_text) for k in range(frag.length())]
+                it += 1
+            block = block.next()
+        style = QTextCharFormat()
+        style.setForeground(QColor(self.muted))
+        style.setFontItalic(True)
+        for pos, name, alt in reversed(found):
+            cur = QTextCursor(self.doc)
+            cur.setPosition(pos)
+            cur.setPosition(pos + 1, QTextCursor.MoveMode.KeepAnchor)
+            label = f"{visible(alt, 80, keep_newlines=False)}: " if alt else ""
+            cur.insertText(f"[image not loaded — {label}{visible(name, 160, keep_newlines=False)}]", style)
+        self.cur.movePosition(QTextCursor.MoveOperation.End)
+
+    def pre(self, text: str, key: str | None = None, wrap_note: str = "", too_deep: bool = False) -> None:
+        """Preformatted text, folded to FOLD_LINES lines / FOLD_CHARS characters under ``key``."""
+        lines = text.count("\n") + 1
+        foldable = len(text) > FOLD_CHARS or (key is not None and lines > FOLD_LINES)
+        key = key if key is not None else (self._auto_key() if foldable else None)
+        folded = foldable and key not in self.expanded
+        too_big = len(text) > INLINE_MAX_CHARS
+        if folded:
+            shown = text[:FOLD_CHARS]
+            if lines > FOLD_LINES:
+                shown = "\n".join(shown.split("\n")[:FOLD_LINES])
+        else:
+            shown = text[:INLINE_MAX_CHARS]
         self.html(
             f"<table width='100%' cellpadding='6' style='background:{self.code_bg}; border:1px solid {self.grid}'>"
             # pre-wrap (and the view's wrap-anywhere mode): long arguments wrap instead of running off the edge
-            f"<tr><td><pre style='margin:0; white-space:pre-wrap'>{html.escape(shown)}</pre></td></tr></table>"
+            f"<tr><td><pre style='margin:0; white-space:pre-wrap'>{html.escape(break_long_lines(shown))}</pre></td></tr></table>"
         )
         self.block()
-        if key is not None and len(lines) > FOLD_LINES:
-            label = f"▸ show all {len(lines):,} lines" if folded else "▾ fold"
-            self.html(f"<a href='toggle:{key}'>{label}</a>")
-            self.block()
+        notes = [wrap_note] if wrap_note else []
+        if too_deep:
+            notes.append(f"parts nested deeper than {JSON_DEPTH} levels are too deep to show")
+        if len(shown) < len(text) and not folded:
+            notes.append(f"{len(text) - len(shown):,} more characters not shown here")
+        if notes:
+            self.note(" · ".join(notes))
+        if key is None or not foldable:
+            return
+        links = []
+        if folded:
+            size = (
+                f"{lines:,} lines" if lines > FOLD_LINES else fmt_size(len(text.encode("utf-8", "replace")))
+            )
+            if too_big:
+                links.append(f"<a href='toggle:{key}'>▸ show more</a>")
+            else:
+                links.append(f"<a href='toggle:{key}'>▸ show all {size}</a>")
+        else:
+            links.append(f"<a href='toggle:{key}'>▾ fold</a>")
+        if too_big:
+            self.full_texts[key] = text
+            size = fmt_size(len(text.encode("utf-8", "replace")))
+            links.append(f"<a href='full:{key}'>show all ({size}) as plain text</a>")
+        self.html(" · ".join(links))
+        self.block()
+
+    def json(self, value: Any, key: str | None = None) -> None:
+        out = format_json_text(value, indent=2, max_depth=JSON_DEPTH, max_chars=RAW_MAX_CHARS)
+        self.pre(out.text, key, too_deep=out.too_deep)
 
     def image(self, block: dict[str, Any]) -> None:
         data = block.get("data")
         img = QImage()
-        if isinstance(data, str):
+        if isinstance(data, str) and len(data) <= MAX_IMAGE_DATA:
             try:
                 img.loadFromData(base64.b64decode(data, validate=False))
             except (ValueError, TypeError):
                 img = QImage()
         if img.isNull():
-            self.html(
-                f"<i style='color:{self.muted}'>[image: {_esc(block.get('mimeType', '?'))}, not decodable]</i>"
-            )
-            self.block()
+            self.note(f"[image: {visible(block.get('mimeType', '?'), 80)}, not decodable]")
             return
         self.n_img += 1
-        url = QUrl(f"entryimg:img{self.n_img}")
+        url = QUrl(f"{ENTRY_IMAGE}:img{self.n_img}")
         self.doc.addResource(QTextDocument.ResourceType.ImageResource, url, img)
         fmt = QTextImageFormat()
         fmt.setName(url.toString())
@@ -162,33 +299,30 @@ class _Writer:
 
 def _content(w: _Writer, content: Any, key: str, as_pre: bool = False) -> None:
     if isinstance(content, str):
-        (w.pre(content, key) if as_pre else w.markdown(content))
+        (w.pre(content, key) if as_pre else w.markdown(content, key))
         return
     if not isinstance(content, list):
-        w.pre(json.dumps(content, ensure_ascii=False, indent=2, default=str))
+        w.json(content, key)
         return
     for n, b in enumerate(content):
+        k = f"{key}.{n}"
         if not isinstance(b, dict):
-            w.pre(json.dumps(b, ensure_ascii=False, default=str))
+            w.json(b, k)
             continue
         t = b.get("type")
-        k = f"{key}.{n}"
         if t == "text":
             text = b.get("text")
-            text = text if isinstance(text, str) else json.dumps(text, default=str)
-            (w.pre(text, k) if as_pre else w.markdown(text))
+            text = text if isinstance(text, str) else format_json(text, max_depth=JSON_DEPTH)
+            (w.pre(text, k) if as_pre else w.markdown(text, k))
         elif t == "thinking":
-            text = b.get("thinking") if isinstance(b.get("thinking"), str) else ""
+            raw = b.get("thinking")
+            text = raw if isinstance(raw, str) else ""
             if k in w.expanded:
                 w.html(
                     f"<a href='toggle:{k}'>▾ Thinking</a> <span style='color:{w.muted}'>· {len(text):,} chars</span>"
                 )
                 w.block()
-                w.html(
-                    f"<p style='color:{w.muted}; margin-left:12px'><i>"
-                    f"{html.escape(text).replace(chr(10), '<br>')}</i></p>"
-                )
-                w.block()
+                w.pre(text, f"{k}.text")
             else:
                 w.html(
                     f"<a href='toggle:{k}'>▸ Thinking</a> <span style='color:{w.muted}'>· {len(text):,} chars"
@@ -197,17 +331,19 @@ def _content(w: _Writer, content: Any, key: str, as_pre: bool = False) -> None:
                 w.block()
         elif t == "toolCall":
             w.heading(
-                f"→ {b.get('name', '?')}", current_theme().role("toolResult").name(), f"id {b.get('id', '')}"
+                f"→ {visible(b.get('name', '?'))}",
+                current_theme().role("toolResult").name(),
+                f"id {visible(b.get('id', ''))}",
             )
-            w.pre(json.dumps(b.get("arguments"), ensure_ascii=False, indent=2, default=str), k)
+            w.json(b.get("arguments"), k)
         elif t == "image":
             w.image(b)
         else:
-            w.pre(json.dumps(b, ensure_ascii=False, indent=2, default=str), k)
+            w.json(b, k)
 
 
-def render_entry(doc: QTextDocument, session: Session, index: int, expanded: set[str]) -> None:
-    """Fill ``doc`` with the entry at record ``index``."""
+def render_entry(doc: QTextDocument, session: Session, index: int, expanded: set[str]) -> dict[str, str]:
+    """Fill ``doc`` with the entry at record ``index``; returns the texts too big to show inline."""
     doc.clear()
     th = current_theme()
     doc.setDefaultStyleSheet(f"a {{ color: {th.role('user').name()}; text-decoration: none; }}")
@@ -216,8 +352,8 @@ def render_entry(doc: QTextDocument, session: Session, index: int, expanded: set
     v = session.value(index)
     if not isinstance(v, dict):
         w.heading("Not an object", th.role("damaged").name())
-        w.pre(json.dumps(v, ensure_ascii=False, default=str))
-        return
+        w.json(v, "value")
+        return w.full_texts
     t = v.get("type")
     color = th.role(kind_of(rec.type, rec.role)).name()
     if t == "message":
@@ -226,13 +362,13 @@ def render_entry(doc: QTextDocument, session: Session, index: int, expanded: set
             w.heading(
                 "Damaged message entry", th.role("damaged").name(), "no message object: pi would throw here"
             )
-            return
+            return w.full_texts
         role = m.get("role")
         if role == "user":
             w.heading("User", color)
             _content(w, m.get("content"), "c")
         elif role == "assistant":
-            w.heading("Assistant", color, f"{m.get('provider', '?')}/{m.get('model', '?')}")
+            w.heading("Assistant", color, f"{visible(m.get('provider', '?'))}/{visible(m.get('model', '?'))}")
             _content(w, m.get("content"), "c")
             rows = [("stop reason", _esc(m.get("stopReason", "")))]
             if m.get("errorMessage"):
@@ -259,24 +395,24 @@ def render_entry(doc: QTextDocument, session: Session, index: int, expanded: set
         elif role == "toolResult":
             err = m.get("isError")
             w.heading(
-                f"Tool result · {m.get('toolName', '?')}",
+                f"Tool result · {visible(m.get('toolName', '?'))}",
                 th.role("damaged").name() if err else color,
-                ("error · " if err else "") + f"call {m.get('toolCallId', '')}",
+                ("error · " if err else "") + f"call {visible(m.get('toolCallId', ''))}",
             )
             _content(w, m.get("content"), "r", as_pre=True)
         elif role == "bashExecution":
             w.heading(
                 "Bash execution",
                 color,
-                f"exit {m.get('exitCode')}" + (" · cancelled" if m.get("cancelled") else ""),
+                f"exit {visible(m.get('exitCode'))}" + (" · cancelled" if m.get("cancelled") else ""),
             )
-            w.pre("$ " + str(m.get("command", "")))
-            w.pre(str(m.get("output", "")), "out")
+            w.pre("$ " + _text_of(m.get("command", "")), "cmd")
+            w.pre(_text_of(m.get("output", "")), "out")
             if m.get("excludeFromContext"):
                 w.html(f"<i style='color:{w.muted}'>excluded from the LLM context</i>")
                 w.block()
         else:
-            w.heading(f"Message · {role}", color)
+            w.heading(f"Message · {visible(role)}", color)
             _content(w, m.get("content"), "c")
     elif t == "compaction":
         w.heading("Compaction", color, f"{_num(v.get('tokensBefore'))} tokens before")
@@ -286,28 +422,38 @@ def render_entry(doc: QTextDocument, session: Session, index: int, expanded: set
                 ("from hook", _esc(v.get("fromHook", False))),
             ]
         )
-        w.markdown(str(v.get("summary", "")))
+        w.markdown(_text_of(v.get("summary", "")), "summary")
         d = v.get("details")
         if isinstance(d, dict):
             w.heading("Details", None)
-            w.pre(json.dumps(d, ensure_ascii=False, indent=2, default=str), "details")
+            w.json(d, "details")
     elif t == "branch_summary":
-        w.heading("Branch summary", color, f"from {v.get('fromId')}")
-        w.markdown(str(v.get("summary", "")))
+        w.heading("Branch summary", color, f"from {visible(v.get('fromId'))}")
+        w.markdown(_text_of(v.get("summary", "")), "summary")
     elif t == "custom_message":
         w.heading(
-            f"Custom message · {v.get('customType', '?')}",
+            f"Custom message · {visible(v.get('customType', '?'))}",
             color,
             "displayed" if v.get("display") else "hidden",
         )
         _content(w, v.get("content"), "c")
     else:
-        w.heading(str(t).replace("_", " ").capitalize() if isinstance(t, str) else "Entry", color)
-        rows = [(k, _esc(val)) for k, val in v.items() if k not in ("type", "id", "parentId", "timestamp")]
+        w.heading(visible(t).replace("_", " ").capitalize() if isinstance(t, str) else "Entry", color)
+        shown = [(k, val) for k, val in v.items() if k not in ("type", "id", "parentId", "timestamp")]
+        rows = [(k, _esc(val)) for k, val in shown if not isinstance(val, dict | list)]
         if rows:
             w.kv(rows)
+        for k, val in shown:
+            if isinstance(val, dict | list):
+                w.heading(k, None)
+                w.json(val, f"field.{k}")
     if session.label_of(rec.id):
         w.kv([("label", f"<b>{_esc(session.label_of(rec.id))}</b>")])
+    return w.full_texts
+
+
+def _text_of(v: Any) -> str:
+    return v if isinstance(v, str) else format_json(v, max_depth=JSON_DEPTH)
 
 
 class EntryInspector(QWidget):
@@ -316,7 +462,9 @@ class EntryInspector(QWidget):
         self.session: Session | None = None
         self.index = -1
         self.expanded: set[str] = set()
+        self.full_texts: dict[str, str] = {}
         self.title = QLabel("No entry selected")
+        self.title.setTextFormat(Qt.TextFormat.RichText)  # built from escaped parts only
         # a long title is clipped (its tooltip has it all) instead of widening the pane
         self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.title.setTextInteractionFlags(
@@ -331,15 +479,33 @@ class EntryInspector(QWidget):
         self.browser = SafeTextBrowser()
         self.browser.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.browser.toggled.connect(self._toggle)
+        self.browser.full_requested.connect(self.show_full_text)
+        f = QGuiApplication.font()
+        f.setFamily("monospace")
         self.raw = QPlainTextEdit()
         self.raw.setReadOnly(True)
         self.raw.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        f = QGuiApplication.font()
-        f.setFamily("monospace")
         self.raw.setFont(f)
+        self.full_title = QLabel()
+        self.full_title.setTextFormat(Qt.TextFormat.PlainText)
+        self.full_back = QToolButton()
+        self.full_back.setText("Back to the entry")
+        self.full_text = QPlainTextEdit()
+        self.full_text.setReadOnly(True)
+        self.full_text.setFont(f)
+        full_page = QWidget()
+        full_head = QHBoxLayout()
+        full_head.setContentsMargins(8, 2, 4, 2)
+        full_head.addWidget(self.full_title, 1)
+        full_head.addWidget(self.full_back)
+        full_lay = QVBoxLayout(full_page)
+        full_lay.setContentsMargins(0, 0, 0, 0)
+        full_lay.addLayout(full_head)
+        full_lay.addWidget(self.full_text, 1)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.browser)
         self.stack.addWidget(self.raw)
+        self.stack.addWidget(full_page)
         head = QHBoxLayout()
         head.setContentsMargins(8, 4, 4, 4)
         head.addWidget(self.title, 1)
@@ -352,6 +518,7 @@ class EntryInspector(QWidget):
         lay.addWidget(self.stack, 1)
         self.raw_button.toggled.connect(self._show_raw)
         self.copy_button.clicked.connect(self._copy_id)
+        self.full_back.clicked.connect(self._leave_full_text)
 
     def set_session(self, session: Session | None) -> None:
         self.session = session
@@ -360,6 +527,8 @@ class EntryInspector(QWidget):
     def show_entry(self, index: int) -> None:
         if index != self.index:
             self.expanded = set()
+            if self.stack.currentIndex() == 2:
+                self._leave_full_text()
         self.index = index
         s = self.session
         if s is None or index < 0 or index >= len(s.records):
@@ -371,11 +540,13 @@ class EntryInspector(QWidget):
         rec = s.records[index]
         role = f" · {rec.role}" if rec.type == "message" else ""
         self.title.setText(
-            f"<b>{html.escape(str(rec.type))}</b>{html.escape(str(role))} · id "
-            f"<code>{html.escape(str(rec.id))}</code> · line {rec.line}"
-            f"<span style='color:{current_theme().muted.name()}'> · {html.escape(str(rec.timestamp))}</span>"
+            f"<b>{rich_escaped(rec.type, 80)}</b>{rich_escaped(role, 80)} · id "
+            f"<code>{rich_escaped(rec.id, 80)}</code> · line {rec.line}"
+            f"<span style='color:{current_theme().muted.name()}'> · {rich_escaped(rec.timestamp, 80)}</span>"
         )
-        self.title.setToolTip(f"{rec.type}{role} · id {rec.id} · line {rec.line} · {rec.timestamp}")
+        self.title.setToolTip(
+            rich_tooltip(f"{rec.type}{role} · id {rec.id} · line {rec.line} · {rec.timestamp}")
+        )
         self._render()
 
     def _render(self) -> None:
@@ -383,11 +554,35 @@ class EntryInspector(QWidget):
         if s is None or self.index < 0:
             return
         if self.raw_button.isChecked():
-            self.raw.setPlainText(json.dumps(s.value(self.index), ensure_ascii=False, indent=2, default=str))
+            text = format_json(
+                s.value(self.index),
+                indent=2,
+                max_depth=JSON_DEPTH,
+                max_chars=RAW_MAX_CHARS,
+                max_string=RAW_MAX_STRING,
+            )
+            self.raw.setPlainText(text)
         else:
             bar = self.browser.verticalScrollBar().value()
-            render_entry(self.browser.document(), s, self.index, self.expanded)
+            self.full_texts = render_entry(self.browser.document(), s, self.index, self.expanded)
             self.browser.verticalScrollBar().setValue(bar)
+
+    def show_full_text(self, key: str) -> None:
+        """All of a text too big for the inspector, as plain text (long lines broken)."""
+        text = self.full_texts.get(key)
+        if text is None:
+            return
+        size = fmt_size(len(text.encode("utf-8", "replace")))
+        self.full_title.setText(
+            f"All {len(text):,} characters ({size}) as plain text; "
+            f"lines longer than {DISPLAY_LINE_CHARS:,} characters are broken for display"
+        )
+        self.full_text.setPlainText(break_long_lines(text))
+        self.stack.setCurrentIndex(2)
+
+    def _leave_full_text(self) -> None:
+        self.full_text.clear()
+        self.stack.setCurrentIndex(1 if self.raw_button.isChecked() else 0)
 
     def _toggle(self, key: str) -> None:
         self.expanded ^= {key}

@@ -75,7 +75,8 @@ def launch_gui(argv: list[str]) -> int:
     apply_theme(app, a.theme or settings.theme())  # type: ignore[arg-type]
     app.setStyleSheet(stylesheet())  # type: ignore[union-attr]
     win = MainWindow(settings)
-    install_crash_handlers(win)
+    # a screenshot run has nobody to close a dialog: errors go to the log, stderr and the exit code
+    install_crash_handlers(win, headless=bool(a.screenshot))
     if a.size:
         win.resize(*a.size)
     if a.file:
@@ -92,6 +93,8 @@ def launch_gui(argv: list[str]) -> int:
 
 
 def _screenshot(app: object, win: object, a: argparse.Namespace) -> int:
+    from .errors import crash_count
+
     w = win  # MainWindow
     runner = w.runner  # type: ignore[attr-defined]
     doc = w.doc  # type: ignore[attr-defined]
@@ -105,6 +108,11 @@ def _screenshot(app: object, win: object, a: argparse.Namespace) -> int:
             w.tabs.setCurrentWidget(tab)  # type: ignore[attr-defined]
     wait_until(app, lambda: not runner.busy, 60)
     wait_until(app, lambda: False, 0.2)
+    if crash_count():
+        # a widget that failed while painting may have left its painter open: grabbing now could
+        # crash the process, and the picture would not be the window anyway
+        print(f"session-studio: {crash_count()} unexpected error(s); no screenshot written", file=sys.stderr)
+        return 3
     img = w.grab()  # type: ignore[attr-defined]
     if not img.save(a.screenshot):
         print(f"session-studio: cannot write {a.screenshot}", file=sys.stderr)

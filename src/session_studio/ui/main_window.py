@@ -55,6 +55,7 @@ from .errors import show_error
 from .inspector import EntryInspector, SafeTextBrowser
 from .outline import FILTERS
 from .pisettings import sessions_dir
+from .plain import rich_escaped, rich_plain, rich_tooltip, visible
 from .planner import PlannerPanel
 from .preview import (
     ContextPair,
@@ -152,7 +153,7 @@ class IssueBanner(QFrame):
             return
         dropped = sum(1 for i in issues if i.dropped)
         msg = (
-            f"<b>pi would reset this file</b>: {html.escape(issues[0].message)}"
+            f"<b>pi would reset this file</b>: {rich_escaped(issues[0].message)}"
             if reset
             else f"<b>{len(issues)} issue{'s' if len(issues) != 1 else ''} in this file</b> · {dropped} damaged "
             f"line{'s' if dropped != 1 else ''} that pi skips. The rest of the session is shown as pi sees it."
@@ -370,6 +371,7 @@ class MainWindow(QMainWindow):
         self.stack.addWidget(ws)
         self.setCentralWidget(self.stack)
         self.status_path = QLabel()
+        self.status_path.setTextFormat(Qt.TextFormat.PlainText)  # a file path is not HTML
         self.status_busy = QLabel()
         self.statusBar().addWidget(self.status_path, 1)
         self.statusBar().addPermanentWidget(self.status_busy)
@@ -625,7 +627,7 @@ class MainWindow(QMainWindow):
         self.banner.hide()
         self.load_banner.start(head)
         self.session_title.setText(f"<b>{html.escape(os.path.basename(s.path))}</b>")
-        self.session_title.setToolTip(s.path)
+        self.session_title.setToolTip(rich_tooltip(s.path))
         self.status_path.setText(f"{s.path} · loading…")
         self.tree_count.setText(
             f"{len(self.tree_model.outline):,} entries of the first {head.head_bytes / 1e6:,.0f} MB shown"
@@ -696,11 +698,13 @@ class MainWindow(QMainWindow):
         name = s.session_name()
         cwd = s.header.get("cwd", "") if s.header else ""
         self.session_title.setText(
-            f"<b>{html.escape(name or os.path.basename(s.path))}</b>"
-            f"<span style='color:{current_theme().muted.name()}'>  {html.escape(str(cwd))}</span>"
+            f"<b>{rich_escaped(name or os.path.basename(s.path), 200)}</b>"
+            f"<span style='color:{current_theme().muted.name()}'>  {rich_escaped(str(cwd), 200)}</span>"
         )
-        self.session_title.setToolTip(s.path)
-        self.setWindowTitle(f"{name or os.path.basename(s.path)} — Session Studio")
+        self.session_title.setToolTip(rich_tooltip(s.path))
+        self.setWindowTitle(
+            f"{visible(name or os.path.basename(s.path), 100, keep_newlines=False)} — Session Studio"
+        )
 
     def _on_closed(self) -> None:
         self.load_banner.hide()
@@ -1228,10 +1232,12 @@ class MainWindow(QMainWindow):
         box.setText("The working leaf moved to the selected entry.")
         # the engine's note speaks CLI (--summarize, --label): say it with this window's commands
         box.setInformativeText(
-            "Planning and the preview now start from this entry; nothing was written, so pi still "
-            "continues from the file's leaf. To record the move in the file, use "
-            f"{_menu_path(self.a_branch_sum)} (leaves a summary of the branch you leave) or "
-            f"{_menu_path(self.a_label)} (bookmarks this entry)." + extra
+            rich_plain(
+                "Planning and the preview now start from this entry; nothing was written, so pi still "
+                "continues from the file's leaf. To record the move in the file, use "
+                f"{_menu_path(self.a_branch_sum)} (leaves a summary of the branch you leave) or "
+                f"{_menu_path(self.a_label)} (bookmarks this entry)." + extra  # extra: session text
+            )
         )
         self.last_dialog = box
         box.open()

@@ -33,6 +33,7 @@ from session_studio.core.serialize import serialize_conversation
 from session_studio.core.tokens import estimate_tokens
 
 from .document import PlanState
+from .plain import break_long_lines
 
 __all__ = [
     "ContextPair",
@@ -566,12 +567,13 @@ class PreviewPane(QWidget):
                 else ""
             )
         )
+        # a long unbroken line (base64, minified code) would freeze the wrapping view;
         # a summary edit changes only "after": re-laying out an unchanged 400k-char "before" costs tens of ms
         if pair.before_text != self._shown_before:
-            self.before.setPlainText(pair.before_text)
+            self.before.setPlainText(break_long_lines(pair.before_text))
             self._shown_before = pair.before_text
         if pair.after_text != self._shown_after:
-            self.after.setPlainText(pair.after_text)
+            self.after.setPlainText(break_long_lines(pair.after_text))
             self._shown_after = pair.after_text
 
 
@@ -585,6 +587,7 @@ class StreamDialog(QDialog):
         self.setWindowTitle(title)
         self.stream = _Stream()
         self.status = QLabel("Generating the summary…")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # finish() shows notes quoting the session
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
         self.text.setMinimumSize(560, 280)

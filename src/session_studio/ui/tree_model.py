@@ -27,6 +27,7 @@ from session_studio.core.plan import PlanMarks
 from session_studio.core.session import Session
 
 from .outline import ROOT, Outline, build_outline, preview_text
+from .plain import rich_tooltip, visible
 from .roles import Roles
 from .tasks import TaskRunner
 from .theme import current_theme, entry_icon, kind_of
@@ -453,7 +454,8 @@ class SessionTreeModel(QAbstractItemModel):
         if role == R.DisplayRole:
             if col == 0:
                 lab = self.session.label_of(rec.id)
-                return f"[{lab}]  {self.preview(i)}" if lab else self.preview(i)
+                row = f"[{lab}]  {self.preview(i)}" if lab else self.preview(i)
+                return visible(row, 300, keep_newlines=False)  # session text: elided, controls shown
             if col == 1:
                 t = rec.tokens
                 if rec.type != "message":
@@ -493,7 +495,7 @@ class SessionTreeModel(QAbstractItemModel):
                 lines.append("Cut point: " + cut_point_reason(rec))
             if i not in self.outline.active:
                 lines.append("Not on the active path")
-            return "\n".join(lines)
+            return rich_tooltip("\n".join(lines))  # ids and types come from the file: never HTML
         if role == Roles.RECORD:
             return i
         if role == Roles.ACTIVE:
