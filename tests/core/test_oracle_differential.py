@@ -16,7 +16,7 @@ from tests.conftest import FIXTURES, ORACLE_DIR, Oracle
 
 pytestmark = pytest.mark.oracle
 
-IMPL = f"{sys.executable} -m session_studio.cli plan {{session}} {{args}}"
+IMPL = f"{sys.executable} -m session_studio.cli plan {{session}} {{args}} --pi-version 0.80.2"
 
 CASES = [
     ("small", ["--seed", "101", "--count", "8"]),
