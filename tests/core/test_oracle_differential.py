@@ -56,7 +56,11 @@ def test_compare_plan_with_pi(oracle: Oracle, name: str, args: list[str], tmp_pa
 def _ours(*args: str) -> dict:
     import json
 
-    r = subprocess.run([sys.executable, "-m", "session_studio.cli", *args], capture_output=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "session_studio.cli", *args, "--pi-version", "0.80.2"],
+        capture_output=True,
+        timeout=300,
+    )
     return json.loads(r.stdout)
 
 
