@@ -91,12 +91,19 @@ def _cmd_info(a: argparse.Namespace) -> int:
 
     session = _open(a.session)
     keep, reserve, window, source = _settings_for(session, a)
-    sys.stdout.write(
-        render_overview(session, keep_recent=keep, reserve=reserve, context_window=window, leaf=a.leaf)
-    )
-    sys.stdout.write(f"settings:    {source}\n")
     choice = _profile(session, a)
     sys.stdout.write(f"pi profile:  {choice.profile.version} ({choice.reason})\n")
+    sys.stdout.write(
+        render_overview(
+            session,
+            keep_recent=keep,
+            reserve=reserve,
+            context_window=window,
+            leaf=a.leaf,
+            profile=choice.profile,
+        )
+    )
+    sys.stdout.write(f"settings:    {source}\n")
     return EXIT_OK
 
 
