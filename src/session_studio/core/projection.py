@@ -148,9 +148,7 @@ class Projection:
                     usage_id = recs[e.record].id
                     break
                 position = nxt
-            usage_at = -1
-            if js_truthy(usage_id):
-                usage_at = next((j for j, i in enumerate(branch) if js_strict_eq(recs[i].id, usage_id)), -1)
+            usage_at = first_index_of_id(self.session, branch, usage_id) if js_truthy(usage_id) else -1
             invalidating = -1
             for j in range(len(branch) - 1, -1, -1):
                 t = recs[branch[j]].type
@@ -252,22 +250,26 @@ def _context_entries(session: Session, path: list[int], compaction: int | None) 
     if compaction is None:
         return path
     recs = session.records
-    cid = recs[compaction].id
-    ci = next((k for k, i in enumerate(path) if js_strict_eq(recs[i].id, cid)), -1)
+    ci = first_index_of_id(session, path, recs[compaction].id)
     if ci < 0:
         return path
     out = [compaction]
     fk = session.value(compaction).get("firstKeptEntryId", UNDEFINED)
-    found = False
-    for k in range(ci):
-        i = path[k]
+    start = first_index_of_id(session, path[:ci], fk)
+    for i in path[start:ci] if start >= 0 else ():
         r = recs[i]
-        if not found and js_strict_eq(r.id, fk):
-            found = True
-        if found and not (r.type == "message" and r.role == "system"):
+        if not (r.type == "message" and r.role == "system"):
             out.append(i)
     out.extend(path[ci + 1 :])
     return out
+
+
+def first_index_of_id(session: Session, path: list[int], entry_id: Any) -> int:
+    """`path.findIndex((e) => e.id === entry_id)`; plain `==` where `===` means the same for strings."""
+    recs = session.records
+    if type(entry_id) is str:
+        return next((k for k, i in enumerate(path) if recs[i].id == entry_id), -1)
+    return next((k for k, i in enumerate(path) if js_strict_eq(recs[i].id, entry_id)), -1)
 
 
 def build_session_projection(
