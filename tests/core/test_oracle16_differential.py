@@ -182,3 +182,44 @@ def test_cli_plan_takes_pi_version(oracle16: Oracle16, tmp_path: Path) -> None:
             timeout=120,
         )
         assert json.loads(r.stdout)["piVersion"] == want
+
+
+@pytest.mark.parametrize(
+    ("scenario", "keep"),
+    [("sc-sys-updates.jsonl", 2000), ("sc-compaction-sysmsg.jsonl", 2000), ("sc-sys-basic.jsonl", 1000)],
+)
+def test_compaction_entry_with_system_snapshot_is_pi_1_6_0s(
+    oracle16: Oracle16, tmp_path: Path, scenario: str, keep: int
+) -> None:
+    """Our CompactionEntry bytes, with the systemMessage snapshot, equal what pi 1.6.0's compact appends
+    (given its summary, id, time and usage: the snapshot and the key order are ours)."""
+    from session_studio.core.entries import CompactionEntry, FileDetails
+    from session_studio.core.projection import system_message_snapshot
+    from session_studio.core.session import CURRENT_LEAF
+
+    src = _scenarios(oracle16, tmp_path / "sc")
+    original = next(f for f in src if f.name == scenario)
+    out = tmp_path / "compacted.jsonl"
+    oracle16.run("compact", str(original), "--keep-recent", str(keep), "--out", str(out))
+    theirs_line = out.read_text(encoding="utf-8").rstrip("\n").split("\n")[-1]
+    theirs = json.loads(theirs_line)
+    assert theirs["type"] == "compaction" and "systemMessage" in theirs
+
+    session = Session.open(original)
+    ours = CompactionEntry(
+        id=theirs["id"],
+        parentId=theirs["parentId"],
+        timestamp=theirs["timestamp"],
+        summary=theirs["summary"],
+        firstKeptEntryId=theirs["firstKeptEntryId"],
+        tokensBefore=theirs["tokensBefore"],
+        details=FileDetails(**theirs["details"]),
+        usage=theirs.get("usage"),
+        fromHook=theirs["fromHook"],
+        systemMessage=system_message_snapshot(session, CURRENT_LEAF, theirs["timestamp"]),
+    )
+    assert ours.to_json_line() == theirs_line + "\n"
+    # and the plan's preparation is the one pi compacted with
+    prep = _ours(original, keep)["preparation"]
+    assert prep["firstKeptEntryId"] == theirs["firstKeptEntryId"]
+    assert prep["tokensBefore"] == theirs["tokensBefore"]

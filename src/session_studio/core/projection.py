@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .context import context_settings, js_strict_eq, resolve_path
+from .jsdate import js_date_ms
 from .jsvalue import UNDEFINED, JsTypeError, _ordered_items, js_key, js_string, js_truthy, prop
 from .messages import branch_summary_message, compaction_summary_message, custom_message
 from .profile import PROFILE_1_6_0
@@ -25,6 +26,7 @@ __all__ = [
     "Projection",
     "build_session_projection",
     "current_system_message",
+    "system_message_snapshot",
 ]
 
 #: roles whose content a context edit replaces (projectContextEntry)
@@ -344,6 +346,17 @@ def current_system_message(messages: list[Any]) -> dict[str, Any] | None:
         out["toolsAdded"] = list(tools.values())
     out["timestamp"] = 0 if timestamp is UNDEFINED or timestamp is None else timestamp
     return out
+
+
+def system_message_snapshot(session: Session, leaf_id: Any, timestamp: str) -> dict[str, Any] | None:
+    """What 1.6.0's appendCompaction stores as `systemMessage` (rule 4): the current system
+    message of the leaf's projection, its `timestamp` set to the compaction's time in ms."""
+    p = build_session_projection(session, leaf_id)
+    messages = [m for k, e in enumerate(p.entries) if "system" in e.roles for m in p.entry_messages(k)]
+    current = current_system_message(messages)
+    if current is None:
+        return None
+    return {**current, "timestamp": js_date_ms(timestamp)}
 
 
 def _iter_list(v: Any) -> Any:
