@@ -383,3 +383,51 @@ def test_auto_follows_the_setting_for_plain_files(monkeypatch: pytest.MonkeyPatc
     assert detect_profile(plain, "auto").profile is PROFILE_1_6_0
     monkeypatch.setattr(profile, "installed_pi_version", lambda: None)
     assert detect_profile(plain, "auto").profile is PROFILE_1_6_0
+
+
+def _fake_pi(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, *, package_version: str | None, prints: str
+) -> None:
+    """A `pi` on PATH: an npm-style install (package.json next to dist/cli.js) or a bare script."""
+    import os
+
+    from session_studio.core import profile
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = f"#!/bin/sh\necho {prints}\n"
+    if package_version is not None:
+        pkg = tmp_path / "node_modules" / "@earendil-works" / "pi-coding-agent"
+        (pkg / "dist").mkdir(parents=True)
+        (pkg / "package.json").write_text(json.dumps({"name": "x", "version": package_version}))
+        cli = pkg / "dist" / "cli.js"
+        cli.write_text(script)
+        cli.chmod(0o755)
+        os.symlink(cli, bin_dir / "pi")
+    else:
+        (bin_dir / "pi").write_text(script)
+        (bin_dir / "pi").chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    profile.installed_pi_version.cache_clear()
+
+
+def test_installed_pi_is_read_from_its_package_json(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from session_studio.core import profile
+
+    _fake_pi(tmp_path, monkeypatch, package_version="0.80.2", prints="9.9.9")
+    try:
+        assert profile.installed_pi_version() == "0.80.2"
+        assert profile.default_choice().profile is PROFILE_0_80_2
+    finally:
+        profile.installed_pi_version.cache_clear()
+
+
+def test_installed_pi_falls_back_to_pi_version(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from session_studio.core import profile
+
+    _fake_pi(tmp_path, monkeypatch, package_version=None, prints="1.6.0")
+    try:
+        assert profile.installed_pi_version() == "1.6.0"
+        assert "pi 1.6.0 is installed" in profile.default_choice().reason
+    finally:
+        profile.installed_pi_version.cache_clear()
