@@ -223,3 +223,25 @@ def test_compaction_entry_with_system_snapshot_is_pi_1_6_0s(
     prep = _ours(original, keep)["preparation"]
     assert prep["firstKeptEntryId"] == theirs["firstKeptEntryId"]
     assert prep["tokensBefore"] == theirs["tokensBefore"]
+
+
+def test_context_command_agrees(oracle16: Oracle16, tmp_path: Path) -> None:
+    """`context --pi-version 1.6.0` equals pi 1.6.0's buildSessionContext + convertToLlm."""
+    from session_studio.core.oracle_schema import context_output
+
+    wanted = {
+        "sc-sys-updates.jsonl",
+        "sc-edit-content.jsonl",
+        "sc-compaction-sysmsg.jsonl",
+        "sc-retain-none.jsonl",
+    }
+    files = [f for f in _scenarios(oracle16, tmp_path / "sc") if f.name in wanted]
+    assert len(files) == len(wanted)
+    for f in files:
+        theirs = oracle16.run("context", str(f))
+        out, _ = context_output(Session.open(f), profile=PROFILE_1_6_0)
+        text = js_stringify(out)
+        assert text is not None
+        ours = json.loads(text)
+        for k in ("piVersion", "context", "llmMessages", "pathIds", "leafId", "entryCount"):
+            assert COMPARE.first_diff(theirs[k], ours[k]) is None, (f.name, k)
