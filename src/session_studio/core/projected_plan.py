@@ -265,7 +265,7 @@ class ProjectedCompactionPlan:
                 ops.add_from_message(m, PROFILE_1_6_0)
         return Preparation(
             first_kept.id,
-            c.first_kept_index,
+            self.path_index(c.first_kept_index),  # a path position, as under 0.80.2
             history,
             prefix,
             c.is_split_turn,
