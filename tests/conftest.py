@@ -41,14 +41,14 @@ def oracle_home() -> str:
 
 
 class Oracle:
+    script = ORACLE_DIR / "pi-oracle.mjs"
+
     def __init__(self, home: str) -> None:
         self.home = home
         self.env = dict(os.environ, PI_ORACLE_HOME=home, TZ="UTC")
 
     def run(self, *args: str, check: bool = True) -> dict:
-        r = subprocess.run(
-            ["node", str(ORACLE_DIR / "pi-oracle.mjs"), *args], capture_output=True, env=self.env, timeout=300
-        )
+        r = subprocess.run(["node", str(self.script), *args], capture_output=True, env=self.env, timeout=300)
         if r.returncode not in (0, 3) and check:
             raise AssertionError(f"oracle failed ({r.returncode}): {r.stderr.decode()[-2000:]}")
         return json.loads(r.stdout)
@@ -57,6 +57,39 @@ class Oracle:
 @pytest.fixture(scope="session")
 def oracle(oracle_home: str) -> Oracle:
     return Oracle(oracle_home)
+
+
+ORACLE16_DIR = ORACLE_DIR / "pi-1.6.0"
+
+
+@pytest.fixture(scope="session")
+def oracle16_home() -> str:
+    """Install (once, idempotently) the pinned pi 1.6.0 packages; skip when node is missing."""
+    if _node() is None:
+        pytest.skip("node is not installed (needed for the pi 1.6.0 oracle)")
+    env = dict(os.environ)
+    env.setdefault("PI16_HOME", str(Path.home() / ".cache" / "pi-oracle-1.6.0"))
+    r = subprocess.run(
+        ["bash", str(ORACLE16_DIR / "install.sh")], capture_output=True, text=True, env=env, timeout=900
+    )
+    if r.returncode != 0:
+        pytest.fail(f"pi 1.6.0 oracle install failed: {r.stderr[-2000:]}")
+    return r.stdout.strip()
+
+
+class Oracle16(Oracle):
+    """The pi 1.6.0 oracle (tests/oracle/pi-1.6.0/pi-oracle.mjs)."""
+
+    script = ORACLE16_DIR / "pi-oracle.mjs"
+
+    def __init__(self, home: str) -> None:
+        super().__init__(home)
+        self.env = dict(os.environ, PI16_HOME=home, TZ="UTC")
+
+
+@pytest.fixture(scope="session")
+def oracle16(oracle16_home: str) -> Oracle16:
+    return Oracle16(oracle16_home)
 
 
 def generate(out: Path, *args: str) -> list[Path]:

@@ -46,7 +46,7 @@ def test_dry_run_prints_the_preview_and_writes_nothing(tmp_path: Path) -> None:
     kept = preview["firstKeptEntryId"]
     assert f"cut: keep from entry {kept} — automatic cut (keepRecentTokens)" in err
     assert preview["cutReason"] and all(f"  {line}" in err for line in preview["cutReason"])
-    assert any(line.startswith("  walking back from the newest entry") for line in err)
+    assert any(line.startswith("  accumulate: walking back from the newest entry") for line in err)
     assert preview["isSplitTurn"] is True and preview["turnStartEntryId"] == "e2"
     assert (
         f"split turn: yes — the turn started at entry e2; its prefix of {preview['turnPrefixMessagesCount']} "

@@ -34,6 +34,13 @@ def _open(path: str, *, keep_values: bool | None = None) -> Any:
     return Session.open(path, keep_values=keep_values)
 
 
+def _profile(session: Any, a: argparse.Namespace) -> Any:
+    """The pi profile for this file and `--pi-version` (a ProfileChoice)."""
+    from .core.profile import detect_profile
+
+    return detect_profile(session, getattr(a, "pi_version", "auto"))
+
+
 def _cmd_plan(a: argparse.Namespace) -> int:
     from .core.oracle_schema import PLAN_FIELDS, plan_output
 
@@ -54,6 +61,7 @@ def _cmd_plan(a: argparse.Namespace) -> int:
         context_window=a.context_window,
         fields=fields,
         sweep_limit=a.sweep_limit,
+        profile=_profile(session, a).profile,
     )
     _write_json(out)
     return code
@@ -62,7 +70,8 @@ def _cmd_plan(a: argparse.Namespace) -> int:
 def _cmd_context(a: argparse.Namespace) -> int:
     from .core.oracle_schema import context_output
 
-    out, code = context_output(_open(a.session), leaf=a.leaf)
+    session = _open(a.session)
+    out, code = context_output(session, leaf=a.leaf, profile=_profile(session, a).profile)
     _write_json(out)
     return code
 
@@ -80,12 +89,40 @@ def _cmd_info(a: argparse.Namespace) -> int:
 
     session = _open(a.session)
     keep, reserve, window, source = _settings_for(session, a)
+    choice = _profile(session, a)
+    out(f"pi profile:  {choice.profile.version} ({choice.reason})")
     out(
-        render_overview(session, keep_recent=keep, reserve=reserve, context_window=window, leaf=a.leaf),
+        render_overview(
+            session,
+            keep_recent=keep,
+            reserve=reserve,
+            context_window=window,
+            leaf=a.leaf,
+            profile=choice.profile,
+        ),
         end="",
     )
     out(f"settings:    {source}")
     return EXIT_OK
+
+
+def _refuse_unsupported_writes(a: argparse.Namespace) -> str | None:
+    """Writes follow pi 0.80.2 for now: refuse them where the file is read as 1.6.0 by its
+    markers or by `--pi-version 1.6.0` (a 1.6.0 compaction needs its systemMessage snapshot)."""
+    from .core.profile import pi16_marker
+
+    setting = getattr(a, "pi_version", "auto")
+    if setting == "0.80.2":
+        return None
+    if setting == "1.6.0":
+        return "writing as pi 1.6.0 is not supported yet; use --pi-version 0.80.2 to write as pi 0.80.2 does"
+    marker = pi16_marker(_open(a.session))
+    if marker is None:
+        return None
+    return (
+        f"this file is a pi 1.6.0 session ({marker}); writing 1.6.0 entries is not supported yet "
+        "(--pi-version 0.80.2 writes as pi 0.80.2 would, without the systemMessage snapshot)"
+    )
 
 
 def _settings_for(session: Any, a: argparse.Namespace) -> tuple[int, int, int, str]:
@@ -190,6 +227,16 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_actions import add_action_parsers
 
     add_action_parsers(sub, _add_plan_options)
+    from .core.profile import PIN_SETTINGS
+
+    for command_parser in sub.choices.values():
+        command_parser.add_argument(
+            "--pi-version",
+            choices=PIN_SETTINGS,
+            default="auto",
+            help="read the file as this pi does (default auto: 1.6.0 when the file has 1.6.0 "
+            "entries, else the pi installed here, else the newest)",
+        )
     return parser
 
 
@@ -222,6 +269,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         install_log_handler()
     try:
+        if a.command in ("compact", "branch-to"):
+            refusal = _refuse_unsupported_writes(a)
+            if refusal is not None:
+                print(f"session-studio: {refusal}", file=sys.stderr)
+                return EXIT_FAILURE
         code = int(a.func(a))
         if argv is None and a.command in _READ_ONLY:
             # read-only commands on big files: skip freeing 100k index objects at exit

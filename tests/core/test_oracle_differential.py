@@ -16,7 +16,7 @@ from tests.conftest import FIXTURES, ORACLE_DIR, Oracle
 
 pytestmark = pytest.mark.oracle
 
-IMPL = f"{sys.executable} -m session_studio.cli plan {{session}} {{args}}"
+IMPL = f"{sys.executable} -m session_studio.cli plan {{session}} {{args}} --pi-version 0.80.2"
 
 CASES = [
     ("small", ["--seed", "101", "--count", "8"]),
@@ -56,7 +56,11 @@ def test_compare_plan_with_pi(oracle: Oracle, name: str, args: list[str], tmp_pa
 def _ours(*args: str) -> dict:
     import json
 
-    r = subprocess.run([sys.executable, "-m", "session_studio.cli", *args], capture_output=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "session_studio.cli", *args, "--pi-version", "0.80.2"],
+        capture_output=True,
+        timeout=300,
+    )
     return json.loads(r.stdout)
 
 

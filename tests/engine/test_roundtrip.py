@@ -213,7 +213,7 @@ def test_branch_summary_and_fork_load_in_pi(
     assert out.entry is not None and out.entry["type"] == "branch_summary"
     ours = json.loads(
         subprocess.run(
-            [sys.executable, "-m", "session_studio.cli", "context", str(work)],
+            [sys.executable, "-m", "session_studio.cli", "context", str(work), "--pi-version", "0.80.2"],
             capture_output=True,
             check=True,
         ).stdout

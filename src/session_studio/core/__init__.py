@@ -1,4 +1,4 @@
-"""The pi session model, exact to pi 0.80.2. Pure Python: no Qt, no network."""
+"""The pi session model, exact to pi 0.80.2 and (by profile, see profile.py) pi 1.6.0. Pure Python: no Qt, no network."""
 
 from .context import SessionContext, build_session_context
 from .errors import (

@@ -15,7 +15,14 @@ from .messages import branch_summary_message, compaction_summary_message, custom
 from .session import CURRENT_LEAF, Session
 from .tokens import ContextTokens, estimate_tokens, js_plus
 
-__all__ = ["ContextItem", "SessionContext", "build_session_context", "js_strict_eq"]
+__all__ = [
+    "ContextItem",
+    "SessionContext",
+    "build_session_context",
+    "context_settings",
+    "js_strict_eq",
+    "resolve_path",
+]
 
 
 def js_strict_eq(a: Any, b: Any) -> bool:
@@ -117,27 +124,25 @@ def _empty(session: Session) -> SessionContext:
     return SessionContext(session, [], [])
 
 
-def build_session_context(
-    session: Session, leaf_id: Any = CURRENT_LEAF, *, path: list[int] | None = None
-) -> SessionContext:
-    """buildSessionContext(entries, leafId, byId).
-
-    `leaf_id`: CURRENT_LEAF for the session's leaf, None for pi's explicit null
-    leaf, or an id. `path`: a precomputed path (prepareCompaction passes its own
-    path entries and no leaf: the leaf is then the path's last entry).
-    """
+def resolve_path(session: Session, leaf_id: Any = CURRENT_LEAF, path: list[int] | None = None) -> list[int]:
+    """buildSessionPath(entries, leafId): the path pi builds context over ([] for none)."""
+    if path is not None:
+        return path
     recs = session.records
-    if path is None:
-        lid = session.leaf_id if leaf_id is CURRENT_LEAF else leaf_id
-        if lid is None:
-            return _empty(session)
-        leaf = session.by_id.get(js_key(lid)) if js_truthy(lid) else None
-        if leaf is None:
-            if not recs:
-                return _empty(session)
-            leaf = len(recs) - 1
-        path = session.path_indices(leaf)
-    ctx = SessionContext(session, path, [])
+    lid = session.leaf_id if leaf_id is CURRENT_LEAF else leaf_id
+    if lid is None:
+        return []
+    leaf = session.by_id.get(js_key(lid)) if js_truthy(lid) else None
+    if leaf is None:
+        if not recs:
+            return []
+        leaf = len(recs) - 1
+    return session.path_indices(leaf)
+
+
+def context_settings(session: Session, path: list[int]) -> tuple[Any, Any, int | None]:
+    """(thinkingLevel, model, last compaction's record) of a path, raising where pi throws."""
+    recs = session.records
     compaction = None
     last_model = last_thinking = None
     for i in path:
@@ -155,15 +160,35 @@ def build_session_context(
         elif t == "compaction":
             compaction = i
     # the last setting on the path wins: read only those entries
+    thinking: Any = "off"
+    model: Any = None
     if last_thinking is not None:
-        ctx.thinking_level = session.value(last_thinking).get("thinkingLevel", UNDEFINED)
+        thinking = session.value(last_thinking).get("thinkingLevel", UNDEFINED)
     if last_model is not None:
         v = session.value(last_model)
         if recs[last_model].type == "model_change":
-            ctx.model = {"provider": v.get("provider", UNDEFINED), "modelId": v.get("modelId", UNDEFINED)}
+            model = {"provider": v.get("provider", UNDEFINED), "modelId": v.get("modelId", UNDEFINED)}
         else:
             m = v["message"]
-            ctx.model = {"provider": m.get("provider", UNDEFINED), "modelId": m.get("model", UNDEFINED)}
+            model = {"provider": m.get("provider", UNDEFINED), "modelId": m.get("model", UNDEFINED)}
+    return thinking, model, compaction
+
+
+def build_session_context(
+    session: Session, leaf_id: Any = CURRENT_LEAF, *, path: list[int] | None = None
+) -> SessionContext:
+    """buildSessionContext(entries, leafId, byId) of pi 0.80.2 (1.6.0: see projection).
+
+    `leaf_id`: CURRENT_LEAF for the session's leaf, None for pi's explicit null
+    leaf, or an id. `path`: a precomputed path (prepareCompaction passes its own
+    path entries and no leaf: the leaf is then the path's last entry).
+    """
+    recs = session.records
+    path = resolve_path(session, leaf_id, path)
+    if not path:
+        return _empty(session)
+    ctx = SessionContext(session, path, [])
+    ctx.thinking_level, ctx.model, compaction = context_settings(session, path)
 
     items = ctx.items
 

@@ -59,6 +59,8 @@ class SessionHeader(_Entry):
 
 
 class CompactionEntry(_Entry):
+    """pi's CompactionEntry; `usage` and `systemMessage` are pi 1.6.0's (rule 4), omitted when None."""
+
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
     type: Literal["compaction"] = "compaction"
     id: str
@@ -68,7 +70,11 @@ class CompactionEntry(_Entry):
     first_kept_entry_id: str = Field(alias="firstKeptEntryId")
     tokens_before: int | float = Field(alias="tokensBefore")
     details: FileDetails | None = None
+    #: usage of the summarisation calls (1.6.0)
+    usage: dict[str, Any] | None = None
     from_hook: bool = Field(default=False, alias="fromHook")
+    #: the replayed system message at the boundary, timestamped at the compaction (1.6.0)
+    system_message: dict[str, Any] | None = Field(default=None, alias="systemMessage")
 
 
 class BranchSummaryEntry(_Entry):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .jsvalue import UNDEFINED, js_sort_key, js_truthy
+from .jsvalue import UNDEFINED, JsTypeError, js_sort_key, js_truthy, prop
+from .profile import PROFILE_0_80_2, PiProfile
 
 __all__ = ["FileOps", "compute_file_lists", "format_file_operations"]
 
@@ -18,8 +19,12 @@ class FileOps:
     written: dict[Any, None] = field(default_factory=dict)
     edited: dict[Any, None] = field(default_factory=dict)
 
-    def add_from_message(self, message: Any) -> None:
-        """pi's extractFileOpsFromMessage: read/write/edit tool calls with a string `path`."""
+    def add_from_message(self, message: Any, profile: PiProfile = PROFILE_0_80_2) -> None:
+        """pi's extractFileOpsFromMessage: read/write/edit tool calls with a string `path`
+        (1.6.0 also: the nested calls recorded on a tool result, rule 32)."""
+        if profile.nested_file_ops and type(message) is dict and message.get("role") == "toolResult":
+            self._add_nested(message)
+            return
         if type(message) is not dict or message.get("role") != "assistant":
             return
         content = message.get("content", UNDEFINED)
@@ -43,6 +48,30 @@ class FileOps:
                 self.written[path] = None
             elif name == "edit":
                 self.edited[path] = None
+
+    def _add_nested(self, message: dict[str, Any]) -> None:
+        """`for (const call of message.nestedCalls?.calls ?? []) addFileOp(call.name, call.arguments)`."""
+        nested = message.get("nestedCalls", UNDEFINED)
+        calls = UNDEFINED if nested is None or nested is UNDEFINED else prop(nested, "calls")
+        if calls is None or calls is UNDEFINED:
+            return
+        if type(calls) is str:
+            return  # iterates characters: no name, no arguments
+        if type(calls) is not list:
+            raise JsTypeError("message.nestedCalls?.calls is not iterable")
+        for call in calls:
+            self._add_op(prop(call, "name"), prop(call, "arguments"))
+
+    def _add_op(self, name: Any, args: Any) -> None:
+        path = args.get("path") if type(args) is dict else None
+        if type(path) is not str or not path:
+            return
+        if name == "read":
+            self.read[path] = None
+        elif name == "write":
+            self.written[path] = None
+        elif name == "edit":
+            self.edited[path] = None
 
     def seed_from_details(self, details: Any) -> None:
         """readFiles → read, modifiedFiles → edited (previous compaction / branch summaries)."""

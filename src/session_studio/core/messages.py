@@ -9,6 +9,7 @@ from typing import Any
 
 from .jsdate import js_date_ms
 from .jsvalue import UNDEFINED, get, js_string, js_truthy
+from .profile import PROFILE_0_80_2, PiProfile
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",
@@ -36,12 +37,17 @@ def _ms(timestamp: Any) -> Any:
     return js_date_ms(timestamp)  # None stands for NaN (JSON null)
 
 
-def custom_message(entry: dict[str, Any]) -> dict[str, Any]:
-    """createCustomMessage from a `custom_message` entry (`details` key always present)."""
+def custom_message(entry: dict[str, Any], profile: PiProfile = PROFILE_0_80_2) -> dict[str, Any]:
+    """createCustomMessage from a `custom_message` entry (`details` key always present).
+
+    1.6.0 reads missing or null content as `[]` (rule 19)."""
+    content = entry.get("content", UNDEFINED)
+    if profile.projection and (content is None or content is UNDEFINED):
+        content = []
     return {
         "role": "custom",
         "customType": entry.get("customType", UNDEFINED),
-        "content": entry.get("content", UNDEFINED),
+        "content": content,
         "display": entry.get("display", UNDEFINED),
         "details": entry.get("details", UNDEFINED),
         "timestamp": _ms(entry.get("timestamp", UNDEFINED)),
@@ -97,8 +103,13 @@ def _role(m: Any) -> Any:
     return UNDEFINED
 
 
-def convert_to_llm(messages: list[Any]) -> list[Any]:
-    """pi's `convertToLlm`: only user / assistant / toolResult roles reach the LLM."""
+_LLM_ROLES = ("user", "assistant", "toolResult")
+
+
+def convert_to_llm(messages: list[Any], profile: PiProfile = PROFILE_0_80_2) -> list[Any]:
+    """pi's `convertToLlm`: only user / assistant / toolResult roles reach the LLM
+    (and `system` under 1.6.0, rule 20)."""
+    passed = ("system", "user", "assistant", "toolResult") if profile.system_messages else _LLM_ROLES
     out: list[Any] = []
     for m in messages:
         role = _role(m)
@@ -137,6 +148,6 @@ def convert_to_llm(messages: list[Any]) -> list[Any]:
                     "timestamp": m.get("timestamp", UNDEFINED),
                 }
             )
-        elif role in ("user", "assistant", "toolResult") and type(role) is str:
+        elif type(role) is str and role in passed:
             out.append(m)
     return out

@@ -20,14 +20,16 @@ from .jsvalue import UNDEFINED, JsTypeError, js_string
 from .messages import convert_to_llm
 from .plan import DEFAULT_CONTEXT_WINDOW, DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from .preparation import CompactionPlan, plan_compaction
+from .profile import PROFILE_0_80_2, PiProfile
+from .projected_plan import ProjectedCompactionPlan, plan_projected_compaction
+from .projection import Projection, build_session_projection
 from .serialize import serialize_conversation
 from .session import Session
-from .tokens import should_compact
+from .tokens import estimate_tokens_16, should_compact
 
 __all__ = ["PLAN_FIELDS", "branch_output", "context_output", "plan_output"]
 
 SCHEMA_VERSION = 1
-PI_VERSION = "0.80.2"
 PLAN_FIELDS = [
     "settings",
     "sourceVersion",
@@ -99,6 +101,13 @@ def _finish(out: dict[str, Any], errors: dict[str, str]) -> tuple[dict[str, Any]
     return out, 0
 
 
+def _refusal(session: Session, profile: PiProfile) -> str | None:
+    """1.6.0 refuses a non-empty file without a valid header (rule 8); 0.80.2 resets it."""
+    if profile.refuses_headerless_files and session.reset and session.size > 0:
+        return f"Session file is not a valid pi session: {session.path}"
+    return None
+
+
 def _common_fields(session: Session, leaf: Any) -> dict[str, Callable[[], Any]]:
     fields: dict[str, Callable[[], Any]] = {}
     fields["sourceVersion"] = lambda: session.source_version
@@ -127,8 +136,13 @@ def plan_output(
     context_window: int = DEFAULT_CONTEXT_WINDOW,
     fields: list[str] | None = None,
     sweep_limit: int = DEFAULT_SWEEP_LIMIT,
+    profile: PiProfile = PROFILE_0_80_2,
 ) -> tuple[dict[str, Any], int]:
-    out: dict[str, Any] = {"version": SCHEMA_VERSION, "piVersion": PI_VERSION, "command": "plan"}
+    out: dict[str, Any] = {"version": SCHEMA_VERSION, "piVersion": profile.version, "command": "plan"}
+    refused = _refusal(session, profile)
+    if refused is not None:
+        out["error"] = refused
+        return out, 3
     try:
         leaf_id = _leaf_for(session, leaf)
     except EntryNotFoundError as e:
@@ -141,7 +155,9 @@ def plan_output(
     def path() -> list[int]:
         return session.path_indices(session.leaf_index(leaf_id))
 
-    def context() -> SessionContext:
+    def context() -> SessionContext | Projection:
+        if profile.projection:
+            return build_session_projection(session, leaf_id)
         return build_session_context(session, leaf_id)
 
     def entry_tokens() -> dict[str, Any]:
@@ -149,19 +165,35 @@ def plan_output(
         for i in memo.get("path"):
             r = recs[i]
             if r.type == "message":
-                res[js_string(r.id)] = r.token_value()
+                if profile.system_messages and r.role == "system":
+                    res[js_string(r.id)] = estimate_tokens_16(session.value(i)["message"])
+                else:
+                    res[js_string(r.id)] = r.token_value()
         return res
 
-    def plan() -> CompactionPlan:
+    def context_tokens() -> dict[str, Any]:
+        ctx: SessionContext | Projection = memo.get("ctx")
+        if isinstance(ctx, Projection):
+            return ctx.estimate_projected_context_tokens(memo.get("path")).to_json()
+        return ctx.estimate_tokens().to_json()
+
+    def plan() -> CompactionPlan | ProjectedCompactionPlan:
+        if profile.projection:
+            return plan_projected_compaction(session, memo.get("path"))
         return plan_compaction(session, memo.get("path"))
 
     def cut() -> dict[str, Any]:
-        p: CompactionPlan = memo.get("plan")
+        p = memo.get("plan")
         c = p.cut(keep_recent)
+        if isinstance(p, ProjectedCompactionPlan):
+            return _projected_cut_json(p, c)
         return _cut_json(p, c)
 
+    def row_id(p: CompactionPlan | ProjectedCompactionPlan, k: int) -> Any:
+        return p.source_id(k) if isinstance(p, ProjectedCompactionPlan) else _path_id(p, k)
+
     def sweep() -> Any:
-        p: CompactionPlan = memo.get("plan")
+        p = memo.get("plan")
         planner = p.planner
         n = len(planner.thresholds())
         if planner.stop_error is not None:
@@ -175,15 +207,15 @@ def plan_output(
             rows.append(
                 {
                     "keepRecentTokens": k,
-                    "firstKeptEntryId": _path_id(p, c.first_kept_index),
+                    "firstKeptEntryId": row_id(p, c.first_kept_index),
                     "isSplitTurn": c.is_split_turn,
-                    "turnStartEntryId": _path_id(p, c.turn_start_index) if c.turn_start_index >= 0 else None,
+                    "turnStartEntryId": row_id(p, c.turn_start_index) if c.turn_start_index >= 0 else None,
                 }
             )
         return rows
 
     def preparation() -> Any:
-        p: CompactionPlan = memo.get("plan")
+        p = memo.get("plan")
         prep = p.prepare(keep_recent)
         return None if prep is None else prep.to_json()
 
@@ -202,8 +234,8 @@ def plan_output(
             "entryTokens": entry_tokens,
             "ctx": context,
             "context": lambda: memo.get("ctx").to_json(),
-            "llmMessages": lambda: convert_to_llm(memo.get("ctx").messages()),
-            "contextTokens": lambda: memo.get("ctx").estimate_tokens().to_json(),
+            "llmMessages": lambda: convert_to_llm(memo.get("ctx").messages(), profile),
+            "contextTokens": context_tokens,
             "shouldCompact": lambda: should_compact(
                 memo.get("contextTokens")["tokens"], context_window, reserve
             ),
@@ -239,8 +271,33 @@ def _cut_json(p: CompactionPlan, c: CutPoint) -> dict[str, Any]:
     }
 
 
-def context_output(session: Session, *, leaf: str | None = None) -> tuple[dict[str, Any], int]:
-    out: dict[str, Any] = {"version": SCHEMA_VERSION, "piVersion": PI_VERSION, "command": "context"}
+def _projected_cut_json(p: ProjectedCompactionPlan, c: CutPoint) -> dict[str, Any]:
+    """The 1.6.0 oracle's cut: projected indices mapped back to the path, and the projected ones."""
+    return {
+        "firstKeptEntryIndex": p.path_index(c.first_kept_index),
+        "firstKeptEntryId": p.source_id(c.first_kept_index),
+        "turnStartIndex": p.path_index(c.turn_start_index),
+        "turnStartEntryId": p.source_id(c.turn_start_index) if c.turn_start_index >= 0 else None,
+        "isSplitTurn": c.is_split_turn,
+        "boundaryStart": p.path_index(p.boundary.start),
+        "boundaryEnd": len(p.path),
+        "projected": {
+            "firstKeptEntryIndex": c.first_kept_index,
+            "turnStartIndex": c.turn_start_index,
+            "boundaryStart": p.boundary.start,
+            "boundaryEnd": p.boundary.end,
+        },
+    }
+
+
+def context_output(
+    session: Session, *, leaf: str | None = None, profile: PiProfile = PROFILE_0_80_2
+) -> tuple[dict[str, Any], int]:
+    out: dict[str, Any] = {"version": SCHEMA_VERSION, "piVersion": profile.version, "command": "context"}
+    refused = _refusal(session, profile)
+    if refused is not None:
+        out["error"] = refused
+        return out, 3
     try:
         leaf_id = _leaf_for(session, leaf)
     except EntryNotFoundError as e:
@@ -251,9 +308,13 @@ def context_output(session: Session, *, leaf: str | None = None) -> tuple[dict[s
     f["pathIds"] = lambda: [
         _id_of(session.records[i].id) for i in session.path_indices(session.leaf_index(leaf_id))
     ]
-    f["ctx"] = lambda: build_session_context(session, leaf_id)
+    f["ctx"] = lambda: (
+        build_session_projection(session, leaf_id)
+        if profile.projection
+        else build_session_context(session, leaf_id)
+    )
     f["context"] = lambda: memo.get("ctx").to_json()
-    f["llmMessages"] = lambda: convert_to_llm(memo.get("ctx").messages())
+    f["llmMessages"] = lambda: convert_to_llm(memo.get("ctx").messages(), profile)
     names = [
         "sourceVersion",
         "migrated",
@@ -271,7 +332,7 @@ def context_output(session: Session, *, leaf: str | None = None) -> tuple[dict[s
 def branch_output(session: Session, from_id: str, to_id: str, budget: int = 0) -> tuple[dict[str, Any], int]:
     out: dict[str, Any] = {
         "version": SCHEMA_VERSION,
-        "piVersion": PI_VERSION,
+        "piVersion": PROFILE_0_80_2.version,
         "command": "branch",
         "fromId": from_id,
         "targetId": to_id,

@@ -10,6 +10,7 @@ from .cut_points import CutPlanner, CutPoint
 from .file_ops import FileOps, compute_file_lists, format_file_operations
 from .jsvalue import UNDEFINED, js_truthy
 from .messages import branch_summary_message, custom_message
+from .profile import PROFILE_0_80_2, PiProfile
 from .serialize import serialize_conversation
 from .session import Session
 from .tokens import ContextTokens
@@ -63,14 +64,19 @@ class Preparation:
     tokens_before: Any
     previous_summary: Any
     file_ops: FileOps
+    profile: PiProfile = PROFILE_0_80_2
 
     @property
     def file_lists(self) -> tuple[list[Any], list[Any]]:
         return compute_file_lists(self.file_ops)
 
-    def to_json(self) -> dict[str, Any]:
+    def serialized(self, messages: list[Any]) -> str:
+        """serializeConversation(convertToLlm(messages)) of this preparation's pi."""
         from .messages import convert_to_llm
 
+        return serialize_conversation(convert_to_llm(messages, self.profile), self.profile)
+
+    def to_json(self) -> dict[str, Any]:
         read, modified = self.file_lists
         return {
             "firstKeptEntryId": self.first_kept_entry_id,
@@ -83,8 +89,8 @@ class Preparation:
             "readFiles": read,
             "modifiedFiles": modified,
             "fileOpsFormatted": format_file_operations(read, modified),
-            "serializedHistory": serialize_conversation(convert_to_llm(self.messages_to_summarize)),
-            "serializedTurnPrefix": serialize_conversation(convert_to_llm(self.turn_prefix_messages)),
+            "serializedHistory": self.serialized(self.messages_to_summarize),
+            "serializedTurnPrefix": self.serialized(self.turn_prefix_messages),
         }
 
 

@@ -35,7 +35,9 @@ __all__ = [
     "assistant_usage_tokens",
     "calculate_context_tokens",
     "estimate_context_tokens",
+    "estimate_system_tokens",
     "estimate_tokens",
+    "estimate_tokens_16",
     "is_context_overflow",
     "is_overflow_error_text",
     "js_plus",
@@ -219,6 +221,41 @@ def _estimate_tokens_exact(message: Any) -> int | float:
     if role == "branchSummary" or role == "compactionSummary":
         return _ceil_div4(prop(prop(message, "summary"), "length"))
     return 0
+
+
+def estimate_system_tokens(message: Any) -> int | float:
+    """1.6.0's estimate of a `role: "system"` message (rule 21): content chars, the
+    truthy `sections` values' lengths and `JSON.stringify(toolsAdded)`, over 4, rounded up."""
+    chars: Any = _content_chars(prop(message, "content"))
+    sections = prop(message, "sections")
+    if js_truthy(sections):
+        for section in _object_values(sections):
+            if js_truthy(section):
+                chars = js_plus(chars, prop(section, "length"))
+    tools = prop(message, "toolsAdded")
+    if js_truthy(tools):
+        chars = js_plus(chars, _stringify_len(tools))
+    return _ceil_div4(chars)
+
+
+def _object_values(v: Any) -> list[Any]:
+    """`Object.values(v)` for JSON values (own enumerable properties in key order)."""
+    if type(v) is dict:
+        from .jsvalue import _ordered_items
+
+        return [x for _, x in _ordered_items(v)]
+    if type(v) is list:
+        return list(v)
+    if type(v) is str:
+        return list(v)
+    return []
+
+
+def estimate_tokens_16(message: Any) -> int | float:
+    """pi 1.6.0's `estimateTokens`: 0.80.2's plus system messages."""
+    if type(message) is dict and message.get("role") == "system":
+        return estimate_system_tokens(message)
+    return estimate_tokens(message)
 
 
 def calculate_context_tokens(usage: Any) -> Any:

@@ -1,0 +1,194 @@
+"""Which pi a session is read as: the 0.80.2 profile or the 1.6.0 profile (spec §10).
+
+Both pis write on-disk version 3, but 1.6.0 gives a session another meaning
+(projection-based context, system messages, context edits, cut rules 25–30).
+A :class:`PiProfile` names the behaviours that differ; every computation that
+differs takes one. :func:`detect_profile` picks it per file: a 1.6.0 marker in
+the file decides, otherwise the user's setting, whose default is the pi
+installed on this machine, else the newest profile.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .jsvalue import UNDEFINED
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = [
+    "PIN_SETTINGS",
+    "PROFILES",
+    "PROFILE_0_80_2",
+    "PROFILE_1_6_0",
+    "PiProfile",
+    "ProfileChoice",
+    "detect_profile",
+    "installed_pi_version",
+    "pi16_marker",
+    "profile_named",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PiProfile:
+    """One pi release's session semantics."""
+
+    version: str
+    #: context = buildSessionProjection (context edits, compaction system snapshot), rules 16–19
+    projection: bool
+    #: `role: "system"` messages are estimated (rule 21) and kept by convertToLlm (rule 20)
+    system_messages: bool
+    #: a non-empty file without a valid header is refused instead of reset (rule 8)
+    refuses_headerless_files: bool
+    #: serializeConversation omits thinking, surrogate-safe truncation (rule 40)
+    serializer_without_thinking: bool
+    #: file operations also come from tool results' nested calls (rule 32)
+    nested_file_ops: bool
+
+
+PROFILE_0_80_2 = PiProfile(
+    version="0.80.2",
+    projection=False,
+    system_messages=False,
+    refuses_headerless_files=False,
+    serializer_without_thinking=False,
+    nested_file_ops=False,
+)
+PROFILE_1_6_0 = PiProfile(
+    version="1.6.0",
+    projection=True,
+    system_messages=True,
+    refuses_headerless_files=True,
+    serializer_without_thinking=True,
+    nested_file_ops=True,
+)
+PROFILES: dict[str, PiProfile] = {p.version: p for p in (PROFILE_0_80_2, PROFILE_1_6_0)}
+NEWEST = PROFILE_1_6_0
+#: the values of the `--pi-version` setting
+PIN_SETTINGS = ("auto", *PROFILES)
+
+
+def profile_named(version: str) -> PiProfile:
+    try:
+        return PROFILES[version]
+    except KeyError:
+        raise ValueError(f"unknown pi version {version!r}; known: {', '.join(PROFILES)}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileChoice:
+    profile: PiProfile
+    reason: str
+
+
+def _compaction_marker(value: Any) -> str | None:
+    if type(value) is not dict:
+        return None
+    if "systemMessage" in value:
+        return "a compaction with a systemMessage snapshot"
+    if "usage" in value:
+        return "a compaction with usage"
+    own_id = value.get("id", UNDEFINED)
+    if type(own_id) is str and own_id and value.get("firstKeptEntryId", UNDEFINED) == own_id:
+        return "a retain-none compaction (firstKeptEntryId = its own id)"
+    return None
+
+
+def pi16_marker(session: Session) -> str | None:
+    """The first 1.6.0-only shape in the file, in words, or None for a plain v3 file."""
+    for i, r in enumerate(session.records):
+        t = r.type
+        if t == "usage" or t == "context_edit":
+            return f"a {t} entry (line {r.line})"
+        if t == "message" and r.role == "system":
+            return f'a role:"system" message (line {r.line})'
+        if t == "compaction":
+            what = _compaction_marker(session.value(i))
+            if what is not None:
+                return f"{what} (line {r.line})"
+        elif t == "branch_summary":
+            v = session.value(i)
+            if type(v) is dict and "usage" in v:
+                return f"a branch summary with usage (line {r.line})"
+    return None
+
+
+def _version_from_package_json(path: Path) -> str | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    v = data.get("version") if isinstance(data, dict) else None
+    return v if isinstance(v, str) else None
+
+
+def _pi_package_json(pi: str) -> Path | None:
+    """…/node_modules/<scope>/pi-coding-agent/package.json of the `pi` on PATH, if found."""
+    real = Path(os.path.realpath(pi))
+    for parent in real.parents:
+        candidate = parent / "package.json"
+        if candidate.is_file() and parent.name == "pi-coding-agent":
+            return candidate
+    return None
+
+
+@functools.cache
+def installed_pi_version() -> str | None:
+    """The version of the pi installed on this machine (`pi` on PATH), or None. Cached."""
+    pi = shutil.which("pi")
+    if pi is None:
+        return None
+    pkg = _pi_package_json(pi)
+    if pkg is not None:
+        v = _version_from_package_json(pkg)
+        if v is not None:
+            return v
+    try:
+        r = subprocess.run([pi, "--version"], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    words = r.stdout.strip().split()
+    return words[-1].lstrip("v") if r.returncode == 0 and words else None
+
+
+def _profile_for_installed(version: str) -> PiProfile:
+    """The profile nearest to an installed pi: 1.x reads like 1.6.0, 0.x like 0.80.2."""
+    major = version.split(".", 1)[0]
+    return PROFILE_0_80_2 if major == "0" else PROFILE_1_6_0
+
+
+def default_choice() -> ProfileChoice:
+    """The setting's default: the pi found on this machine, else the newest profile."""
+    v = installed_pi_version()
+    if v is not None:
+        p = _profile_for_installed(v)
+        return ProfileChoice(p, f"plain v3 file; pi {v} is installed on this machine")
+    return ProfileChoice(
+        NEWEST, f"plain v3 file; no pi found on this machine, newest profile {NEWEST.version}"
+    )
+
+
+def detect_profile(session: Session, setting: str = "auto", plain: str | None = None) -> ProfileChoice:
+    """The profile for a file.
+
+    `setting` (`--pi-version`): a version pins the profile; `auto` reads a file with a
+    1.6.0 marker as 1.6.0 and a plain v3 file with `plain` (the user's preference), whose
+    default is the pi installed on this machine, else the newest profile.
+    """
+    if setting != "auto":
+        return ProfileChoice(profile_named(setting), f"pinned: --pi-version {setting}")
+    marker = pi16_marker(session)
+    if marker is not None:
+        return ProfileChoice(PROFILE_1_6_0, f"the file has {marker}")
+    if plain is not None and plain != "auto":
+        return ProfileChoice(profile_named(plain), f"plain v3 file; your setting is {plain}")
+    return default_choice()

@@ -1,0 +1,382 @@
+"""pi 1.6.0's `buildSessionProjection` (spec §10.3, rules 16–19) and its token figures (rules 21, 22).
+
+The projection is the compaction-aware list of context entries, each with the
+messages it contributes after context edits. Token counts come from the index
+where the message is the entry's own (unedited, not normalised, not a system
+message); everything else is materialised on demand, so a 100k-entry path costs
+one pass over records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .context import context_settings, js_strict_eq, resolve_path
+from .jsdate import js_date_ms
+from .jsvalue import UNDEFINED, JsTypeError, _ordered_items, js_key, js_string, js_truthy, prop
+from .messages import branch_summary_message, compaction_summary_message, custom_message
+from .profile import PROFILE_1_6_0
+from .session import CURRENT_LEAF, Session
+from .tokens import ContextTokens, estimate_tokens_16, js_plus
+
+__all__ = [
+    "EDITABLE_ROLES",
+    "ProjectedEntry",
+    "Projection",
+    "build_session_projection",
+    "current_system_message",
+    "system_message_snapshot",
+]
+
+#: roles whose content a context edit replaces (projectContextEntry)
+EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
+_NORMALISED_ROLES = ("user", "assistant", "toolResult")
+
+
+@dataclass(slots=True)
+class ProjectedEntry:
+    """One context entry: its record, the roles of its messages, the edit applied."""
+
+    record: int
+    roles: tuple[Any, ...]
+    #: messages sessionEntryToContextMessages gives before edits (isIntrinsicallyVisible)
+    intrinsic_count: int
+    #: record index of the context_edit applied, or None
+    edit: int | None = None
+    #: the entry's message is its raw `message` value, so its index estimate applies
+    raw: bool = False
+
+
+@dataclass
+class Projection:
+    session: Session
+    path: list[int]
+    entries: list[ProjectedEntry]
+    thinking_level: Any = "off"
+    model: Any = None
+    _messages: dict[int, list[Any]] = field(default_factory=dict, repr=False)
+    _tokens: dict[int, list[Any]] = field(default_factory=dict, repr=False)
+
+    # ------------------------------------------------------------- messages
+    def entry_messages(self, k: int) -> list[Any]:
+        got = self._messages.get(k)
+        if got is None:
+            got = self._materialise(k)
+            self._messages[k] = got
+        return got
+
+    def _materialise(self, k: int) -> list[Any]:
+        e = self.entries[k]
+        if not e.roles:
+            return []
+        s = self.session
+        v = s.value(e.record)
+        msgs = _entry_messages(v, s.records[e.record].type)
+        if e.edit is None:
+            return msgs
+        return _apply_edit(msgs, s.value(e.edit).get("replacement", UNDEFINED))
+
+    def messages(self) -> list[Any]:
+        out: list[Any] = []
+        for k in range(len(self.entries)):
+            out.extend(self.entry_messages(k))
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"messages": self.messages(), "thinkingLevel": self.thinking_level, "model": self.model}
+
+    # --------------------------------------------------------------- tokens
+    def entry_tokens(self, k: int) -> list[Any]:
+        """estimateTokens of each message of entry k (a JsTypeError where pi throws)."""
+        got = self._tokens.get(k)
+        if got is not None:
+            return got
+        e = self.entries[k]
+        if e.raw:
+            got = [self.session.records[e.record].tokens]
+        else:
+            got = []
+            for m in self.entry_messages(k):
+                try:
+                    got.append(estimate_tokens_16(m))
+                except JsTypeError as err:
+                    got.append(err)
+        self._tokens[k] = got
+        return got
+
+    def entry_token_sum(self, k: int) -> Any:
+        """`messages.reduce((sum, m) => sum + estimateTokens(m), 0)`, raising where pi throws."""
+        acc: Any = 0
+        for t in self.entry_tokens(k):
+            if isinstance(t, JsTypeError):
+                raise t
+            acc = js_plus(acc, t)
+        return acc
+
+    def estimate_context_tokens(self) -> ContextTokens:
+        """estimateContextTokens(projection.messages), from the index where possible."""
+        recs = self.session.records
+        n_before = 0
+        last: tuple[int, int] | None = None  # (entry, message index overall)
+        starts: list[int] = []
+        for e in self.entries:
+            starts.append(n_before)
+            n_before += len(e.roles)
+        for k in range(len(self.entries) - 1, -1, -1):
+            e = self.entries[k]
+            if e.roles and recs[e.record].type == "message" and recs[e.record].usage_tokens is not None:
+                last = (k, starts[k])
+                break
+        trailing: Any = 0
+        first = last[0] + 1 if last is not None else 0
+        for k in range(first, len(self.entries)):
+            trailing = js_plus(trailing, self.entry_token_sum(k))
+        if last is None:
+            return ContextTokens(trailing, 0, trailing, None)
+        usage = recs[self.entries[last[0]].record].usage_tokens
+        return ContextTokens(js_plus(usage, trailing), usage, trailing, last[1])
+
+    def estimate_projected_context_tokens(self, branch: list[int]) -> ContextTokens:
+        """estimateProjectedContextTokens(projection, branchEntries) (rule 22)."""
+        estimate = self.estimate_context_tokens()
+        recs = self.session.records
+        if estimate.last_usage_index is not None:
+            position = 0
+            usage_id: Any = UNDEFINED
+            for e in self.entries:
+                nxt = position + len(e.roles)
+                if estimate.last_usage_index < nxt:
+                    usage_id = recs[e.record].id
+                    break
+                position = nxt
+            usage_at = first_index_of_id(self.session, branch, usage_id) if js_truthy(usage_id) else -1
+            invalidating = -1
+            for j in range(len(branch) - 1, -1, -1):
+                t = recs[branch[j]].type
+                if t == "context_edit" or t == "compaction":
+                    invalidating = j
+                    break
+            if usage_at > invalidating:
+                return estimate
+        system_entries = [k for k, e in enumerate(self.entries) if "system" in e.roles]
+        system_messages = [
+            m for k in system_entries for m in self.entry_messages(k) if prop(m, "role") == "system"
+        ]
+        current = current_system_message(system_messages)
+        tokens: Any = estimate_tokens_16(current) if current is not None else 0
+        for k, e in enumerate(self.entries):
+            if "system" not in e.roles:
+                tokens = js_plus(tokens, self.entry_token_sum(k))
+                continue
+            for m, t in zip(self.entry_messages(k), self.entry_tokens(k), strict=True):
+                if prop(m, "role") != "system":
+                    if isinstance(t, JsTypeError):
+                        raise t
+                    tokens = js_plus(tokens, t)
+        return ContextTokens(tokens, 0, tokens, None)
+
+    def source_ids(self) -> list[Any]:
+        recs = self.session.records
+        return [None if recs[e.record].id is UNDEFINED else recs[e.record].id for e in self.entries]
+
+
+# ------------------------------------------------------------------ building
+def _entry_messages(v: Any, t: Any) -> list[Any]:
+    """sessionEntryToContextMessages(entry) of pi 1.6.0."""
+    if t == "message":
+        m = v.get("message", UNDEFINED)
+        role = prop(m, "role")
+        content = prop(m, "content")
+        if content is None or content is UNDEFINED:
+            if role == "system":
+                return [{**m, "content": ""}]
+            if role in _NORMALISED_ROLES:
+                return [{**m, "content": []}]
+        return [m]
+    if t == "custom_message":
+        return [custom_message(v, PROFILE_1_6_0)]
+    if t == "branch_summary":
+        return [branch_summary_message(v)] if js_truthy(v.get("summary", UNDEFINED)) else []
+    if t == "compaction":
+        summary = compaction_summary_message(v)
+        snapshot = v.get("systemMessage", UNDEFINED)
+        return [snapshot, summary] if js_truthy(snapshot) else [summary]
+    return []
+
+
+def _apply_edit(messages: list[Any], replacement: Any) -> list[Any]:
+    """projectContextEntry with an edit: null hides, content replaces (rule 18)."""
+    if replacement is None:
+        return []
+    out = []
+    for m in messages:
+        role = prop(m, "role")
+        if type(role) is not str or role not in EDITABLE_ROLES:
+            out.append(m)
+            continue
+        content = prop(replacement, "content")
+        if (role == "assistant" or role == "toolResult") and type(content) is str:
+            content = [{"type": "text", "text": content}]
+        out.append({**m, "content": content})
+    return out
+
+
+def _intrinsic_roles(session: Session, i: int) -> tuple[tuple[Any, ...], bool]:
+    """(roles of the entry's own messages, whether the index estimate applies)."""
+    r = session.records[i]
+    t = r.type
+    if t == "message":
+        if r.error is not None:
+            raise r.error
+        role = r.role
+        if role == "system":
+            return (role,), False
+        if isinstance(r.tokens, JsTypeError) and role in _NORMALISED_ROLES:
+            return (role,), False  # perhaps null content, normalised to []: estimate the copy
+        return (role,), True
+    if t == "custom_message":
+        return ("custom",), False
+    if t == "branch_summary":
+        return (("branchSummary",) if js_truthy(session.value(i).get("summary", UNDEFINED)) else ()), False
+    if t == "compaction":
+        snapshot = session.value(i).get("systemMessage", UNDEFINED)
+        if js_truthy(snapshot):
+            return (prop(snapshot, "role"), "compactionSummary"), False
+        return ("compactionSummary",), False
+    return (), False
+
+
+def _context_entries(session: Session, path: list[int], compaction: int | None) -> list[int]:
+    """buildContextEntries (rule 17): the compaction, its kept range without system messages, the rest."""
+    if compaction is None:
+        return path
+    recs = session.records
+    ci = first_index_of_id(session, path, recs[compaction].id)
+    if ci < 0:
+        return path
+    out = [compaction]
+    fk = session.value(compaction).get("firstKeptEntryId", UNDEFINED)
+    start = first_index_of_id(session, path[:ci], fk)
+    for i in path[start:ci] if start >= 0 else ():
+        r = recs[i]
+        if not (r.type == "message" and r.role == "system"):
+            out.append(i)
+    out.extend(path[ci + 1 :])
+    return out
+
+
+def first_index_of_id(session: Session, path: list[int], entry_id: Any) -> int:
+    """`path.findIndex((e) => e.id === entry_id)`; plain `==` where `===` means the same for strings."""
+    recs = session.records
+    if type(entry_id) is str:
+        return next((k for k, i in enumerate(path) if recs[i].id == entry_id), -1)
+    return next((k for k, i in enumerate(path) if js_strict_eq(recs[i].id, entry_id)), -1)
+
+
+def build_session_projection(
+    session: Session, leaf_id: Any = CURRENT_LEAF, *, path: list[int] | None = None
+) -> Projection:
+    """buildSessionProjection(entries, leafId) — or over `path` (prepareCompaction's call)."""
+    path = resolve_path(session, leaf_id, path)
+    proj = Projection(session, path, [])
+    if not path:
+        return proj
+    proj.thinking_level, proj.model, compaction = context_settings(session, path)
+    recs = session.records
+    context = _context_entries(session, path, compaction)
+    edits: dict[Any, int] = {}
+    for i in context:
+        if recs[i].type == "context_edit":
+            edits[js_key(session.value(i).get("targetId", UNDEFINED))] = i
+    for k, i in enumerate(context):
+        roles, raw = _intrinsic_roles(session, i)
+        count = len(roles)
+        if recs[i].type == "compaction" and k > 0:
+            proj.entries.append(ProjectedEntry(i, (), count))
+            continue
+        edit = edits.get(js_key(recs[i].id)) if edits else None
+        if edit is None:
+            proj.entries.append(ProjectedEntry(i, roles, count, None, raw))
+            continue
+        replacement = session.value(edit).get("replacement", UNDEFINED)
+        if replacement is None:
+            proj.entries.append(ProjectedEntry(i, (), count, edit))
+        else:
+            if replacement is UNDEFINED and any(r in EDITABLE_ROLES for r in roles if type(r) is str):
+                raise JsTypeError("Cannot read properties of undefined (reading 'content')")
+            proj.entries.append(ProjectedEntry(i, roles, count, edit))
+    return proj
+
+
+def current_system_message(messages: list[Any]) -> dict[str, Any] | None:
+    """pi-ai's getCurrentSystemMessage: every system message replayed into one (rule 3)."""
+    content: list[str] = []
+    sections: dict[str, Any] = {}
+    timestamp: Any = UNDEFINED
+    tools: dict[Any, Any] = {}
+    for m in messages:
+        if prop(m, "role") != "system":
+            continue
+        if timestamp is UNDEFINED or timestamp is None:
+            timestamp = prop(m, "timestamp")
+        text = _content_text(prop(m, "content"))
+        if text:
+            content.append(text)
+        secs = prop(m, "sections")
+        if type(secs) is dict:
+            for name, value in _ordered_items(secs):
+                if value is None:
+                    sections.pop(name, None)
+                else:
+                    sections[name] = value
+    for m in messages:
+        if prop(m, "role") != "system":
+            continue
+        for tool in _iter_list(prop(m, "toolsRemoved")):
+            tools.pop(js_key(prop(tool, "name")), None)
+        for tool in _iter_list(prop(m, "toolsAdded")):
+            tools[js_key(prop(tool, "name"))] = tool  # Map.set keeps an existing key's position
+    if (timestamp is UNDEFINED or timestamp is None) and not tools:
+        return None
+    out: dict[str, Any] = {"role": "system", "content": "\n\n".join(content)}
+    if sections:
+        out["sections"] = dict(sections)
+    if tools:
+        out["toolsAdded"] = list(tools.values())
+    out["timestamp"] = 0 if timestamp is UNDEFINED or timestamp is None else timestamp
+    return out
+
+
+def system_message_snapshot(session: Session, leaf_id: Any, timestamp: str) -> dict[str, Any] | None:
+    """What 1.6.0's appendCompaction stores as `systemMessage` (rule 4): the current system
+    message of the leaf's projection, its `timestamp` set to the compaction's time in ms."""
+    p = build_session_projection(session, leaf_id)
+    messages = [m for k, e in enumerate(p.entries) if "system" in e.roles for m in p.entry_messages(k)]
+    current = current_system_message(messages)
+    if current is None:
+        return None
+    return {**current, "timestamp": js_date_ms(timestamp)}
+
+
+def _iter_list(v: Any) -> Any:
+    if v is None or v is UNDEFINED:
+        return ()
+    if type(v) is list:
+        return v
+    if type(v) is str:
+        return ()
+    raise JsTypeError("object is not iterable")
+
+
+def _content_text(content: Any) -> str:
+    if type(content) is str:
+        return content
+    if type(content) is not list:
+        raise JsTypeError("content.filter is not a function")
+    parts = []
+    for b in content:
+        if prop(b, "type") == "text":
+            t = prop(b, "text")
+            parts.append("" if t is None or t is UNDEFINED else js_string(t))
+    return "\n".join(parts)

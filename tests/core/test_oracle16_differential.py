@@ -1,0 +1,247 @@
+"""Fidelity under the 1.6.0 profile: our `plan` against the real pi 1.6.0 (tests/oracle/pi-1.6.0).
+
+The seven minimal cases (each isolating one 1.6.0 rule, planned with their
+keepRecentTokens), the 28 hand-built 1.6.0 scenarios and 1.6.0 entries injected
+into generated sessions must agree field by field with the 1.6.0 oracle.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from session_studio.core.jsvalue import js_stringify
+from session_studio.core.oracle_schema import PLAN_FIELDS, plan_output
+from session_studio.core.profile import PROFILE_1_6_0, detect_profile
+from session_studio.core.session import Session
+from tests.conftest import ORACLE16_DIR, ORACLE_DIR, Oracle16, generate
+
+pytestmark = pytest.mark.oracle
+
+CASES_DIR = ORACLE16_DIR / "cases"
+
+
+def _compare_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("oracle_compare", ORACLE_DIR / "compare.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+COMPARE = _compare_module()
+
+
+def _ours(path: Path, keep: int | None = None) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {} if keep is None else {"keep_recent": keep}
+    out, _ = plan_output(Session.open(path), profile=PROFILE_1_6_0, **kwargs)
+    text = js_stringify(out)
+    assert text is not None
+    return json.loads(text)
+
+
+def _differences(oracle: Oracle16, path: Path, tmp: Path, keep: int | None = None) -> list[str]:
+    """Every PLAN_FIELD where our plan differs from pi 1.6.0's (each run on its own copy)."""
+    theirs_file, ours_file = tmp / ("oracle-" + path.name), tmp / path.name
+    shutil.copyfile(path, theirs_file)
+    shutil.copyfile(path, ours_file)
+    args = ["plan", str(theirs_file), "--fields", ",".join(PLAN_FIELDS)]
+    if keep is not None:
+        args += ["--keep-recent", str(keep)]
+    theirs = oracle.run(*args)
+    ours = _ours(ours_file, keep)
+    assert theirs.get("piVersion") == ours["piVersion"] == "1.6.0"
+    COMPARE.normalise(theirs, ours)
+    diffs = []
+    for f in PLAN_FIELDS:
+        te, oe = COMPARE.field_errored(theirs, f), COMPARE.field_errored(ours, f)
+        if te is not None or oe is not None:
+            if (te is None) != (oe is None):
+                diffs.append(f"{path.name} {f}: pi raised {te!r}, we raised {oe!r}")
+            continue
+        d = COMPARE.first_diff(theirs[f], ours[f], f"$.{f}")
+        if d is not None:
+            diffs.append(f"{path.name} {d[0]}: pi {COMPARE._short(d[1])} ours {COMPARE._short(d[2])}")
+    return diffs
+
+
+def test_seven_cases_agree(oracle16: Oracle16, tmp_path: Path) -> None:
+    keeps = json.loads((CASES_DIR / "cases.json").read_text())
+    assert len(keeps) == 7
+    diffs = [
+        d for name, keep in keeps.items() for d in _differences(oracle16, CASES_DIR / name, tmp_path, keep)
+    ]
+    assert not diffs, "\n".join(diffs)
+
+
+def _scenarios(oracle16: Oracle16, out: Path) -> list[Path]:
+    subprocess.run(
+        ["node", str(ORACLE16_DIR / "gen_scenarios.mjs"), "scenarios", "--out", str(out)],
+        check=True,
+        capture_output=True,
+        env=oracle16.env,
+        timeout=300,
+    )
+    files = sorted(out.glob("*.jsonl"))
+    assert len(files) == 28
+    return files
+
+
+def test_scenarios_agree(oracle16: Oracle16, tmp_path: Path) -> None:
+    diffs = [d for f in _scenarios(oracle16, tmp_path / "sc") for d in _differences(oracle16, f, tmp_path)]
+    assert not diffs, "\n".join(diffs)
+
+
+def test_auto_reads_every_scenario_as_1_6_0(oracle16: Oracle16, tmp_path: Path, monkeypatch) -> None:
+    """With no pi on the machine, auto reads every scenario as 1.6.0; plain ones follow the setting."""
+    from session_studio.core import profile
+
+    monkeypatch.setattr(profile, "installed_pi_version", lambda: None)
+    plain_files = []
+    for f in _scenarios(oracle16, tmp_path / "sc"):
+        session = Session.open(f)
+        assert detect_profile(session, "auto").profile is PROFILE_1_6_0, f.name
+        if profile.pi16_marker(session) is None:
+            plain_files.append(f.name)
+            assert detect_profile(session, "auto", plain="0.80.2").profile.version == "0.80.2"
+        else:
+            assert detect_profile(session, "auto", plain="0.80.2").profile is PROFILE_1_6_0
+    assert plain_files  # the scenarios include 0.80.2-shaped files (examples D, E, G)
+
+
+@pytest.mark.parametrize(
+    ("seed", "size"), [(11, "small"), (12, "medium"), (13, "large")], ids=["small", "medium", "large"]
+)
+def test_injected_sessions_agree(oracle16: Oracle16, tmp_path: Path, seed: int, size: str) -> None:
+    plain = tmp_path / "plain"
+    generate(plain, "--seed", str(seed), "--count", "1" if size == "large" else "3", "--size", size)
+    injected = tmp_path / "injected"
+    subprocess.run(
+        [
+            "node",
+            str(ORACLE16_DIR / "gen_scenarios.mjs"),
+            "inject",
+            "--in",
+            str(plain),
+            "--out",
+            str(injected),
+            "--seed",
+            str(seed),
+        ],
+        check=True,
+        capture_output=True,
+        env=oracle16.env,
+        timeout=300,
+    )
+    files = sorted(injected.glob("*.jsonl"))
+    assert files
+    diffs = [d for f in files for d in _differences(oracle16, f, tmp_path)]
+    assert not diffs, "\n".join(diffs)
+
+
+@pytest.mark.parametrize(
+    ("seed", "gen_args"),
+    [(14, []), (15, ["--legacy"]), (16, ["--damaged"]), (17, ["--legacy", "--damaged"])],
+    ids=["plain", "legacy", "damaged", "legacy-damaged"],
+)
+def test_plain_sessions_agree(oracle16: Oracle16, tmp_path: Path, seed: int, gen_args: list[str]) -> None:
+    """0.80.2-shaped files read by pi 1.6.0 (rules 26-29 change cuts even there)."""
+    files = generate(tmp_path / "gen", "--seed", str(seed), "--count", "5", *gen_args)
+    diffs = [d for f in files for d in _differences(oracle16, f, tmp_path)]
+    assert not diffs, "\n".join(diffs)
+
+
+def test_cli_plan_takes_pi_version(oracle16: Oracle16, tmp_path: Path) -> None:
+    """The command line reports the profile it used, as the oracle does."""
+    case = CASES_DIR / "m1-system-first.jsonl"
+    env = dict(os.environ, PYTHONPATH=str(ORACLE_DIR.parent.parent / "src"))
+    for setting, want in (("auto", "1.6.0"), ("1.6.0", "1.6.0"), ("0.80.2", "0.80.2")):
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "session_studio.cli",
+                "plan",
+                str(case),
+                "--fields",
+                "cut",
+                "--pi-version",
+                setting,
+            ],
+            capture_output=True,
+            env=env,
+            timeout=120,
+        )
+        assert json.loads(r.stdout)["piVersion"] == want
+
+
+@pytest.mark.parametrize(
+    ("scenario", "keep"),
+    [("sc-sys-updates.jsonl", 2000), ("sc-compaction-sysmsg.jsonl", 2000), ("sc-sys-basic.jsonl", 1000)],
+)
+def test_compaction_entry_with_system_snapshot_is_pi_1_6_0s(
+    oracle16: Oracle16, tmp_path: Path, scenario: str, keep: int
+) -> None:
+    """Our CompactionEntry bytes, with the systemMessage snapshot, equal what pi 1.6.0's compact appends
+    (given its summary, id, time and usage: the snapshot and the key order are ours)."""
+    from session_studio.core.entries import CompactionEntry, FileDetails
+    from session_studio.core.projection import system_message_snapshot
+    from session_studio.core.session import CURRENT_LEAF
+
+    src = _scenarios(oracle16, tmp_path / "sc")
+    original = next(f for f in src if f.name == scenario)
+    out = tmp_path / "compacted.jsonl"
+    oracle16.run("compact", str(original), "--keep-recent", str(keep), "--out", str(out))
+    theirs_line = out.read_text(encoding="utf-8").rstrip("\n").split("\n")[-1]
+    theirs = json.loads(theirs_line)
+    assert theirs["type"] == "compaction" and "systemMessage" in theirs
+
+    session = Session.open(original)
+    ours = CompactionEntry(
+        id=theirs["id"],
+        parentId=theirs["parentId"],
+        timestamp=theirs["timestamp"],
+        summary=theirs["summary"],
+        firstKeptEntryId=theirs["firstKeptEntryId"],
+        tokensBefore=theirs["tokensBefore"],
+        details=FileDetails(**theirs["details"]),
+        usage=theirs.get("usage"),
+        fromHook=theirs["fromHook"],
+        systemMessage=system_message_snapshot(session, CURRENT_LEAF, theirs["timestamp"]),
+    )
+    assert ours.to_json_line() == theirs_line + "\n"
+    # and the plan's preparation is the one pi compacted with
+    prep = _ours(original, keep)["preparation"]
+    assert prep["firstKeptEntryId"] == theirs["firstKeptEntryId"]
+    assert prep["tokensBefore"] == theirs["tokensBefore"]
+
+
+def test_context_command_agrees(oracle16: Oracle16, tmp_path: Path) -> None:
+    """`context --pi-version 1.6.0` equals pi 1.6.0's buildSessionContext + convertToLlm."""
+    from session_studio.core.oracle_schema import context_output
+
+    wanted = {
+        "sc-sys-updates.jsonl",
+        "sc-edit-content.jsonl",
+        "sc-compaction-sysmsg.jsonl",
+        "sc-retain-none.jsonl",
+    }
+    files = [f for f in _scenarios(oracle16, tmp_path / "sc") if f.name in wanted]
+    assert len(files) == len(wanted)
+    for f in files:
+        theirs = oracle16.run("context", str(f))
+        out, _ = context_output(Session.open(f), profile=PROFILE_1_6_0)
+        text = js_stringify(out)
+        assert text is not None
+        ours = json.loads(text)
+        for k in ("piVersion", "context", "llmMessages", "pathIds", "leafId", "entryCount"):
+            assert COMPARE.first_diff(theirs[k], ours[k]) is None, (f.name, k)

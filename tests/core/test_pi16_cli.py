@@ -1,0 +1,52 @@
+"""The command line's `--pi-version`: every command takes it, `info` says which profile and why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from session_studio.cli import build_parser, main
+
+CASES = Path(__file__).resolve().parent.parent / "oracle" / "pi-1.6.0" / "cases"
+
+
+def test_every_command_accepts_pi_version() -> None:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, command in sub.choices.items():  # type: ignore[union-attr]
+        options = {o for a in command._actions for o in a.option_strings}
+        assert "--pi-version" in options, name
+
+
+def test_info_prints_the_profile_and_why(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["info", str(CASES / "m1-system-first.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert 'pi profile:  1.6.0 (the file has a role:"system" message (line 2))' in out
+    assert "Nothing to compact" in out  # pi 1.6.0 counts the system prompt (case m1)
+    assert main(["info", str(CASES / "m1-system-first.jsonl"), "--pi-version", "0.80.2"]) == 0
+    out = capsys.readouterr().out
+    assert "pi profile:  0.80.2 (pinned: --pi-version 0.80.2)" in out
+    assert "would summarise" in out
+
+
+def test_plan_json_carries_the_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    case = str(CASES / "m2-edit-null.jsonl")
+    assert main(["plan", case, "--fields", "contextTokens"]) == 0
+    pi16 = json.loads(capsys.readouterr().out)
+    assert main(["plan", case, "--fields", "contextTokens", "--pi-version", "0.80.2"]) == 0
+    pi0802 = json.loads(capsys.readouterr().out)
+    assert pi16["piVersion"] == "1.6.0" and pi0802["piVersion"] == "0.80.2"
+    # the null edit hides a 40,000-char tool result from 1.6.0's context only
+    assert pi0802["contextTokens"]["tokens"] - pi16["contextTokens"]["tokens"] >= 10000
+
+
+def test_compacting_a_1_6_0_file_is_refused_until_1_6_0_writes_exist(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = tmp_path / "s.jsonl"
+    work.write_bytes((CASES / "m1-system-first.jsonl").read_bytes())
+    assert main(["compact", str(work), "--dry-run", "--provider", "offline"]) == 1
+    assert "pi 1.6.0 session" in capsys.readouterr().err
+    assert work.read_bytes() == (CASES / "m1-system-first.jsonl").read_bytes()
