@@ -1,4 +1,4 @@
-"""The CLI's writing commands: compact, branch-to, fork, label, rename, upgrade."""
+"""The CLI's writing commands: compact, branch-to, fork, label, rename, upgrade, repair."""
 
 from __future__ import annotations
 
@@ -146,6 +146,7 @@ def _cmd_compact(a: argparse.Namespace) -> int:
             _print(f"tokens: {preview['tokensBefore']} before → ~{preview['estimatedTokensAfter']} after")
         if _confirm(f"Append this compaction to {a.session}?", a.yes):
             entry = commit_compaction(outcome)
+            _print_notes(session)
             if not a.json:
                 _print(f"appended compaction {entry['id']} at the end of {a.session}")
         elif not a.json:
@@ -160,6 +161,12 @@ def _cmd_compact(a: argparse.Namespace) -> int:
         }
         sys.stdout.buffer.write((js_stringify(out) or "null").encode("utf-8", "surrogatepass") + b"\n")
     return 0
+
+
+def _print_notes(session: Any) -> None:
+    """What the writer found out about where entries landed (e.g. after lines pi appended meanwhile)."""
+    for note in session.notes:
+        _print(f"note: {note}")
 
 
 def _prompts(a: argparse.Namespace) -> Any:
@@ -204,6 +211,7 @@ def _cmd_branch_to(a: argparse.Namespace) -> int:
         prompts=_prompts(a),
     )
     _print(outcome.note)
+    _print_notes(session)
     if outcome.navigation.editor_text:
         _print(f"(pi would put this back in the editor: {outcome.navigation.editor_text[:200]!r})")
     if outcome.summary:
@@ -227,6 +235,7 @@ def _cmd_label(a: argparse.Namespace) -> int:
 
     session = Session.open(a.session)
     entry = append_label(session, a.entry_id, a.text or None)
+    _print_notes(session)
     _print(("label set" if a.text else "label cleared") + f" (entry {entry['id']})")
     return 0
 
@@ -237,6 +246,7 @@ def _cmd_rename(a: argparse.Namespace) -> int:
 
     session = Session.open(a.session)
     entry = append_session_name(session, a.name)
+    _print_notes(session)
     _print(f"session name set to {entry['name']!r}")
     return 0
 
@@ -250,6 +260,22 @@ def _cmd_upgrade(a: argparse.Namespace) -> int:
         return 1
     path, backup = upgrade_legacy_file(session)
     _print(f"upgraded {path}; the original is kept as {backup}")
+    return 0
+
+
+def _cmd_repair(a: argparse.Namespace) -> int:
+    from .core import Session
+    from .core.journal import cut_torn_tail
+
+    session = Session.open(a.session)
+    if session.torn_tail is None or session.fingerprint is None:
+        _print(f"{a.session} does not end with an interrupted append of Session Studio's; nothing to repair")
+        return 1
+    torn = cut_torn_tail(session.path, session.fingerprint)
+    _print(
+        f"cut {torn.size - torn.start:,} bytes of an interrupted append off {a.session}; "
+        f"it is back to its {torn.start:,} bytes"
+    )
     return 0
 
 
@@ -310,3 +336,9 @@ def add_action_parsers(sub: Any, plan_options: Any) -> None:
     p.add_argument("session")
     p.add_argument("--yes", action="store_true")
     p.set_defaults(func=_cmd_upgrade)
+
+    p = sub.add_parser(
+        "repair", help="cut off a line Session Studio was appending when it was interrupted (kill, crash)"
+    )
+    p.add_argument("session")
+    p.set_defaults(func=_cmd_repair)
