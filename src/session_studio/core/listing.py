@@ -10,6 +10,9 @@ from typing import Any
 
 import orjson
 
+from .errors import SessionFileError
+from .fingerprint import open_regular
+
 __all__ = ["SessionInfo", "list_sessions", "read_info"]
 
 HEAD = 64 * 1024
@@ -70,7 +73,7 @@ def read_info(path: str | os.PathLike[str]) -> SessionInfo | None:
     p = os.fspath(path)
     try:
         st = os.stat(p)
-        with open(p, "rb") as fh:
+        with open_regular(p) as fh:  # a FIFO or device named *.jsonl never blocks the browser
             head = fh.read(HEAD)
             tail = b""
             if st.st_size > HEAD:
@@ -81,7 +84,7 @@ def read_info(path: str | os.PathLike[str]) -> SessionInfo | None:
                 fh.seek(0)
                 data = fh.read()
                 count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-    except OSError:
+    except (OSError, SessionFileError):
         return None
     lines = head.split(b"\n")
     if st.st_size > HEAD:

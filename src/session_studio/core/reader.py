@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from .fingerprint import open_regular
 from .jsvalue import js_trim_is_empty
 
 __all__ = [
@@ -129,7 +130,7 @@ def _skipped_issue(line_no: int, offset: int, size: int, head: bytes, too_long: 
             line_no,
             offset,
             "too_long",
-            f"line is over {size:,} bytes, more than Session Studio reads as one line "
+            f"line is {size:,} bytes, more than Session Studio reads as one line "
             f"({MAX_LINE_BYTES:,} bytes; pi holds a line as one string and fails past 2^29-24 "
             "characters); skipped",
             True,
@@ -252,7 +253,7 @@ def _one(raw: bytes, line_no: int, offset: int, issues: list[LoadIssue]) -> RawV
 def read_values(path: str | os.PathLike[str]) -> tuple[list[RawValue], list[LoadIssue], int]:
     """Read a whole file: the kept values, the issues, and the byte size read."""
     issues: list[LoadIssue] = []
-    with open(path, "rb") as fh:
+    with open_regular(os.fspath(path)) as fh:
         values = list(iter_values(fh, issues))
         size = fh.tell()
     return values, issues, size

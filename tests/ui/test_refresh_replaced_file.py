@@ -1,0 +1,64 @@
+"""The window's live reload never indexes a replaced file as an append, and a write that
+landed after pi's lines is reported as written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from session_studio.ui import actions
+from session_studio.ui.document import SessionDocument
+from tests.core.util import HEADER, A, U, chain, to_bytes
+
+
+def _doc(qtbot: Any, runner: Any, path: Path) -> SessionDocument:
+    d = SessionDocument(runner)
+    d.open(str(path))
+    qtbot.waitUntil(lambda: d.state is not None)
+    return d
+
+
+def test_a_file_replaced_by_a_longer_one_is_reloaded_not_appended(
+    qtbot: Any, runner: Any, tmp_path: Path
+) -> None:
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(to_bytes(chain(U(10), A(10))))
+    d = _doc(qtbot, runner, p)
+    other = tmp_path / "other"
+    other.write_bytes(to_bytes(chain(U(20), A(20), U(20), A(5), header={**HEADER, "id": "other-session"})))
+    os.replace(other, p)
+    messages: list[str] = []
+    d.message.connect(messages.append)
+    with qtbot.waitSignal(d.loaded, timeout=5000):
+        d.refresh()
+    assert d.session is not None and d.session.header["id"] == "other-session"
+    assert [r.id for r in d.session.records] == ["e0", "e1", "e2", "e3"]
+    assert any("not the one shown" in m and "replaced" in m for m in messages)
+    assert not any("appended by pi" in m for m in messages)
+
+
+def test_a_label_that_landed_after_pi_is_reported_as_written(
+    qtbot: Any, runner: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    from session_studio.core import writer
+
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(to_bytes(chain(U(10), A(10))))
+    d = _doc(qtbot, runner, p)
+    real = writer._os_write
+
+    def pi_first(fd: int, data: Any) -> int:
+        with open(p, "ab") as fh:
+            fh.write(b'{"type":"custom","customType":"pi","id":"pi1","parentId":"e1","timestamp":"t"}\n')
+        return real(fd, data)
+
+    monkeypatch.setattr(writer, "_os_write", pi_first)
+    assert d.session is not None
+    entry = actions.label_job(d.session, "e0", "L")
+    monkeypatch.undo()
+    messages: list[str] = []
+    d.message.connect(messages.append)
+    d.after_write(entry["id"])
+    assert d.session.get_index(entry["id"]) is not None and d.session.get_index("pi1") is not None
+    assert any("written after them" in m for m in messages)
