@@ -63,7 +63,9 @@ def test_the_window_loader_refuses_a_fifo_too(tmp_path: Path) -> None:
     assert result == [None]
 
 
-def test_a_line_over_the_limit_is_reported_and_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_line_over_the_limit_is_reported_and_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(reader_mod, "MAX_LINE_BYTES", 50_000)
     monkeypatch.setattr(reader_mod, "CHUNK_SIZE", 4096)  # the long line spans many chunks
     values = chain(U(10), U(60_000), A(10))
@@ -81,7 +83,9 @@ def test_a_line_over_the_limit_is_reported_and_skipped(tmp_path: Path, monkeypat
     assert raw[e2.offset : e2.offset + e2.length].startswith(b'{"type": "message", "id": "e2"')
 
 
-def test_lines_split_across_chunks_keep_their_offsets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lines_split_across_chunks_keep_their_offsets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(reader_mod, "CHUNK_SIZE", 7)
     p = tmp_path / "s.jsonl"
     p.write_bytes(to_bytes(chain(U(30), A(5), U("é" * 9))) + b'{"type":"x"')
@@ -89,7 +93,9 @@ def test_lines_split_across_chunks_keep_their_offsets(tmp_path: Path, monkeypatc
     monkeypatch.undo()
     big = Session.open(p)
     assert [r.facts() for r in small.records] == [r.facts() for r in big.records]
-    assert [(i.line, i.offset, i.kind) for i in small.issues] == [(i.line, i.offset, i.kind) for i in big.issues]
+    assert [(i.line, i.offset, i.kind) for i in small.issues] == [
+        (i.line, i.offset, i.kind) for i in big.issues
+    ]
 
 
 RSS_PROBE = textwrap.dedent(
@@ -196,7 +202,9 @@ def test_the_index_cache_keeps_no_content(tmp_path: Path, cache_here: Path) -> N
     assert secret.encode() not in cache_file.read_bytes()
     warm = Session.open(p, keep_values=False, use_cache=True)
     assert warm.header == cold.header and warm.header["cwd"] == f"/home/{secret}"
-    assert [(i.line, i.kind, i.message) for i in warm.issues] == [(i.line, i.kind, i.message) for i in cold.issues]
+    assert [(i.line, i.kind, i.message) for i in warm.issues] == [
+        (i.line, i.kind, i.message) for i in cold.issues
+    ]
     assert any(secret in i.message for i in warm.issues)  # re-read from the file, not the cache
 
 

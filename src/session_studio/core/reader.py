@@ -164,6 +164,13 @@ def iter_values(
     skipping: tuple[bytes, bool] | None = None  # (its first bytes, too long?) while skipping a line
     remaining = -1 if end_offset is None else end_offset - start_offset
     while remaining != 0:
+        if skipping is not None:
+            hole = _hole_length(fh, line_offset + parts_len, remaining)
+            parts_len += hole
+            if remaining > 0:
+                remaining -= hole
+            if remaining == 0:
+                break
         chunk = fh.read(CHUNK_SIZE if remaining < 0 else min(CHUNK_SIZE, remaining))
         if not chunk:
             break
@@ -217,6 +224,30 @@ def iter_values(
         issues.append(_no_newline_issue(line_no, line_offset, rv is None))
         if rv is not None:
             yield rv
+
+
+def _hole_length(fh: BinaryIO, pos: int, remaining: int) -> int:
+    """Bytes of a sparse file's hole at `pos` (all zeros, so no newline): skipped without reading."""
+    seek_data = getattr(os, "SEEK_DATA", None)
+    try:
+        fd = fh.fileno()
+    except (AttributeError, OSError, ValueError):
+        return 0
+    if seek_data is None:
+        return 0
+    try:
+        data = os.lseek(fd, pos, seek_data)
+    except OSError:  # ENXIO: no data after pos (a hole up to the end), or not supported
+        try:
+            data = os.fstat(fd).st_size
+        except OSError:
+            return 0
+    hole = max(0, data - pos)
+    if remaining >= 0:
+        hole = min(hole, remaining)
+    if hole:
+        fh.seek(pos + hole)
+    return hole
 
 
 def _no_newline_issue(line_no: int, offset: int, dropped: bool) -> LoadIssue:
