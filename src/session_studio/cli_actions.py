@@ -265,17 +265,13 @@ def _cmd_upgrade(a: argparse.Namespace) -> int:
 
 def _cmd_repair(a: argparse.Namespace) -> int:
     from .core import Session
-    from .core.journal import cut_torn_tail
+    from .engine.edits import repair_torn_tail
 
     session = Session.open(a.session)
-    if session.torn_tail is None or session.fingerprint is None:
+    if session.torn_tail is None:
         _print(f"{a.session} does not end with an interrupted append of Session Studio's; nothing to repair")
         return 1
-    torn = cut_torn_tail(session.path, session.fingerprint)
-    _print(
-        f"cut {torn.size - torn.start:,} bytes of an interrupted append off {a.session}; "
-        f"it is back to its {torn.start:,} bytes"
-    )
+    _print(repair_torn_tail(session))
     return 0
 
 

@@ -86,11 +86,11 @@ def test_a_line_over_the_limit_is_reported_and_skipped(
 def test_lines_split_across_chunks_keep_their_offsets(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(reader_mod, "CHUNK_SIZE", 7)
     p = tmp_path / "s.jsonl"
     p.write_bytes(to_bytes(chain(U(30), A(5), U("é" * 9))) + b'{"type":"x"')
-    small = Session.open(p)
-    monkeypatch.undo()
+    with monkeypatch.context() as m:
+        m.setattr(reader_mod, "CHUNK_SIZE", 7)
+        small = Session.open(p)
     big = Session.open(p)
     assert [r.facts() for r in small.records] == [r.facts() for r in big.records]
     assert [(i.line, i.offset, i.kind) for i in small.issues] == [

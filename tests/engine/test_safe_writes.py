@@ -227,12 +227,11 @@ def test_a_failed_append_leaves_the_file_as_planned(
     big_session(p)
     before = p.read_bytes()
     s = Session.open(p)
-    _fail_write(monkeypatch, how)
-    with pytest.raises(WriteError) as e:
+    with monkeypatch.context() as m, pytest.raises(WriteError) as e:
+        _fail_write(m, how)
         append_session_name(s, "N" * 5000)
     assert p.read_bytes() == before
     assert "the file was left at its" in str(e.value) or "cut off; the file is back" in str(e.value)
-    monkeypatch.undo()
     assert Session.open(p).issues == []
 
 
@@ -266,9 +265,9 @@ def test_an_entry_that_landed_after_pi_is_reported_as_written(
         _pi_appends(p)
         return real(fd, data)
 
-    monkeypatch.setattr(writer_mod, "_os_write", pi_first)
-    entry = append_label(s, "e1", "L")
-    monkeypatch.undo()
+    with monkeypatch.context() as m:
+        m.setattr(writer_mod, "_os_write", pi_first)
+        entry = append_label(s, "e1", "L")
     assert s.notes and "written after them" in s.notes[0]
     lines = p.read_bytes().split(b"\n")
     assert orjson.loads(lines[-3])["id"] == "pi1" and orjson.loads(lines[-2])["id"] == entry["id"]
@@ -314,10 +313,9 @@ def test_upgrade_puts_the_original_back_if_pi_appends_just_before_the_rename(
             _pi_appends(p)  # after the last check, before the rename
         real_replace(a, b)
 
-    monkeypatch.setattr(writer_mod.os, "replace", pi_then_replace)
-    with pytest.raises(StaleSessionError, match="put back"):
+    with monkeypatch.context() as m, pytest.raises(StaleSessionError, match="put back"):
+        m.setattr(writer_mod.os, "replace", pi_then_replace)
         upgrade_legacy_file(s)
-    monkeypatch.undo()
     assert p.read_bytes().endswith(b'"id":"pi1","parentId":"side","timestamp":"t"}\n')
     assert sorted(x.name for x in tmp_path.iterdir() if x.name != "state") == ["old.jsonl"]
 

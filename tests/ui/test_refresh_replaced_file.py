@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from session_studio.ui import actions
 from session_studio.ui.document import SessionDocument
 from tests.core.util import HEADER, A, U, chain, to_bytes
@@ -53,12 +55,41 @@ def test_a_label_that_landed_after_pi_is_reported_as_written(
             fh.write(b'{"type":"custom","customType":"pi","id":"pi1","parentId":"e1","timestamp":"t"}\n')
         return real(fd, data)
 
-    monkeypatch.setattr(writer, "_os_write", pi_first)
     assert d.session is not None
-    entry = actions.label_job(d.session, "e0", "L")
-    monkeypatch.undo()
+    with monkeypatch.context() as m:
+        m.setattr(writer, "_os_write", pi_first)
+        entry = actions.label_job(d.session, "e0", "L")
     messages: list[str] = []
     d.message.connect(messages.append)
     d.after_write(entry["id"])
     assert d.session.get_index(entry["id"]) is not None and d.session.get_index("pi1") is not None
     assert any("written after them" in m for m in messages)
+
+
+def test_the_banner_offers_to_cut_off_a_line_of_ours_torn_by_a_crash(
+    qtbot: Any, window: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    from PySide6.QtCore import Qt
+
+    from session_studio.core import Session, writer
+    from session_studio.engine import append_session_name
+
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(to_bytes(chain(U(10), A(10))))
+    before = p.read_bytes()
+
+    def killed(fd: int, data: Any) -> int:
+        os.write(fd, bytes(data)[: len(data) // 2])
+        raise KeyboardInterrupt  # stands for kill -9 in the middle of the write: no clean-up runs
+
+    with monkeypatch.context() as m:
+        m.setattr(writer, "_os_write", killed)
+        with pytest.raises(KeyboardInterrupt):
+            append_session_name(Session.open(p), "n" * 200_000)
+    assert len(p.read_bytes()) > len(before)
+    window.open_path(str(p))
+    qtbot.waitUntil(lambda: window.doc.session is not None and window.banner.repair.isVisible())
+    qtbot.mouseClick(window.banner.repair, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: p.read_bytes() == before)
+    qtbot.waitUntil(lambda: window.doc.session is not None and window.doc.session.torn_tail is None)
+    assert not window.banner.repair.isVisible()

@@ -289,7 +289,9 @@ def rewrite_file(
             _fsync_dir(str(target.parent.resolve()))
         finally:
             os.close(src)
-    if target.read_bytes() != data:
+    with open(target, "rb") as fh:  # pi may already have appended to the new file: check our part
+        written = fh.read(len(data))
+    if written != data:
         raise WriteError(f"verification failed for {target} (the original is kept as {backup})")
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "default_fork_target",
     "fork_to_file",
     "navigation_target",
+    "repair_torn_tail",
     "session_file_name",
     "upgrade_legacy_file",
 ]
@@ -292,3 +293,21 @@ def upgrade_legacy_file(session: Session, backup_suffix: str | None = None) -> t
     lines = [js_stringify(v) + "\n" for v in values]  # type: ignore[operator]
     rewrite_file(src, lines, fp, backup)
     return src, backup
+
+
+def repair_torn_tail(session: Session) -> str:
+    """Cut off the line Session Studio was appending when it was interrupted (see core.journal).
+
+    Only that line, only if the file is still what `session` read; returns what was done.
+    """
+    from ..core.journal import cut_torn_tail
+
+    if session.torn_tail is None or session.fingerprint is None:
+        raise WriteError(
+            f"{session.path} does not end with an interrupted append of Session Studio's; nothing to repair"
+        )
+    torn = cut_torn_tail(session.path, session.fingerprint)
+    return (
+        f"cut {torn.size - torn.start:,} bytes of an interrupted append off {session.path}; "
+        f"it is back to its {torn.start:,} bytes"
+    )
