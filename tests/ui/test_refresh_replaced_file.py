@@ -93,3 +93,32 @@ def test_the_banner_offers_to_cut_off_a_line_of_ours_torn_by_a_crash(
     qtbot.waitUntil(lambda: p.read_bytes() == before)
     qtbot.waitUntil(lambda: window.doc.session is not None and window.doc.session.torn_tail is None)
     assert not window.banner.repair.isVisible()
+
+
+@pytest.mark.parametrize("what", ["label", "rename"])
+def test_the_window_refuses_to_write_to_a_file_replaced_since_it_was_opened(
+    qtbot: Any, window: Any, tmp_path: Path, monkeypatch: Any, what: str
+) -> None:
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from session_studio.ui.main_window import MainWindow
+
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(to_bytes(chain(U(10), A(10), U(10))))
+    window.open_path(str(p))
+    qtbot.waitUntil(lambda: window.doc.state is not None)
+    window.doc._watcher.removePaths(window.doc._watcher.files())  # the user acts before any reload
+    data = p.read_bytes()
+    at = data.rfind(b"x" * 10)
+    other = tmp_path / "other"  # same size, other tail, renamed over the session
+    other.write_bytes(data[:at] + b"y" * 10 + data[at + 10 :])
+    os.replace(other, p)
+    replaced = p.read_bytes()
+    window.doc.select(1)
+    monkeypatch.setattr(MainWindow, "ask_text", lambda self, *a: "X")
+    (window.a_label if what == "label" else window.a_rename).trigger()
+    qtbot.waitUntil(lambda: not window.doc.writing)
+    assert p.read_bytes() == replaced  # nothing written into the other session
+    box = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible())
+    assert "changed since you opened it" in box.informativeText() + box.text()
+    box.close()
