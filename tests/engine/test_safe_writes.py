@@ -235,6 +235,39 @@ def test_a_failed_append_leaves_the_file_as_planned(
     assert Session.open(p).issues == []
 
 
+def test_a_failed_fsync_takes_the_line_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = tmp_path / "s.jsonl"
+    big_session(p)
+    before = p.read_bytes()
+    s = Session.open(p)
+
+    def eio(fd: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    with monkeypatch.context() as m, pytest.raises(WriteError, match=r"flushing .* failed.*cut off"):
+        m.setattr(writer_mod.os, "fsync", eio)
+        append_label(s, "e1", "L")
+    assert p.read_bytes() == before
+
+
+def test_a_short_write_after_pi_appended_cuts_only_our_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = tmp_path / "s.jsonl"
+    big_session(p)
+    s = Session.open(p)
+    real = os.write
+
+    def pi_then_short(fd: int, data: Any) -> int:
+        _pi_appends(p)
+        return real(fd, bytes(data)[:10])
+
+    with monkeypatch.context() as m, pytest.raises(WriteError, match="cut off"):
+        m.setattr(writer_mod, "_os_write", pi_then_short)
+        append_label(s, "e1", "L")
+    assert p.read_bytes().endswith(b'"id":"pi1","parentId":"side","timestamp":"t"}\n')
+
+
 def test_upgrade_on_a_full_disk_leaves_no_backup_and_no_temp(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -93,9 +93,10 @@ def _cut_back(fd: int, planned: int, payload: bytes) -> str:
         )
     try:
         os.ftruncate(fd, planned)
-        os.fsync(fd)
     except OSError as e:
         return f"cutting the partial line off failed ({e.strerror}): {size - planned} torn bytes remain"
+    with contextlib.suppress(OSError):  # the cut is what readers (pi) see, flushed or not
+        os.fsync(fd)
     after = os.fstat(fd).st_size
     if after != planned:
         return f"cutting the partial line off failed: the file is {after} bytes, planned on {planned}"
@@ -131,14 +132,20 @@ def append_line(
                 full = " (the disk is full)" if e.errno == errno.ENOSPC else ""
                 raise WriteError(f"writing to {p} failed: {e.strerror}{full}; {state}") from e
             if written != len(payload):
-                state = _cut_back(fd, planned, payload)
+                # where our bytes start (after any line pi appended since the check)
+                state = _cut_back(fd, os.lseek(fd, 0, os.SEEK_CUR) - written, payload)
                 journal.end_append(intent)
                 raise WriteError(
                     f"short write to {p} ({written} of {len(payload)} bytes; is the disk full?); {state}"
                 )
-            os.fsync(fd)
             end = os.lseek(fd, 0, os.SEEK_CUR)
             payload_start = end - len(payload)
+            try:
+                os.fsync(fd)
+            except OSError as e:  # the data may never reach the disk: take the line back
+                state = _cut_back(fd, payload_start, payload)
+                journal.end_append(intent)
+                raise WriteError(f"flushing {p} to disk failed: {e.strerror}; {state}") from e
             start = end - len(line)
             if os.pread(fd, len(payload), payload_start) != payload:
                 state = _cut_back(fd, payload_start, payload)
