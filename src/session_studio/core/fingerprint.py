@@ -87,14 +87,16 @@ def _describe_kind(mode: int) -> str:
     return "not a regular file"
 
 
-def open_regular_fd(path: str, flags: int = os.O_RDONLY) -> int:
-    """Open `path` without ever blocking (FIFOs) and refuse anything but a regular file."""
+def open_regular_fd(path: str, flags: int = os.O_RDONLY, *, opened_before: bool = False) -> int:
+    """Open `path` without ever blocking (FIFOs) and refuse anything but a regular file.
+
+    `opened_before`: the user's view was loaded from this path (a missing file was deleted).
+    """
     try:
         fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError as e:
-        raise SessionFileError(
-            f"session file not found: {path} (it was deleted or moved); nothing was read or written"
-        ) from e
+        why = ": it was deleted or moved since you opened it; nothing was written" if opened_before else ""
+        raise SessionFileError(f"session file not found: {path}{why}") from e
     except IsADirectoryError as e:
         raise SessionFileError(f"session path is a directory: {path}") from e
     except OSError as e:

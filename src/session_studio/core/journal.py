@@ -136,7 +136,7 @@ def find_torn_tail(path: str, fd: int) -> TornTail | None:
 
 def cut_torn_tail(path: str, expected: FileFingerprint) -> TornTail:
     """Cut our own torn tail off (the file must still be `expected`); returns what was cut."""
-    fd = open_regular_fd(path, os.O_RDWR)
+    fd = open_regular_fd(path, os.O_RDWR, opened_before=True)
     try:
         check_unchanged(fd, expected, path)
         torn = find_torn_tail(path, fd)

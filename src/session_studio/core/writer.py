@@ -117,7 +117,7 @@ def append_line(
     line = body + b"\n"
     p = os.fspath(path)
     with _lock_for(p):
-        fd = open_regular_fd(p, os.O_RDWR | os.O_APPEND)
+        fd = open_regular_fd(p, os.O_RDWR | os.O_APPEND, opened_before=True)
         try:
             check_unchanged(fd, expected, p)
             planned = expected.size
@@ -256,7 +256,7 @@ def rewrite_file(
     target = Path(p)
     data = "".join(lines).encode("utf-8", "surrogatepass")
     with _lock_for(p):
-        src = open_regular_fd(p)
+        src = open_regular_fd(p, opened_before=True)
         try:
             check_unchanged(src, expected, p)
             st = os.fstat(src)

@@ -44,7 +44,7 @@ def loaded_fingerprint(session: Session) -> FileFingerprint:
     fp = session.fingerprint
     if fp is None:
         raise WriteError(f"{session.path} was not read from a file; there is nothing to write to")
-    fd = open_regular_fd(session.path)
+    fd = open_regular_fd(session.path, opened_before=True)
     try:
         check_unchanged(fd, fp, session.path)
     finally:
