@@ -465,3 +465,55 @@ def test_fork_of_a_file_replaced_after_open_writes_nothing(tmp_path: Path) -> No
     with pytest.raises((StaleSessionError, SessionFileError)):
         fork_to_file(s, "e6", tmp_path / "fork.jsonl")
     assert not (tmp_path / "fork.jsonl").exists()
+
+
+REAL_BIG_APPEND = """
+import os, sys
+from session_studio.core import Session, writer
+from session_studio.engine import append_session_name
+def announced(fd, data):
+    print("writing", flush=True)  # the parent kills during the real write that follows
+    return os.write(fd, data)
+writer._os_write = announced
+append_session_name(Session.open(sys.argv[1]), "n" * 30_000_000)
+"""
+
+
+@pytest.mark.slow
+def test_kill_9_during_a_real_30_mb_append_never_leaves_an_unrecognised_torn_tail(
+    tmp_path: Path, state_here: Path
+) -> None:
+    """Real kills at varied moments: unchanged, one complete line, or a torn tail we recognise."""
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    p = tmp_path / "s.jsonl"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "SESSION_STUDIO_STATE_DIR": str(state_here)}
+    rng = random.Random(19)
+    outcomes: dict[str, int] = {"unchanged": 0, "complete": 0, "torn and repaired": 0}
+    for _ in range(12):
+        big_session(p)
+        before = p.read_bytes()
+        with subprocess.Popen(
+            [sys.executable, "-c", REAL_BIG_APPEND, str(p)], env=env, stdout=subprocess.PIPE, text=True
+        ) as proc:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "writing"
+            time.sleep(rng.uniform(0.0, 0.03))
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        data = p.read_bytes()
+        if data == before:
+            outcomes["unchanged"] += 1
+        elif data.endswith(b"\n"):
+            assert data.startswith(before) and data.count(b"\n") == before.count(b"\n") + 1
+            outcomes["complete"] += 1
+        else:
+            s = Session.open(p)
+            assert s.torn_tail is not None, "a torn tail of ours was not recognised"
+            assert cli.main(["repair", str(p)]) == 0 and p.read_bytes() == before
+            outcomes["torn and repaired"] += 1
+    print(outcomes)
+    assert sum(outcomes.values()) == 12
