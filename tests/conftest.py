@@ -15,6 +15,8 @@ import pytest
 
 # keep the index cache of big test files out of the user's ~/.cache
 os.environ.setdefault("SESSION_STUDIO_CACHE_DIR", tempfile.mkdtemp(prefix="session-studio-test-cache-"))
+# and the append journal (core.journal) out of ~/.local/state
+os.environ.setdefault("SESSION_STUDIO_STATE_DIR", tempfile.mkdtemp(prefix="session-studio-test-state-"))
 
 ROOT = Path(__file__).resolve().parent.parent
 ORACLE_DIR = ROOT / "tests" / "oracle"

@@ -254,6 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "label",
         "rename",
         "upgrade",
+        "repair",
     }
     first = args_list[0] if args_list else ""
     if first not in commands and first not in ("-h", "--help", "--version"):

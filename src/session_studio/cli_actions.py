@@ -1,4 +1,4 @@
-"""The CLI's writing commands: compact, branch-to, fork, label, rename, upgrade."""
+"""The CLI's writing commands: compact, branch-to, fork, label, rename, upgrade, repair."""
 
 from __future__ import annotations
 
@@ -162,6 +162,7 @@ def _cmd_compact(a: argparse.Namespace) -> int:
     if not a.dry_run:
         if _confirm(f"Append this compaction to {a.session}?", a.yes):
             entry = commit_compaction(outcome)
+            _print_notes(session)
             if not a.json:
                 _print(f"appended compaction {entry['id']} at the end of {a.session}")
         elif not a.json:
@@ -246,6 +247,12 @@ def _show_preview(preview: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+def _print_notes(session: Any) -> None:
+    """What the writer found out about where entries landed (e.g. after lines pi appended meanwhile)."""
+    for note in session.notes:
+        _print(f"note: {note}")
+
+
 def _prompts(a: argparse.Namespace) -> Any:
     from .llm.prompts import Prompts, load_prompt_overrides
 
@@ -293,6 +300,7 @@ def _cmd_branch_to(a: argparse.Namespace) -> int:
         prompts=_prompts(a),
     )
     _print(outcome.note)
+    _print_notes(session)
     if outcome.navigation.editor_text:
         _print(f"(pi would put this back in the editor: {outcome.navigation.editor_text[:200]!r})")
     if outcome.summary:
@@ -316,6 +324,7 @@ def _cmd_label(a: argparse.Namespace) -> int:
 
     session = Session.open(a.session)
     entry = append_label(session, a.entry_id, a.text or None)
+    _print_notes(session)
     _print(("label set" if a.text else "label cleared") + f" (entry {entry['id']})")
     return 0
 
@@ -326,6 +335,7 @@ def _cmd_rename(a: argparse.Namespace) -> int:
 
     session = Session.open(a.session)
     entry = append_session_name(session, a.name)
+    _print_notes(session)
     _print(f"session name set to {entry['name']!r}")
     return 0
 
@@ -339,6 +349,18 @@ def _cmd_upgrade(a: argparse.Namespace) -> int:
         return 1
     path, backup = upgrade_legacy_file(session)
     _print(f"upgraded {path}; the original is kept as {backup}")
+    return 0
+
+
+def _cmd_repair(a: argparse.Namespace) -> int:
+    from .core import Session
+    from .engine.edits import repair_torn_tail
+
+    session = Session.open(a.session)
+    if session.torn_tail is None:
+        _print(f"{a.session} does not end with an interrupted append of Session Studio's; nothing to repair")
+        return 1
+    _print(repair_torn_tail(session))
     return 0
 
 
@@ -399,3 +421,9 @@ def add_action_parsers(sub: Any, plan_options: Any) -> None:
     p.add_argument("session")
     p.add_argument("--yes", action="store_true")
     p.set_defaults(func=_cmd_upgrade)
+
+    p = sub.add_parser(
+        "repair", help="cut off a line Session Studio was appending when it was interrupted (kill, crash)"
+    )
+    p.add_argument("session")
+    p.set_defaults(func=_cmd_repair)

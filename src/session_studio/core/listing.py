@@ -16,6 +16,8 @@ from typing import Any
 
 import orjson
 
+from .errors import SessionFileError
+from .fingerprint import open_regular
 from .reader import parse_line
 
 __all__ = ["SessionInfo", "list_sessions", "read_info"]
@@ -94,7 +96,7 @@ def read_info(path: str | os.PathLike[str]) -> SessionInfo | None:
         st = os.stat(p)
         if not stat.S_ISREG(st.st_mode):
             return _failed(p, st.st_mtime, "not a regular file")
-        with open(p, "rb") as fh:
+        with open_regular(p) as fh:  # a FIFO or device named *.jsonl never blocks the browser
             head = fh.read(HEAD)
             tail = b""
             if st.st_size > HEAD:
@@ -105,7 +107,7 @@ def read_info(path: str | os.PathLike[str]) -> SessionInfo | None:
                 fh.seek(0)
                 data = fh.read()
                 count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-    except OSError:
+    except (OSError, SessionFileError):
         return None
     lines = head.split(b"\n")
     if st.st_size > HEAD:

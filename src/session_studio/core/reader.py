@@ -18,9 +18,19 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from .fingerprint import open_regular
 from .jsvalue import js_trim_is_empty
 
-__all__ = ["CHUNK_SIZE", "LoadIssue", "RawValue", "iter_values", "read_values"]
+__all__ = [
+    "CHUNK_SIZE",
+    "MAX_LINE_BYTES",
+    "LoadIssue",
+    "RawValue",
+    "iter_values",
+    "parse_line",
+    "read_values",
+    "snippet",
+]
 
 CHUNK_SIZE = 8 * 1024 * 1024
 _SNIPPET = 80
@@ -51,7 +61,8 @@ class RawValue:
     value: Any
 
 
-def _snippet(b: bytes) -> str:
+def snippet(b: bytes) -> str:
+    """The first bytes of a line as quoted in load-issue messages."""
     text = b[:_SNIPPET].decode("utf-8", "replace")
     return text + ("…" if len(b) > _SNIPPET else "")
 
@@ -82,13 +93,55 @@ def parse_line(raw: bytes) -> tuple[Any, str | None, str | None]:
         if text.startswith("\ufeff"):
             return None, "bom", "line starts with a byte order mark; JSON.parse rejects it"
         kind = "malformed"
-        msg = f"not valid JSON: {_snippet(raw)!r}"
+        msg = f"not valid JSON: {snippet(raw)!r}"
         if bad_utf8:
             msg = "invalid UTF-8 and " + msg
         return None, kind, msg
     if bad_utf8:
         return value, "invalid_utf8", "invalid UTF-8 bytes (read as U+FFFD, as pi does)"
     return value, None, None
+
+
+#: The longest line read into memory. pi 0.80.2 accumulates a line in one JavaScript string
+#: and fails past 2**29-24 characters; the longest lines pi writes in practice (a compaction
+#: summary with its file lists) are a few MB, 31 MB in our stress tests. Longer lines are
+#: reported with their size and line number and skipped in bounded memory.
+MAX_LINE_BYTES = 128 * 1024 * 1024
+#: A line longer than this whose first byte cannot start JSON is skipped without holding it
+#: (JSON.parse would reject it whatever follows): a sparse file of zeros costs no memory.
+HOPELESS_CHECK_BYTES = 1024 * 1024
+_JSON_START = frozenset(b'{["-0123456789tfn')
+_JSON_WS = frozenset(b" \t\r\n")
+
+
+def _hopeless(first: bytes) -> bool:
+    """True if a line starting with `first` is certainly not JSON (nor blank under trim)."""
+    for byte in first:
+        if byte in _JSON_WS:
+            continue
+        # 0x0B, 0x0C and bytes >= 0x80 may be JavaScript whitespace: leave those to the parser
+        return byte not in _JSON_START and byte not in (0x0B, 0x0C) and byte < 0x80
+    return False
+
+
+def _skipped_issue(line_no: int, offset: int, size: int, head: bytes, too_long: bool) -> LoadIssue:
+    if too_long:
+        return LoadIssue(
+            line_no,
+            offset,
+            "too_long",
+            f"line is {size:,} bytes, more than Session Studio reads as one line "
+            f"({MAX_LINE_BYTES:,} bytes; pi holds a line as one string and fails past 2^29-24 "
+            "characters); skipped",
+            True,
+        )
+    return LoadIssue(
+        line_no,
+        offset,
+        "malformed",
+        f"not valid JSON: a line of {size:,} bytes starting {snippet(head)!r}; skipped without reading it all",
+        True,
+    )
 
 
 def iter_values(
@@ -100,52 +153,112 @@ def iter_values(
 ) -> Iterator[RawValue]:
     """Yield every value pi keeps, reading `fh` from `start_offset` (to `end_offset`) in chunks.
 
-    `end_offset` must be just after a newline (or the end of the file).
+    `end_offset` must be just after a newline (or the end of the file). Memory stays
+    bounded by MAX_LINE_BYTES plus a chunk whatever the file holds.
     """
     fh.seek(start_offset)
-    offset = start_offset
     line_no = start_line
-    pending = b""
-    pending_offset = offset
+    parts: list[bytes] = []  # the unfinished line, in pieces
+    parts_len = 0
+    line_offset = start_offset  # where the unfinished line starts
+    skipping: tuple[bytes, bool] | None = None  # (its first bytes, too long?) while skipping a line
     remaining = -1 if end_offset is None else end_offset - start_offset
-    while True:
-        if remaining == 0:
-            break
+    while remaining != 0:
+        if skipping is not None:
+            hole = _hole_length(fh, line_offset + parts_len, remaining)
+            parts_len += hole
+            if remaining > 0:
+                remaining -= hole
+            if remaining == 0:
+                break
         chunk = fh.read(CHUNK_SIZE if remaining < 0 else min(CHUNK_SIZE, remaining))
         if not chunk:
             break
         if remaining > 0:
             remaining -= len(chunk)
-        buf = pending + chunk if pending else chunk
-        base = pending_offset
+        chunk_offset = line_offset + parts_len
         pos = 0
-        find = buf.find
-        while True:
-            nl = find(b"\n", pos)
+        nl = chunk.find(b"\n")
+        if skipping is not None:
             if nl < 0:
-                break
-            raw = buf[pos:nl]
-            rv = _one(raw, line_no, base + pos, issues)
+                parts_len += len(chunk)
+                continue
+            issues.append(_skipped_issue(line_no, line_offset, parts_len + nl, *skipping))
+            skipping = None
+            line_no += 1
+            pos = nl + 1
+            parts, parts_len, line_offset = [], 0, chunk_offset + pos
+            nl = chunk.find(b"\n", pos)
+        elif nl >= 0 and parts:
+            raw = b"".join(parts) + chunk[:nl]
+            rv = _one(raw, line_no, line_offset, issues)
             if rv is not None:
                 yield rv
             line_no += 1
             pos = nl + 1
-        pending = buf[pos:]
-        pending_offset = base + pos
-    if pending:
-        rv = _one(pending, line_no, pending_offset, issues)
-        issues.append(
-            LoadIssue(
-                line_no,
-                pending_offset,
-                "no_final_newline",
-                "last line has no newline at the end (a crashed writer?); pi 0.80.2 would glue "
-                "its next append onto it",
-                dropped=rv is None,
-            )
-        )
+            parts, parts_len, line_offset = [], 0, chunk_offset + pos
+            nl = chunk.find(b"\n", pos)
+        while nl >= 0:
+            raw = chunk[pos:nl]
+            rv = _one(raw, line_no, chunk_offset + pos, issues)
+            if rv is not None:
+                yield rv
+            line_no += 1
+            pos = nl + 1
+            nl = chunk.find(b"\n", pos)
+        if not parts:
+            line_offset = chunk_offset + pos
+        if pos < len(chunk):
+            parts.append(chunk[pos:] if pos else chunk)
+            parts_len += len(chunk) - pos
+            head = parts[0][:_SNIPPET]
+            too_long = parts_len > MAX_LINE_BYTES
+            if too_long or (parts_len > HOPELESS_CHECK_BYTES and _hopeless(parts[0][:4096])):
+                skipping = (head, too_long)
+                parts = []
+    if skipping is not None:
+        issues.append(_skipped_issue(line_no, line_offset, parts_len, *skipping))
+        issues.append(_no_newline_issue(line_no, line_offset, True))
+    elif parts:
+        rv = _one(b"".join(parts), line_no, line_offset, issues)
+        issues.append(_no_newline_issue(line_no, line_offset, rv is None))
         if rv is not None:
             yield rv
+
+
+def _hole_length(fh: BinaryIO, pos: int, remaining: int) -> int:
+    """Bytes of a sparse file's hole at `pos` (all zeros, so no newline): skipped without reading."""
+    seek_data = getattr(os, "SEEK_DATA", None)
+    try:
+        fd = fh.fileno()
+    except (AttributeError, OSError, ValueError):
+        return 0
+    if seek_data is None:
+        return 0
+    try:
+        data = os.lseek(fd, pos, seek_data)
+    except OSError:  # ENXIO: no data after pos (a hole up to the end), or not supported
+        try:
+            data = os.fstat(fd).st_size
+        except OSError:
+            return 0
+    hole = max(0, data - pos)
+    if remaining >= 0:
+        hole = min(hole, remaining)
+    if hole:
+        fh.seek(pos + hole)
+    return hole
+
+
+def _no_newline_issue(line_no: int, offset: int, dropped: bool) -> LoadIssue:
+    return LoadIssue(
+        line_no,
+        offset,
+        "no_final_newline",
+        "last line has no newline at the end (a crashed writer?); pi 0.80.2 would glue "
+        "its next append onto it",
+        dropped=dropped,
+    )
 
 
 def _one(raw: bytes, line_no: int, offset: int, issues: list[LoadIssue]) -> RawValue | None:
@@ -162,7 +275,7 @@ def _one(raw: bytes, line_no: int, offset: int, issues: list[LoadIssue]) -> RawV
         issues.append(LoadIssue(line_no, offset, kind, msg or kind, False))
     if _is_falsy(value):
         issues.append(
-            LoadIssue(line_no, offset, "falsy", f"JSON value {_snippet(raw)!r} is falsy; pi skips it", True)
+            LoadIssue(line_no, offset, "falsy", f"JSON value {snippet(raw)!r} is falsy; pi skips it", True)
         )
         return None
     return RawValue(line_no, offset, len(raw), value)
@@ -171,7 +284,7 @@ def _one(raw: bytes, line_no: int, offset: int, issues: list[LoadIssue]) -> RawV
 def read_values(path: str | os.PathLike[str]) -> tuple[list[RawValue], list[LoadIssue], int]:
     """Read a whole file: the kept values, the issues, and the byte size read."""
     issues: list[LoadIssue] = []
-    with open(path, "rb") as fh:
+    with open_regular(os.fspath(path)) as fh:
         values = list(iter_values(fh, issues))
         size = fh.tell()
     return values, issues, size

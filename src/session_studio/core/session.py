@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from .errors import EntryNotFoundError, SessionFileError, SessionLoadError
+from .fingerprint import FileFingerprint, fingerprint_fd, open_regular, open_regular_fd, still_prefix
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_string, js_truthy
 from .migrate import js_compare, needs_migration, new_entry_id, version_of
 from .reader import LoadIssue, RawValue, iter_values, parse_line
@@ -181,6 +182,14 @@ class Session:
     labels: dict[Any, tuple[str, Any]] = field(default_factory=dict)
     partial_tail: bool = False
     header_line: int | None = None
+    #: (offset, length) of the header line, so the index cache need not store its content
+    header_span: tuple[int, int] | None = None
+    #: the file as this view of it was read (None for sessions not read from a file)
+    fingerprint: FileFingerprint | None = None
+    #: an append of ours that was interrupted (kill -9, power loss) and left a torn last line
+    torn_tail: Any = None
+    #: what the user must be told about writes made through this view (e.g. pi appended meanwhile)
+    notes: list[str] = field(default_factory=list)
     _children: dict[Any, list[int]] | None = None
 
     # ------------------------------------------------------------------ loading
@@ -205,14 +214,11 @@ class Session:
         for files of MIN_CACHED_BYTES and more that are not kept in memory.
         """
         p = os.fspath(path)
+        fd = open_regular_fd(p)  # never blocks on a FIFO; refuses devices and directories
         try:
-            st = os.stat(p)
-        except FileNotFoundError as e:
-            raise SessionFileError(f"session file not found: {p}") from e
-        except OSError as e:
-            raise SessionFileError(f"cannot read {p}: {e.strerror}") from e
-        if os.path.isdir(p):
-            raise SessionFileError(f"session path is a directory: {p}")
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
         keep = st.st_size <= KEEP_VALUES_MAX_BYTES if keep_values is None else keep_values
         from . import index_cache
 
@@ -220,18 +226,14 @@ class Session:
             st.st_size >= index_cache.MIN_CACHED_BYTES if use_cache is None else use_cache
         )
         if cached_ok:
-            cached = index_cache.load_cached(cls, p, st.st_size)
+            cached = cls._from_cache(p, st.st_size)
             if cached is not None:
                 cached.refresh()  # lines appended since the index was cached
-                cached.mtime_ns = os.stat(p).st_mtime_ns
                 if progress is not None:
                     progress(st.st_size, st.st_size)
                 return cached
         issues: list[LoadIssue] = []
-        try:
-            fh = open(p, "rb")  # noqa: SIM115 - closed below; iter_values streams from it
-        except OSError as e:
-            raise SessionFileError(f"cannot read {p}: {e.strerror}") from e
+        fh = open_regular(p)
         use_parallel = (
             (parallel if parallel is not None else st.st_size >= PARALLEL_MIN_BYTES)
             and not keep
@@ -248,9 +250,71 @@ class Session:
                 session.size = fh.tell()
             else:
                 session = cls._open_parallel(p, fh, issues, split, st.st_size, progress, cancel)
-        session.mtime_ns = st.st_mtime_ns
+            session._took_fingerprint(fh.fileno())
         if cached_ok:
-            index_cache.save_index(session)
+            index_cache.save_index(
+                p,
+                index_cache.CachedIndex(
+                    session.size,
+                    session.header_span,
+                    session.header_line,
+                    session.source_version,
+                    session.issues,
+                    [r.facts() for r in session.records],
+                ),
+                cacheable=not (session.reset or session.migrated or session.partial_tail),
+            )
+        return session
+
+    def _took_fingerprint(self, fd: int) -> None:
+        """Remember what the file looked like for the bytes just indexed (writers compare with it)."""
+        self.fingerprint = fingerprint_fd(fd, self.size)
+        self.mtime_ns = self.fingerprint.mtime_ns
+        self.torn_tail = None
+        if self.partial_tail:
+            from .journal import find_torn_tail
+
+            self.torn_tail = find_torn_tail(self.path, fd)
+            if self.torn_tail is not None:
+                tail = next(i for i in reversed(self.issues) if i.kind == "no_final_newline")
+                self.issues.append(
+                    LoadIssue(tail.line, tail.offset, "own_torn_tail", self.torn_tail.describe(), True)
+                )
+
+    @classmethod
+    def _from_cache(cls, p: str, size: int) -> Session | None:
+        from . import index_cache
+
+        cached = index_cache.load_cached(p, size)
+        if cached is None:
+            return None
+        with open_regular(p) as fh:
+            header: Any = None
+            if cached.header_span is not None:
+                off, length = cached.header_span
+                fh.seek(off)
+                header, _, _ = parse_line(fh.read(length))
+            if type(header) is not dict or header.get("type") != "session":
+                return None
+            session = cls(
+                p,
+                header,
+                [],
+                list(cached.issues),
+                cached.source_version,
+                False,
+                False,
+                cached.size,
+                False,
+                header_line=cached.header_line,
+                header_span=cached.header_span,
+            )
+            for n, f in enumerate(cached.facts):
+                rec = EntryRecord.from_facts(n, f)
+                session.records.append(rec)
+                session._index_record(rec)
+            session._note_tail()
+            session._took_fingerprint(fh.fileno())
         return session
 
     @classmethod
@@ -352,7 +416,19 @@ class Session:
         version = version_of(header)
         v1 = migrating and js_compare(version, "<", 2)
         v2 = migrating and js_compare(version, "<", 3)
-        s = cls(path, header, [], issues, source_version, migrating, False, 0, keep, header_line=first.line)
+        s = cls(
+            path,
+            header,
+            [],
+            issues,
+            source_version,
+            migrating,
+            False,
+            0,
+            keep,
+            header_line=first.line,
+            header_span=(first.offset, first.length),
+        )
         if v1:
             header["version"] = 2
         if v2:
@@ -484,10 +560,8 @@ class Session:
         rec = self.records[index]
         if rec.value is not None:
             return rec.value
-        with open(self.path, "rb") as fh:
-            fh.seek(rec.offset)
-            raw = fh.read(rec.length)
-        return self._materialise(rec, raw)
+        with self._reopen() as fh:
+            return self._reread(fh, rec)
 
     def values(self, indices: Iterable[int]) -> list[Any]:
         """Many values at once, reading the file sequentially when they are not in memory."""
@@ -502,12 +576,37 @@ class Session:
                 out[j] = v
         if missing:
             missing.sort()
-            with open(self.path, "rb") as fh:
-                for offset, j, i in missing:
-                    rec = self.records[i]
-                    fh.seek(offset)
-                    out[j] = self._materialise(rec, fh.read(rec.length))
+            with self._reopen() as fh:
+                for _offset, j, i in missing:
+                    out[j] = self._reread(fh, self.records[i])
         return out
+
+    def _changed_while_reading(self, why: str) -> SessionFileError:
+        return SessionFileError(f"{self.path}: the file changed while it was being read ({why}); reload it")
+
+    def _reopen(self) -> BinaryIO:
+        """The file again, for values not kept in memory; refused if it is no longer the one read."""
+        fh = open_regular(self.path)
+        fp = self.fingerprint
+        if fp is not None:
+            st = os.fstat(fh.fileno())
+            if (st.st_dev, st.st_ino) != (fp.dev, fp.ino):
+                fh.close()
+                raise self._changed_while_reading("it was replaced by another file")
+        return fh
+
+    def _reread(self, fh: BinaryIO, rec: EntryRecord) -> Any:
+        fh.seek(rec.offset)
+        raw = fh.read(rec.length)
+        if len(raw) != rec.length:
+            raise self._changed_while_reading(f"line {rec.line} is no longer there")
+        value = self._materialise(rec, raw)
+        same = (
+            type(value) is dict and value.get("id", UNDEFINED) == rec.id if rec.id is not UNDEFINED else True
+        )
+        if value is None or not same:
+            raise self._changed_while_reading(f"line {rec.line} is no longer the entry that was indexed")
+        return value
 
     def _materialise(self, rec: EntryRecord, raw: bytes) -> Any:
         value, _, _ = parse_line(raw)
@@ -626,14 +725,21 @@ class Session:
     def refresh(self) -> list[int]:
         """Index lines appended since the last read; returns the new record indices.
 
-        Raises SessionLoadError if the file shrank or its indexed part changed
-        (it was rewritten, e.g. migrated by pi): the caller must reopen it.
+        Raises SessionLoadError if the file is no longer the one read (replaced by
+        another file, shorter, or its indexed bytes changed, e.g. migrated by pi):
+        the caller must reopen it from scratch.
         """
-        try:
-            st = os.stat(self.path)
-        except OSError as e:
-            raise SessionFileError(f"cannot read {self.path}: {e.strerror}") from e
-        if st.st_size < self.size:
+        fd = open_regular_fd(self.path)
+        with os.fdopen(fd, "rb") as fh:
+            return self._refresh_from(fh)
+
+    def _refresh_from(self, fh: BinaryIO) -> list[int]:
+        st = os.fstat(fh.fileno())
+        if self.fingerprint is not None:
+            why = still_prefix(fh.fileno(), self.fingerprint)
+            if why is not None:
+                raise SessionLoadError(f"{why}: it is not the file that was read; reopen it")
+        elif st.st_size < self.size:
             raise SessionLoadError("the file became shorter: it was rewritten; reopen it")
         if st.st_size == self.size:
             return []
@@ -648,26 +754,24 @@ class Session:
             if self.records and self.records[-1].offset >= start:
                 self.records.pop()
                 self._reindex_all()
-        line = self._line_at(start)
+        line = self._line_at(fh, start)
         new_issues: list[LoadIssue] = []
         first_new = len(self.records)
-        with open(self.path, "rb") as fh:
-            for raw in iter_values(fh, new_issues, start, line):
-                rec = self._add_record(raw, False)
-                if rec is not None:
-                    self._index_record(rec)
-            self.size = fh.tell()
+        for raw in iter_values(fh, new_issues, start, line):
+            rec = self._add_record(raw, False)
+            if rec is not None:
+                self._index_record(rec)
+        self.size = fh.tell()
         self.issues = self.issues + new_issues
         self._note_tail()
-        self.mtime_ns = st.st_mtime_ns
+        self._took_fingerprint(fh.fileno())
         return list(range(first_new, len(self.records)))
 
-    def _line_at(self, offset: int) -> int:
+    def _line_at(self, fh: BinaryIO, offset: int) -> int:
         """The 1-based line number of the line starting at `offset`."""
         base_line, base_off = (self.records[-1].line, self.records[-1].offset) if self.records else (1, 0)
-        with open(self.path, "rb") as fh:
-            fh.seek(base_off)
-            gap = fh.read(offset - base_off)
+        fh.seek(base_off)
+        gap = fh.read(offset - base_off)
         return base_line + gap.count(b"\n")
 
     def _reindex_all(self) -> None:

@@ -1,40 +1,47 @@
 """Every write to a session file goes through here.
 
 Rules (a session file is the user's work):
-* never rewrite an existing session in place; only append one line at a time;
-* before appending, check that the file is exactly what was planned on (size,
-  mtime, hash of the tail); if pi appended meanwhile, raise StaleSessionError
-  so the caller re-reads the tail and re-plans instead of committing a stale entry;
+* never rewrite an existing session in place, except `rewrite_file` (upgrade, on request);
+  otherwise only append one line at a time;
+* before writing, check that the file is exactly what the user's view was loaded from
+  (:class:`~session_studio.core.fingerprint.FileFingerprint`: identity, size, mtime,
+  head and tail hashes); if not, raise StaleSessionError and write nothing;
 * a file that does not end in "\\n" (a crashed writer) gets the newline first,
   so our line never glues onto the broken one;
-* one `write` of the whole line with O_APPEND, then fsync, then read it back;
-* new files (forks, upgrades) are written to a temp file in the same folder,
-  fsynced, linked into place without clobbering, and the folder is fsynced.
+* the line must read back under pi's JSON rules (JSON.parse, lone surrogates allowed);
+* one `write` of the whole line with O_APPEND, then fsync, then read it back; a short or
+  failed write is cut back to the size planned on (only bytes provably ours are cut);
+* an intent journal (core.journal) lets a later open recognise a line torn by kill -9;
+* new files (forks, upgrades) are written to a temp file in the same folder with the
+  source's mode (and owner where permitted), fsynced, moved into place, the folder fsynced.
 """
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
+import errno
 import os
+import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from . import journal
 from .errors import StaleSessionError, WriteError
+from .fingerprint import FileFingerprint, check_unchanged, fingerprint, fingerprint_fd, open_regular_fd
 from .jsvalue import js_stringify
+from .reader import parse_line
 
 __all__ = [
     "AppendResult",
     "FileFingerprint",
     "append_line",
     "fingerprint",
+    "rewrite_file",
     "write_new_file",
 ]
 
-_TAIL_BYTES = 64 * 1024
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -46,38 +53,54 @@ def _lock_for(path: str) -> threading.Lock:
 
 
 @dataclass(frozen=True, slots=True)
-class FileFingerprint:
-    """What the file looked like when it was read: size, mtime and a hash of its tail."""
-
-    size: int
-    mtime_ns: int
-    tail_sha256: str
-
-    def describe(self) -> str:
-        return f"{self.size} bytes, tail {self.tail_sha256[:12]}"
-
-
-def _tail_hash(fd: int, size: int) -> str:
-    start = max(0, size - _TAIL_BYTES)
-    data = os.pread(fd, size - start, start)
-    return hashlib.sha256(data).hexdigest()
-
-
-def fingerprint(path: str | os.PathLike[str]) -> FileFingerprint:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        st = os.fstat(fd)
-        return FileFingerprint(st.st_size, st.st_mtime_ns, _tail_hash(fd, st.st_size))
-    finally:
-        os.close(fd)
-
-
-@dataclass(frozen=True, slots=True)
 class AppendResult:
     offset: int  # where the entry's line starts
     line: bytes  # the bytes written (newline included; a repair newline excluded)
     repaired_missing_newline: bool
     after: FileFingerprint
+    #: bytes another program (pi) appended between our check and our write; our line follows them
+    interleaved_bytes: int = 0
+
+    def note(self) -> str | None:
+        """What the user must know about where the entry landed (None: where planned)."""
+        if not self.interleaved_bytes:
+            return None
+        return (
+            f"pi appended {self.interleaved_bytes} bytes while this entry was being written; the entry "
+            f"was written after them (at byte {self.offset}) and is in the file, as a branch from the "
+            "entry it was planned on"
+        )
+
+
+def _os_write(fd: int, data: bytes | memoryview) -> int:
+    """The one call that writes session data (tests inject full disks and kills here)."""
+    return os.write(fd, data)
+
+
+def _cut_back(fd: int, planned: int, payload: bytes) -> str:
+    """Remove a partial copy of `payload` after `planned`, only if the bytes there are ours."""
+    size = os.fstat(fd).st_size
+    if size == planned:
+        return f"the file was left at its {planned} bytes"
+    if (
+        size < planned
+        or size - planned > len(payload)
+        or os.pread(fd, size - planned, planned) != payload[: size - planned]
+    ):
+        return (
+            f"the file is now {size} bytes (planned on {planned}) and its end is not only ours, so it "
+            "was not cut; check it before pi appends"
+        )
+    try:
+        os.ftruncate(fd, planned)
+    except OSError as e:
+        return f"cutting the partial line off failed ({e.strerror}): {size - planned} torn bytes remain"
+    with contextlib.suppress(OSError):  # the cut is what readers (pi) see, flushed or not
+        os.fsync(fd)
+    after = os.fstat(fd).st_size
+    if after != planned:
+        return f"cutting the partial line off failed: the file is {after} bytes, planned on {planned}"
+    return f"the partial line was cut off; the file is back to its {planned} bytes"
 
 
 def append_line(
@@ -87,51 +110,54 @@ def append_line(
     text = js_stringify(entry)
     if text is None or "\n" in text:
         raise WriteError("refusing to write an entry that is not a single JSON line")
-    line = text.encode("utf-8", "surrogatepass") + b"\n"
+    body = text.encode("utf-8", "surrogatepass")
+    value, kind, _msg = parse_line(body)
+    if value is None or (kind is not None and kind != "invalid_utf8"):
+        raise WriteError("refusing to write an entry pi could not read back (JSON.parse would reject it)")
+    line = body + b"\n"
     p = os.fspath(path)
     with _lock_for(p):
+        fd = open_regular_fd(p, os.O_RDWR | os.O_APPEND, opened_before=True)
         try:
-            fd = os.open(p, os.O_RDWR | os.O_APPEND)
-        except OSError as e:
-            raise WriteError(f"cannot open {p} for appending: {e.strerror}") from e
-        try:
-            st = os.fstat(fd)
-            if st.st_size != expected.size or _tail_hash(fd, st.st_size) != expected.tail_sha256:
-                raise StaleSessionError(
-                    f"{p} changed on disk since it was read ({expected.size} → {st.st_size} bytes): "
-                    "pi (or another program) wrote to it; re-read the session and plan again"
-                )
-            repair = False
-            if st.st_size > 0 and os.pread(fd, 1, st.st_size - 1) != b"\n":
-                repair = True
+            check_unchanged(fd, expected, p)
+            planned = expected.size
+            repair = planned > 0 and os.pread(fd, 1, planned - 1) != b"\n"
             payload = (b"\n" if repair else b"") + line
+            intent = journal.begin_append(p, fd, planned, payload)
             try:
-                written = os.write(fd, payload)
+                written = _os_write(fd, payload)
             except OSError as e:
-                raise WriteError(f"writing to {p} failed: {e.strerror}; the file may need checking") from e
+                state = _cut_back(fd, planned, payload)
+                journal.end_append(intent)
+                full = " (the disk is full)" if e.errno == errno.ENOSPC else ""
+                raise WriteError(f"writing to {p} failed: {e.strerror}{full}; {state}") from e
             if written != len(payload):
-                raise WriteError(f"short write to {p} ({written} of {len(payload)} bytes)")
-            os.fsync(fd)
-            end = os.lseek(fd, 0, os.SEEK_CUR)
-            start = end - len(line)
-            if start != st.st_size + (1 if repair else 0):
-                # pi appended between our check and our write (a window of microseconds):
-                # our line is intact but sits after pi's; the caller must re-read.
-                raise StaleSessionError(
-                    f"pi appended to {p} while we were writing; our entry was written at byte {start} "
-                    "after pi's line. Reload the session: the new entry is on its own branch."
-                )
-            back = os.pread(fd, len(line), start)
-            if back != line:
+                # where our bytes start (after any line pi appended since the check)
+                state = _cut_back(fd, os.lseek(fd, 0, os.SEEK_CUR) - written, payload)
+                journal.end_append(intent)
                 raise WriteError(
-                    f"verification failed: the bytes read back from {p} differ from what was written"
+                    f"short write to {p} ({written} of {len(payload)} bytes; is the disk full?); {state}"
                 )
-            orjson.loads(back)
-            st2 = os.fstat(fd)
-            after = FileFingerprint(st2.st_size, st2.st_mtime_ns, _tail_hash(fd, st2.st_size))
+            end = os.lseek(fd, 0, os.SEEK_CUR)
+            payload_start = end - len(payload)
+            try:
+                os.fsync(fd)
+            except OSError as e:  # the data may never reach the disk: take the line back
+                state = _cut_back(fd, payload_start, payload)
+                journal.end_append(intent)
+                raise WriteError(f"flushing {p} to disk failed: {e.strerror}; {state}") from e
+            start = end - len(line)
+            if os.pread(fd, len(payload), payload_start) != payload:
+                state = _cut_back(fd, payload_start, payload)
+                journal.end_append(intent)
+                raise WriteError(
+                    f"verification failed: the bytes read back from {p} differ from what was written; {state}"
+                )
+            journal.end_append(intent)
+            after = fingerprint_fd(fd)
         finally:
             os.close(fd)
-    return AppendResult(start, line, repair, after)
+    return AppendResult(start, line, repair, after, payload_start - planned)
 
 
 def _fsync_dir(directory: str) -> None:
@@ -147,27 +173,55 @@ def _fsync_dir(directory: str) -> None:
         os.close(dfd)
 
 
-def write_new_file(path: str | os.PathLike[str], lines: list[str], *, overwrite: bool = False) -> int:
-    """Create a new session file atomically; never clobbers unless `overwrite`.
-
-    Returns the number of bytes written.
-    """
-    target = Path(path)
-    directory = str(target.parent.resolve())
-    data = "".join(lines).encode("utf-8", "surrogatepass")
+def _write_temp(target: Path, data: bytes, mode: int, owner: tuple[int, int] | None) -> Path:
+    """`data` in a new temp file next to `target` with `mode` (and `owner` where permitted), fsynced."""
     tmp = target.parent / f".{target.name}.tmp-{os.getpid()}-{threading.get_ident()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as e:
+        raise WriteError(f"cannot create a file in {target.parent}: {e.strerror}; nothing was written") from e
+    try:
+        if owner is not None:
+            with contextlib.suppress(OSError):  # only root may give a file away; the mode stays private
+                os.fchown(fd, *owner)
+        os.fchmod(fd, mode)  # after chown, which may clear set-id bits
         view = memoryview(data)
         while view:
-            n = os.write(fd, view)
+            n = _os_write(fd, view)
+            if n <= 0:
+                raise WriteError(f"short write to {tmp}")
             view = view[n:]
         os.fsync(fd)
+    except OSError as e:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+        full = " (the disk is full)" if e.errno == errno.ENOSPC else ""
+        raise WriteError(f"writing {target} failed: {e.strerror}{full}; nothing was changed") from e
     except BaseException:
         os.close(fd)
         tmp.unlink(missing_ok=True)
         raise
     os.close(fd)
+    return tmp
+
+
+def write_new_file(
+    path: str | os.PathLike[str],
+    lines: list[str],
+    *,
+    overwrite: bool = False,
+    mode: int = 0o644,
+    owner: tuple[int, int] | None = None,
+) -> int:
+    """Create a new session file atomically; never clobbers unless `overwrite`.
+
+    `mode` is applied exactly (not masked by the umask): a fork keeps its source's mode.
+    Returns the number of bytes written.
+    """
+    target = Path(path)
+    directory = str(target.parent.resolve())
+    data = "".join(lines).encode("utf-8", "surrogatepass")
+    tmp = _write_temp(target, data, mode, owner)
     try:
         if overwrite:
             os.replace(tmp, target)
@@ -185,3 +239,91 @@ def write_new_file(path: str | os.PathLike[str], lines: list[str], *, overwrite:
     if target.read_bytes() != data:
         raise WriteError(f"verification failed for {target}")
     return len(data)
+
+
+def rewrite_file(
+    path: str | os.PathLike[str], lines: list[str], expected: FileFingerprint, backup: Path
+) -> None:
+    """Replace `path` by `lines` (an upgrade), keeping the original as `backup`.
+
+    Nothing pi appends is ever lost: the backup is a hard link to the original inode
+    (a copy where links are impossible), the file is checked against `expected` right
+    before the rename, and after it the original inode is checked again: if pi appended
+    in between, the original (with pi's lines) is put back and StaleSessionError says so.
+    The new file keeps the original's mode and owner.
+    """
+    p = os.fspath(path)
+    target = Path(p)
+    data = "".join(lines).encode("utf-8", "surrogatepass")
+    with _lock_for(p):
+        src = open_regular_fd(p, opened_before=True)
+        try:
+            check_unchanged(src, expected, p)
+            st = os.fstat(src)
+            tmp = _write_temp(target, data, st.st_mode & 0o7777, (st.st_uid, st.st_gid))
+            linked = False
+            try:
+                try:
+                    os.link(p, backup)
+                    linked = True
+                except FileExistsError as e:
+                    raise WriteError(f"the backup {backup} already exists; nothing was changed") from e
+                except OSError:
+                    _copy_fd(src, backup, st.st_mode & 0o7777)
+                b = os.stat(backup)
+                if linked and (b.st_dev, b.st_ino) != (expected.dev, expected.ino):
+                    raise StaleSessionError(
+                        f"{p}: the file changed since you opened it; reload. Nothing was changed."
+                    )
+                check_unchanged(src, expected, p)
+                now = os.stat(p)
+                if (now.st_dev, now.st_ino) != (expected.dev, expected.ino):
+                    raise StaleSessionError(
+                        f"{p}: the file changed since you opened it; reload. Nothing was changed."
+                    )
+                os.replace(tmp, p)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                backup.unlink(missing_ok=True)
+                raise
+            grown = os.fstat(src).st_size
+            if grown != expected.size:
+                _put_back(p, src, backup, linked, st.st_mode & 0o7777)
+                raise StaleSessionError(
+                    f"{p}: pi appended {grown - expected.size} bytes while it was being upgraded; the original "
+                    "file, with pi's new lines, was put back and nothing was changed. Reload and upgrade again."
+                )
+            _fsync_dir(str(target.parent.resolve()))
+        finally:
+            os.close(src)
+    with open(target, "rb") as fh:  # pi may already have appended to the new file: check our part
+        written = fh.read(len(data))
+    if written != data:
+        raise WriteError(f"verification failed for {target} (the original is kept as {backup})")
+
+
+def _copy_fd(src: int, dest: Path, mode: int) -> None:
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(os.dup(src), "rb") as fin, os.fdopen(os.dup(fd), "wb") as fout:
+            fin.seek(0)
+            shutil.copyfileobj(fin, fout)
+            fout.flush()
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        dest.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+
+
+def _put_back(p: str, src: int, backup: Path, linked: bool, mode: int) -> None:
+    """Restore the original inode's current content (pi's new lines included) at `p`."""
+    if linked:
+        os.replace(backup, p)  # the backup *is* the original inode
+        return
+    tmp = Path(p).with_name(f".{Path(p).name}.restore-{os.getpid()}")
+    _copy_fd(src, tmp, mode)
+    os.replace(tmp, p)
+    backup.unlink(missing_ok=True)

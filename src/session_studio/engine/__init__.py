@@ -19,6 +19,7 @@ from .edits import (
     append_session_name,
     branch_to,
     fork_to_file,
+    repair_torn_tail,
     upgrade_legacy_file,
 )
 
@@ -33,6 +34,7 @@ __all__ = [
     "commit_compaction",
     "draft_compaction",
     "fork_to_file",
+    "repair_torn_tail",
     "summarize_draft",
     "upgrade_legacy_file",
 ]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ..core.errors import WriteError
+from ..core.fingerprint import FileFingerprint, check_unchanged, open_regular_fd
 from ..core.jsvalue import js_key
 from ..core.migrate import new_entry_id
 from ..core.session import Session
-from ..core.writer import AppendResult, FileFingerprint, append_line, fingerprint
+from ..core.writer import AppendResult, append_line
 
 __all__ = ["append_entry", "ensure_appendable", "fresh_id", "loaded_fingerprint"]
 
@@ -37,15 +39,16 @@ def ensure_appendable(session: Session) -> None:
 
 
 def loaded_fingerprint(session: Session) -> FileFingerprint:
-    """The fingerprint of the file as the session read it; stale if pi wrote since."""
-    fp = fingerprint(session.path)
-    if fp.size != session.size:
-        from ..core.errors import StaleSessionError
-
-        raise StaleSessionError(
-            f"{session.path} changed on disk since it was loaded ({session.size} → {fp.size} bytes); "
-            "reload it and plan again"
-        )
+    """The fingerprint taken when the user's view of the file was read; refused if the
+    file is no longer that (pi appended, it was replaced, deleted...)."""
+    fp = session.fingerprint
+    if fp is None:
+        raise WriteError(f"{session.path} was not read from a file; there is nothing to write to")
+    fd = open_regular_fd(session.path, opened_before=True)
+    try:
+        check_unchanged(fd, fp, session.path)
+    finally:
+        os.close(fd)
     return fp
 
 
@@ -64,6 +67,9 @@ def append_entry(
     ensure_appendable(session)
     fp = expected if expected is not None else loaded_fingerprint(session)
     result = append_line(session.path, entry, fp)
+    if result.interleaved_bytes:
+        # the entry is in the file (after pi's lines); nothing more may be appended from this view
+        session.notes.append(result.note() or "")
     if refresh:
         session.refresh()
     return result

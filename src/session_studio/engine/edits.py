@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,7 @@ from ..core.jsvalue import UNDEFINED, js_key, js_stringify
 from ..core.messages import convert_to_llm
 from ..core.serialize import serialize_conversation
 from ..core.session import Session
-from ..core.writer import write_new_file
+from ..core.writer import rewrite_file, write_new_file
 from ..llm.base import CancelToken, Summarizer
 from ..llm.prompts import Prompts
 from ..llm.requests import BRANCH_SUMMARY_PREAMBLE, branch_request
@@ -34,6 +33,7 @@ __all__ = [
     "default_fork_target",
     "fork_to_file",
     "navigation_target",
+    "repair_torn_tail",
     "session_file_name",
     "upgrade_legacy_file",
 ]
@@ -226,6 +226,7 @@ def fork_to_file(
     existing file.
     """
     start = session.require(leaf_id)
+    loaded_fingerprint(session)  # the values below may be re-read from the file
     path = session.path_indices(start)
     values = session.values(path)
     retained: list[dict[str, Any]] = []
@@ -267,7 +268,9 @@ def fork_to_file(
             parent = lid
     lines = [js_stringify(x) + "\n" for x in [header, *retained, *labels]]  # type: ignore[operator]
     target_path = Path(out) if out else Path(session.path).parent / session_file_name(ts, new_id)
-    write_new_file(target_path, lines)
+    loaded_fingerprint(session)  # still the file the values were read from
+    st = os.stat(session.path)
+    write_new_file(target_path, lines, mode=st.st_mode & 0o777, owner=(st.st_uid, st.st_gid))
     return target_path
 
 
@@ -282,16 +285,29 @@ def upgrade_legacy_file(session: Session, backup_suffix: str | None = None) -> t
     if session.reset:
         raise WriteError("this file has no valid header; it cannot be upgraded")
     src = Path(session.path)
+    fp = loaded_fingerprint(session)
     version = "1" if session.source_version is None else str(session.source_version)
     stamp = now_iso()[:19].replace(":", "")
     backup = src.with_name(src.name + (backup_suffix or f".v{version}-backup-{stamp}"))
-    shutil.copy2(src, backup)
-    fd = os.open(backup, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
     values = [session.header, *session.entries()]
     lines = [js_stringify(v) + "\n" for v in values]  # type: ignore[operator]
-    write_new_file(src, lines, overwrite=True)
+    rewrite_file(src, lines, fp, backup)
     return src, backup
+
+
+def repair_torn_tail(session: Session) -> str:
+    """Cut off the line Session Studio was appending when it was interrupted (see core.journal).
+
+    Only that line, only if the file is still what `session` read; returns what was done.
+    """
+    from ..core.journal import cut_torn_tail
+
+    if session.torn_tail is None or session.fingerprint is None:
+        raise WriteError(
+            f"{session.path} does not end with an interrupted append of Session Studio's; nothing to repair"
+        )
+    torn = cut_torn_tail(session.path, session.fingerprint)
+    return (
+        f"cut {torn.size - torn.start:,} bytes of an interrupted append off {session.path}; "
+        f"it is back to its {torn.start:,} bytes"
+    )

@@ -35,6 +35,7 @@ __all__ = [
     "legacy_reason",
     "make_summarizer_for",
     "rename_job",
+    "repair_job",
     "summarize_job",
     "upgrade_job",
 ]
@@ -270,6 +271,13 @@ def upgrade_job(session: Session) -> tuple[Path, Path]:
     from session_studio.engine import upgrade_legacy_file
 
     return upgrade_legacy_file(session)
+
+
+def repair_job(session: Session) -> str:
+    """Cut off a line of ours torn by a crash (the banner's action); says what was done."""
+    from session_studio.engine import repair_torn_tail
+
+    return repair_torn_tail(session)
 
 
 def default_fork_target(session: Session) -> tuple[str, str, str]:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QWidget
 
 from session_studio.core import Session, SessionFileError, SessionLoadError
 from session_studio.core.context import SessionContext
+from session_studio.core.fingerprint import open_regular
 from session_studio.core.plan import (
     DEFAULT_CONTEXT_WINDOW,
     DEFAULT_KEEP_RECENT_TOKENS,
@@ -117,7 +118,7 @@ def load_head(path: str, limit: int = HEAD_BYTES) -> Partial | None:
 
     try:
         total = os.path.getsize(path)
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # never blocks on a FIFO
             data = fh.read(limit)
         end = data.rfind(b"\n")
         if end <= 0:
@@ -428,7 +429,8 @@ class SessionDocument(QObject):
         try:
             new = s.refresh()
         except (SessionLoadError, SessionFileError) as e:
-            self.message.emit(f"File rewritten on disk ({e}); reloading")
+            # replaced, rewritten or shortened: never index it as if pi had appended
+            self.message.emit(f"The file on disk is not the one shown ({e}); reloading it from scratch")
             keep_sel = self.selected
             op = self.open(self.path or s.path, keep_params=True)  # keeps settings, cut and summary
             _ = keep_sel, op
@@ -480,6 +482,7 @@ class SessionDocument(QObject):
             self.message.emit(f"File rewritten on disk ({e}); reloading")
             self.reload()
             return
+        notes, s.notes[:] = list(s.notes), []
         self.working_leaf = None
         self.manual_cut = None
         if clear_summary:
@@ -493,6 +496,8 @@ class SessionDocument(QObject):
         rec = s.get_index(select_id) if isinstance(select_id, str) else s.leaf_index()
         if rec is not None:
             self.select(rec)
+        if notes:  # e.g. the entry landed after lines pi appended meanwhile: say where it is
+            self.message.emit(" ".join(notes))
         self._refresh_timer.start()  # pick up anything pi appended meanwhile
 
     def reload(self) -> Operation | None:

@@ -129,6 +129,9 @@ class IssueBanner(QFrame):
         self.label = QLabel()
         self.label.setWordWrap(True)
         self.details = QPushButton("Details…")
+        #: shown when the file ends with a line of ours torn by a crash (Session.torn_tail)
+        self.repair = QPushButton("Cut the torn line off")
+        self.repair.hide()
         self.close_button = QToolButton()
         self.close_button.setText("✕")
         self.close_button.setAutoRaise(True)
@@ -136,6 +139,7 @@ class IssueBanner(QFrame):
         lay.setContentsMargins(10, 4, 4, 4)
         lay.addWidget(self.label, 1)
         lay.addWidget(self.details)
+        lay.addWidget(self.repair)
         lay.addWidget(self.close_button)
         self.text = ""
         self.close_button.clicked.connect(self.hide)
@@ -520,6 +524,7 @@ class MainWindow(QMainWindow):
         self.a_browser.triggered.connect(self.show_browser)
         self.a_reload.triggered.connect(self._reload)
         self.a_close.triggered.connect(self.close_session)
+        self.banner.repair.clicked.connect(self.repair_torn_tail)
         self.a_quit.triggered.connect(self.close)
         self.a_find.triggered.connect(self._focus_search)
         self.a_next.triggered.connect(lambda: self._step(1))
@@ -667,6 +672,8 @@ class MainWindow(QMainWindow):
         self.inspector.set_session(s)
         self.banner.set_issues(s.issues, s.reset)
         self.legacy_banner.set_session(s)
+        self.banner.repair.setVisible(s.torn_tail is not None)
+        self.banner.repair.setToolTip(s.torn_tail.describe() if s.torn_tail is not None else "")
         self._on_loaded_title()
         self._update_status_path()
         self.planner.set_source(res.settings_source)
@@ -1350,6 +1357,18 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("Session renamed", 6000)
 
         self._write("Renaming", actions.rename_job, s, text, on_ok=done)
+
+    def repair_torn_tail(self) -> None:
+        """Cut off a line Session Studio was appending when it was interrupted, then reload."""
+        s = self.doc.session
+        if s is None or s.torn_tail is None or self.doc.writing:
+            return
+
+        def done(message: object) -> None:
+            self.doc.reload()
+            self.statusBar().showMessage(str(message), 12000)
+
+        self._write("Repairing", actions.repair_job, s, on_ok=done)
 
     def upgrade(self) -> None:
         d = self.doc

@@ -1,0 +1,124 @@
+"""The window's live reload never indexes a replaced file as an append, and a write that
+landed after pi's lines is reported as written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_studio.ui import actions
+from session_studio.ui.document import SessionDocument
+from tests.core.util import HEADER, A, U, chain, to_bytes
+
+
+def _doc(qtbot: Any, runner: Any, path: Path) -> SessionDocument:
+    d = SessionDocument(runner)
+    d.open(str(path))
+    qtbot.waitUntil(lambda: d.state is not None)
+    return d
+
+
+def test_a_file_replaced_by_a_longer_one_is_reloaded_not_appended(
+    qtbot: Any, runner: Any, tmp_path: Path
+) -> None:
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(to_bytes(chain(U(10), A(10))))
+    d = _doc(qtbot, runner, p)
+    other = tmp_path / "other"
+    other.write_bytes(to_bytes(chain(U(20), A(20), U(20), A(5), header={**HEADER, "id": "other-session"})))
+    os.replace(other, p)
+    messages: list[str] = []
+    d.message.connect(messages.append)
+    with qtbot.waitSignal(d.loaded, timeout=5000):
+        d.refresh()
+    assert d.session is not None and d.session.header["id"] == "other-session"
+    assert [r.id for r in d.session.records] == ["e0", "e1", "e2", "e3"]
+    assert any("not the one shown" in m and "replaced" in m for m in messages)
+    assert not any("appended by pi" in m for m in messages)
+
+
+def test_a_label_that_landed_after_pi_is_reported_as_written(
+    qtbot: Any, runner: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    from session_studio.core import writer
+
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(to_bytes(chain(U(10), A(10))))
+    d = _doc(qtbot, runner, p)
+    real = writer._os_write
+
+    def pi_first(fd: int, data: Any) -> int:
+        with open(p, "ab") as fh:
+            fh.write(b'{"type":"custom","customType":"pi","id":"pi1","parentId":"e1","timestamp":"t"}\n')
+        return real(fd, data)
+
+    assert d.session is not None
+    with monkeypatch.context() as m:
+        m.setattr(writer, "_os_write", pi_first)
+        entry = actions.label_job(d.session, "e0", "L")
+    messages: list[str] = []
+    d.message.connect(messages.append)
+    d.after_write(entry["id"])
+    assert d.session.get_index(entry["id"]) is not None and d.session.get_index("pi1") is not None
+    assert any("written after them" in m for m in messages)
+
+
+def test_the_banner_offers_to_cut_off_a_line_of_ours_torn_by_a_crash(
+    qtbot: Any, window: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    from PySide6.QtCore import Qt
+
+    from session_studio.core import Session, writer
+    from session_studio.engine import append_session_name
+
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(to_bytes(chain(U(10), A(10))))
+    before = p.read_bytes()
+
+    def killed(fd: int, data: Any) -> int:
+        os.write(fd, bytes(data)[: len(data) // 2])
+        raise KeyboardInterrupt  # stands for kill -9 in the middle of the write: no clean-up runs
+
+    with monkeypatch.context() as m:
+        m.setattr(writer, "_os_write", killed)
+        with pytest.raises(KeyboardInterrupt):
+            append_session_name(Session.open(p), "n" * 200_000)
+    assert len(p.read_bytes()) > len(before)
+    window.open_path(str(p))
+    qtbot.waitUntil(lambda: window.doc.session is not None and window.banner.repair.isVisible())
+    qtbot.mouseClick(window.banner.repair, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: p.read_bytes() == before)
+    qtbot.waitUntil(lambda: window.doc.session is not None and window.doc.session.torn_tail is None)
+    assert not window.banner.repair.isVisible()
+
+
+@pytest.mark.parametrize("what", ["label", "rename"])
+def test_the_window_refuses_to_write_to_a_file_replaced_since_it_was_opened(
+    qtbot: Any, window: Any, tmp_path: Path, monkeypatch: Any, what: str
+) -> None:
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from session_studio.ui.main_window import MainWindow
+
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(to_bytes(chain(U(10), A(10), U(10))))
+    window.open_path(str(p))
+    qtbot.waitUntil(lambda: window.doc.state is not None)
+    window.doc._watcher.removePaths(window.doc._watcher.files())  # the user acts before any reload
+    data = p.read_bytes()
+    at = data.rfind(b"x" * 10)
+    other = tmp_path / "other"  # same size, other tail, renamed over the session
+    other.write_bytes(data[:at] + b"y" * 10 + data[at + 10 :])
+    os.replace(other, p)
+    replaced = p.read_bytes()
+    window.doc.select(1)
+    monkeypatch.setattr(MainWindow, "ask_text", lambda self, *a: "X")
+    (window.a_label if what == "label" else window.a_rename).trigger()
+    qtbot.waitUntil(lambda: not window.doc.writing)
+    assert p.read_bytes() == replaced  # nothing written into the other session
+    box = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible())
+    assert "changed since you opened it" in box.informativeText() + box.text()
+    box.close()
