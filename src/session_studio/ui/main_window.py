@@ -329,6 +329,7 @@ class MainWindow(QMainWindow):
 
         # centre tabs
         self.inspector = EntryInspector()
+        self.inspector.edit_facts = lambda: self.tree_model.edits  # the tree's active path decides
         self.why = SafeTextBrowser()
         self.preview = PreviewPane()
         self.tabs = QTabWidget()

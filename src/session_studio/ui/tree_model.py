@@ -27,6 +27,7 @@ from session_studio.core.plan import PlanMarks
 from session_studio.core.session import Session
 
 from .outline import ROOT, Outline, build_outline, preview_text
+from .pi16 import NO_EDITS, EditFacts, context_edit_facts, edit_replacement, system_tokens
 from .plain import rich_tooltip, visible
 from .roles import Roles
 from .tasks import TaskRunner
@@ -36,7 +37,7 @@ __all__ = ["CHUNK_BASE", "GUTTER", "BranchDelegate", "SessionTreeModel"]
 
 COLUMNS = ("Entry", "Tokens", "Time")
 GUTTER = 14
-LAST_CHAIN = Roles.SORT + 1
+LAST_CHAIN = Roles.EDIT + 1
 
 _MARK_TEXT = {
     "cut": "First kept entry: the chosen cut point",
@@ -91,6 +92,13 @@ class SessionTreeModel(QAbstractItemModel):
         self._preview: dict[int, str] = {}
         self._bold = QFont()
         self._bold.setBold(True)
+        self._struck = QFont()
+        self._struck.setStrikeOut(True)
+        self._bold_struck = QFont(self._bold)
+        self._bold_struck.setStrikeOut(True)
+        #: pi 1.6.0 context edits seen from the active path (which rows are hidden / replaced)
+        self.edits: EditFacts = NO_EDITS
+        self._system_tokens: dict[int, Any] = {}
         self.mode = "default"
         self.query = ""
         #: lowercased search text per record (preview, id), built once per session off the GUI thread
@@ -168,7 +176,9 @@ class SessionTreeModel(QAbstractItemModel):
             self._search_texts = None
         self.session = session
         self._preview.clear()
+        self._system_tokens.clear()
         self.marks = {}
+        self.edits = context_edit_facts(session, active_path or []) if session is not None else NO_EDITS
         if session is None:
             self.outline = Outline()
         elif outline is not None and self.mode == "default" and not self.query:
@@ -182,6 +192,9 @@ class SessionTreeModel(QAbstractItemModel):
         if self.session is None:
             return
         self.beginResetModel()
+        if active_path is not None:  # the branch moved or entries were appended: edits may apply anew
+            self.edits = context_edit_facts(self.session, active_path)
+            self._preview.clear()
         self.outline = self._build(active_path if active_path is not None else sorted(self.outline.active))
         self.endResetModel()
 
@@ -451,16 +464,21 @@ class SessionTreeModel(QAbstractItemModel):
         rec = self.session.records[i]
         col = index.column()
         R = Qt.ItemDataRole
+        edit = self.edit_state(i)
         if role == R.DisplayRole:
             if col == 0:
                 lab = self.session.label_of(rec.id)
                 row = f"[{lab}]  {self.preview(i)}" if lab else self.preview(i)
+                if edit:
+                    row = ("⊘ hidden · " if edit == "hidden" else "✎ replaced · ") + row
                 return visible(row, 300, keep_newlines=False)  # session text: elided, controls shown
             if col == 1:
-                t = rec.tokens
                 if rec.type != "message":
                     return ""
-                if isinstance(t, JsTypeError):
+                t = self.tokens_of(i)
+                if edit == "replaced":
+                    t = self.edits.replaced_tokens.get(i, t)
+                if isinstance(t, JsTypeError) or t is None:
                     return "error"
                 return f"{t:,}" if isinstance(t, int) else str(t)
             ts = rec.timestamp
@@ -469,8 +487,11 @@ class SessionTreeModel(QAbstractItemModel):
             return entry_icon(kind_of(rec.type, rec.role))
         if role == R.TextAlignmentRole and col == 1:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == R.FontRole and i in self.outline.active and col == 0:
-            return self._bold
+        if role == R.FontRole and col < 2:
+            bold = i in self.outline.active and col == 0
+            if edit == "hidden":  # what the LLM no longer sees is struck out
+                return self._bold_struck if bold else self._struck
+            return self._bold if bold else None
         th = current_theme()
         mark = self.marks.get(i, "")
         if role == R.BackgroundRole:
@@ -482,13 +503,19 @@ class SessionTreeModel(QAbstractItemModel):
                 return th.active_bg
             return None
         if role == R.ForegroundRole:
-            if i not in self.outline.active or mark == "summarised":
+            if i not in self.outline.active or mark == "summarised" or edit == "hidden":
                 return th.muted
             return None
         if role == R.ToolTipRole:
             lines = [f"{rec.type} · line {rec.line} · id {rec.id}"]
             if rec.role is not None and rec.type == "message":
                 lines[0] += f" · {rec.role}"
+            lines += self._edit_lines(i, edit)
+            if rec.type == "message" and rec.role == "system":
+                lines.append(
+                    "Tokens: pi 1.6.0's estimate of the system message (content, sections, tool "
+                    "declarations); pi 0.80.2 drops system messages from the context"
+                )
             if mark in _MARK_TEXT:
                 lines.append(_MARK_TEXT[mark])
             if mark in ("valid", "invalid", "cut", "prefix", "turn_start"):
@@ -508,7 +535,42 @@ class SessionTreeModel(QAbstractItemModel):
             return i in self.outline.last_chain
         if role == Roles.KIND:
             return kind_of(rec.type, rec.role)
+        if role == Roles.EDIT:
+            return edit
         return None
+
+    def edit_state(self, i: int) -> str:
+        """ "hidden" / "replaced" when a context edit applies to the entry on the active path."""
+        edit = self.edits.applied.get(i)
+        if edit is None or self.session is None:
+            return ""
+        return "hidden" if edit_replacement(self.session, edit) is None else "replaced"
+
+    def tokens_of(self, i: int) -> Any:
+        """The row's token estimate: the index's, or pi 1.6.0's for a system message (rule 21)."""
+        assert self.session is not None
+        rec = self.session.records[i]
+        if rec.role != "system":
+            return rec.tokens
+        t = self._system_tokens.get(i)
+        if t is None:
+            v = self.session.value(i)
+            t = self._system_tokens[i] = system_tokens(v.get("message") if type(v) is dict else None)
+        return t
+
+    def _edit_lines(self, i: int, edit: str) -> list[str]:
+        assert self.session is not None
+        recs = self.session.records
+        lines = []
+        if edit:
+            e = recs[self.edits.applied[i]]
+            what = "Hidden from the LLM" if edit == "hidden" else "Content replaced for the LLM"
+            lines.append(f"{what} by context edit {e.id} (line {e.line})")
+            if edit == "replaced":
+                lines.append(f"Tokens: what the LLM sees now; stored: {self.tokens_of(i)}")
+        elif i in self.edits.by_target:
+            lines.append("Named by a context edit that does not apply on the active path")
+        return lines
 
     def _chunk_data(self, index: Index, role: int) -> Any:
         R = Qt.ItemDataRole
