@@ -22,8 +22,19 @@ TOOLS = [
         "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
     },
 ]
-BASE = "You are pi, a coding agent. Work in small verified steps.\n" * 40
-PROJECT = "Project notes: the webshop uses Python 3.12 and pytest.\n" * 12
+BASE = """You are pi, a coding agent working in the user's repository.
+Work in small, verified steps: read before you edit, run the tests after every change.
+Prefer the project's own tools and conventions over new dependencies.
+Explain what you changed and why, briefly, when a step is done.
+Never run destructive commands without asking first.
+When a command fails, read its output before trying something else.
+Keep answers short unless the user asks for detail.
+"""
+PROJECT = """Project notes (AGENTS.md):
+- the webshop is a Python 3.12 package under shop/, tested with pytest;
+- money is stored in cents (int), never as float;
+- run `make check` before proposing a commit.
+"""
 
 SYSTEM = {
     "role": "system",

@@ -59,7 +59,7 @@ def test_system_message_row_and_inspector_show_sections_tools_and_tokens(
     text = _cell(w, "e0000", 0)
     assert text.startswith("system · sections base, project · +2 tools (read, bash)")
     tokens = estimate_tokens_16(SYSTEM)
-    assert tokens > 500
+    assert tokens > 200
     assert _cell(w, "e0000", 1) == f"{tokens:,}"
     assert _cell(w, "e0000", 0, Roles.KIND) == "system"  # its own icon and colour, not "damaged"
     assert "pi 1.6.0's estimate" in html.unescape(_cell(w, "e0000", 0, Qt.ItemDataRole.ToolTipRole))
@@ -142,7 +142,7 @@ def test_usage_entries_are_hidden_by_default_shown_by_their_filter_and_totalled(
     shown = _inspect(qtbot, w, "e0009")
     assert "Usage · cache_warm" in shown and "40,011" in shown
     assert "Session usage" in shown
-    assert f"usage entries\t{len(costs)}" in shown.replace("\n", "\t")
+    assert f"usage entries\t{len(costs)}" in shown.replace("\n", "\t").replace("\xa0", " ")
     assert f"${sum(costs):.4f}" in shown
     assert f"${SUMMARY_USAGE['cost']['total']:.4f}" in shown  # the compaction's summarisation
     root = _inspect(qtbot, w, "e0000")
@@ -158,7 +158,7 @@ def test_compaction_shows_its_system_snapshot_and_usage(
     tokens = estimate_tokens_16(SYSTEM)
     assert f"▸ System message snapshot · {tokens:,} tokens" in shown
     assert "Section · base" not in shown  # folded until asked for
-    assert "of the summarisation calls" in shown and "5,840" in shown
+    assert "totalTokens 5,840 · $0.0252 (the summarisation calls)" in shown
     w.inspector.browser.toggled.emit("snap")
     shown = w.inspector.browser.toPlainText()
     assert "Section · base" in shown and "Tools added (2)" in shown

@@ -24,6 +24,7 @@ from PySide6.QtGui import (
     QColor,
     QGuiApplication,
     QImage,
+    QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
@@ -192,6 +193,16 @@ class _Writer:
         self.cur.insertMarkdown(text, MD_FEATURES)
         self._replace_foreign_images(start, self.cur.position())
         self.block()
+        self._plain_block()
+
+    def _plain_block(self) -> None:
+        """Leave the markdown's last list or heading: what follows is not one of its items."""
+        block = self.cur.block()
+        lst = block.textList()
+        if lst is not None:
+            lst.remove(block)
+        self.cur.setBlockFormat(QTextBlockFormat())
+        self.cur.setCharFormat(QTextCharFormat())
 
     def _auto_key(self) -> str:
         self.n_auto += 1
@@ -370,6 +381,14 @@ def _usage_rows(u: Any) -> list[tuple[str, str]]:
     return rows
 
 
+def _usage_line(u: Any) -> str:
+    """Usage in one line: ``input 5,200 · output 640 · … · $0.0252``."""
+    rows = _usage_rows(u)
+    if not rows:
+        return _esc(u)
+    return " · ".join(v if k == "cost" else f"{_esc(k)} {v}" for k, v in rows)
+
+
 def _system_message(w: _Writer, m: dict[str, Any], key: str) -> None:
     """A pi 1.6.0 system message: its text, prompt sections (folded blocks) and tool changes."""
     content = m.get("content")
@@ -428,7 +447,14 @@ def _edit_notice(w: _Writer, session: Session, index: int, edits: EditFacts) -> 
     th = current_theme()
     recs = session.records
     applied = edits.applied.get(index)
-    warn = f"background-color:{th.warn_bg.name()}; color:{th.warn_fg.name()}"
+
+    def banner(inner: str) -> None:
+        w.html(
+            f"<table width='100%' cellpadding='4' cellspacing='0' bgcolor='{th.warn_bg.name()}'>"
+            f"<tr><td style='color:{th.warn_fg.name()}'>{inner}</td></tr></table>"
+        )
+        w.block()
+
     others = [e for e in edits.by_target.get(index, ()) if e != applied]
     if others:
         ids = ", ".join(f"{_esc(recs[e].id)} (line {recs[e].line})" for e in others[:20])
@@ -442,18 +468,16 @@ def _edit_notice(w: _Writer, session: Session, index: int, edits: EditFacts) -> 
         e = recs[applied]
         rep = edit_replacement(session, applied)
         if rep is None:
-            w.html(
-                f"<p style='{warn}'>⊘ Hidden from the LLM by context edit <b>{_esc(e.id)}</b> "
-                f"(line {e.line}): this entry contributes nothing to the context. Stored content below.</p>"
+            banner(
+                f"⊘ Hidden from the LLM by context edit <b>{_esc(e.id)}</b> (line {e.line}): "
+                "this entry contributes nothing to the context. Stored content below."
             )
-            w.block()
         else:
             tokens = edits.replaced_tokens.get(index)
-            w.html(
-                f"<p style='{warn}'>✎ Replaced for the LLM by context edit <b>{_esc(e.id)}</b> "
-                f"(line {e.line}); the LLM sees ({_esc(_tokens(tokens))}):</p>"
+            banner(
+                f"✎ Replaced for the LLM by context edit <b>{_esc(e.id)}</b> (line {e.line}); "
+                f"the LLM sees ({_esc(_tokens(tokens))}):"
             )
-            w.block()
             _content(w, rep.get("content") if isinstance(rep, dict) else rep, "edit", as_pre=True)
             w.heading("Original (as stored)", None, "what the LLM no longer sees")
 
@@ -512,13 +536,16 @@ def _session_totals(w: _Writer, session: Session) -> None:
     if not totals.by_source:
         return
     head = ["", "entries", "input", "output", "cache read", "cache write", "total tokens", "cost"]
-    header = "".join(f"<td style='color:{w.muted}; padding-right:10px'>{h}</td>" for h in head)
+    # the browser wraps anywhere: a fixed first column keeps "assistant messages" on one line
+    header = "<td width='130'></td>" + "".join(
+        f"<td style='color:{w.muted}; padding-right:10px'>{h}</td>" for h in head[1:]
+    )
     body = ""
     for name, row in [*totals.by_source.items(), ("all", totals.total())]:
         cells = [f"{int(x):,}" for x in row[:-1]] + [f"${row[-1]:.4f}"]
         weight = " style='font-weight:bold'" if name == "all" else ""
         body += (
-            f"<tr{weight}><td style='padding-right:10px'>{name}</td>"
+            f"<tr{weight}><td style='padding-right:10px'>{name.replace(' ', '&nbsp;')}</td>"
             + "".join(f"<td align='right' style='padding-right:10px'>{c}</td>" for c in cells)
             + "</tr>"
         )
@@ -613,8 +640,15 @@ def render_entry(
             kept = "retain-none: keeps no entry (firstKeptEntryId is the compaction's own id)"
         else:
             kept = _esc(v.get("firstKeptEntryId"))
-        w.kv([("first kept entry", kept), ("from hook", _esc(v.get("fromHook", False)))])
+        rows = [("first kept entry", kept), ("from hook", _esc(v.get("fromHook", False)))]
+        if "usage" in v:
+            rows.append(("usage", f"{_usage_line(v.get('usage'))} (the summarisation calls)"))
+        w.kv(rows)
         w.markdown(_text_of(v.get("summary", "")), "summary")
+        d = v.get("details")
+        if isinstance(d, dict):
+            w.heading("Details", None)
+            w.json(d, "details")
         snap = v.get("systemMessage")
         if isinstance(snap, dict):
             snap_tokens = _tokens(system_tokens(snap))
@@ -632,19 +666,11 @@ def render_entry(
         elif snap is not None:
             w.heading("System message snapshot", th_damaged(), "not an object")
             w.json(snap, "snap")
-        if "usage" in v:
-            w.heading("Usage", None, "of the summarisation calls")
-            w.kv(_usage_rows(v.get("usage")) or [("usage", _esc(v.get("usage")))])
-        d = v.get("details")
-        if isinstance(d, dict):
-            w.heading("Details", None)
-            w.json(d, "details")
     elif t == "branch_summary":
         w.heading("Branch summary", color, f"from {visible(v.get('fromId'))}")
         w.markdown(_text_of(v.get("summary", "")), "summary")
         if "usage" in v:
-            w.heading("Usage", None, "of the summarisation call")
-            w.kv(_usage_rows(v.get("usage")) or [("usage", _esc(v.get("usage")))])
+            w.kv([("usage", f"{_usage_line(v.get('usage'))} (the summarisation call)")])
     elif t == "context_edit":
         _context_edit(w, session, index, v, color, edits or context_edit_facts(session, []))
     elif t == "usage":
