@@ -205,3 +205,40 @@ def test_session_text_in_new_entries_stays_inert(qtbot: Any, window: MainWindow,
         shown = _inspect(qtbot, window, entry)
         assert "<img src='/dev/zero'>" in shown  # shown as text, not parsed
         assert window.inspector.browser.blocked == []
+
+
+def test_what_follows_a_markdown_list_is_not_one_of_its_items(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    w = _session(qtbot, window, tmp_path)
+    _inspect(qtbot, w, "e0005")  # its summary ends with a list
+    doc = w.inspector.browser.document()
+    details = doc.find("Details")
+    assert not details.isNull()
+    assert details.block().textList() is None
+
+
+def test_long_paths_and_big_files_are_worked_out_off_the_gui_thread(
+    qtbot: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    from session_studio.core.session import Session
+    from session_studio.ui import tree_model
+    from session_studio.ui.tasks import TaskRunner
+
+    s = Session.open(write_pi16_session(tmp_path / "pi16.jsonl"))
+    path = s.path_indices(s.leaf_index())
+    monkeypatch.setattr(tree_model, "SYNC_EDIT_PATH", 2)
+    monkeypatch.setattr(tree_model, "all_values_kept", lambda _s: False)
+    m = tree_model.SessionTreeModel()
+    m.set_session(s, path)
+    hidden = s.get_index("e0008")
+    assert m.edits.applied == {}  # not on this thread
+    runner = TaskRunner()
+    with qtbot.waitSignal(m.pi16_ready, timeout=5000):
+        m.prepare_pi16(runner)
+    assert m.data(m.index_of(hidden), Roles.EDIT) == "hidden"
+    assert m.usage() is None  # asked for: summed up in a worker too
+    with qtbot.waitSignal(m.pi16_ready, timeout=5000):
+        pass
+    totals = m.usage()
+    assert totals is not None and totals.by_source["usage entries"][0] == 2

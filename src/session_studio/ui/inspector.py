@@ -52,6 +52,7 @@ from .jsontext import format_json, format_json_text
 from .pi16 import (
     USAGE_FIELDS,
     EditFacts,
+    UsageTotals,
     context_edit_facts,
     edit_replacement,
     edit_target,
@@ -65,6 +66,8 @@ from .plain import DISPLAY_LINE_CHARS, break_long_lines, elide, rich_escaped, ri
 from .theme import current_theme, kind_of
 
 __all__ = ["EntryInspector", "SafeDocument", "SafeTextBrowser", "render_entry"]
+
+UsageSource = Callable[[], UsageTotals | None]
 
 FOLD_LINES = 24
 FOLD_CHARS = 8_000  # a folded block shows at most this much
@@ -530,9 +533,12 @@ def preview_of(session: Session, index: int) -> str:
         return f"(unreadable: {e})"
 
 
-def _session_totals(w: _Writer, session: Session) -> None:
+def _session_totals(w: _Writer, session: Session, usage: UsageSource | None) -> None:
     """Usage reported anywhere in the session, by where it was recorded (usage entries included)."""
-    totals = usage_totals(session)
+    totals = usage() if usage is not None else usage_totals(session)
+    if totals is None:
+        w.heading("Session usage", None, "being summed up…")
+        return
     if not totals.by_source:
         return
     head = ["", "entries", "input", "output", "cache read", "cache write", "total tokens", "cost"]
@@ -560,10 +566,12 @@ def render_entry(
     index: int,
     expanded: set[str],
     edits: EditFacts | None = None,
+    usage: UsageSource | None = None,
 ) -> dict[str, str]:
     """Fill ``doc`` with the entry at record ``index``; returns the texts too big to show inline.
 
-    ``edits`` are the pi 1.6.0 context edits seen from the active path (which apply to what)."""
+    ``edits`` are the pi 1.6.0 context edits seen from the active path (which apply to what);
+    ``usage`` gives the session's usage totals (None while they are being summed up)."""
     doc.clear()
     th = current_theme()
     doc.setDefaultStyleSheet(f"a {{ color: {th.role('user').name()}; text-decoration: none; }}")
@@ -683,7 +691,7 @@ def render_entry(
         if "note" in v:
             rows.append(("note", _esc(v.get("note"))))
         w.kv(rows)
-        _session_totals(w, session)
+        _session_totals(w, session, usage)
     elif t == "custom_message":
         w.heading(
             f"Custom message · {visible(v.get('customType', '?'))}",
@@ -708,7 +716,7 @@ def render_entry(
         and (rec.parent_id is None or rec.parent_id is UNDEFINED)
         and index == _first_root(session)
     ):
-        _session_totals(w, session)  # the root entry sums up the session
+        _session_totals(w, session, usage)  # the root entry sums up the session
     return w.full_texts
 
 
@@ -728,6 +736,8 @@ class EntryInspector(QWidget):
         #: the pi 1.6.0 context edits as the tree shows them (its active path); without it the
         #: inspector reads them from the session's own leaf
         self.edit_facts: Callable[[], EditFacts] | None = None
+        #: the session's usage totals as the tree's model sums them (None while it does)
+        self.usage_totals: UsageSource | None = None
         self._own_edits: tuple[Session, int, EditFacts] | None = None
         self.expanded: set[str] = set()
         self.full_texts: dict[str, str] = {}
@@ -833,7 +843,7 @@ class EntryInspector(QWidget):
         else:
             bar = self.browser.verticalScrollBar().value()
             self.full_texts = render_entry(
-                self.browser.document(), s, self.index, self.expanded, self._edits(s)
+                self.browser.document(), s, self.index, self.expanded, self._edits(s), self.usage_totals
             )
             self.browser.verticalScrollBar().setValue(bar)
 

@@ -23,6 +23,7 @@ __all__ = [
     "UsageTotals",
     "context_edit_facts",
     "edit_target",
+    "has_context_edits",
     "is_retain_none",
     "section_tokens",
     "system_tokens",
@@ -44,19 +45,16 @@ class EditFacts:
     #: why the projection could not be built (pi would throw), if it could not
     error: str | None = None
 
-    def hidden(self, record: int, session: Session) -> bool:
-        edit = self.applied.get(record)
-        return edit is not None and edit_replacement(session, edit) is None
-
-    def is_applied(self, edit: int) -> bool:
-        return edit in self._applied_edits
-
-    @property
-    def _applied_edits(self) -> set[int]:
-        return set(self.applied.values())
-
 
 NO_EDITS = EditFacts()
+
+#: up to this many path entries the context edits are found on the GUI thread (the 1.6.0
+#: projection costs ~10 µs an entry); longer paths are projected in a worker
+SYNC_EDIT_PATH = 10_000
+
+
+def has_context_edits(session: Session) -> bool:
+    return any(r.type == "context_edit" for r in session.records)
 
 
 def edit_replacement(session: Session, edit: int) -> Any:
@@ -79,8 +77,8 @@ def context_edit_facts(session: Session, path: list[int]) -> EditFacts:
     if not edits:
         return NO_EDITS
     by_target: dict[int, list[int]] = {}
-    for e in edits:
-        target = edit_target(session, e)
+    for e, v in zip(edits, session.values(edits), strict=True):
+        target = session.get_index(v.get("targetId", UNDEFINED)) if type(v) is dict else None
         if target is not None:
             by_target.setdefault(target, []).append(e)
     if not path:

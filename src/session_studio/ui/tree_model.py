@@ -27,7 +27,17 @@ from session_studio.core.plan import PlanMarks
 from session_studio.core.session import Session
 
 from .outline import ROOT, Outline, build_outline, preview_text
-from .pi16 import NO_EDITS, EditFacts, context_edit_facts, edit_replacement, system_tokens
+from .pi16 import (
+    NO_EDITS,
+    SYNC_EDIT_PATH,
+    EditFacts,
+    UsageTotals,
+    context_edit_facts,
+    edit_replacement,
+    has_context_edits,
+    system_tokens,
+    usage_totals,
+)
 from .plain import rich_tooltip, visible
 from .roles import Roles
 from .tasks import TaskRunner
@@ -72,6 +82,9 @@ def _chunk_of(iid: int) -> tuple[int, int]:
 class SessionTreeModel(QAbstractItemModel):
     #: many marks changed at once: repaint the visible rows (connect to ``viewport().update``)
     repaint_requested = Signal()
+    #: pi 1.6.0 facts computed in a worker arrived (context edits, usage totals): views showing
+    #: them render again
+    pi16_ready = Signal()
 
     #: groups longer than this are shown as blocks of ``chunk_rows`` rows; below it a flat list
     #: lays out in a few tens of ms, and blocks would only get in the reader's way
@@ -98,6 +111,11 @@ class SessionTreeModel(QAbstractItemModel):
         self._bold_struck.setStrikeOut(True)
         #: pi 1.6.0 context edits seen from the active path (which rows are hidden / replaced)
         self.edits: EditFacts = NO_EDITS
+        self._edits_path: list[int] | None = None  # a long path whose edits a worker is to find
+        self._usage: UsageTotals | None = None
+        self._usage_wanted = False
+        self._pi16_runner: TaskRunner | None = None
+        self._pi16_serial = 0
         self._system_tokens: dict[int, Any] = {}
         self.mode = "default"
         self.query = ""
@@ -178,7 +196,8 @@ class SessionTreeModel(QAbstractItemModel):
         self._preview.clear()
         self._system_tokens.clear()
         self.marks = {}
-        self.edits = context_edit_facts(session, active_path or []) if session is not None else NO_EDITS
+        self._usage, self._usage_wanted = None, False
+        self._find_edits(active_path or [])
         if session is None:
             self.outline = Outline()
         elif outline is not None and self.mode == "default" and not self.query:
@@ -193,10 +212,69 @@ class SessionTreeModel(QAbstractItemModel):
             return
         self.beginResetModel()
         if active_path is not None:  # the branch moved or entries were appended: edits may apply anew
-            self.edits = context_edit_facts(self.session, active_path)
-            self._preview.clear()
+            self._usage = None
+            self._find_edits(active_path)
         self.outline = self._build(active_path if active_path is not None else sorted(self.outline.active))
         self.endResetModel()
+
+    # ---------------------------------------------------------------- pi 1.6.0 facts
+    def _find_edits(self, path: list[int]) -> None:
+        """The context edits seen from ``path``: here for short paths, in a worker for long ones."""
+        self._pi16_serial += 1
+        s = self.session
+        if s is None or not has_context_edits(s):
+            self.edits, self._edits_path = NO_EDITS, None
+        elif len(path) <= SYNC_EDIT_PATH:
+            self.edits, self._edits_path = context_edit_facts(s, path), None
+        else:
+            self.edits, self._edits_path = NO_EDITS, list(path)
+            self._start_pi16_work()
+
+    def prepare_pi16(self, runner: TaskRunner) -> None:
+        """Find what is too slow for the GUI thread (edits of a long path, usage totals of a big
+        file) with ``runner``; ``pi16_ready`` says when it is there."""
+        self._pi16_runner = runner
+        self._start_pi16_work()
+
+    def usage(self) -> UsageTotals | None:
+        """The session's usage totals; None while a worker sums them (a file too big to read here)."""
+        s = self.session
+        if s is None or self._usage is not None:
+            return self._usage
+        if self._pi16_runner is None or self._pi16_runner.synchronous or all_values_kept(s):
+            self._usage = usage_totals(s)
+            return self._usage
+        self._usage_wanted = True
+        self._start_pi16_work()
+        return None
+
+    def _start_pi16_work(self) -> None:
+        runner, s = self._pi16_runner, self.session
+        if runner is None or s is None:
+            return
+        path, want_usage = self._edits_path, self._usage_wanted and self._usage is None
+        if path is None and not want_usage:
+            return
+        self._edits_path, self._usage_wanted = None, False
+        serial = self._pi16_serial
+
+        def work() -> tuple[EditFacts | None, UsageTotals | None]:
+            edits = context_edit_facts(s, path) if path is not None else None
+            return edits, usage_totals(s) if want_usage else None
+
+        def done(result: tuple[EditFacts | None, UsageTotals | None]) -> None:
+            edits, usage = result
+            if s is not self.session:
+                return
+            if edits is not None and serial == self._pi16_serial:
+                self.edits = edits
+                self._preview.clear()
+                self.repaint_requested.emit()
+            if usage is not None:
+                self._usage = usage
+            self.pi16_ready.emit()
+
+        runner.op(work).on_success(done).start()
 
     def set_filter(self, mode: str, query: str) -> None:
         self._filter_serial += 1  # an outline still being built in a worker is now stale
@@ -598,6 +676,12 @@ class SessionTreeModel(QAbstractItemModel):
         if role == Roles.RECORD:
             return -1
         return None
+
+
+def all_values_kept(session: Session) -> bool:
+    """Whether the session holds every value in memory (no file reads to sum them up)."""
+    recs = session.records
+    return not recs or (recs[0].value is not None and recs[-1].value is not None)
 
 
 def extend_search_texts(
