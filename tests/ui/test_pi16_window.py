@@ -242,3 +242,16 @@ def test_long_paths_and_big_files_are_worked_out_off_the_gui_thread(
         pass
     totals = m.usage()
     assert totals is not None and totals.by_source["usage entries"][0] == 2
+
+
+def test_an_edit_without_replacement_says_pi_fails_on_it(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    spec = [("user", 100), ("assistant", 100), {"type": "context_edit", "targetId": "e0000"}]
+    _open(qtbot, window, write_session(tmp_path / "broken.jsonl", spec))
+    window.filter_combo.setCurrentIndex(window.filter_combo.findData("all"))
+    qtbot.waitUntil(lambda: window.tree_model.index_of(_record(window, "e0002")).isValid())
+    assert _cell(window, "e0002", 0) == "context edit · on e0000, without a replacement"
+    shown = _inspect(qtbot, window, "e0002")
+    assert "has no replacement: pi 1.6.0 fails reading its content" in shown
+    assert "pi 1.6.0 cannot build this branch's context (Cannot read properties of undefined" in shown

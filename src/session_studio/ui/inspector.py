@@ -489,9 +489,14 @@ def _context_edit(
     w: _Writer, session: Session, index: int, v: dict[str, Any], color: str, edits: EditFacts
 ) -> None:
     recs = session.records
-    rep = v.get("replacement")
+    rep = v.get("replacement", UNDEFINED)
     target = edit_target(session, index)
-    what = "hides its target from the LLM" if rep is None else "replaces its target's content for the LLM"
+    if rep is UNDEFINED:
+        what = "has no replacement: pi 1.6.0 fails reading its content when building the context"
+    elif rep is None:
+        what = "hides its target from the LLM"
+    else:
+        what = "replaces its target's content for the LLM"
     w.heading("Context edit", color, what)
     rows = [("target", _esc(v.get("targetId")))]
     if target is None:
@@ -502,7 +507,9 @@ def _context_edit(
         rows.append(("target entry", f"{_esc(kind)} · line {t.line}"))
         rows.append(("target text", _esc(preview_of(session, target), 160)))
         latest = edits.applied.get(target)
-        if latest == index:
+        if edits.error is not None:
+            effect = f"unknown: pi 1.6.0 cannot build this branch's context ({_esc(edits.error)})"
+        elif latest == index:
             effect = "in effect on the active path"
         elif latest is not None:
             effect = f"superseded by the later edit {_esc(recs[latest].id)} (line {recs[latest].line})"
@@ -510,6 +517,8 @@ def _context_edit(
             effect = "no effect on the active path (target summarised away, or on another branch)"
         rows.append(("effect", effect))
     w.kv(rows)
+    if rep is UNDEFINED:
+        return
     if rep is None:
         w.note("replacement: null — the target entry contributes no message to the LLM context")
     elif isinstance(rep, dict):

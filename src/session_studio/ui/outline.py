@@ -329,6 +329,8 @@ def context_edit_preview(value: dict[str, Any]) -> str:
     """A pi 1.6.0 `context_edit` entry in one line: what it does to which entry."""
     target = value.get("targetId", "?")
     rep = value.get("replacement", UNDEFINED)
+    if rep is UNDEFINED:
+        return f"context edit · on {target}, without a replacement"
     if rep is None:
         return f"context edit · hides {target} from the LLM"
     c = rep.get("content") if type(rep) is dict else None
