@@ -40,6 +40,8 @@ class EditFacts:
     applied: dict[int, int] = field(default_factory=dict)
     #: target record → estimateTokens of what the LLM sees instead (replacements only)
     replaced_tokens: dict[int, Any] = field(default_factory=dict)
+    #: target records the applied edit hides (`replacement: null`)
+    hidden: frozenset[int] = frozenset()
     #: target record → every context_edit record naming it, in file order
     by_target: dict[int, list[int]] = field(default_factory=dict)
     #: why the projection could not be built (pi would throw), if it could not
@@ -77,8 +79,13 @@ def context_edit_facts(session: Session, path: list[int]) -> EditFacts:
     if not edits:
         return NO_EDITS
     by_target: dict[int, list[int]] = {}
+    hiding: set[int] = set()  # edits with `replacement: null`
     for e, v in zip(edits, session.values(edits), strict=True):
-        target = session.get_index(v.get("targetId", UNDEFINED)) if type(v) is dict else None
+        if type(v) is not dict:
+            continue
+        if v.get("replacement", UNDEFINED) is None:
+            hiding.add(e)
+        target = session.get_index(v.get("targetId", UNDEFINED))
         if target is not None:
             by_target.setdefault(target, []).append(e)
     if not path:
@@ -95,7 +102,8 @@ def context_edit_facts(session: Session, path: list[int]) -> EditFacts:
                 replaced[entry.record] = _token_sum(projection.entry_tokens(k))
     except JsTypeError as e:
         return EditFacts(by_target=by_target, error=str(e))
-    return EditFacts(applied, replaced, by_target)
+    hidden = frozenset(t for t, e in applied.items() if e in hiding)
+    return EditFacts(applied, replaced, hidden, by_target)
 
 
 def _token_sum(tokens: list[Any]) -> Any:

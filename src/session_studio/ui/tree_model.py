@@ -33,7 +33,6 @@ from .pi16 import (
     EditFacts,
     UsageTotals,
     context_edit_facts,
-    edit_replacement,
     has_context_edits,
     system_tokens,
     usage_totals,
@@ -619,10 +618,9 @@ class SessionTreeModel(QAbstractItemModel):
 
     def edit_state(self, i: int) -> str:
         """ "hidden" / "replaced" when a context edit applies to the entry on the active path."""
-        edit = self.edits.applied.get(i)
-        if edit is None or self.session is None:
+        if i not in self.edits.applied:
             return ""
-        return "hidden" if edit_replacement(self.session, edit) is None else "replaced"
+        return "hidden" if i in self.edits.hidden else "replaced"
 
     def tokens_of(self, i: int) -> Any:
         """The row's token estimate: the index's, or pi 1.6.0's for a system message (rule 21)."""
