@@ -237,6 +237,9 @@ def test_long_paths_and_big_files_are_worked_out_off_the_gui_thread(
     with qtbot.waitSignal(m.pi16_ready, timeout=5000):
         m.prepare_pi16(runner)
     assert m.data(m.index_of(hidden), Roles.EDIT) == "hidden"
+    with qtbot.waitSignal(m.pi16_ready, timeout=5000):
+        m.rebuild(path)  # entries appended, say: found again in a worker …
+        assert m.data(m.index_of(hidden), Roles.EDIT) == "hidden"  # … the rows keep their marks meanwhile
     assert m.usage() is None  # asked for: summed up in a worker too
     with qtbot.waitSignal(m.pi16_ready, timeout=5000):
         pass

@@ -191,6 +191,7 @@ class SessionTreeModel(QAbstractItemModel):
         self.beginResetModel()
         if session is not self.session:
             self._search_texts = None
+            self.edits = NO_EDITS
         self.session = session
         self._preview.clear()
         self._system_tokens.clear()
@@ -226,7 +227,9 @@ class SessionTreeModel(QAbstractItemModel):
         elif len(path) <= SYNC_EDIT_PATH:
             self.edits, self._edits_path = context_edit_facts(s, path), None
         else:
-            self.edits, self._edits_path = NO_EDITS, list(path)
+            # a worker finds them; meanwhile the last facts of this session stay (records are
+            # only ever appended, so their indices still hold)
+            self._edits_path = list(path)
             self._start_pi16_work()
 
     def prepare_pi16(self, runner: TaskRunner) -> None:
