@@ -4,8 +4,12 @@
 
 Uses a real pi session (tests/oracle/fixtures/before-compaction.jsonl, from pi's test data),
 generated sessions (tests/oracle/gen_sessions.py --seed 7 --size medium) for the browser, the
-split-turn session of the UI tests, the real MainWindow and the offline summariser: no network,
-no pi needed.
+split-turn session of the UI tests, the pi 1.6.0 session of the UI tests (tests/ui/pi16_sample.py),
+the real MainWindow and the offline summariser: no network, no pi needed.
+
+    python docs/screenshots/make.py pi16
+
+renders only the pi 1.6.0 ones (pi16-*.png).
 """
 
 from __future__ import annotations
@@ -60,6 +64,16 @@ def generated(count: int) -> list[Path]:
     return sorted(out.glob("*.jsonl"))
 
 
+def pi16_session(path: Path) -> Path:
+    """The pi 1.6.0 session of the UI tests: system messages, context edits, usage entries and a
+    compaction with a system snapshot."""
+    sys.path.insert(0, str(ROOT))
+    from tests.ui.pi16_sample import write_pi16_session  # type: ignore[import-not-found]
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_pi16_session(path)
+
+
 def main() -> int:
     from PySide6.QtCore import QCoreApplication, Qt
     from PySide6.QtWidgets import QApplication
@@ -70,8 +84,7 @@ def main() -> int:
     from session_studio.ui.theme import apply_theme
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
-    generated(4)  # the browser lists them next to the real session
-    split = split_turn_session(TMP / "split.jsonl")
+    only_pi16 = sys.argv[1:] == ["pi16"]
 
     def pump(cond: object = None, timeout: float = 30) -> None:
         end = time.monotonic() + timeout
@@ -103,6 +116,37 @@ def main() -> int:
         assert w.grab().save(str(out)), out
         print(out)
 
+    def select(w: MainWindow, entry_id: str) -> None:
+        record = w.doc.session.get_index(entry_id)
+        w.doc.select(record)
+        w.tabs.setCurrentWidget(w.inspector)
+        w.tree.setFocus(Qt.FocusReason.OtherFocusReason)
+        settle(w)
+        # the status bar would show the (random) temporary path once "Loaded" times out
+        w.statusBar().showMessage("A pi 1.6.0 session (tests/ui/pi16_sample.py)")
+
+    # pi 1.6.0: the usage filter on, a replaced tool result (both versions); the system message;
+    # the compaction with its system snapshot and usage
+    w = window("light")
+    open_(w, pi16_session(TMP / "sessions" / "--home-dev-projects-webshop--" / "pi16.jsonl"))
+    w.filter_combo.setCurrentIndex(w.filter_combo.findData("usage"))
+    settle(w)
+    w.tree.expandAll()
+    select(w, "e0011")
+    shot(w, "pi16-edits.png")
+    select(w, "e0000")
+    shot(w, "pi16-system.png")
+    select(w, "e0005")
+    w.inspector.browser.toggled.emit("snap")
+    settle(w)
+    w.statusBar().showMessage("A pi 1.6.0 session (tests/ui/pi16_sample.py)")
+    shot(w, "pi16-compaction.png")
+    w.close()
+    if only_pi16:
+        return 0
+
+    generated(4)  # the browser lists them next to the real session
+    split = split_turn_session(TMP / "split.jsonl")
     # a real pi session (from pi's own test data), 90 % of its window used, before compaction
     main_session = TMP / "sessions" / "--home-dev-projects-pi-mono--" / "before-compaction.jsonl"
     main_session.parent.mkdir(parents=True, exist_ok=True)

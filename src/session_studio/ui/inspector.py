@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, QUrl, Signal
@@ -23,6 +24,7 @@ from PySide6.QtGui import (
     QColor,
     QGuiApplication,
     QImage,
+    QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
@@ -42,14 +44,30 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from session_studio.core.jsvalue import UNDEFINED
 from session_studio.core.listing import fmt_size
 from session_studio.core.session import Session
 
 from .jsontext import format_json, format_json_text
+from .pi16 import (
+    USAGE_FIELDS,
+    EditFacts,
+    UsageTotals,
+    context_edit_facts,
+    edit_replacement,
+    edit_target,
+    is_retain_none,
+    section_tokens,
+    system_tokens,
+    tool_tokens,
+    usage_totals,
+)
 from .plain import DISPLAY_LINE_CHARS, break_long_lines, elide, rich_escaped, rich_tooltip, visible
 from .theme import current_theme, kind_of
 
 __all__ = ["EntryInspector", "SafeDocument", "SafeTextBrowser", "render_entry"]
+
+UsageSource = Callable[[], UsageTotals | None]
 
 FOLD_LINES = 24
 FOLD_CHARS = 8_000  # a folded block shows at most this much
@@ -178,6 +196,16 @@ class _Writer:
         self.cur.insertMarkdown(text, MD_FEATURES)
         self._replace_foreign_images(start, self.cur.position())
         self.block()
+        self._plain_block()
+
+    def _plain_block(self) -> None:
+        """Leave the markdown's last list or heading: what follows is not one of its items."""
+        block = self.cur.block()
+        lst = block.textList()
+        if lst is not None:
+            lst.remove(block)
+        self.cur.setBlockFormat(QTextBlockFormat())
+        self.cur.setCharFormat(QTextCharFormat())
 
     def _auto_key(self) -> str:
         self.n_auto += 1
@@ -342,8 +370,217 @@ def _content(w: _Writer, content: Any, key: str, as_pre: bool = False) -> None:
             w.json(b, k)
 
 
-def render_entry(doc: QTextDocument, session: Session, index: int, expanded: set[str]) -> dict[str, str]:
-    """Fill ``doc`` with the entry at record ``index``; returns the texts too big to show inline."""
+def _tokens(t: Any) -> str:
+    return "? tokens" if t is None else f"{_num(t)} tokens"
+
+
+def _usage_rows(u: Any) -> list[tuple[str, str]]:
+    if not isinstance(u, dict):
+        return []
+    rows = [(k, _num(u.get(k))) for k in USAGE_FIELDS if k in u]
+    cost = u.get("cost")
+    if isinstance(cost, dict) and "total" in cost:
+        rows.append(("cost", f"${_num(cost.get('total'))}"))
+    return rows
+
+
+def _usage_line(u: Any) -> str:
+    """Usage in one line: ``input 5,200 · output 640 · … · $0.0252``."""
+    rows = _usage_rows(u)
+    if not rows:
+        return _esc(u)
+    return " · ".join(v if k == "cost" else f"{_esc(k)} {v}" for k, v in rows)
+
+
+def _system_message(w: _Writer, m: dict[str, Any], key: str) -> None:
+    """A pi 1.6.0 system message: its text, prompt sections (folded blocks) and tool changes."""
+    content = m.get("content")
+    if content not in ("", None, []):
+        _content(w, content, f"{key}.c", as_pre=True)
+    secs = m.get("sections")
+    if isinstance(secs, dict) and secs:
+        for name, value in secs.items():
+            if value is None:
+                w.heading(f"Section · {visible(name, 120)}", None, "removed (null): no longer in the prompt")
+                continue
+            text = value if isinstance(value, str) else format_json(value, max_depth=JSON_DEPTH)
+            w.heading(
+                f"Section · {visible(name, 120)}",
+                None,
+                f"{len(text):,} chars · {_tokens(section_tokens(value))}",
+            )
+            w.pre(text, f"{key}.s.{name}")
+    elif secs is not None and not isinstance(secs, dict):
+        w.heading("Sections", None, "not an object")
+        w.json(secs, f"{key}.s")
+    added = m.get("toolsAdded")
+    if isinstance(added, list) and added:
+        w.heading(f"Tools added ({len(added):,})", None, "declarations the LLM can call")
+        rows = []
+        for tool in added:
+            if not isinstance(tool, dict):
+                rows.append(("?", _esc(tool)))
+                continue
+            desc = tool.get("description")
+            first = desc.strip().split("\n", 1)[0] if isinstance(desc, str) else ""
+            rows.append(
+                (
+                    visible(tool.get("name", "?"), 80),
+                    f"<span style='color:{w.muted}'>{_esc(_tokens(tool_tokens(tool)))}</span> {_esc(first, 160)}",
+                )
+            )
+        w.kv(rows)
+        if f"{key}.tools" in w.expanded:
+            w.html(f"<a href='toggle:{key}.tools'>▾ declarations as JSON</a>")
+            w.block()
+            w.json(added, f"{key}.tools.json")
+        else:
+            w.html(f"<a href='toggle:{key}.tools'>▸ declarations as JSON</a>")
+            w.block()
+    removed = m.get("toolsRemoved")
+    if isinstance(removed, list) and removed:
+        names = ", ".join(_esc(t.get("name", "?") if isinstance(t, dict) else t, 80) for t in removed[:200])
+        w.heading(f"Tools removed ({len(removed):,})", None)
+        w.html(names)
+        w.block()
+
+
+def _edit_notice(w: _Writer, session: Session, index: int, edits: EditFacts) -> None:
+    """On an edited entry: which edit applies on the active path and what the LLM sees instead."""
+    th = current_theme()
+    recs = session.records
+    applied = edits.applied.get(index)
+
+    def banner(inner: str) -> None:
+        w.html(
+            f"<table width='100%' cellpadding='4' cellspacing='0' bgcolor='{th.warn_bg.name()}'>"
+            f"<tr><td style='color:{th.warn_fg.name()}'>{inner}</td></tr></table>"
+        )
+        w.block()
+
+    others = [e for e in edits.by_target.get(index, ()) if e != applied]
+    if others:
+        ids = ", ".join(f"{_esc(recs[e].id)} (line {recs[e].line})" for e in others[:20])
+        w.note(
+            "Also named by context edit(s) that do not apply on the active path "
+            "(superseded by a later edit, summarised away or on another branch): "
+        )
+        w.html(ids)
+        w.block()
+    if applied is not None:
+        e = recs[applied]
+        rep = edit_replacement(session, applied)
+        if rep is None:
+            banner(
+                f"⊘ Hidden from the LLM by context edit <b>{_esc(e.id)}</b> (line {e.line}): "
+                "this entry contributes nothing to the context. Stored content below."
+            )
+        else:
+            tokens = edits.replaced_tokens.get(index)
+            banner(
+                f"✎ Replaced for the LLM by context edit <b>{_esc(e.id)}</b> (line {e.line}); "
+                f"the LLM sees ({_esc(_tokens(tokens))}):"
+            )
+            _content(w, rep.get("content") if isinstance(rep, dict) else rep, "edit", as_pre=True)
+            w.heading("Original (as stored)", None, "what the LLM no longer sees")
+
+
+def _context_edit(
+    w: _Writer, session: Session, index: int, v: dict[str, Any], color: str, edits: EditFacts
+) -> None:
+    recs = session.records
+    rep = v.get("replacement", UNDEFINED)
+    target = edit_target(session, index)
+    if rep is UNDEFINED:
+        what = "has no replacement: pi 1.6.0 fails reading its content when building the context"
+    elif rep is None:
+        what = "hides its target from the LLM"
+    else:
+        what = "replaces its target's content for the LLM"
+    w.heading("Context edit", color, what)
+    rows = [("target", _esc(v.get("targetId")))]
+    if target is None:
+        rows.append(("", "not in this file: pi ignores the edit"))
+    else:
+        t = recs[target]
+        kind = f"{t.type} · {t.role}" if t.type == "message" else str(t.type)
+        rows.append(("target entry", f"{_esc(kind)} · line {t.line}"))
+        rows.append(("target text", _esc(preview_of(session, target), 160)))
+        latest = edits.applied.get(target)
+        if edits.error is not None:
+            effect = f"unknown: pi 1.6.0 cannot build this branch's context ({_esc(edits.error)})"
+        elif latest == index:
+            effect = "in effect on the active path"
+        elif latest is not None:
+            effect = f"superseded by the later edit {_esc(recs[latest].id)} (line {recs[latest].line})"
+        else:
+            effect = "no effect on the active path (target summarised away, or on another branch)"
+        rows.append(("effect", effect))
+    w.kv(rows)
+    if rep is UNDEFINED:
+        return
+    if rep is None:
+        w.note("replacement: null — the target entry contributes no message to the LLM context")
+    elif isinstance(rep, dict):
+        w.heading("Replacement content", None, "what the LLM sees instead (the stored entry is unchanged)")
+        _content(w, rep.get("content"), "rep", as_pre=True)
+    else:
+        w.heading("Replacement", th_damaged(), "not an object")
+        w.json(rep, "rep")
+
+
+def th_damaged() -> str:
+    return current_theme().role("damaged").name()
+
+
+def preview_of(session: Session, index: int) -> str:
+    from .outline import preview_text
+
+    try:
+        return preview_text(session.value(index))
+    except Exception as e:  # a damaged value still gets its inspector
+        return f"(unreadable: {e})"
+
+
+def _session_totals(w: _Writer, session: Session, usage: UsageSource | None) -> None:
+    """Usage reported anywhere in the session, by where it was recorded (usage entries included)."""
+    totals = usage() if usage is not None else usage_totals(session)
+    if totals is None:
+        w.heading("Session usage", None, "being summed up…")
+        return
+    if not totals.by_source:
+        return
+    head = ["", "entries", "input", "output", "cache read", "cache write", "total tokens", "cost"]
+    # the browser wraps anywhere: a fixed first column keeps "assistant messages" on one line
+    header = "<td width='130'></td>" + "".join(
+        f"<td style='color:{w.muted}; padding-right:10px'>{h}</td>" for h in head[1:]
+    )
+    body = ""
+    for name, row in [*totals.by_source.items(), ("all", totals.total())]:
+        cells = [f"{int(x):,}" for x in row[:-1]] + [f"${row[-1]:.4f}"]
+        weight = " style='font-weight:bold'" if name == "all" else ""
+        body += (
+            f"<tr{weight}><td style='padding-right:10px'>{name.replace(' ', '&nbsp;')}</td>"
+            + "".join(f"<td align='right' style='padding-right:10px'>{c}</td>" for c in cells)
+            + "</tr>"
+        )
+    w.heading("Session usage", None, "every branch: assistant messages, usage entries, summarisations")
+    w.html(f"<table cellspacing='0' cellpadding='1'><tr>{header}</tr>{body}</table>")
+    w.block()
+
+
+def render_entry(
+    doc: QTextDocument,
+    session: Session,
+    index: int,
+    expanded: set[str],
+    edits: EditFacts | None = None,
+    usage: UsageSource | None = None,
+) -> dict[str, str]:
+    """Fill ``doc`` with the entry at record ``index``; returns the texts too big to show inline.
+
+    ``edits`` are the pi 1.6.0 context edits seen from the active path (which apply to what);
+    ``usage`` gives the session's usage totals (None while they are being summed up)."""
     doc.clear()
     th = current_theme()
     doc.setDefaultStyleSheet(f"a {{ color: {th.role('user').name()}; text-decoration: none; }}")
@@ -356,6 +593,8 @@ def render_entry(doc: QTextDocument, session: Session, index: int, expanded: set
         return w.full_texts
     t = v.get("type")
     color = th.role(kind_of(rec.type, rec.role)).name()
+    if edits is not None and (index in edits.applied or index in edits.by_target):
+        _edit_notice(w, session, index, edits)
     if t == "message":
         m = v.get("message")
         if not isinstance(m, dict):
@@ -378,16 +617,7 @@ def render_entry(doc: QTextDocument, session: Session, index: int, expanded: set
                         f"<span style='color:{th.role('damaged').name()}'>{_esc(m['errorMessage'])}</span>",
                     )
                 )
-            u = m.get("usage")
-            if isinstance(u, dict):
-                rows += [
-                    (k, _num(u.get(k)))
-                    for k in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
-                    if k in u
-                ]
-                cost = u.get("cost")
-                if isinstance(cost, dict) and "total" in cost:
-                    rows.append(("cost", f"${_num(cost.get('total'))}"))
+            rows += _usage_rows(m.get("usage"))
             if rec.usage_tokens is not None:
                 rows.append(("context tokens", f"{_num(rec.usage_tokens)} (valid usage)"))
             w.heading("Usage", None)
@@ -411,25 +641,66 @@ def render_entry(doc: QTextDocument, session: Session, index: int, expanded: set
             if m.get("excludeFromContext"):
                 w.html(f"<i style='color:{w.muted}'>excluded from the LLM context</i>")
                 w.block()
+        elif role == "system":
+            w.heading(
+                "System message",
+                color,
+                f"{_tokens(system_tokens(m))} (pi 1.6.0 estimate) · prompt sections and tool declarations",
+            )
+            _system_message(w, m, "sys")
         else:
             w.heading(f"Message · {visible(role)}", color)
             _content(w, m.get("content"), "c")
     elif t == "compaction":
         w.heading("Compaction", color, f"{_num(v.get('tokensBefore'))} tokens before")
-        w.kv(
-            [
-                ("first kept entry", _esc(v.get("firstKeptEntryId"))),
-                ("from hook", _esc(v.get("fromHook", False))),
-            ]
-        )
+        if is_retain_none(v):
+            kept = "retain-none: keeps no entry (firstKeptEntryId is the compaction's own id)"
+        else:
+            kept = _esc(v.get("firstKeptEntryId"))
+        rows = [("first kept entry", kept), ("from hook", _esc(v.get("fromHook", False)))]
+        if "usage" in v:
+            rows.append(("usage", f"{_usage_line(v.get('usage'))} (the summarisation calls)"))
+        w.kv(rows)
         w.markdown(_text_of(v.get("summary", "")), "summary")
         d = v.get("details")
         if isinstance(d, dict):
             w.heading("Details", None)
             w.json(d, "details")
+        snap = v.get("systemMessage")
+        if isinstance(snap, dict):
+            snap_tokens = _tokens(system_tokens(snap))
+            if "snap" in w.expanded:
+                w.html(f"<p><a href='toggle:snap'>▾ System message snapshot</a> · {_esc(snap_tokens)}</p>")
+                w.block()
+                _system_message(w, snap, "snap")
+            else:
+                w.html(
+                    f"<p><a href='toggle:snap'>▸ System message snapshot</a> "
+                    f"<span style='color:{w.muted}'>· {_esc(snap_tokens)} · the system prompt and tools "
+                    "replayed at the boundary, sent before the summary</span></p>"
+                )
+                w.block()
+        elif snap is not None:
+            w.heading("System message snapshot", th_damaged(), "not an object")
+            w.json(snap, "snap")
     elif t == "branch_summary":
         w.heading("Branch summary", color, f"from {visible(v.get('fromId'))}")
         w.markdown(_text_of(v.get("summary", "")), "summary")
+        if "usage" in v:
+            w.kv([("usage", f"{_usage_line(v.get('usage'))} (the summarisation call)")])
+    elif t == "context_edit":
+        _context_edit(w, session, index, v, color, edits or context_edit_facts(session, []))
+    elif t == "usage":
+        w.heading(
+            f"Usage · {visible(v.get('kind', '?'), 80)}",
+            color,
+            f"{visible(v.get('provider', '?'), 80)}/{visible(v.get('model', '?'), 80)} · not in the LLM context",
+        )
+        rows = _usage_rows(v.get("usage")) or [("usage", _esc(v.get("usage")))]
+        if "note" in v:
+            rows.append(("note", _esc(v.get("note"))))
+        w.kv(rows)
+        _session_totals(w, session, usage)
     elif t == "custom_message":
         w.heading(
             f"Custom message · {visible(v.get('customType', '?'))}",
@@ -449,7 +720,17 @@ def render_entry(doc: QTextDocument, session: Session, index: int, expanded: set
                 w.json(val, f"field.{k}")
     if session.label_of(rec.id):
         w.kv([("label", f"<b>{_esc(session.label_of(rec.id))}</b>")])
+    if (
+        t != "usage"
+        and (rec.parent_id is None or rec.parent_id is UNDEFINED)
+        and index == _first_root(session)
+    ):
+        _session_totals(w, session, usage)  # the root entry sums up the session
     return w.full_texts
+
+
+def _first_root(session: Session) -> int:
+    return next((r.index for r in session.records if r.parent_id is None or r.parent_id is UNDEFINED), -1)
 
 
 def _text_of(v: Any) -> str:
@@ -461,6 +742,12 @@ class EntryInspector(QWidget):
         super().__init__(parent)
         self.session: Session | None = None
         self.index = -1
+        #: the pi 1.6.0 context edits as the tree shows them (its active path); without it the
+        #: inspector reads them from the session's own leaf
+        self.edit_facts: Callable[[], EditFacts] | None = None
+        #: the session's usage totals as the tree's model sums them (None while it does)
+        self.usage_totals: UsageSource | None = None
+        self._own_edits: tuple[Session, int, EditFacts] | None = None
         self.expanded: set[str] = set()
         self.full_texts: dict[str, str] = {}
         self.title = QLabel("No entry selected")
@@ -564,8 +851,19 @@ class EntryInspector(QWidget):
             self.raw.setPlainText(text)
         else:
             bar = self.browser.verticalScrollBar().value()
-            self.full_texts = render_entry(self.browser.document(), s, self.index, self.expanded)
+            self.full_texts = render_entry(
+                self.browser.document(), s, self.index, self.expanded, self._edits(s), self.usage_totals
+            )
             self.browser.verticalScrollBar().setValue(bar)
+
+    def _edits(self, s: Session) -> EditFacts:
+        if self.edit_facts is not None:
+            return self.edit_facts()
+        cached = self._own_edits
+        if cached is None or cached[0] is not s or cached[1] != len(s.records):
+            facts = context_edit_facts(s, s.path_indices(s.leaf_index()))
+            cached = self._own_edits = (s, len(s.records), facts)
+        return cached[2]
 
     def show_full_text(self, key: str) -> None:
         """All of a text too big for the inspector, as plain text (long lines broken)."""

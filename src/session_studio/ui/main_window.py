@@ -300,6 +300,7 @@ class MainWindow(QMainWindow):
         self.tree = QTreeView()
         self.tree.setModel(self.tree_model)
         self.tree_model.repaint_requested.connect(lambda: self.tree.viewport().update())
+        self.tree_model.pi16_ready.connect(lambda: self.inspector.show_entry(self.inspector.index))
         self.tree.setUniformRowHeights(True)
         self.tree.setItemDelegate(BranchDelegate(self.tree))
         self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -333,6 +334,8 @@ class MainWindow(QMainWindow):
 
         # centre tabs
         self.inspector = EntryInspector()
+        self.inspector.edit_facts = lambda: self.tree_model.edits  # the tree's active path decides
+        self.inspector.usage_totals = lambda: self.tree_model.usage()
         self.why = SafeTextBrowser()
         self.preview = PreviewPane()
         self.tabs = QTabWidget()
@@ -668,6 +671,7 @@ class MainWindow(QMainWindow):
         self._show_recent()
         self.tree_model.set_session(s, res.path_indices, res.outline)
         self.tree_model.prepare_search(self.runner)  # so that the first search is quick
+        self.tree_model.prepare_pi16(self.runner)  # pi 1.6.0 facts too slow for this thread
         self._expand()
         self.inspector.set_session(s)
         self.banner.set_issues(s.issues, s.reset)

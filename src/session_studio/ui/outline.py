@@ -19,8 +19,10 @@ from functools import cmp_to_key
 from typing import Any
 
 from session_studio.core.jsdate import js_date_ms
-from session_studio.core.jsvalue import JsTypeError, js_key, js_truthy
+from session_studio.core.jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy
 from session_studio.core.session import Session
+
+from .pi16 import is_retain_none
 
 __all__ = ["FILTERS", "ROOT", "Outline", "build_outline", "entry_visible"]
 
@@ -33,10 +35,12 @@ FILTERS: dict[str, str] = {
     "no-tools": "No tools",
     "user-only": "User only",
     "labeled-only": "Labeled only",
+    "usage": "Default + usage entries",
     "all": "All entries",
 }
 
-_DEFAULT_HIDDEN = frozenset({"label", "custom", "session_info"})
+#: pi 1.6.0 keeps `usage` entries out of its tree (spec §10.1 rule 1): only the "usage" filter shows them
+_DEFAULT_HIDDEN = frozenset({"label", "custom", "session_info", "usage"})
 
 
 def entry_visible(session: Session, index: int, mode: str) -> bool:
@@ -48,6 +52,8 @@ def entry_visible(session: Session, index: int, mode: str) -> bool:
         return session.label_of(rec.id) is not None
     if mode == "user-only":
         return rec.type == "message" and rec.role == "user"
+    if rec.type == "usage":
+        return mode == "usage"
     if rec.type in _DEFAULT_HIDDEN:
         return False
     return not (mode == "no-tools" and rec.type == "message" and rec.role == "toolResult")
@@ -203,6 +209,8 @@ def preview_text(value: Any, limit: int = 160) -> str:
         role = m.get("role")
         if role == "bashExecution":
             text = "$ " + str(m.get("command", ""))
+        elif role == "system":
+            text = system_preview(m)
         else:
             c = m.get("content")
             if type(c) is str:
@@ -232,7 +240,16 @@ def preview_text(value: Any, limit: int = 160) -> str:
             if role == "toolResult":
                 text = f"{m.get('toolName', 'tool')}: {text}"
     elif t == "compaction":
-        text = f"compaction · {value.get('tokensBefore', '?')} tokens before · {value.get('summary', '')!s}"
+        text = f"compaction · {value.get('tokensBefore', '?')} tokens before · "
+        if is_retain_none(value):
+            text += "retain-none (keeps no entry) · "
+        if value.get("systemMessage"):
+            text += "system snapshot · "
+        text += str(value.get("summary", ""))
+    elif t == "usage":
+        text = usage_preview(value)
+    elif t == "context_edit":
+        text = context_edit_preview(value)
     elif t == "branch_summary":
         text = "branch summary · " + str(value.get("summary", ""))
     elif t == "model_change":
@@ -258,3 +275,70 @@ def preview_text(value: Any, limit: int = 160) -> str:
         text = str(t)
     text = " ".join(text.split())
     return text[:limit] + ("…" if len(text) > limit else "")
+
+
+def _names(items: Any, limit: int = 4) -> str:
+    names = [str(t.get("name", "?")) if type(t) is dict else "?" for t in items]
+    more = f", +{len(names) - limit}" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
+def system_preview(m: dict[str, Any]) -> str:
+    """A pi 1.6.0 system message in one line: its prompt sections and tool changes."""
+    parts = ["system"]
+    c = m.get("content")
+    text = (
+        c
+        if type(c) is str
+        else " ".join(b["text"] for b in c if type(b) is dict and isinstance(b.get("text"), str))
+        if type(c) is list
+        else ""
+    )
+    secs = m.get("sections")
+    if type(secs) is dict and secs:
+        set_ = [str(k) for k, v in secs.items() if v is not None]
+        removed = [str(k) for k, v in secs.items() if v is None]
+        if set_:
+            parts.append(f"sections {', '.join(set_)}")
+        if removed:
+            parts.append(f"removes section {', '.join(removed)}")
+    added, removed_tools = m.get("toolsAdded"), m.get("toolsRemoved")
+    if type(added) is list and added:
+        parts.append(f"+{len(added)} tool{'s' * (len(added) != 1)} ({_names(added)})")
+    if type(removed_tools) is list and removed_tools:
+        parts.append(f"−{len(removed_tools)} tool{'s' * (len(removed_tools) != 1)} ({_names(removed_tools)})")
+    if text.strip():
+        parts.append(text)
+    return " · ".join(parts)
+
+
+def usage_preview(value: dict[str, Any]) -> str:
+    """A pi 1.6.0 `usage` entry in one line: what, which model, how much."""
+    u = value.get("usage")
+    total = u.get("totalTokens", "?") if type(u) is dict else "?"
+    cost = u.get("cost") if type(u) is dict else None
+    money = cost.get("total") if type(cost) is dict else None
+    text = f"usage · {value.get('kind', '?')} · {value.get('provider', '?')}/{value.get('model', '?')}"
+    text += f" · {total:,} tokens" if type(total) is int else f" · {total} tokens"
+    if type(money) in (int, float):
+        text += f" · ${money:g}"
+    return text
+
+
+def context_edit_preview(value: dict[str, Any]) -> str:
+    """A pi 1.6.0 `context_edit` entry in one line: what it does to which entry."""
+    target = value.get("targetId", "?")
+    rep = value.get("replacement", UNDEFINED)
+    if rep is UNDEFINED:
+        return f"context edit · on {target}, without a replacement"
+    if rep is None:
+        return f"context edit · hides {target} from the LLM"
+    c = rep.get("content") if type(rep) is dict else None
+    text = (
+        c
+        if type(c) is str
+        else " ".join(b["text"] for b in c if type(b) is dict and isinstance(b.get("text"), str))
+        if type(c) is list
+        else ""
+    )
+    return f"context edit · replaces the content of {target}: {text}"

@@ -16,3 +16,6 @@ class Roles:
     PATH = Qt.ItemDataRole.UserRole + 6  # file path (browser)
     SORT = Qt.ItemDataRole.UserRole + 7  # sort key (browser)
     SEARCH = Qt.ItemDataRole.UserRole + 8  # casefolded text the browser search matches (str)
+    EDIT = (
+        Qt.ItemDataRole.UserRole + 9
+    )  # pi 1.6.0 context edit on the active path: "hidden" | "replaced" | ""

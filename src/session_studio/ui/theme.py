@@ -21,6 +21,9 @@ _ROLE_COLORS: dict[str, tuple[str, str]] = {
     "branchSummary": ("#0f8f9c", "#35c3cf"),
     "compactionSummary": ("#d0452f", "#ff7a63"),
     "compaction": ("#d0452f", "#ff7a63"),
+    "system": ("#4b5b78", "#9fb1d1"),
+    "contextEdit": ("#8a6d1f", "#d8b75a"),
+    "usage": ("#5f7a5a", "#94b48d"),
     "meta": ("#8a8f98", "#8d939d"),
     "damaged": ("#e02424", "#ff5a5a"),
 }
@@ -34,6 +37,9 @@ _ICON_LETTERS = {
     "branchSummary": "B",
     "compaction": "≡",
     "compactionSummary": "≡",
+    "system": "S",
+    "contextEdit": "✎",
+    "usage": "¤",
     "meta": "·",
     "damaged": "!",
 }
@@ -157,6 +163,10 @@ def kind_of(rec_type: object, role: object) -> str:
         return "branchSummary"
     if rec_type == "custom_message":
         return "custom"
+    if rec_type == "context_edit":  # pi 1.6.0
+        return "contextEdit"
+    if rec_type == "usage":  # pi 1.6.0
+        return "usage"
     return "meta"
 
 

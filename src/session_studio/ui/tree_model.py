@@ -27,6 +27,16 @@ from session_studio.core.plan import PlanMarks
 from session_studio.core.session import Session
 
 from .outline import ROOT, Outline, build_outline, preview_text
+from .pi16 import (
+    NO_EDITS,
+    SYNC_EDIT_PATH,
+    EditFacts,
+    UsageTotals,
+    context_edit_facts,
+    has_context_edits,
+    system_tokens,
+    usage_totals,
+)
 from .plain import rich_tooltip, visible
 from .roles import Roles
 from .tasks import TaskRunner
@@ -36,7 +46,7 @@ __all__ = ["CHUNK_BASE", "GUTTER", "BranchDelegate", "SessionTreeModel"]
 
 COLUMNS = ("Entry", "Tokens", "Time")
 GUTTER = 14
-LAST_CHAIN = Roles.SORT + 1
+LAST_CHAIN = Roles.EDIT + 1
 
 _MARK_TEXT = {
     "cut": "First kept entry: the chosen cut point",
@@ -71,6 +81,9 @@ def _chunk_of(iid: int) -> tuple[int, int]:
 class SessionTreeModel(QAbstractItemModel):
     #: many marks changed at once: repaint the visible rows (connect to ``viewport().update``)
     repaint_requested = Signal()
+    #: pi 1.6.0 facts computed in a worker arrived (context edits, usage totals): views showing
+    #: them render again
+    pi16_ready = Signal()
 
     #: groups longer than this are shown as blocks of ``chunk_rows`` rows; below it a flat list
     #: lays out in a few tens of ms, and blocks would only get in the reader's way
@@ -91,6 +104,18 @@ class SessionTreeModel(QAbstractItemModel):
         self._preview: dict[int, str] = {}
         self._bold = QFont()
         self._bold.setBold(True)
+        self._struck = QFont()
+        self._struck.setStrikeOut(True)
+        self._bold_struck = QFont(self._bold)
+        self._bold_struck.setStrikeOut(True)
+        #: pi 1.6.0 context edits seen from the active path (which rows are hidden / replaced)
+        self.edits: EditFacts = NO_EDITS
+        self._edits_path: list[int] | None = None  # a long path whose edits a worker is to find
+        self._usage: UsageTotals | None = None
+        self._usage_wanted = False
+        self._pi16_runner: TaskRunner | None = None
+        self._pi16_serial = 0
+        self._system_tokens: dict[int, Any] = {}
         self.mode = "default"
         self.query = ""
         #: lowercased search text per record (preview, id), built once per session off the GUI thread
@@ -166,9 +191,13 @@ class SessionTreeModel(QAbstractItemModel):
         self.beginResetModel()
         if session is not self.session:
             self._search_texts = None
+            self.edits = NO_EDITS
         self.session = session
         self._preview.clear()
+        self._system_tokens.clear()
         self.marks = {}
+        self._usage, self._usage_wanted = None, False
+        self._find_edits(active_path or [])
         if session is None:
             self.outline = Outline()
         elif outline is not None and self.mode == "default" and not self.query:
@@ -182,8 +211,72 @@ class SessionTreeModel(QAbstractItemModel):
         if self.session is None:
             return
         self.beginResetModel()
+        if active_path is not None:  # the branch moved or entries were appended: edits may apply anew
+            self._usage = None
+            self._find_edits(active_path)
         self.outline = self._build(active_path if active_path is not None else sorted(self.outline.active))
         self.endResetModel()
+
+    # ---------------------------------------------------------------- pi 1.6.0 facts
+    def _find_edits(self, path: list[int]) -> None:
+        """The context edits seen from ``path``: here for short paths, in a worker for long ones."""
+        self._pi16_serial += 1
+        s = self.session
+        if s is None or not has_context_edits(s):
+            self.edits, self._edits_path = NO_EDITS, None
+        elif len(path) <= SYNC_EDIT_PATH:
+            self.edits, self._edits_path = context_edit_facts(s, path), None
+        else:
+            # a worker finds them; meanwhile the last facts of this session stay (records are
+            # only ever appended, so their indices still hold)
+            self._edits_path = list(path)
+            self._start_pi16_work()
+
+    def prepare_pi16(self, runner: TaskRunner) -> None:
+        """Find what is too slow for the GUI thread (edits of a long path, usage totals of a big
+        file) with ``runner``; ``pi16_ready`` says when it is there."""
+        self._pi16_runner = runner
+        self._start_pi16_work()
+
+    def usage(self) -> UsageTotals | None:
+        """The session's usage totals; None while a worker sums them (a file too big to read here)."""
+        s = self.session
+        if s is None or self._usage is not None:
+            return self._usage
+        if self._pi16_runner is None or self._pi16_runner.synchronous or all_values_kept(s):
+            self._usage = usage_totals(s)
+            return self._usage
+        self._usage_wanted = True
+        self._start_pi16_work()
+        return None
+
+    def _start_pi16_work(self) -> None:
+        runner, s = self._pi16_runner, self.session
+        if runner is None or s is None:
+            return
+        path, want_usage = self._edits_path, self._usage_wanted and self._usage is None
+        if path is None and not want_usage:
+            return
+        self._edits_path, self._usage_wanted = None, False
+        serial = self._pi16_serial
+
+        def work() -> tuple[EditFacts | None, UsageTotals | None]:
+            edits = context_edit_facts(s, path) if path is not None else None
+            return edits, usage_totals(s) if want_usage else None
+
+        def done(result: tuple[EditFacts | None, UsageTotals | None]) -> None:
+            edits, usage = result
+            if s is not self.session:
+                return
+            if edits is not None and serial == self._pi16_serial:
+                self.edits = edits
+                self._preview.clear()
+                self.repaint_requested.emit()
+            if usage is not None:
+                self._usage = usage
+            self.pi16_ready.emit()
+
+        runner.op(work).on_success(done).start()
 
     def set_filter(self, mode: str, query: str) -> None:
         self._filter_serial += 1  # an outline still being built in a worker is now stale
@@ -451,16 +544,21 @@ class SessionTreeModel(QAbstractItemModel):
         rec = self.session.records[i]
         col = index.column()
         R = Qt.ItemDataRole
+        edit = self.edit_state(i)
         if role == R.DisplayRole:
             if col == 0:
                 lab = self.session.label_of(rec.id)
                 row = f"[{lab}]  {self.preview(i)}" if lab else self.preview(i)
+                if edit:
+                    row = ("⊘ hidden · " if edit == "hidden" else "✎ replaced · ") + row
                 return visible(row, 300, keep_newlines=False)  # session text: elided, controls shown
             if col == 1:
-                t = rec.tokens
                 if rec.type != "message":
                     return ""
-                if isinstance(t, JsTypeError):
+                t = self.tokens_of(i)
+                if edit == "replaced":
+                    t = self.edits.replaced_tokens.get(i, t)
+                if isinstance(t, JsTypeError) or t is None:
                     return "error"
                 return f"{t:,}" if isinstance(t, int) else str(t)
             ts = rec.timestamp
@@ -469,8 +567,11 @@ class SessionTreeModel(QAbstractItemModel):
             return entry_icon(kind_of(rec.type, rec.role))
         if role == R.TextAlignmentRole and col == 1:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == R.FontRole and i in self.outline.active and col == 0:
-            return self._bold
+        if role == R.FontRole and col < 2:
+            bold = i in self.outline.active and col == 0
+            if edit == "hidden":  # what the LLM no longer sees is struck out
+                return self._bold_struck if bold else self._struck
+            return self._bold if bold else None
         th = current_theme()
         mark = self.marks.get(i, "")
         if role == R.BackgroundRole:
@@ -482,13 +583,19 @@ class SessionTreeModel(QAbstractItemModel):
                 return th.active_bg
             return None
         if role == R.ForegroundRole:
-            if i not in self.outline.active or mark == "summarised":
+            if i not in self.outline.active or mark == "summarised" or edit == "hidden":
                 return th.muted
             return None
         if role == R.ToolTipRole:
             lines = [f"{rec.type} · line {rec.line} · id {rec.id}"]
             if rec.role is not None and rec.type == "message":
                 lines[0] += f" · {rec.role}"
+            lines += self._edit_lines(i, edit)
+            if rec.type == "message" and rec.role == "system":
+                lines.append(
+                    "Tokens: pi 1.6.0's estimate of the system message (content, sections, tool "
+                    "declarations); pi 0.80.2 drops system messages from the context"
+                )
             if mark in _MARK_TEXT:
                 lines.append(_MARK_TEXT[mark])
             if mark in ("valid", "invalid", "cut", "prefix", "turn_start"):
@@ -508,7 +615,41 @@ class SessionTreeModel(QAbstractItemModel):
             return i in self.outline.last_chain
         if role == Roles.KIND:
             return kind_of(rec.type, rec.role)
+        if role == Roles.EDIT:
+            return edit
         return None
+
+    def edit_state(self, i: int) -> str:
+        """ "hidden" / "replaced" when a context edit applies to the entry on the active path."""
+        if i not in self.edits.applied:
+            return ""
+        return "hidden" if i in self.edits.hidden else "replaced"
+
+    def tokens_of(self, i: int) -> Any:
+        """The row's token estimate: the index's, or pi 1.6.0's for a system message (rule 21)."""
+        assert self.session is not None
+        rec = self.session.records[i]
+        if rec.role != "system":
+            return rec.tokens
+        t = self._system_tokens.get(i)
+        if t is None:
+            v = self.session.value(i)
+            t = self._system_tokens[i] = system_tokens(v.get("message") if type(v) is dict else None)
+        return t
+
+    def _edit_lines(self, i: int, edit: str) -> list[str]:
+        assert self.session is not None
+        recs = self.session.records
+        lines = []
+        if edit:
+            e = recs[self.edits.applied[i]]
+            what = "Hidden from the LLM" if edit == "hidden" else "Content replaced for the LLM"
+            lines.append(f"{what} by context edit {e.id} (line {e.line})")
+            if edit == "replaced":
+                lines.append(f"Tokens: what the LLM sees now; stored: {self.tokens_of(i)}")
+        elif i in self.edits.by_target:
+            lines.append("Named by a context edit that does not apply on the active path")
+        return lines
 
     def _chunk_data(self, index: Index, role: int) -> Any:
         R = Qt.ItemDataRole
@@ -536,6 +677,12 @@ class SessionTreeModel(QAbstractItemModel):
         if role == Roles.RECORD:
             return -1
         return None
+
+
+def all_values_kept(session: Session) -> bool:
+    """Whether the session holds every value in memory (no file reads to sum them up)."""
+    recs = session.records
+    return not recs or (recs[0].value is not None and recs[-1].value is not None)
 
 
 def extend_search_texts(
