@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
+from .cli_common import settings_for
 
 __all__ = ["main"]
 
@@ -81,48 +82,12 @@ def _cmd_info(a: argparse.Namespace) -> int:
     from .core.overview import render_overview
 
     session = _open(a.session)
-    keep, reserve, window, source = _settings_for(session, a)
+    keep, reserve, window, source = settings_for(session, a)
     sys.stdout.write(
         render_overview(session, keep_recent=keep, reserve=reserve, context_window=window, leaf=a.leaf)
     )
     sys.stdout.write(f"settings:    {source}\n")
     return EXIT_OK
-
-
-def _settings_for(session: Any, a: argparse.Namespace) -> tuple[int, int, int, str]:
-    """keepRecentTokens, reserveTokens, context window: the options, else pi's settings and model."""
-    from pathlib import Path
-
-    from .core.context import build_session_context
-    from .llm.config import compaction_settings, model_info
-
-    cwd_s = (session.header or {}).get("cwd") if session.header else None
-    cwd = Path(cwd_s) if isinstance(cwd_s, str) and cwd_s and Path(cwd_s).is_dir() else None
-    pi = compaction_settings(cwd)
-    keep = a.keep_recent if a.keep_recent is not None else pi.keep_recent_tokens
-    reserve = a.reserve if a.reserve is not None else pi.reserve_tokens
-    notes = [
-        "keepRecentTokens/reserveTokens "
-        + ("from the options" if a.keep_recent or a.reserve else "from pi's settings")
-    ]
-    window = a.context_window
-    if window is None:
-        window = 200000
-        try:
-            model = build_session_context(session).model
-        except Exception:  # a damaged path: the overview reports it
-            model = None
-        info = (
-            model_info(str(model.get("provider")), str(model.get("modelId")))
-            if isinstance(model, dict)
-            else None
-        )
-        if info is not None and info.context_window:
-            window = info.context_window
-            notes.append(f"context window of {model['provider']}/{model['modelId']}")
-        else:
-            notes.append("context window 200,000 (model unknown; use --context-window)")
-    return keep, reserve, window, "; ".join(notes)
 
 
 def _add_plan_options(p: argparse.ArgumentParser, *, pi_defaults: bool = False) -> None:
