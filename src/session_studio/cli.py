@@ -159,23 +159,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+COMMANDS = frozenset(
+    {"plan", "context", "branch", "info", "compact", "branch-to", "fork", "label", "rename", "upgrade"}
+)
+
+
+def opens_window(argv: Sequence[str]) -> bool:
+    """Whether these arguments start the desktop app rather than a command (scripts/run asks too)."""
+    first = argv[0] if argv else ""
+    return first not in COMMANDS and first not in ("-h", "--help", "--version")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    commands = {
-        "plan",
-        "context",
-        "branch",
-        "info",
-        "compact",
-        "branch-to",
-        "fork",
-        "label",
-        "rename",
-        "upgrade",
-    }
-    first = args_list[0] if args_list else ""
-    if first not in commands and first not in ("-h", "--help", "--version"):
+    if opens_window(args_list):
         from .ui.launch import launch_gui  # the desktop app: FILE, --screenshot, --size, --theme
 
         return launch_gui(args_list)
