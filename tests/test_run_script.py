@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "scripts" / "run"
 SAMPLE = ROOT / "src" / "session_studio" / "resources" / "samples" / "sample-small-a.jsonl"
 VENV = Path(sys.prefix)
+pytestmark = pytest.mark.slow  # several app starts: the parallel stage
+
 OFFLINE = {"PIP_INDEX_URL": "http://127.0.0.1:9/", "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": ""}
 
 
@@ -39,9 +41,16 @@ def set_up_venv() -> Path:
 
 
 def _run(*args: str, env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float]:
-    start = time.monotonic()
+    """The result and the CPU seconds it cost (scripts/run and everything it started).
+
+    CPU time, not wall time: a reinstall costs seconds of CPU, while the wall time of a launch on a
+    busy CI machine mostly measures the other processes.
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run([str(RUN), *args], capture_output=True, text=True, env=env, timeout=60)
-    return done, time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return done, cpu
 
 
 def test_a_set_up_checkout_starts_offline_without_reinstalling(set_up_venv: Path) -> None:
@@ -58,8 +67,8 @@ def test_a_set_up_checkout_starts_offline_without_reinstalling(set_up_venv: Path
         assert done.returncode == 0, done.stderr
         assert "pip install" not in done.stderr
         assert "entries" in done.stdout
-    # the best of three: what a launch costs, without the other processes of a busy CI machine
-    assert min(seconds) < 2.0, f"scripts/run --version took {seconds} s"
+    # a launch (venv check, package check, the app's start) stays well under two seconds
+    assert min(seconds) < 2.0, f"scripts/run --version took {seconds} s of CPU"
 
 
 def _fake_tools(bin_dir: Path, *, uid: int, installed: set[str]) -> None:
