@@ -25,7 +25,14 @@ PACKAGE = "session_studio"
 SRC = Path(__file__).resolve().parent.parent / "src"
 
 LAYER_RANK = {"core": 0, "llm": 1, "engine": 2, "ui": 3, "cli": 3}
-CLI_MODULES = frozenset({"session_studio.cli", "session_studio.cli_actions", "session_studio.cli_common"})
+CLI_MODULES = frozenset(
+    {
+        "session_studio.cli",
+        "session_studio.cli_actions",
+        "session_studio.cli_common",
+        "session_studio.cli_output",
+    }
+)
 # the command line opens the desktop app (`session-studio FILE`) through this module only
 CLI_MAY_IMPORT_FROM_UI = frozenset({"session_studio.ui.launch"})
 QT_TOP_LEVEL = frozenset({"PySide6", "shiboken6"})
