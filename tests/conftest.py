@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -27,6 +28,21 @@ def _node() -> str | None:
     return shutil.which("node")
 
 
+# Tests that use the real pi (node) are the oracle stage, wherever they live and however they are
+# marked; every test under tests/ui is the ui stage (./scripts/test oracle|ui).
+_NODE_FIXTURES = frozenset({"mock_llm", "mock_factory", "llm_mock"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    ui_dir = ROOT / "tests" / "ui"
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & _NODE_FIXTURES or any("oracle" in name for name in fixtures):
+            item.add_marker(pytest.mark.oracle)
+        if ui_dir in item.path.parents:
+            item.add_marker(pytest.mark.ui)
+
+
 @pytest.fixture(scope="session")
 def oracle_home() -> str:
     """Install (once, idempotently) the pinned pi packages; skip when node is missing."""
@@ -34,9 +50,14 @@ def oracle_home() -> str:
         pytest.skip("node is not installed (needed for the pi oracle)")
     env = dict(os.environ)
     env.setdefault("PI_ORACLE_HOME", str(Path.home() / ".cache" / "pi-oracle-0.80.2"))
-    r = subprocess.run(
-        ["bash", str(ORACLE_DIR / "install.sh")], capture_output=True, text=True, env=env, timeout=600
-    )
+    home = Path(env["PI_ORACLE_HOME"])
+    home.parent.mkdir(parents=True, exist_ok=True)
+    # pytest-xdist workers each run this: one installs, the others wait and find it installed
+    with open(home.parent / f".{home.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        r = subprocess.run(
+            ["bash", str(ORACLE_DIR / "install.sh")], capture_output=True, text=True, env=env, timeout=600
+        )
     if r.returncode != 0:
         pytest.fail(f"oracle install failed: {r.stderr[-2000:]}")
     return r.stdout.strip()

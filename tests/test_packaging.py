@@ -77,6 +77,7 @@ def test_svg_parses_and_is_square() -> None:
         assert not any(k.endswith("href") for k in el.attrib), "the SVG icon must not reference files"
 
 
+@pytest.mark.slow  # seconds of work: the parallel stage (./scripts/test oracle)
 def test_render_icons_regenerates_every_size(tmp_path: Path) -> None:
     pytest.importorskip("PySide6.QtSvg")
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
+from .cli_common import settings_for
 from .cli_output import err, out, terminal_safe
 
 __all__ = ["main"]
@@ -88,7 +89,7 @@ def _cmd_info(a: argparse.Namespace) -> int:
     from .core.overview import render_overview
 
     session = _open(a.session)
-    keep, reserve, window, source = _settings_for(session, a)
+    keep, reserve, window, source = settings_for(session, a)
     choice = _profile(session, a)
     out(f"pi profile:  {choice.profile.version} ({choice.reason})")
     out(
@@ -123,30 +124,6 @@ def _refuse_unsupported_writes(a: argparse.Namespace) -> str | None:
         f"this file is a pi 1.6.0 session ({marker}); writing 1.6.0 entries is not supported yet "
         "(--pi-version 0.80.2 writes as pi 0.80.2 would, without the systemMessage snapshot)"
     )
-
-
-def _settings_for(session: Any, a: argparse.Namespace) -> tuple[int, int, int, str]:
-    """keepRecentTokens, reserveTokens, context window: the options, else pi's settings and model
-    (the same source the window uses)."""
-    from .core.context import build_session_context
-    from .llm.config import pi_planning_defaults
-
-    try:
-        model = build_session_context(session).model
-    except Exception:  # a damaged path: the overview reports it
-        model = None
-    cwd = (session.header or {}).get("cwd") if session.header else None
-    pi = pi_planning_defaults(cwd if isinstance(cwd, str) else None, model)
-    keep = a.keep_recent if a.keep_recent is not None else pi.keep_recent_tokens
-    reserve = a.reserve if a.reserve is not None else pi.reserve_tokens
-    window = a.context_window if a.context_window is not None else pi.context_window
-    notes = []
-    if a.keep_recent is not None or a.reserve is not None:
-        notes.append("keepRecentTokens/reserveTokens from the options")
-    if a.context_window is not None:
-        notes.append("context window from the options")
-    source = pi.source if not notes else "; ".join(notes) + f" (pi: {pi.source})"
-    return keep, reserve, window, source
 
 
 def _add_plan_options(p: argparse.ArgumentParser, *, pi_defaults: bool = False) -> None:
@@ -240,10 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    commands = {
+COMMANDS = frozenset(
+    {
         "plan",
         "context",
         "branch",
@@ -256,8 +231,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "upgrade",
         "repair",
     }
-    first = args_list[0] if args_list else ""
-    if first not in commands and first not in ("-h", "--help", "--version"):
+)
+
+
+def opens_window(argv: Sequence[str]) -> bool:
+    """Whether these arguments start the desktop app rather than a command (scripts/run asks too)."""
+    first = argv[0] if argv else ""
+    return first not in COMMANDS and first not in ("-h", "--help", "--version")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if opens_window(args_list):
         from .ui.launch import launch_gui  # the desktop app: FILE, --screenshot, --size, --theme
 
         return launch_gui(args_list)

@@ -98,7 +98,7 @@ def _confirm(question: str, yes: bool) -> bool:
 
 
 def _cmd_compact(a: argparse.Namespace) -> int:
-    from .cli import _settings_for
+    from .cli_common import settings_for
     from .core import Session
     from .core.context import build_session_context
     from .core.jsvalue import js_stringify
@@ -106,7 +106,7 @@ def _cmd_compact(a: argparse.Namespace) -> int:
     from .engine.compaction import commit_compaction, draft_compaction, summarize_draft
 
     session = Session.open(a.session)
-    a.keep_recent, a.reserve, _, _ = _settings_for(session, a)
+    a.keep_recent, a.reserve, _, _ = settings_for(session, a)
     summarizer, resolved = _summarizer(a, session)
     info = resolved.model_info
     prompts = _prompts(a)

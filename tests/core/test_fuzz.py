@@ -26,6 +26,7 @@ BASE = SAMPLE.read_bytes() if SAMPLE.exists() else next(FIXTURES.glob("*.jsonl")
 edit = st.tuples(st.integers(0, len(BASE)), st.integers(0, 40), st.binary(max_size=40))
 
 
+@pytest.mark.slow  # seconds of work: the parallel stage (./scripts/test oracle)
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(edit, min_size=1, max_size=6))
 def test_mutated_sessions_never_crash(edits) -> None:
@@ -90,6 +91,7 @@ def _set_deep(value, key: str, new) -> bool:
     return False
 
 
+@pytest.mark.slow  # seconds of work: the parallel stage (./scripts/test oracle)
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.tuples(st.integers(1, 10**6), st.sampled_from(FIELDS), json_values), min_size=1, max_size=5)

@@ -189,7 +189,7 @@ def _depth(value: Any) -> int:
     return depth
 
 
-@pytest.mark.parametrize("depth", [2_500, 100_000])
+@pytest.mark.parametrize("depth", [2_500, pytest.param(100_000, marks=pytest.mark.slow)])
 def test_deep_nesting(depth: int) -> None:
     arrays = js_json_parse("[" * depth + "1" + "]" * depth)
     assert _depth(arrays) == depth
@@ -217,6 +217,7 @@ _json_values = st.recursive(
 )
 
 
+@pytest.mark.slow  # seconds of work: the parallel stage (./scripts/test oracle)
 @given(_json_values, st.booleans(), st.sampled_from([None, 0, 2, "\t"]))
 def test_round_trips_json_dumps(value: Any, ascii_only: bool, indent: int | str | None) -> None:
     text = json.dumps(value, ensure_ascii=ascii_only, indent=indent)

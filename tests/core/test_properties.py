@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +26,7 @@ entry = st.one_of(
 )
 
 
+@pytest.mark.slow  # seconds of work: the parallel stage (./scripts/test oracle)
 @settings(max_examples=150, deadline=None)
 @given(st.lists(entry, min_size=1, max_size=40), st.lists(st.integers(0, 40000), min_size=1, max_size=8))
 def test_planner_lookup_equals_walk(entries, keeps) -> None:
@@ -41,6 +43,7 @@ def test_planner_lookup_equals_walk(entries, keeps) -> None:
         assert row[1] == plan.cut(k)
 
 
+@pytest.mark.slow  # seconds of work: the parallel stage (./scripts/test oracle)
 @settings(max_examples=100, deadline=None)
 @given(st.lists(entry, min_size=1, max_size=30), st.lists(st.integers(0, 40000), min_size=2, max_size=2))
 def test_cut_moves_earlier_as_keep_grows(entries, keeps) -> None:
@@ -57,6 +60,7 @@ def test_cut_moves_earlier_as_keep_grows(entries, keeps) -> None:
         assert plan.cut(hi).first_kept_index <= plan.cut(lo).first_kept_index
 
 
+@pytest.mark.slow  # seconds of work: the parallel stage (./scripts/test oracle)
 @settings(max_examples=60, deadline=None)
 @given(st.lists(entry, min_size=2, max_size=30), st.integers(1, 29))
 def test_append_then_refresh_equals_reload(tmp_path_factory, entries, split) -> None:

@@ -44,6 +44,7 @@ def make_session(path: Path) -> None:
     path.write_bytes(to_bytes(chain(*entries)))
 
 
+@pytest.mark.slow  # seconds of work: the parallel stage (./scripts/test oracle)
 def test_concurrent_pi_writer(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     make_session(path)
@@ -111,6 +112,7 @@ def test_missing_final_newline_is_repaired_not_glued(tmp_path: Path) -> None:
     assert len(Session.open(path).records) == len(s.records) + 1
 
 
+@pytest.mark.slow  # seconds of work: the parallel stage (./scripts/test oracle)
 def test_api_keys_never_leak(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """Run the CLI against a server that refuses the key; grep every output and file for it."""
     key = "sk-live-DONOTLEAK-0123456789abcdef"

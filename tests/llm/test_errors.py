@@ -147,6 +147,7 @@ def test_errors_redact_their_messages() -> None:
     assert "0123456789abcdef" not in err.user_message
 
 
+@pytest.mark.slow  # seconds of work: the parallel stage (./scripts/test oracle)
 def test_package_imports_no_qt() -> None:
     import session_studio
 

@@ -1,0 +1,32 @@
+"""What the command-line modules share (`cli` and `cli_actions` both import this; it imports neither)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["settings_for"]
+
+
+def settings_for(session: Any, a: argparse.Namespace) -> tuple[int, int, int, str]:
+    """keepRecentTokens, reserveTokens, context window: the options, else pi's settings and model
+    (the same source the window uses)."""
+    from .core.context import build_session_context
+    from .llm.config import pi_planning_defaults
+
+    try:
+        model = build_session_context(session).model
+    except Exception:  # a damaged path: the overview reports it
+        model = None
+    cwd = (session.header or {}).get("cwd") if session.header else None
+    pi = pi_planning_defaults(cwd if isinstance(cwd, str) else None, model)
+    keep = a.keep_recent if a.keep_recent is not None else pi.keep_recent_tokens
+    reserve = a.reserve if a.reserve is not None else pi.reserve_tokens
+    window = a.context_window if a.context_window is not None else pi.context_window
+    notes = []
+    if a.keep_recent is not None or a.reserve is not None:
+        notes.append("keepRecentTokens/reserveTokens from the options")
+    if a.context_window is not None:
+        notes.append("context window from the options")
+    source = pi.source if not notes else "; ".join(notes) + f" (pi: {pi.source})"
+    return keep, reserve, window, source

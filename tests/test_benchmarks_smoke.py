@@ -1,0 +1,52 @@
+"""The benchmarks still run: once each on a small generated session (the real runs are on demand).
+
+Marked slow (the oracle stage, in parallel): `plan_vs_pi.py` runs pi on node, `ui_open.py` the window.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import generate
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCHMARKS = ROOT / "benchmarks"
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def small_session(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    (session,) = generate(tmp_path_factory.mktemp("bench"), "--seed", "5", "--count", "1", "--size", "small")
+    return session
+
+
+def _run_json(*args: str, env: dict[str, str] | None = None) -> dict:
+    done = subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, timeout=300, cwd=ROOT, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout[done.stdout.index("{") : done.stdout.rindex("}") + 1])
+
+
+def test_plan_vs_pi_smoke(oracle_home: str, small_session: Path) -> None:
+    env = dict(os.environ, PI_ORACLE_HOME=oracle_home)
+    out = _run_json(str(BENCHMARKS / "plan_vs_pi.py"), "--file", str(small_session), "--repeat", "1", env=env)
+    assert out["bytes"] == small_session.stat().st_size
+    for run in ("ours_cold", "ours_cached_index", "pi"):
+        assert out[run]["seconds"] > 0 and out[run]["peakRssMB"] > 0, out
+    assert out["ratio_cold"]["time"] > 0
+
+
+def test_ui_open_smoke(small_session: Path) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    out = _run_json(str(BENCHMARKS / "ui_open.py"), str(small_session), env=env)
+    assert out["entries"] > 0
+    assert out["fully_loaded_s"] > 0
+    assert out["peak_rss_mb"] > 0
