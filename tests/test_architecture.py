@@ -39,11 +39,6 @@ QT_TOP_LEVEL = frozenset({"PySide6", "shiboken6"})
 NETWORK_TOP_LEVEL = frozenset({"httpx", "httpcore", "h11", "requests", "urllib3", "aiohttp"})
 WRITER = "session_studio.core.writer"
 
-# Import cycles that another change removes; the integrator empties this when merging it.
-KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset(
-    {frozenset({"session_studio.core.session", "session_studio.core.index_cache"})}
-)
-
 
 @dataclass(frozen=True)
 class Import:
@@ -206,14 +201,7 @@ def test_every_module_is_in_a_layer_and_the_layers_hold() -> None:
 
 
 def test_no_import_cycles_between_modules() -> None:
-    cycles = [sorted(c) for c in import_cycles(all_imports()) if c not in KNOWN_CYCLES]
-    assert cycles == []
-
-
-def test_the_known_cycles_still_exist() -> None:
-    """An entry of KNOWN_CYCLES that no longer exists is taken off the list (keeps the list honest)."""
-    present = set(import_cycles(all_imports()))
-    assert [sorted(c) for c in KNOWN_CYCLES if c not in present] == []
+    assert [sorted(c) for c in import_cycles(all_imports())] == []
 
 
 # The checks themselves, on made-up imports: each rule must fire.

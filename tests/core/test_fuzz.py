@@ -182,7 +182,7 @@ def test_type_confused_entries_agree_with_pi(oracle, tmp_path: Path) -> None:
             sys.executable,
             str(ORACLE_DIR / "compare.py"),
             "--impl",
-            f"{sys.executable} -m session_studio.cli plan {{session}} {{args}}",
+            f"{sys.executable} -m session_studio.cli plan {{session}} {{args}} --pi-version 0.80.2",
             "--files",
             *map(str, files),
             "--jobs",
