@@ -43,24 +43,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.ui)
 
 
-@pytest.fixture(scope="session")
-def oracle_home() -> str:
-    """Install (once, idempotently) the pinned pi packages; skip when node is missing."""
+def _install_oracle(script: Path, home_var: str, default_home: str, what: str) -> str:
+    """Install (once, idempotently) a pinned pi oracle; skip when node is missing."""
     if _node() is None:
-        pytest.skip("node is not installed (needed for the pi oracle)")
+        pytest.skip(f"node is not installed (needed for the {what} oracle)")
     env = dict(os.environ)
-    env.setdefault("PI_ORACLE_HOME", str(Path.home() / ".cache" / "pi-oracle-0.80.2"))
-    home = Path(env["PI_ORACLE_HOME"])
+    env.setdefault(home_var, str(Path.home() / ".cache" / default_home))
+    home = Path(env[home_var])
     home.parent.mkdir(parents=True, exist_ok=True)
     # pytest-xdist workers each run this: one installs, the others wait and find it installed
     with open(home.parent / f".{home.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        r = subprocess.run(
-            ["bash", str(ORACLE_DIR / "install.sh")], capture_output=True, text=True, env=env, timeout=600
-        )
+        r = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=900)
     if r.returncode != 0:
-        pytest.fail(f"oracle install failed: {r.stderr[-2000:]}")
+        pytest.fail(f"{what} oracle install failed: {r.stderr[-2000:]}")
     return r.stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def oracle_home() -> str:
+    return _install_oracle(ORACLE_DIR / "install.sh", "PI_ORACLE_HOME", "pi-oracle-0.80.2", "pi 0.80.2")
 
 
 class Oracle:
@@ -87,17 +89,7 @@ ORACLE16_DIR = ORACLE_DIR / "pi-1.6.0"
 
 @pytest.fixture(scope="session")
 def oracle16_home() -> str:
-    """Install (once, idempotently) the pinned pi 1.6.0 packages; skip when node is missing."""
-    if _node() is None:
-        pytest.skip("node is not installed (needed for the pi 1.6.0 oracle)")
-    env = dict(os.environ)
-    env.setdefault("PI16_HOME", str(Path.home() / ".cache" / "pi-oracle-1.6.0"))
-    r = subprocess.run(
-        ["bash", str(ORACLE16_DIR / "install.sh")], capture_output=True, text=True, env=env, timeout=900
-    )
-    if r.returncode != 0:
-        pytest.fail(f"pi 1.6.0 oracle install failed: {r.stderr[-2000:]}")
-    return r.stdout.strip()
+    return _install_oracle(ORACLE16_DIR / "install.sh", "PI16_HOME", "pi-oracle-1.6.0", "pi 1.6.0")
 
 
 class Oracle16(Oracle):
