@@ -3,6 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
+
 from session_studio.ui.document import SessionDocument
 from session_studio.ui.planner import PlannerPanel
 from session_studio.ui.why import explain_cut
@@ -146,3 +148,17 @@ def test_slider_drag_is_debounced_to_one_plan(qtbot: Any) -> None:
     assert sent == []
     qtbot.waitUntil(lambda: len(sent) == 1, timeout=1000)
     assert sent == [(5500, None, None)]
+
+
+def test_settings_source_is_shown_as_written(qtbot: Any) -> None:
+    """The note names pi's settings (and paths from them): shown literally, never as double-escaped markup."""
+    panel = PlannerPanel()
+    qtbot.addWidget(panel)
+    panel.set_source("keepRecentTokens from pi's settings (/tmp/<b>x</b>/settings.json)")
+    img = panel.source_note.grab()  # painted, not only set
+    assert not img.isNull()
+    assert (
+        panel.source_note.text()
+        == "Defaults: keepRecentTokens from pi's settings (/tmp/<b>x</b>/settings.json)"
+    )
+    assert panel.source_note.textFormat() == Qt.TextFormat.PlainText

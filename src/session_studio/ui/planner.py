@@ -106,6 +106,7 @@ class PlannerPanel(QWidget):
         self.window_note.setProperty("muted", True)
         self.source_note = QLabel()
         self.source_note.setWordWrap(True)
+        self.source_note.setTextFormat(Qt.TextFormat.PlainText)  # names a settings file: plain, never markup
         self.source_note.setProperty("muted", True)
 
         params = QGroupBox("Compaction settings")
@@ -192,7 +193,7 @@ class PlannerPanel(QWidget):
             self.params_changed.emit(keep, reserve, window)
 
     def set_source(self, text: str) -> None:
-        self.source_note.setText(f"Defaults: {html.escape(text)}")
+        self.source_note.setText(f"Defaults: {text}")
 
     def set_state(self, st: PlanState | None) -> None:
         enabled = st is not None
