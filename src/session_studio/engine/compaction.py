@@ -24,11 +24,12 @@ from ..core.messages import convert_to_llm
 from ..core.plan import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_RESERVE_TOKENS,
+    AnyPlan,
     PathPlanner,
     PlanKey,
     PlanParams,
 )
-from ..core.preparation import CompactionPlan, Preparation
+from ..core.preparation import Preparation
 from ..core.serialize import serialize_conversation
 from ..core.session import Session
 from ..core.tokens import ContextTokens, estimate_tokens
@@ -69,7 +70,7 @@ class CompactionDraft:
     session: Session
     leaf_index: int
     path: list[int]
-    plan: CompactionPlan
+    plan: AnyPlan
     cut: CutPoint
     manual: bool
     preparation: Preparation
