@@ -173,3 +173,35 @@ def test_tokens_unknown_after_a_compaction_without_a_later_answer() -> None:
         recs[i].role == "assistant" and (recs[i].usage_tokens or 0) > 0 for i in st.path[last_c + 1 :]
     )
     assert st.tokens_unknown is (not answered)
+
+
+def test_why_this_cut_speaks_the_profile() -> None:
+    from session_studio.core.explain import explain_plan
+
+    new = explain_plan(_plan("m4-example-d.jsonl", 100))
+    old = explain_plan(_plan("m4-example-d.jsonl", 100, PROFILE_0_80_2))
+    new_text = "\n".join(s.text for s in new.steps)
+    old_text = "\n".join(s.text for s in old.steps)
+    assert "rule 26" in new_text and "rule 27" in new_text and "rule 29" in new_text
+    assert "rule 2" not in old_text and "12.1.2" in old_text
+    assert {q.spec for q in new.quirks} == {"10.5"}
+    assert "12.1.2" in {q.spec for q in old.quirks}
+
+
+def test_why_this_cut_under_1_6_0_scans_over_context_edits_by_rule_28() -> None:
+    from session_studio.core.explain import explain_plan
+
+    st = _plan("m2-edit-null.jsonl", 150)
+    scan = next(s for s in explain_plan(st).steps if s.kind == "scan")
+    assert "context_edit (no context message) → move the cut back" in scan.text
+
+
+def test_info_explains_the_cut_with_the_window_s_model_under_1_6_0() -> None:
+    from session_studio.core.overview import explain_cut
+
+    session = Session.open(CASES_DIR / "m4-example-d.jsonl")
+    path = session.path_indices(session.leaf_index())
+    lines = explain_cut(session, path, 100, PROFILE_1_6_0)
+    assert any("rule 27" in line for line in lines)
+    assert any(line.startswith("would summarise") for line in lines)
+    assert any(line.startswith("result: first kept = #3") for line in lines)
