@@ -88,8 +88,8 @@ def _cmd_info(a: argparse.Namespace) -> int:
     from .core.overview import render_overview
 
     session = _open(a.session)
-    keep, reserve, window, source = _settings_for(session, a)
     choice = _profile(session, a)
+    keep, reserve, window, source = _settings_for(session, a, choice.profile)
     out(f"pi profile:  {choice.profile.version} ({choice.reason})")
     out(
         render_overview(
@@ -125,9 +125,9 @@ def _refuse_unsupported_writes(a: argparse.Namespace) -> str | None:
     )
 
 
-def _settings_for(session: Any, a: argparse.Namespace) -> tuple[int, int, int, str]:
+def _settings_for(session: Any, a: argparse.Namespace, profile: Any = None) -> tuple[int, int, int, str]:
     """keepRecentTokens, reserveTokens, context window: the options, else pi's settings and model
-    (the same source the window uses)."""
+    (the same source the window uses), read as `profile`'s pi reads them (default: the file's)."""
     from .core.context import build_session_context
     from .llm.config import pi_planning_defaults
 
@@ -136,7 +136,9 @@ def _settings_for(session: Any, a: argparse.Namespace) -> tuple[int, int, int, s
     except Exception:  # a damaged path: the overview reports it
         model = None
     cwd = (session.header or {}).get("cwd") if session.header else None
-    pi = pi_planning_defaults(cwd if isinstance(cwd, str) else None, model)
+    if profile is None:
+        profile = _profile(session, a).profile
+    pi = pi_planning_defaults(cwd if isinstance(cwd, str) else None, model, profile=profile)
     keep = a.keep_recent if a.keep_recent is not None else pi.keep_recent_tokens
     reserve = a.reserve if a.reserve is not None else pi.reserve_tokens
     window = a.context_window if a.context_window is not None else pi.context_window
