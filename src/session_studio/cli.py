@@ -107,21 +107,25 @@ def _cmd_info(a: argparse.Namespace) -> int:
 
 
 def _refuse_unsupported_writes(a: argparse.Namespace) -> str | None:
-    """Writes follow pi 0.80.2 for now: refuse them where the file is read as 1.6.0 by its
-    markers or by `--pi-version 1.6.0` (a 1.6.0 compaction needs its systemMessage snapshot)."""
+    """Branch summaries follow pi 0.80.2 for now (compact writes as either pi): refuse them where
+    the file is read as 1.6.0 by its markers or by `--pi-version 1.6.0` (a 1.6.0 branch summary
+    honours context edits, records `usage` and another `fromId`)."""
     from .core.profile import pi16_marker
 
     setting = getattr(a, "pi_version", "auto")
     if setting == "0.80.2":
         return None
     if setting == "1.6.0":
-        return "writing as pi 1.6.0 is not supported yet; use --pi-version 0.80.2 to write as pi 0.80.2 does"
+        return (
+            "branch summaries as pi 1.6.0 writes them are not supported yet; "
+            "use --pi-version 0.80.2 to write as pi 0.80.2 does"
+        )
     marker = pi16_marker(_open(a.session))
     if marker is None:
         return None
     return (
-        f"this file is a pi 1.6.0 session ({marker}); writing 1.6.0 entries is not supported yet "
-        "(--pi-version 0.80.2 writes as pi 0.80.2 would, without the systemMessage snapshot)"
+        f"this file is a pi 1.6.0 session ({marker}); writing 1.6.0 branch summaries is not supported "
+        "yet (--pi-version 0.80.2 writes as pi 0.80.2 would, without usage and with its fromId)"
     )
 
 
@@ -271,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         install_log_handler()
     try:
-        if a.command in ("compact", "branch-to"):
+        if a.command == "branch-to":
             refusal = _refuse_unsupported_writes(a)
             if refusal is not None:
                 print(f"session-studio: {refusal}", file=sys.stderr)

@@ -264,6 +264,8 @@ class PathPlanner:
         self.leaf_index = leaf
         self.path: list[int] = session.path_indices(leaf) if leaf is not None else []
         self.error: str | None = None
+        #: what pi would throw (the error above), for callers that report it as pi's failure
+        self.failure: JsTypeError | None = None
         self.context: SessionContext | Projection | None = None
         self.plan_: AnyPlan | None = None
         self.tokens: ContextTokens | None = None
@@ -304,11 +306,13 @@ class PathPlanner:
             self.context = build_session_context(session, path=path) if path else None
         except JsTypeError as e:
             self.error = f"pi would throw building the context: {e}"
+            self.failure = e
         if path:
             try:
                 self.plan_ = plan_compaction(session, path)
             except JsTypeError as e:
                 self.error = f"pi would throw planning: {e}"
+                self.failure = e
         ctx = self.context
         if isinstance(ctx, SessionContext) and self.error is None:
             try:
@@ -316,6 +320,7 @@ class PathPlanner:
                 self._build_items(ctx)
             except JsTypeError as e:
                 self.error = f"pi would throw estimating tokens: {e}"
+                self.failure = e
         recs = session.records
         for k, r in enumerate(path):
             t = recs[r].type
@@ -332,6 +337,7 @@ class PathPlanner:
             pl = ProjectedPathPlan.of(session, path)
         except JsTypeError as err:
             self.error = f"pi would throw building the context: {err}"
+            self.failure = err
             return
         self.plan_ = pl
         proj = pl.context
@@ -353,10 +359,12 @@ class PathPlanner:
                 toks = proj.entry_tokens(j)
             except JsTypeError as err:
                 self.error = f"pi would throw estimating tokens: {err}"
+                self.failure = err
                 return
             for role, t in zip(entry.roles, toks, strict=True):
                 if isinstance(t, JsTypeError):
                     self.error = f"pi would throw estimating tokens: {t}"
+                    self.failure = t
                     return
                 kind = role if is_compaction and role in ("system", "compactionSummary") else item_kind(rec)
                 items.append((entry.record, kind, _num(t)))
@@ -372,6 +380,7 @@ class PathPlanner:
             self.tokens = pl.tokens_before()
         except JsTypeError as err:
             self.error = f"pi would throw estimating tokens: {err}"
+            self.failure = err
         system = [
             m for j, e in enumerate(proj.entries) if "system" in e.roles for m in proj.entry_messages(j)
         ]
@@ -380,6 +389,7 @@ class PathPlanner:
             self._snapshot_tokens = None if current is None else _num(estimate_tokens_16(current))
         except JsTypeError as err:
             self.error = f"pi would throw replaying the system message: {err}"
+            self.failure = err
         visible = {e.record for e in proj.entries if e.roles}
         self.tokens_unknown = self._usage_unknown(visible)
 
