@@ -54,6 +54,7 @@ def test_switching_the_profile_replans(qtbot: Any, runner: Any, tmp_path: Path) 
     assert d.state.profile is PROFILE_1_6_0 and d.state.keep == 100
     assert not d.state.nothing_to_compact  # rule 27
     assert "rule 27" in explain_cut(d.state)
+    assert "How pi 1.6.0 picks the cut" in explain_cut(d.state)
     d.set_profile(pin="auto", plain="1.6.0")  # the user's setting for plain files
     assert d.state.profile is PROFILE_1_6_0
     assert d.loaded_state.profile is not None and "your setting" in d.loaded_state.profile.reason
@@ -94,3 +95,30 @@ def test_pi_version_setting_persists(tmp_path: Path) -> None:
     assert AppSettings(tmp_path / "s.ini").pi_version() == "1.6.0"
     s.set_pi_version("9.9")
     assert s.pi_version() == "auto"
+
+
+def test_the_window_commits_under_the_plan_s_profile(qtbot: Any, runner: Any, tmp_path: Path) -> None:
+    import json
+
+    from session_studio.llm.base import CancelToken
+    from session_studio.ui import actions
+
+    path = _copy(tmp_path, "m1-system-first.jsonl")
+    d = _doc(qtbot, runner, path)
+    d.set_params(keep=100)
+    st = d.state
+    assert st is not None and st.profile is PROFILE_1_6_0 and not st.nothing_to_compact
+    p = actions.SummarizeParams(
+        leaf_id=None,
+        keep=100,
+        reserve=d.reserve,
+        cut_entry_id=None,
+        provider="offline",
+        config=None,
+        plan_key=st.key,
+    )
+    assert p.profile is PROFILE_1_6_0
+    outcome = actions.summarize_job(d.session, p, lambda _i, _t: None, CancelToken())
+    entry = actions.commit_job(outcome, outcome.summary)
+    assert entry["systemMessage"]["role"] == "system"
+    assert json.loads(path.read_bytes().splitlines()[-1])["id"] == entry["id"]

@@ -380,7 +380,7 @@ class SessionDocument(QObject):
             where = f" (line {exc.line})" if getattr(exc, "line", None) else ""
             self.load_failed.emit(
                 f"pi cannot open this file{where}",
-                f"{exc}\n\npi 0.80.2 would fail on this file too. Open a copy in an editor to repair it.",
+                f"{exc}\n\npi would fail on this file too. Open a copy in an editor to repair it.",
             )
         else:
             self.load_failed.emit(f"Unexpected error opening {path}", tb)
