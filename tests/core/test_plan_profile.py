@@ -205,3 +205,14 @@ def test_info_explains_the_cut_with_the_window_s_model_under_1_6_0() -> None:
     assert any("rule 27" in line for line in lines)
     assert any(line.startswith("would summarise") for line in lines)
     assert any(line.startswith("result: first kept = #3") for line in lines)
+
+
+def test_a_manual_cut_outside_the_projection_is_an_error_not_a_crash() -> None:
+    """A manual cut kept by entry id across a reload may fall on an entry pi 1.6.0 leaves out."""
+    session = Session.open(CASES_DIR / "m7-split-after-compaction.jsonl")
+    planner = PathPlanner(session, profile=PROFILE_1_6_0)
+    pl = planner.plan_
+    assert pl is not None and pl.boundary.start > 0  # the entries before it were summarised away
+    assert planner.manual_cut_error(0) is not None
+    st = planner.plan(PlanParams(keep_recent_tokens=1500, manual_cut=0))
+    assert st.error is not None and "projection" in st.error

@@ -477,6 +477,8 @@ class PathPlanner:
                     cut = planner.cut(params.keep_recent_tokens)
             except JsTypeError as e:
                 err = f"pi would throw finding the cut point: {e}"
+            except ValueError as e:  # a manual cut on an entry pi 1.6.0 leaves out of its context
+                err = f"cannot cut there: {e}"
             if cut is not None:
                 fk = cut.first_kept_index
                 first_item = bisect.bisect_left(self._item_positions, fk)
