@@ -122,3 +122,15 @@ def test_the_window_commits_under_the_plan_s_profile(qtbot: Any, runner: Any, tm
     entry = actions.commit_job(outcome, outcome.summary)
     assert entry["systemMessage"]["role"] == "system"
     assert json.loads(path.read_bytes().splitlines()[-1])["id"] == entry["id"]
+
+
+def test_preview_after_side_under_1_6_0_matches_the_plan(qtbot: Any, runner: Any, tmp_path: Path) -> None:
+    from session_studio.ui.preview import build_context_pair
+
+    d = _doc(qtbot, runner, _copy(tmp_path, "m1-system-first.jsonl"))
+    d.set_params(keep=100)
+    st = d.state
+    assert st is not None and not st.nothing_to_compact
+    pair = build_context_pair(st, "")
+    assert pair.after_count == len(st.after_tokens)
+    assert [k for _, k, _ in st.after_tokens[:2]] == ["system", "compactionSummary"]

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from session_studio.core.jsvalue import prop
 from session_studio.core.messages import COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX, convert_to_llm
 from session_studio.core.preparation import Preparation
-from session_studio.core.projection import Projection
+from session_studio.core.projection import Projection, current_system_message
 from session_studio.core.serialize import serialize_conversation
 from session_studio.core.tokens import estimate_tokens
 
@@ -117,6 +117,9 @@ def build_context_pair(st: PlanState, summary: str, outcome: Any = None) -> Cont
     after_msgs: list[Any] = [{"role": "compactionSummary", "summary": summary, "tokensBefore": 0}]
     if isinstance(ctx, Projection):  # pi 1.6.0: kept entries' edited messages, no system messages (rule 17)
         recs = ctx.session.records
+        snapshot = current_system_message([m for m in before if prop(m, "role") == "system"])
+        if snapshot is not None:  # the new compaction carries the replayed system message first
+            after_msgs.insert(0, snapshot)
         for k, e in enumerate(ctx.entries):
             if e.record in kept and recs[e.record].type != "compaction":
                 after_msgs.extend(m for m in ctx.entry_messages(k) if prop(m, "role") != "system")
