@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
-from .cli_common import settings_for
+from .cli_common import profile_for, settings_for
 from .cli_output import err, out, terminal_safe
 
 __all__ = ["main"]
@@ -35,13 +35,6 @@ def _open(path: str, *, keep_values: bool | None = None) -> Any:
     return Session.open(path, keep_values=keep_values)
 
 
-def _profile(session: Any, a: argparse.Namespace) -> Any:
-    """The pi profile for this file and `--pi-version` (a ProfileChoice)."""
-    from .core.profile import detect_profile
-
-    return detect_profile(session, getattr(a, "pi_version", "auto"))
-
-
 def _cmd_plan(a: argparse.Namespace) -> int:
     from .core.oracle_schema import PLAN_FIELDS, plan_output
 
@@ -62,7 +55,7 @@ def _cmd_plan(a: argparse.Namespace) -> int:
         context_window=a.context_window,
         fields=fields,
         sweep_limit=a.sweep_limit,
-        profile=_profile(session, a).profile,
+        profile=profile_for(session, a).profile,
     )
     _write_json(out)
     return code
@@ -72,7 +65,7 @@ def _cmd_context(a: argparse.Namespace) -> int:
     from .core.oracle_schema import context_output
 
     session = _open(a.session)
-    out, code = context_output(session, leaf=a.leaf, profile=_profile(session, a).profile)
+    out, code = context_output(session, leaf=a.leaf, profile=profile_for(session, a).profile)
     _write_json(out)
     return code
 
@@ -89,8 +82,8 @@ def _cmd_info(a: argparse.Namespace) -> int:
     from .core.overview import render_overview
 
     session = _open(a.session)
-    keep, reserve, window, source = settings_for(session, a)
-    choice = _profile(session, a)
+    choice = profile_for(session, a)
+    keep, reserve, window, source = settings_for(session, a, choice.profile)
     out(f"pi profile:  {choice.profile.version} ({choice.reason})")
     out(
         render_overview(
@@ -108,21 +101,25 @@ def _cmd_info(a: argparse.Namespace) -> int:
 
 
 def _refuse_unsupported_writes(a: argparse.Namespace) -> str | None:
-    """Writes follow pi 0.80.2 for now: refuse them where the file is read as 1.6.0 by its
-    markers or by `--pi-version 1.6.0` (a 1.6.0 compaction needs its systemMessage snapshot)."""
+    """Branch summaries follow pi 0.80.2 for now (compact writes as either pi): refuse them where
+    the file is read as 1.6.0 by its markers or by `--pi-version 1.6.0` (a 1.6.0 branch summary
+    honours context edits, records `usage` and another `fromId`)."""
     from .core.profile import pi16_marker
 
     setting = getattr(a, "pi_version", "auto")
     if setting == "0.80.2":
         return None
     if setting == "1.6.0":
-        return "writing as pi 1.6.0 is not supported yet; use --pi-version 0.80.2 to write as pi 0.80.2 does"
+        return (
+            "branch summaries as pi 1.6.0 writes them are not supported yet; "
+            "use --pi-version 0.80.2 to write as pi 0.80.2 does"
+        )
     marker = pi16_marker(_open(a.session))
     if marker is None:
         return None
     return (
-        f"this file is a pi 1.6.0 session ({marker}); writing 1.6.0 entries is not supported yet "
-        "(--pi-version 0.80.2 writes as pi 0.80.2 would, without the systemMessage snapshot)"
+        f"this file is a pi 1.6.0 session ({marker}); writing 1.6.0 branch summaries is not supported "
+        "yet (--pi-version 0.80.2 writes as pi 0.80.2 would, without usage and with its fromId)"
     )
 
 
@@ -256,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         install_log_handler()
     try:
-        if a.command in ("compact", "branch-to"):
+        if a.command == "branch-to":
             refusal = _refuse_unsupported_writes(a)
             if refusal is not None:
                 print(f"session-studio: {refusal}", file=sys.stderr)

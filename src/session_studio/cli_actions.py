@@ -98,7 +98,7 @@ def _confirm(question: str, yes: bool) -> bool:
 
 
 def _cmd_compact(a: argparse.Namespace) -> int:
-    from .cli_common import settings_for
+    from .cli_common import profile_for, settings_for
     from .core import Session
     from .core.context import build_session_context
     from .core.jsvalue import js_stringify
@@ -106,7 +106,8 @@ def _cmd_compact(a: argparse.Namespace) -> int:
     from .engine.compaction import commit_compaction, draft_compaction, summarize_draft
 
     session = Session.open(a.session)
-    a.keep_recent, a.reserve, _, _ = settings_for(session, a)
+    profile = profile_for(session, a).profile
+    a.keep_recent, a.reserve, _, _ = settings_for(session, a, profile)
     summarizer, resolved = _summarizer(a, session)
     info = resolved.model_info
     prompts = _prompts(a)
@@ -123,6 +124,7 @@ def _cmd_compact(a: argparse.Namespace) -> int:
         model_reasoning=bool(info and info.reasoning),
         thinking_level=thinking,
         prompts=prompts,
+        profile=profile,
     )
     if not a.json:
         _print(
@@ -175,7 +177,7 @@ def _cmd_compact(a: argparse.Namespace) -> int:
             "entry": entry,
             "preview": preview,
             "context": after.to_json(),
-            "llmMessages": convert_to_llm(after.messages()),
+            "llmMessages": convert_to_llm(after.messages(), draft.profile),
         }
         sys.stdout.buffer.write((js_stringify(result) or "null").encode("utf-8", "surrogatepass") + b"\n")
     return 0
@@ -191,9 +193,15 @@ def _compaction_preview(draft: Any, outcome: Any, provider: str, model: str | No
     prep = draft.preparation
     first_kept = recs[draft.path[draft.cut.first_kept_index]]
     if draft.manual:
-        why = [f"manual cut (--cut) at {first_kept.id}: {cut_point_reason(first_kept)}"]
+        planner = getattr(draft.plan, "planner", None)
+        reason = (
+            planner.reason(draft.cut.first_kept_index)
+            if draft.profile.projection and planner is not None
+            else cut_point_reason(first_kept)
+        )
+        why = [f"manual cut (--cut) at {first_kept.id}: {reason}"]
     else:
-        why = explain_cut(session, draft.path, draft.keep_recent_tokens)
+        why = explain_cut(session, draft.path, draft.keep_recent_tokens, draft.profile)
     split = bool(draft.cut.is_split_turn)
     turn_start = recs[draft.path[draft.cut.turn_start_index]].id if split else None
     read, modified = draft.file_lists()
@@ -215,6 +223,7 @@ def _compaction_preview(draft: Any, outcome: Any, provider: str, model: str | No
         ],
         "provider": provider,
         "model": model,
+        "piVersion": draft.profile.version,
     }
 
 

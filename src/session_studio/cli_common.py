@@ -5,12 +5,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-__all__ = ["settings_for"]
+__all__ = ["profile_for", "settings_for"]
 
 
-def settings_for(session: Any, a: argparse.Namespace) -> tuple[int, int, int, str]:
+def profile_for(session: Any, a: argparse.Namespace) -> Any:
+    """The pi profile for this file and `--pi-version` (a ProfileChoice)."""
+    from .core.profile import detect_profile
+
+    return detect_profile(session, getattr(a, "pi_version", "auto"))
+
+
+def settings_for(session: Any, a: argparse.Namespace, profile: Any) -> tuple[int, int, int, str]:
     """keepRecentTokens, reserveTokens, context window: the options, else pi's settings and model
-    (the same source the window uses)."""
+    (the same source the window uses), read as `profile`'s pi reads them."""
     from .core.context import build_session_context
     from .llm.config import pi_planning_defaults
 
@@ -19,7 +26,7 @@ def settings_for(session: Any, a: argparse.Namespace) -> tuple[int, int, int, st
     except Exception:  # a damaged path: the overview reports it
         model = None
     cwd = (session.header or {}).get("cwd") if session.header else None
-    pi = pi_planning_defaults(cwd if isinstance(cwd, str) else None, model)
+    pi = pi_planning_defaults(cwd if isinstance(cwd, str) else None, model, profile=profile)
     keep = a.keep_recent if a.keep_recent is not None else pi.keep_recent_tokens
     reserve = a.reserve if a.reserve is not None else pi.reserve_tokens
     window = a.context_window if a.context_window is not None else pi.context_window

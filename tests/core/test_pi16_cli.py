@@ -42,11 +42,32 @@ def test_plan_json_carries_the_profile(capsys: pytest.CaptureFixture[str]) -> No
     assert pi0802["contextTokens"]["tokens"] - pi16["contextTokens"]["tokens"] >= 10000
 
 
-def test_compacting_a_1_6_0_file_is_refused_until_1_6_0_writes_exist(
+def test_compact_writes_as_pi_1_6_0_and_refuses_with_its_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = tmp_path / "s.jsonl"
+    original = (CASES / "m1-system-first.jsonl").read_bytes()
+    work.write_bytes(original)
+    # pi 1.6.0 counts the system prompt: nothing to compact at the default keepRecentTokens (case m1)
+    assert main(["compact", str(work), "--yes", "--provider", "offline"]) == 1
+    assert "Nothing to compact (session too small)" in capsys.readouterr().err
+    assert work.read_bytes() == original
+    assert (
+        main(["compact", str(work), "--yes", "--json", "--provider", "offline", "--keep-recent", "100"]) == 0
+    )
+    result = json.loads(capsys.readouterr().out)
+    assert result["preview"]["piVersion"] == "1.6.0"
+    assert all(r["maxTokens"] is None for r in result["preview"]["requests"])
+    entry = json.loads(work.read_bytes().splitlines()[-1])
+    assert entry["id"] == result["entry"]["id"] and entry["systemMessage"]["role"] == "system"
+    assert [m["role"] for m in result["context"]["messages"][:2]] == ["system", "compactionSummary"]
+
+
+def test_branch_summaries_of_a_1_6_0_file_are_refused_until_1_6_0_writes_exist(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     work = tmp_path / "s.jsonl"
     work.write_bytes((CASES / "m1-system-first.jsonl").read_bytes())
-    assert main(["compact", str(work), "--dry-run", "--provider", "offline"]) == 1
-    assert "pi 1.6.0 session" in capsys.readouterr().err
+    assert main(["branch-to", str(work), "e0000002", "--summarize", "--provider", "offline"]) == 1
+    assert "branch summaries is not supported" in capsys.readouterr().err
     assert work.read_bytes() == (CASES / "m1-system-first.jsonl").read_bytes()

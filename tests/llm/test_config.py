@@ -114,6 +114,66 @@ def test_settings_read_as_pi_reads_them(agent_dir: Path, text: str, keep: int, r
     assert (settings.keep_recent_tokens, settings.reserve_tokens) == (keep, reserve)
 
 
+def test_settings_bom_per_profile(agent_dir: Path) -> None:
+    """pi 1.6.0 strips a byte-order mark before JSON.parse (settings-manager.js); 0.80.2 does not and
+    falls back to its defaults."""
+    from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
+    from session_studio.llm.config import pi_planning_defaults
+
+    write(
+        agent_dir / "settings.json",
+        '\ufeff{"compaction": {"keepRecentTokens": 30000, "reserveTokens": 8000}}',
+    )
+    new = compaction_settings(None, agent_dir=agent_dir, profile=PROFILE_1_6_0)
+    old = compaction_settings(None, agent_dir=agent_dir, profile=PROFILE_0_80_2)
+    assert (new.keep_recent_tokens, new.reserve_tokens) == (30000, 8000)
+    assert (old.keep_recent_tokens, old.reserve_tokens) == (20000, 16384)
+    assert (
+        pi_planning_defaults(None, None, agent_dir=agent_dir, profile=PROFILE_1_6_0).keep_recent_tokens
+        == 30000
+    )
+    assert (
+        pi_planning_defaults(None, None, agent_dir=agent_dir, profile=PROFILE_0_80_2).keep_recent_tokens
+        == 20000
+    )
+
+
+def test_model_overrides_apply_under_1_6_0_only(agent_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
+
+    write(
+        agent_dir / "settings.json",
+        {
+            "compaction": {
+                "keepRecentTokens": 30000,
+                "modelOverrides": {
+                    "anthropic/claude-x": {"keepRecentTokens": 5000},
+                    "openai/bad": {"keepRecentTokens": -1, "reserveTokens": 9000},
+                },
+            }
+        },
+    )
+    model = {"provider": "anthropic", "modelId": "claude-x"}
+    assert (
+        compaction_settings(None, agent_dir=agent_dir, profile=PROFILE_1_6_0, model=model).keep_recent_tokens
+        == 5000
+    )
+    assert (
+        compaction_settings(None, agent_dir=agent_dir, profile=PROFILE_0_80_2, model=model).keep_recent_tokens
+        == 30000
+    )
+    other = {"provider": "anthropic", "modelId": "claude-y"}
+    assert (
+        compaction_settings(None, agent_dir=agent_dir, profile=PROFILE_1_6_0, model=other).keep_recent_tokens
+        == 30000
+    )
+    bad = {"provider": "openai", "modelId": "bad"}
+    with caplog.at_level(logging.WARNING):
+        got = compaction_settings(None, agent_dir=agent_dir, profile=PROFILE_1_6_0, model=bad)
+    assert (got.keep_recent_tokens, got.reserve_tokens) == (30000, 9000)
+    assert any("would refuse" in r.getMessage() for r in caplog.records)
+
+
 def test_nested_objects_merge_only_one_level(agent_dir: Path, project: Path) -> None:
     write(agent_dir / "settings.json", {"retry": {"provider": {"a": 1, "b": 2}}})
     write(project / ".pi" / "settings.json", {"retry": {"provider": {"b": 3}}})

@@ -26,6 +26,11 @@ def _isolated_dirs(
     monkeypatch.setenv("SESSION_STUDIO_CONFIG_DIR", str(base / "config"))
     monkeypatch.setenv("SESSION_STUDIO_STATE_DIR", str(base / "state"))
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(base / "pi-agent"))
+    # plain v3 files follow "the pi installed on this machine": make that pi 0.80.2 in every UI test,
+    # whatever is installed here (tests/ui/test_profile_window.py switches profiles explicitly)
+    from session_studio.core import profile
+
+    monkeypatch.setattr(profile, "installed_pi_version", lambda: "0.80.2")
 
 
 def _text(role: str, n: int, k: int) -> dict[str, Any]:

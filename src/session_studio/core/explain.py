@@ -1,5 +1,8 @@
 """'Why this cut': pi's findCutPoint walked step by step on one plan, as a model.
 
+It speaks the plan's profile: pi 0.80.2's findCutPoint over path entries, or pi 1.6.0's
+findProjectedCutPoint over the projection (rule numbers from spec §10.5), shown in path positions.
+
 One explanation for every view: the CLI renders it as text (:func:`render_text`), the window as
 HTML (``ui/why.py``). Everything here is plain text taken from the plan; renderers escape it.
 """
@@ -11,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .cut_points import cut_point_reason
 from .jsvalue import UNDEFINED
 from .plan import PlanState, Quirk
+from .projected_plan import PathCutPlanner
 from .session import EntryRecord
 
 __all__ = ["AccumulationRow", "CutExplanation", "Step", "explain_plan", "render_text"]
@@ -70,6 +73,7 @@ def explain_plan(st: PlanState) -> CutExplanation:
         add(Step("failure", "", "No active path to plan."))
         return ex
     pl = st.plan.planner
+    pi16 = pl if isinstance(pl, PathCutPlanner) else None
     b = st.plan.boundary
     recs = pl.path
     keep = st.keep
@@ -83,7 +87,11 @@ def explain_plan(st: PlanState) -> CutExplanation:
         Step(
             "accumulate",
             "Accumulate",
-            "estimated tokens of message entries from the newest back (other entries add nothing) "
+            "estimated tokens of every entry in pi 1.6.0's context from the newest back (custom messages, "
+            "branch summaries and system messages count; entries of 0 tokens are skipped; rule 26) "
+            "until the total reaches keepRecentTokens"
+            if pi16 is not None
+            else "estimated tokens of message entries from the newest back (other entries add nothing) "
             "until the total reaches keepRecentTokens",
         )
     )
@@ -105,7 +113,7 @@ def explain_plan(st: PlanState) -> CutExplanation:
             Step(
                 "candidate",
                 "Manual cut",
-                f"you picked #{st.params.manual_cut} ({cut_point_reason(recs[st.params.manual_cut or 0])}); "
+                f"you picked #{st.params.manual_cut} ({_reason(st, st.params.manual_cut or 0)}); "
                 "it replaces pi's automatic candidate, and pi's backward scan and turn rule apply to it",
             )
         )
@@ -139,10 +147,21 @@ def explain_plan(st: PlanState) -> CutExplanation:
                         "candidate",
                         "Candidate",
                         f"{_fmt(pl.sums[k_budget])} tokens ≥ {_fmt(keep)} at #{reached} ({_who(recs[reached])}); "
-                        f"the first valid cut point at or after it is #{cps[j]} ({cut_point_reason(recs[cps[j]])})",
+                        f"the first valid cut point at or after it is #{cps[j]} ({_reason(st, cps[j])})",
                     )
                 )
                 cand = cps[j]
+            elif pi16 is not None:
+                add(
+                    Step(
+                        "candidate",
+                        "No valid cut point at or after the budget",
+                        f"the budget is reached at #{reached}, after the last cut point: pi 1.6.0 takes the "
+                        f"last cut point #{cps[-1]} (rule 27: the tool call before an oversized trailing tool "
+                        "result stays; pi 0.80.2 fell back to the first cut point)",
+                    )
+                )
+                cand = cps[-1]
             else:
                 add(
                     Step(
@@ -155,19 +174,44 @@ def explain_plan(st: PlanState) -> CutExplanation:
                     )
                 )
                 cand = first_cp
-    add(Step("scan", "Backward scan", _scan(recs, b.start, cand, st.cut.first_kept_index)))
+    if pi16 is not None and not st.manual and cps:
+        advanced, moved = pi16.candidate(keep)
+        if moved:
+            add(
+                Step(
+                    "candidate",
+                    "Recovery omission",
+                    f"after #{cand} there are only metadata and entries hidden by context edits, one an "
+                    f"omitted assistant attempt: pi 1.6.0 advances the cut to #{advanced} (rule 30)",
+                )
+            )
+            cand = advanced
+    if pi16 is not None:
+        add(Step("scan", "Backward scan", _scan_projected(pi16, cand, st.cut.first_kept_index)))
+    else:
+        add(Step("scan", "Backward scan", _scan(recs, b.start, cand, st.cut.first_kept_index)))
     c = st.cut
     fk = c.first_kept_index
     if fk < len(recs):
         first = recs[fk]
-        if first.type == "message" and first.role == "user":
+        if pi16 is not None and pi16.starts_turn(fk):
+            add(
+                Step(
+                    "turn",
+                    "Turn",
+                    f"#{fk} is {_who(first)}, which starts a turn (rule 29), so there is no split",
+                )
+            )
+        elif pi16 is None and first.type == "message" and first.role == "user":
             add(Step("turn", "Turn", f"#{fk} is a user message, so the cut is at a turn boundary (no split)"))
         elif c.turn_start_index >= 0:
             add(
                 Step(
                     "turn",
                     "Split turn",
-                    f"#{fk} is {_who(first)}, not a user message. Searching back for the turn start finds "
+                    f"#{fk} is {_who(first)}, "
+                    + ("which does not start a turn (rule 29)" if pi16 is not None else "not a user message")
+                    + ". Searching back for the turn start finds "
                     f"#{c.turn_start_index} ({_who(recs[c.turn_start_index])}); entries #{c.turn_start_index}…"
                     f"#{fk - 1} are the turn prefix, summarised with the turn-prefix prompt; older entries go "
                     "to the history summary",
@@ -196,6 +240,28 @@ def explain_plan(st: PlanState) -> CutExplanation:
             )
         )
     return ex
+
+
+def _reason(st: PlanState, pos: int) -> str:
+    return st.mark_reason(st.path[pos]) if 0 <= pos < len(st.path) else ""
+
+
+def _scan_projected(pl: PathCutPlanner, cand: int, final: int) -> str:
+    """pi 1.6.0's backward scan (rule 28) over the projection, in path positions."""
+    steps: list[str] = []
+    j = pl.projected_index(cand)
+    pp = pl.projected
+    recs = pl.path
+    while j is not None and j > pp.start:
+        prev = pl.path_position(j - 1)
+        if pp.stops_scan(j - 1):
+            steps.append(f"#{prev} is {_who(recs[prev])} with context messages → stop")
+            break
+        steps.append(f"#{prev} is {_who(recs[prev])} (no context message) → move the cut back to #{prev}")
+        j -= 1
+    if not steps:
+        steps.append("at the start of the range → stop")
+    return f"from the candidate #{cand}: " + "; ".join(steps) + f". Cut = #{final}"
 
 
 def _scan(recs: Sequence[EntryRecord], start: int, cand: int, final: int) -> str:

@@ -17,7 +17,6 @@ from .plan import (
     PlanParams,
 )
 from .profile import PROFILE_0_80_2, PiProfile
-from .projected_plan import plan_projected_compaction
 from .projection import Projection, build_session_projection
 from .session import Session
 from .tokens import should_compact
@@ -32,94 +31,13 @@ def _fmt(n: Any) -> str:
 def explain_cut(
     session: Session, path: list[int], keep_recent: int, profile: PiProfile = PROFILE_0_80_2
 ) -> list[str]:
-    """pi's findCutPoint in words (the same explanation the window shows), and what it would summarise.
-
-    Under 1.6.0 the walk is over the projection; positions are shown as path positions."""
-    if profile.projection:
-        return _explain_projected_cut(session, path, keep_recent, profile)
-    planner = PathPlanner(session, path[-1] if path else None)
+    """pi's cut in words under `profile` (the same explanation the window shows), and what it would
+    summarise. Under 1.6.0 the walk is over the projection; positions are path positions."""
+    planner = PathPlanner(session, path[-1] if path else None, profile=profile)
     st = planner.plan(PlanParams(keep_recent_tokens=keep_recent))
     lines = render_text(explain_plan(st))
     prep = st.prepare() if not st.nothing_to_compact and st.error is None else None
     if prep is not None:
-        lines.append(
-            f"would summarise {len(prep.messages_to_summarize)} message(s)"
-            + (f" + a turn prefix of {len(prep.turn_prefix_messages)}" if prep.is_split_turn else "")
-            + f"; tokensBefore {_fmt(prep.tokens_before)}"
-        )
-    return lines
-
-
-def _explain_projected_cut(
-    session: Session, path: list[int], keep_recent: int, profile: PiProfile
-) -> list[str]:
-    """pi 1.6.0's findProjectedCutPoint in words (the walk is over the projection; positions shown are path
-    positions). The window's explanation model (core/explain.py) speaks 0.80.2 only so far."""
-    plan = plan_projected_compaction(session, path)
-    at = plan.path_index
-    recs = session.records
-    b = plan.boundary
-    lines = []
-    if b.prev_compaction >= 0:
-        lines.append(
-            f"previous compaction at path #{at(b.prev_compaction)}; "
-            f"range starts at its kept entry, path #{at(b.start)}"
-        )
-    planner = plan.planner
-    if not planner.cut_points:
-        lines.append("no valid cut point in range: nothing can be compacted")
-        return lines
-    i = planner.budget_index(keep_recent)
-    total = planner.sums[-1] if planner.sums else 0
-    if i is None:
-        lines.append(
-            f"the {_fmt(total)} tokens after the boundary never reach keepRecentTokens={_fmt(keep_recent)}: "
-            "pi keeps everything from the first cut point"
-        )
-    else:
-        k = planner.positions.index(i)
-        r_i = recs[path[at(i)]]
-        lines.append(
-            f"walking back from the newest entry, {_fmt(planner.sums[k])} tokens ≥ {_fmt(keep_recent)} "
-            f"at path #{at(i)} ({r_i.type}/{r_i.role if r_i.role is not UNDEFINED else '-'})"
-        )
-        after = [c for c in planner.cut_points if c >= i]
-        if not after and profile.projection:
-            lines.append(
-                "no valid cut point at or after it: pi 1.6.0 keeps from the last cut point "
-                "(rule 27: the tool call before an oversized trailing tool result)"
-            )
-        elif not after:
-            lines.append(
-                "no valid cut point at or after it: pi falls back to the first cut point and keeps "
-                "everything (quirk §12.1.2: an oversized trailing tool result)"
-            )
-    cut = plan.cut(keep_recent)
-    first = at(cut.first_kept_index)
-    r = recs[path[first]] if 0 <= first < len(path) else None
-    if r is not None:
-        lines.append(
-            f"first kept entry: path #{first}, id {r.id} ({r.type}"
-            f"{'/' + str(r.role) if r.role is not UNDEFINED else ''}, line {r.line})"
-        )
-    if cut.is_split_turn:
-        ts = recs[path[at(cut.turn_start_index)]]
-        lines.append(
-            f"split turn: the turn started at path #{at(cut.turn_start_index)} (id {ts.id}); its prefix is "
-            "summarised separately"
-        )
-        if cut.turn_start_index == cut.first_kept_index:
-            lines.append(
-                "(cut at a bash execution / custom or branch-summary entry: the prefix is empty; quirk §12.1.5)"
-            )
-    prep = plan.prepare(keep_recent, cut)
-    if prep is None:
-        last_is_compaction = bool(path) and recs[path[-1]].type == "compaction"
-        lines.append(
-            "pi would say: "
-            + ("Already compacted" if last_is_compaction else "Nothing to compact (session too small)")
-        )
-    else:
         lines.append(
             f"would summarise {len(prep.messages_to_summarize)} message(s)"
             + (f" + a turn prefix of {len(prep.turn_prefix_messages)}" if prep.is_split_turn else "")

@@ -7,15 +7,16 @@ planner's running sums, the cut-point marks). :meth:`PathPlanner.plan` then answ
 re-reads the path. Manual cuts go through the same ``CutPlanner.cut_at`` as the engine (pi's
 backward metadata scan and split-turn rule), so every view of a plan agrees with what is written.
 
-The pi semantics come from a :class:`PlanProfile` (pi 0.80.2's by default), so another pi
-version's rules can be passed in without touching the callers.
+The pi semantics come from a :class:`~session_studio.core.profile.PiProfile` (0.80.2 by default).
+Under 1.6.0 the planner works on pi's projection (context edits, system messages, rules 25–30) and
+maps everything it exposes back to path positions, so every caller sees the same :class:`PlanState`.
 """
 
 from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,21 +24,23 @@ from .context import SessionContext, build_session_context
 from .cut_points import CutPoint, cut_point_reason, is_valid_cut_point
 from .jsvalue import JsTypeError, js_truthy
 from .preparation import CompactionPlan, Preparation, plan_compaction
+from .profile import PROFILE_0_80_2, PiProfile
+from .projected_plan import PathCutPlanner, ProjectedPathPlan
+from .projection import Projection, current_system_message
 from .session import EntryRecord, Session
-from .tokens import ContextTokens, should_compact
+from .tokens import ContextTokens, estimate_tokens_16, should_compact
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_KEEP_RECENT_TOKENS",
     "DEFAULT_RESERVE_TOKENS",
-    "PI_0_80_2",
     "SUMMARY_PLACEHOLDER_TOKENS",
+    "AnyPlan",
     "ItemTokens",
     "PathPlanner",
     "PlanKey",
     "PlanMarks",
     "PlanParams",
-    "PlanProfile",
     "PlanState",
     "Quirk",
     "item_kind",
@@ -55,19 +58,19 @@ ItemTokens = tuple[int, str, float]
 
 _PRODUCES_MESSAGE = ("message", "custom_message", "branch_summary")
 _ROLE_KINDS = frozenset(
-    {"user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary"}
+    {
+        "user",
+        "assistant",
+        "toolResult",
+        "bashExecution",
+        "custom",
+        "branchSummary",
+        "compactionSummary",
+        "system",
+    }
 )
-
-
-@dataclass(frozen=True, slots=True)
-class PlanProfile:
-    """The pi version whose rules a plan follows: how a path becomes a compaction plan."""
-
-    name: str
-    plan_compaction: Callable[[Session, list[int]], CompactionPlan]
-
-
-PI_0_80_2 = PlanProfile("0.80.2", plan_compaction)
+#: one compaction plan, whichever pi's rules it follows (both in path coordinates)
+AnyPlan = CompactionPlan | ProjectedPathPlan
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +161,7 @@ class PlanState:
     params: PlanParams
     window_known: bool
     path: list[int]
-    plan: CompactionPlan | None
+    plan: AnyPlan | None
     cut: CutPoint | None
     budget_pos: int | None  # path position where keepRecentTokens was reached
     tokens: ContextTokens | None
@@ -178,6 +181,9 @@ class PlanState:
     positions: Mapping[int, int] = field(default_factory=dict)
     #: [0, t0, t0+t1, …] over item_tokens (shared by every plan of the path)
     item_cum: list[float] = field(default_factory=list)
+    profile: PiProfile = PROFILE_0_80_2
+    #: pi's footer shows the context size as unknown: a compaction and no usable usage after it (§4.7)
+    tokens_unknown: bool = False
 
     @property
     def keep(self) -> int:
@@ -222,9 +228,11 @@ class PlanState:
         return self.item_cum[-1] - self.item_cum[min(self.first_kept_item, len(self.item_cum) - 1)]
 
     def mark_reason(self, record: int) -> str:
-        """Why an entry is (not) a cut point, for the hover text."""
+        """Why an entry is (not) a cut point under this plan's pi, for the hover text."""
         if self.session is None:
             return ""
+        if isinstance(self.plan, ProjectedPathPlan):
+            return self.plan.planner.reason(self.positions.get(record, -1))
         return cut_point_reason(self.session.records[record])
 
     def prepare(self) -> Preparation | None:
@@ -248,7 +256,7 @@ class PathPlanner:
     """
 
     def __init__(
-        self, session: Session, leaf_index: int | None = None, *, profile: PlanProfile = PI_0_80_2
+        self, session: Session, leaf_index: int | None = None, *, profile: PiProfile = PROFILE_0_80_2
     ) -> None:
         self.session = session
         self.profile = profile
@@ -256,46 +264,149 @@ class PathPlanner:
         self.leaf_index = leaf
         self.path: list[int] = session.path_indices(leaf) if leaf is not None else []
         self.error: str | None = None
-        self.context: SessionContext | None = None
-        self.plan_: CompactionPlan | None = None
+        #: what pi would throw (the error above), for callers that report it as pi's failure
+        self.failure: JsTypeError | None = None
+        self.context: SessionContext | Projection | None = None
+        self.plan_: AnyPlan | None = None
         self.tokens: ContextTokens | None = None
         self.item_tokens: list[ItemTokens] = []
         self._item_positions: list[int] = []  # path position of each context item
         self._item_cum: list[float] = [0.0]
+        self.tokens_unknown = False
+        self._snapshot_tokens: float | None = None  # 1.6.0: the system snapshot a compaction stores
         path = self.path
         self.positions: dict[int, int] = {r: k for k, r in enumerate(path)}
-        try:
-            self.context = build_session_context(session, path=path) if path else None
-        except JsTypeError as e:
-            self.error = f"pi would throw building the context: {e}"
-        if path:
-            try:
-                self.plan_ = profile.plan_compaction(session, path)
-            except JsTypeError as e:
-                self.error = f"pi would throw planning: {e}"
-        if self.context is not None and self.error is None:
-            try:
-                self.tokens = self.context.estimate_tokens()
-                self._build_items(self.context)
-            except JsTypeError as e:
-                self.error = f"pi would throw estimating tokens: {e}"
+        # per path position: messages it gives to summarise, and (0.80.2) sent but not weighed
+        summarised = [0] * len(path)
+        unweighed = [0] * len(path)
+        if profile.projection:
+            self._plan_projected(summarised)
+        else:
+            self._plan_path(summarised, unweighed)
         # running counts over the path, so a plan's "how many before the cut" is a subtraction
-        self._producing = [0]  # entries that give a message to summarise
-        self._unweighed = [0]  # custom_message / branch_summary: sent to the LLM, not counted by the cut
-        recs = session.records
-        for r in path:
-            t = recs[r].type
-            self._producing.append(self._producing[-1] + (t in _PRODUCES_MESSAGE))
-            self._unweighed.append(self._unweighed[-1] + (t in ("custom_message", "branch_summary")))
+        self._producing = [0]
+        self._unweighed = [0]
+        for k in range(len(path)):
+            self._producing.append(self._producing[-1] + summarised[k])
+            self._unweighed.append(self._unweighed[-1] + unweighed[k])
         self.base_marks: dict[int, str] = {}
         pl = self.plan_
         if pl is not None:
             b = pl.boundary
             cps = set(pl.planner.cut_points)
-            for pos in range(0, b.start):
+            for pos in range(0, min(b.start, len(path))):
                 self.base_marks[path[pos]] = "summarised"
             for pos in range(b.start, b.end):
                 self.base_marks[path[pos]] = "valid" if pos in cps else "invalid"
+
+    def _plan_path(self, summarised: list[int], unweighed: list[int]) -> None:
+        """pi 0.80.2: buildSessionContext, findCutPoint over path entries."""
+        session, path = self.session, self.path
+        try:
+            self.context = build_session_context(session, path=path) if path else None
+        except JsTypeError as e:
+            self.error = f"pi would throw building the context: {e}"
+            self.failure = e
+        if path:
+            try:
+                self.plan_ = plan_compaction(session, path)
+            except JsTypeError as e:
+                self.error = f"pi would throw planning: {e}"
+                self.failure = e
+        ctx = self.context
+        if isinstance(ctx, SessionContext) and self.error is None:
+            try:
+                self.tokens = ctx.estimate_tokens()
+                self._build_items(ctx)
+            except JsTypeError as e:
+                self.error = f"pi would throw estimating tokens: {e}"
+                self.failure = e
+        recs = session.records
+        for k, r in enumerate(path):
+            t = recs[r].type
+            summarised[k] = int(t in _PRODUCES_MESSAGE)
+            unweighed[k] = int(t in ("custom_message", "branch_summary"))
+        self.tokens_unknown = self._usage_unknown(set(path))
+
+    def _plan_projected(self, summarised: list[int]) -> None:
+        """pi 1.6.0: buildSessionProjection, findProjectedCutPoint; items and counts in path positions."""
+        session, path = self.session, self.path
+        if not path:
+            return
+        try:
+            pl = ProjectedPathPlan.of(session, path)
+        except JsTypeError as err:
+            self.error = f"pi would throw building the context: {err}"
+            self.failure = err
+            return
+        self.plan_ = pl
+        proj = pl.context
+        self.context = proj
+        recs = session.records
+        position = self.positions
+        items: list[ItemTokens] = []
+        item_positions: list[int] = []
+        for j, entry in enumerate(proj.entries):
+            rec = recs[entry.record]
+            is_compaction = rec.type == "compaction"
+            pos = position.get(entry.record, -1)
+            if not is_compaction and pos >= 0:
+                # getMessagesFromProjectedEntryForCompaction: no system messages
+                summarised[pos] = sum(role != "system" for role in entry.roles)
+            if not entry.roles:
+                continue
+            try:
+                toks = proj.entry_tokens(j)
+            except JsTypeError as err:
+                self.error = f"pi would throw estimating tokens: {err}"
+                self.failure = err
+                return
+            for role, t in zip(entry.roles, toks, strict=True):
+                if isinstance(t, JsTypeError):
+                    self.error = f"pi would throw estimating tokens: {t}"
+                    self.failure = t
+                    return
+                kind = role if is_compaction and role in ("system", "compactionSummary") else item_kind(rec)
+                items.append((entry.record, kind, _num(t)))
+                # the compaction's snapshot and summary stand before everything kept: position -1
+                item_positions.append(-1 if is_compaction else pos)
+        self.item_tokens = items
+        self._item_positions = item_positions
+        cum = [0.0]
+        for _, _, t in items:
+            cum.append(cum[-1] + t)
+        self._item_cum = cum
+        try:
+            self.tokens = pl.tokens_before()
+        except JsTypeError as err:
+            self.error = f"pi would throw estimating tokens: {err}"
+            self.failure = err
+        system = [
+            m for j, e in enumerate(proj.entries) if "system" in e.roles for m in proj.entry_messages(j)
+        ]
+        try:
+            current = current_system_message(system)
+            self._snapshot_tokens = None if current is None else _num(estimate_tokens_16(current))
+        except JsTypeError as err:
+            self.error = f"pi would throw replaying the system message: {err}"
+            self.failure = err
+        visible = {e.record for e in proj.entries if e.roles}
+        self.tokens_unknown = self._usage_unknown(visible)
+
+    def _usage_unknown(self, visible: set[int]) -> bool:
+        """getContextUsage: after a compaction, only an assistant answer after it (in context,
+        not aborted or failed, usage > 0) makes the size known again (§4.7)."""
+        recs = self.session.records
+        path = self.path
+        last = next((k for k in range(len(path) - 1, -1, -1) if recs[path[k]].type == "compaction"), -1)
+        if last < 0:
+            return False
+        for i in path[last + 1 :]:
+            r = recs[i]
+            u = r.usage_tokens
+            if r.type == "message" and r.role == "assistant" and i in visible and _num(u) > 0:
+                return False
+        return True
 
     @property
     def model(self) -> Any:
@@ -325,7 +436,7 @@ class PathPlanner:
             self.session.records[self.path[params.manual_cut]].id if params.manual_cut is not None else None
         )
         leaf_id = s.records[self.leaf_index].id if self.leaf_index is not None else None
-        return PlanKey(s.path, s.size, leaf_id, params.keep_recent_tokens, manual_id, self.profile.name)
+        return PlanKey(s.path, s.size, leaf_id, params.keep_recent_tokens, manual_id, self.profile.version)
 
     def manual_cut_error(self, pos: int) -> str | None:
         """Why path position ``pos`` cannot be a manual cut, or None if it can."""
@@ -336,6 +447,8 @@ class PathPlanner:
             return "this entry is not on the active path"
         if pos < pl.boundary.start:
             return "this entry is before the previous compaction's kept start: already summarised"
+        if isinstance(pl, ProjectedPathPlan):
+            return None if self.base_marks.get(self.path[pos]) == "valid" else pl.planner.reason(pos)
         rec = self.session.records[self.path[pos]]
         if not _safe_valid(rec):
             return cut_point_reason(rec)
@@ -364,6 +477,8 @@ class PathPlanner:
                     cut = planner.cut(params.keep_recent_tokens)
             except JsTypeError as e:
                 err = f"pi would throw finding the cut point: {e}"
+            except ValueError as e:  # a manual cut on an entry pi 1.6.0 leaves out of its context
+                err = f"cannot cut there: {e}"
             if cut is not None:
                 fk = cut.first_kept_index
                 first_item = bisect.bisect_left(self._item_positions, fk)
@@ -375,15 +490,14 @@ class PathPlanner:
                     overlay[path[cut.turn_start_index]] = "turn_start"
                 if fk < len(path):
                     overlay[path[fk]] = "cut"
-                nothing, quirks = self._analyse(cut, budget)
+                nothing, quirks = self._analyse(cut, budget, params)
                 if not nothing and fk < len(path):
                     summ = (
                         params.summary_tokens
                         if params.summary_tokens is not None
                         else float(SUMMARY_PLACEHOLDER_TOKENS)
                     )
-                    # a previous compaction's summary item has position -1, so it is never in this slice
-                    after = [(-1, "compactionSummary", float(summ)), *self.item_tokens[first_item:]]
+                    after = self._after(float(summ), first_item)
         if params.context_window <= 0:
             quirks.append(
                 Quirk(
@@ -413,10 +527,28 @@ class PathPlanner:
             bisect.bisect_left(self._item_positions, budget) if budget is not None else None,
             self.positions,
             self._item_cum,
+            self.profile,
+            self.tokens_unknown,
         )
 
-    def _analyse(self, cut: CutPoint, budget: int | None) -> tuple[bool, list[Quirk]]:
-        """'Nothing to compact' by prepareCompaction's rules, and the pi 0.80.2 quirks this cut meets."""
+    def _after(self, summary_tokens: float, first_item: int) -> list[ItemTokens]:
+        """The context after compacting: the summary, then the kept items.
+
+        A previous compaction's items have position -1, so they are never in the kept slice.
+        Under 1.6.0 the new compaction also carries the system snapshot, and system messages in
+        the kept range are left out (rule 17)."""
+        kept = self.item_tokens[first_item:]
+        if not self.profile.projection:
+            return [(-1, "compactionSummary", summary_tokens), *kept]
+        head: list[ItemTokens] = []
+        if self._snapshot_tokens is not None:
+            head.append((-1, "system", self._snapshot_tokens))
+        head.append((-1, "compactionSummary", summary_tokens))
+        return head + [it for it in kept if it[1] != "system"]
+
+    def _analyse(self, cut: CutPoint, budget: int | None, params: PlanParams) -> tuple[bool, list[Quirk]]:
+        """'Nothing to compact' by prepareCompaction's rules, and the quirks and rules this cut meets
+        (pi 0.80.2's quirks §12.1, or the 1.6.0 rules of §10.5 where 1.6.0 behaves otherwise)."""
         pl = self.plan_
         assert pl is not None
         recs = self.session.records
@@ -442,6 +574,8 @@ class PathPlanner:
         n_hist = produced[max(hist_end, b.start)] - produced[b.start]
         n_pre = produced[fk] - produced[cut.turn_start_index] if cut.is_split_turn else 0
         nothing = n_hist == 0 and n_pre == 0
+        if isinstance(pl, ProjectedPathPlan):
+            return nothing, self._rules_1_6_0(pl.planner, cut, budget, params)
         planner = pl.planner
         if (
             nothing
@@ -504,3 +638,47 @@ class PathPlanner:
                 )
             )
         return nothing, q
+
+    def _rules_1_6_0(
+        self, planner: PathCutPlanner, cut: CutPoint, budget: int | None, params: PlanParams
+    ) -> list[Quirk]:
+        """The pi 1.6.0 rules (spec §10.5) that make this cut differ from what 0.80.2 would do."""
+        q: list[Quirk] = []
+        recs = self.session.records
+        path = self.path
+        fk = cut.first_kept_index
+        cps = planner.cut_points
+        if params.manual_cut is None and cps and budget is not None and budget > cps[-1]:
+            big = recs[path[budget]]
+            what = "tool result" if big.role == "toolResult" else "entries"
+            q.append(
+                Quirk(
+                    "10.5",
+                    "Rule 27: oversized trailing entry, last cut point kept",
+                    f"The newest {what} alone reach keepRecentTokens (at path #{budget}), after the last valid "
+                    f"cut point #{cps[-1]}. pi 1.6.0 cuts at that last cut point, so the tool call before an "
+                    "oversized tool result stays (pi 0.80.2 fell back to the first cut point and compacted "
+                    "nothing, quirk §12.1.2).",
+                )
+            )
+        if params.manual_cut is None and cps and planner.candidate(params.keep_recent_tokens)[1]:
+            q.append(
+                Quirk(
+                    "10.5",
+                    "Rule 30: recovery omission, cut advanced",
+                    "After the cut point there are only metadata and entries hidden by context edits, "
+                    "including an omitted assistant attempt: pi 1.6.0 advances the cut by one entry "
+                    "before the backward scan.",
+                )
+            )
+        if cut.is_split_turn and fk < len(path) and not planner.stops_scan(fk):
+            q.append(
+                Quirk(
+                    "12.1.1",
+                    "Metadata-before-user split (Example C, still in 1.6.0)",
+                    f"The cut moved back onto a {recs[path[fk]].type} entry before a user message, so pi "
+                    "treats it as a split turn: the whole previous turn becomes the 'turn prefix' and is "
+                    "summarised with the turn-prefix prompt.",
+                )
+            )
+        return q

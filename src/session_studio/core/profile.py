@@ -53,6 +53,10 @@ class PiProfile:
     serializer_without_thinking: bool
     #: file operations also come from tool results' nested calls (rule 32)
     nested_file_ops: bool
+    #: settings.json is parsed after stripping a byte-order mark (0.80.2: JSON.parse fails, no settings)
+    strips_settings_bom: bool
+    #: compaction.modelOverrides["<provider>/<id>"] overrides keepRecentTokens/reserveTokens (rule 24)
+    compaction_model_overrides: bool
 
 
 PROFILE_0_80_2 = PiProfile(
@@ -62,6 +66,8 @@ PROFILE_0_80_2 = PiProfile(
     refuses_headerless_files=False,
     serializer_without_thinking=False,
     nested_file_ops=False,
+    strips_settings_bom=False,
+    compaction_model_overrides=False,
 )
 PROFILE_1_6_0 = PiProfile(
     version="1.6.0",
@@ -70,6 +76,8 @@ PROFILE_1_6_0 = PiProfile(
     refuses_headerless_files=True,
     serializer_without_thinking=True,
     nested_file_ops=True,
+    strips_settings_bom=True,
+    compaction_model_overrides=True,
 )
 PROFILES: dict[str, PiProfile] = {p.version: p for p in (PROFILE_0_80_2, PROFILE_1_6_0)}
 NEWEST = PROFILE_1_6_0

@@ -22,8 +22,10 @@ from .session import Session
 from .tokens import ContextTokens, js_plus
 
 __all__ = [
+    "PathCutPlanner",
     "ProjectedCompactionPlan",
     "ProjectedCutPlanner",
+    "ProjectedPathPlan",
     "plan_projected_compaction",
 ]
 
@@ -89,18 +91,28 @@ class ProjectedCutPlanner:
             raise self.stop_error
         return None
 
-    def cut(self, keep: float) -> CutPoint:
+    def candidate(self, keep: float) -> tuple[int, bool]:
+        """The cut point chosen before the backward scan, and whether rule 30 advanced it.
+
+        Only valid when there are cut points."""
         cps = self.cut_points
-        if not cps:
-            return CutPoint(self.start, -1, False)
         i = self.budget_index(keep)
         if i is None:
-            return self.cut_at(cps[0])
+            return cps[0], False
         j = bisect.bisect_left(cps, i)
         cut = cps[j] if j < len(cps) else cps[-1]  # rule 27: the last cut point
         if self._recovery_omission_suffix(cut):
-            cut += 1  # rule 30
-        return self.cut_at(cut)
+            return cut + 1, True  # rule 30
+        return cut, False
+
+    def cut(self, keep: float) -> CutPoint:
+        if not self.cut_points:
+            return CutPoint(self.start, -1, False)
+        return self.cut_at(self.candidate(keep)[0])
+
+    def stops_scan(self, k: int) -> bool:
+        """Rule 28: the backward scan stops at a compaction or an entry with context messages."""
+        return self._is_compaction[k] or bool(self.projection.entries[k].roles)
 
     def _recovery_omission_suffix(self, cut: int) -> bool:
         """Rule 30: after the cut only invisible metadata and omitted entries, one an assistant attempt."""
@@ -138,16 +150,18 @@ class ProjectedCutPlanner:
 
     def cut_at(self, candidate: int) -> CutPoint:
         """The backward scan (rule 28) and the split-turn rule (rule 29) from a chosen cut point."""
-        entries = self.projection.entries
         cut = candidate
         while cut > self.start:
-            prev = cut - 1
-            if self._is_compaction[prev] or entries[prev].roles:
+            if self.stops_scan(cut - 1):
                 break
             cut -= 1
         starts = self._starts_turn(cut)
         ts = -1 if starts else self._turn_start(cut)
         return CutPoint(cut, ts, (not starts) and ts != -1)
+
+    def starts_turn(self, k: int) -> bool:
+        """Rule 29: not a compaction, and a message with a turn-starting role."""
+        return self._starts_turn(k)
 
     def _starts_turn(self, k: int) -> bool:
         return not self._is_compaction[k] and _has_role(self.projection.entries[k].roles, TURN_START_ROLES)
@@ -286,3 +300,149 @@ def plan_projected_compaction(session: Session, path: list[int]) -> ProjectedCom
     return ProjectedCompactionPlan(
         session, path, projection, b, ProjectedCutPlanner(projection, b.start, b.end)
     )
+
+
+class PathCutPlanner:
+    """A :class:`ProjectedCutPlanner` seen in path coordinates, the coordinates every view uses.
+
+    The projection's range [boundary start, end) is the path's range in the same order, with
+    the entries pi leaves out of the projection (system messages in a kept range, the previous
+    compaction itself) skipped; so projected ↔ path is a monotonic mapping over the range.
+    """
+
+    def __init__(self, plan: ProjectedCompactionPlan) -> None:
+        pp = plan.planner
+        at = plan.path_index
+        self.projected = pp
+        self.path = [plan.session.records[i] for i in plan.path]
+        self.start = at(pp.start)
+        self.end = len(plan.path)
+        self.cut_points = [at(j) for j in pp.cut_points]
+        self.sums = pp.sums
+        self.positions = [at(j) for j in pp.positions]
+        # the sums were computed from these, so none of them throws
+        self.tokens: dict[int, Any] = {at(j): plan.projection.entry_token_sum(j) for j in pp.positions}
+        self.stop_error = pp.stop_error
+        self.stop_nan = pp.stop_nan
+        self._at = at
+        self._n_projected = len(plan.projection.entries)
+        self._projected_of: dict[int, int] = {
+            at(j): j for j in range(len(plan.projection.entries)) if at(j) >= 0
+        }
+
+    def path_position(self, j: int) -> int:
+        return self._at(j)
+
+    def projected_index(self, pos: int) -> int | None:
+        """The projected index of path position `pos` (None: pi leaves that entry out)."""
+        if pos >= len(self.path):
+            return self._n_projected
+        return self._projected_of.get(pos)
+
+    def to_path(self, c: CutPoint) -> CutPoint:
+        at = self._at
+        return CutPoint(at(c.first_kept_index), at(c.turn_start_index), c.is_split_turn)
+
+    def to_projected(self, c: CutPoint) -> CutPoint:
+        fk = self.projected_index(c.first_kept_index)
+        ts = self.projected_index(c.turn_start_index) if c.turn_start_index >= 0 else -1
+        if fk is None or ts is None:
+            raise ValueError("the cut is not in pi 1.6.0's projection of this path")
+        return CutPoint(fk, ts, c.is_split_turn)
+
+    def budget_index(self, keep: float) -> int | None:
+        j = self.projected.budget_index(keep)
+        return None if j is None else self._at(j)
+
+    def candidate(self, keep: float) -> tuple[int, bool]:
+        j, advanced = self.projected.candidate(keep)
+        return self._at(j), advanced
+
+    def cut(self, keep: float) -> CutPoint:
+        return self.to_path(self.projected.cut(keep))
+
+    def cut_at(self, candidate: int) -> CutPoint:
+        j = self.projected_index(candidate)
+        if j is None:
+            raise ValueError(f"path #{candidate} is not in pi 1.6.0's projection of this path")
+        return self.to_path(self.projected.cut_at(j))
+
+    def reason(self, pos: int) -> str:
+        """Why path position `pos` is (not) a cut point under pi 1.6.0 (rule 25), in words."""
+        if not 0 <= pos < len(self.path):
+            return "not on the active path"
+        r = self.path[pos]
+        j = self.projected_index(pos)
+        if r.type == "compaction":
+            return "compaction entry: never a cut point"
+        if j is None:
+            if r.type == "message" and r.role == "system":
+                return (
+                    "system message in the kept range: replaced by the compaction's snapshot, not a cut point"
+                )
+            return "not in pi 1.6.0's context: not a cut point"
+        e = self.projected.projection.entries[j]
+        if e.edit is not None and not e.roles:
+            return "hidden by a context edit: not a cut point (rule 25)"
+        roles = [x for x in e.roles if type(x) is str]
+        if any(x in CUT_POINT_ROLES for x in roles):
+            role = next(x for x in roles if x in CUT_POINT_ROLES)
+            return f"{role} message: valid cut point (rule 25)"
+        if "toolResult" in roles:
+            return "tool result: must stay after its tool call"
+        if "system" in roles:
+            return "system message: not a cut point (rule 25)"
+        if r.type == "branch_summary":
+            return "branch summary without a summary: no message, not a cut point (rule 25)"
+        return (
+            f"{r.type if isinstance(r.type, str) else 'unknown'} entry: no context message, not a cut point"
+        )
+
+    def stops_scan(self, pos: int) -> bool:
+        j = self.projected_index(pos)
+        return j is not None and self.projected.stops_scan(j)
+
+    def starts_turn(self, pos: int) -> bool:
+        j = self.projected_index(pos)
+        return j is not None and j < self._n_projected and self.projected.starts_turn(j)
+
+
+@dataclass
+class ProjectedPathPlan:
+    """pi 1.6.0's compaction plan of a path in path coordinates: the interface of
+    :class:`~session_studio.core.preparation.CompactionPlan`, so one plan serves both profiles."""
+
+    projected: ProjectedCompactionPlan
+    planner: PathCutPlanner
+    boundary: Boundary
+
+    @classmethod
+    def of(cls, session: Session, path: list[int]) -> ProjectedPathPlan:
+        p = plan_projected_compaction(session, path)
+        cuts = PathCutPlanner(p)
+        b = p.boundary
+        return cls(p, cuts, Boundary(cuts.start, len(path), p.path_index(b.prev_compaction)))
+
+    @property
+    def session(self) -> Session:
+        return self.projected.session
+
+    @property
+    def path(self) -> list[int]:
+        return self.projected.path
+
+    @property
+    def context(self) -> Projection:
+        return self.projected.projection
+
+    def tokens_before(self) -> ContextTokens:
+        return self.projected.tokens_before()
+
+    def cut(self, keep_recent_tokens: float) -> CutPoint:
+        return self.planner.cut(keep_recent_tokens)
+
+    def prepare(self, keep_recent_tokens: float, cut: CutPoint | None = None) -> Preparation | None:
+        """prepareCompaction of pi 1.6.0 for a cut in path coordinates."""
+        return self.projected.prepare(
+            keep_recent_tokens, self.planner.to_projected(cut) if cut is not None else None
+        )

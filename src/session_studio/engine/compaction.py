@@ -1,4 +1,5 @@
-"""Compaction as pi 0.80.2 runs it (spec §6, §7), with a preview before anything is written.
+"""Compaction as pi runs it (pi 0.80.2: spec §6, §7; pi 1.6.0: §10.6, §10.7), with a preview
+before anything is written. The pi profile decides the plan, the requests and the entry written.
 
 draft = draft_compaction(session, keep_recent_tokens=..., cut_entry_id=None)
 outcome = summarize_draft(draft, summarizer, on_text=...)   # one or two LLM calls
@@ -24,18 +25,22 @@ from ..core.messages import convert_to_llm
 from ..core.plan import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_RESERVE_TOKENS,
+    AnyPlan,
     PathPlanner,
     PlanKey,
     PlanParams,
 )
-from ..core.preparation import CompactionPlan, Preparation
+from ..core.preparation import Preparation
+from ..core.profile import PROFILE_0_80_2, PiProfile
+from ..core.projection import Projection, build_session_projection, system_message_snapshot
 from ..core.serialize import serialize_conversation
 from ..core.session import Session
-from ..core.tokens import ContextTokens, estimate_tokens
+from ..core.tokens import ContextTokens, estimate_tokens, estimate_tokens_16
 from ..core.writer import FileFingerprint
-from ..llm.base import CancelToken, Summarizer, SummaryRequest
+from ..llm.base import CancelToken, Summarizer, SummaryRequest, SummaryResult
+from ..llm.errors import LlmSummaryError
 from ..llm.prompts import Prompts
-from ..llm.requests import history_request, merge_split_turn, turn_prefix_request
+from ..llm.requests import history_request, merge_split_turn, summary_failure, turn_prefix_request
 from .common import append_entry, ensure_appendable, fresh_id, loaded_fingerprint
 
 __all__ = [
@@ -69,7 +74,7 @@ class CompactionDraft:
     session: Session
     leaf_index: int
     path: list[int]
-    plan: CompactionPlan
+    plan: AnyPlan
     cut: CutPoint
     manual: bool
     preparation: Preparation
@@ -78,6 +83,7 @@ class CompactionDraft:
     fingerprint: FileFingerprint
     keep_recent_tokens: int
     reserve_tokens: int
+    profile: PiProfile = PROFILE_0_80_2
 
     @property
     def first_kept_entry_id(self) -> str:
@@ -111,6 +117,7 @@ class CompactionOutcome:
         d = self.draft
         read, modified = d.file_lists()
         session = d.session
+        pi16 = d.profile.projection
         return CompactionEntry(
             id=self.entry_id,
             timestamp=self.timestamp,
@@ -119,21 +126,47 @@ class CompactionOutcome:
             first_kept_entry_id=d.first_kept_entry_id,
             tokens_before=d.preparation.tokens_before,
             details=FileDetails(read_files=read, modified_files=modified),
+            usage=combined_usage(self.usage) if pi16 else None,
             from_hook=False,
+            system_message=(
+                system_message_snapshot(session, session.records[d.leaf_index].id, self.timestamp)
+                if pi16
+                else None
+            ),
         )
 
-    def context_after(self) -> SessionContext:
+    def context_after(self) -> SessionContext | Projection:
         """The context pi will build after this entry is appended (the preview)."""
         entry = self.entry().to_json_dict()
         virtual = self.draft.session.with_virtual_entries([entry])
+        if self.draft.profile.projection:
+            return build_session_projection(virtual)
         return build_session_context(virtual)
 
     def estimated_tokens_after(self) -> Any:
         """AgentSession's estimatedTokensAfter: Σ estimateTokens over the rebuilt context."""
+        estimate = estimate_tokens_16 if self.draft.profile.system_messages else estimate_tokens
         total: Any = 0
         for m in self.context_after().messages():
-            total += estimate_tokens(m)
+            total += estimate(m)
         return total
+
+
+def combined_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """The `usage` pi 1.6.0 stores on a compaction: the summarisation calls' usage, summed for a
+    split turn (combineUsage), or None when the provider reported none.
+
+    pi adds a `cost` computed from the model's prices; Session Studio knows no prices, so the
+    cost is written as 0 (pi's cost totals read `usage.cost.total` and need the object)."""
+    reported = [u for u in usages if u]
+    if not reported or len(reported) != len(usages):
+        return None
+    out: dict[str, Any] = {}
+    for name in ("input", "output", "cacheRead", "cacheWrite"):
+        out[name] = sum(int(u.get(name, 0) or 0) for u in reported)
+    out["totalTokens"] = sum(int(u.get("totalTokens", 0) or 0) for u in reported)
+    out["cost"] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    return out
 
 
 def _resolve_leaf(session: Session, leaf_id: str | None) -> int:
@@ -158,6 +191,7 @@ def draft_compaction(
     model_reasoning: bool = False,
     thinking_level: str | None = None,
     prompts: Prompts | None = None,
+    profile: PiProfile = PROFILE_0_80_2,
 ) -> CompactionDraft:
     """Plan a compaction of the path ending at `leaf_id` (the session's leaf by default).
 
@@ -171,7 +205,7 @@ def draft_compaction(
         ensure_appendable(session)  # no valid header: explains that pi would replace the file
     fp = loaded_fingerprint(session)
     leaf = _resolve_leaf(session, leaf_id)
-    planner = PathPlanner(session, leaf)
+    planner = PathPlanner(session, leaf, profile=profile)
     path = planner.path
     plan = planner.plan_
     recs = session.records
@@ -192,7 +226,11 @@ def draft_compaction(
                 f"entry {cut_entry_id} lies before the previous compaction's kept region "
                 f"(path #{plan.boundary.start}); it is already summarised"
             )
-        if not is_valid_cut_point(recs[target]):
+        if profile.projection:
+            why_not = planner.manual_cut_error(k)
+            if why_not is not None:
+                raise InvalidCutError(f"entry {cut_entry_id} is not a valid cut point: {why_not}")
+        elif not is_valid_cut_point(recs[target]):
             raise InvalidCutError(
                 f"entry {cut_entry_id} is not a valid cut point: {cut_point_reason(recs[target])}"
             )
@@ -206,6 +244,8 @@ def draft_compaction(
             f"(shown: {_describe_key(plan_key)}; now: {_describe_key(state.key)}); review the new plan"
         )
     if state.error is not None:
+        if planner.failure is not None:
+            raise planner.failure  # pi throws on this session (the CLI says so)
         raise SessionStudioError(state.error)
     cut = state.cut
     assert cut is not None and plan is not None
@@ -218,7 +258,7 @@ def draft_compaction(
     has_history = (not split) or bool(prep.messages_to_summarize)
     prev = None if prep.previous_summary is UNDEFINED else prep.previous_summary
     if has_history:
-        conv = serialize_conversation(convert_to_llm(prep.messages_to_summarize))
+        conv = serialize_conversation(convert_to_llm(prep.messages_to_summarize, profile), profile)
         requests.append(
             history_request(
                 conv,
@@ -229,13 +269,21 @@ def draft_compaction(
                 model_reasoning,
                 thinking_level,
                 prompts,
+                profile,
             )
         )
     if split:
-        conv = serialize_conversation(convert_to_llm(prep.turn_prefix_messages))
+        conv = serialize_conversation(convert_to_llm(prep.turn_prefix_messages, profile), profile)
         requests.append(
             turn_prefix_request(
-                conv, reserve_tokens, model_max_tokens, model_reasoning, thinking_level, prompts
+                conv,
+                reserve_tokens,
+                model_max_tokens,
+                model_reasoning,
+                thinking_level,
+                prompts,
+                profile,
+                custom_instructions,
             )
         )
     return CompactionDraft(
@@ -251,6 +299,7 @@ def draft_compaction(
         fp,
         keep_recent_tokens,
         reserve_tokens,
+        profile,
     )
 
 
@@ -270,14 +319,23 @@ def summarize_draft(
     on_text: Callable[[int, str], None] | None = None,
     cancel: CancelToken | None = None,
 ) -> CompactionOutcome:
-    """Run the LLM request(s) (the two of a split turn concurrently, as pi does) and merge."""
+    """Run the LLM request(s) and merge: the two of a split turn concurrently as pi 0.80.2 does,
+    one after the other as pi 1.6.0 does (rule 37), which also rejects an answer that hit the
+    token cap or called a tool (rule 35)."""
     reqs = draft.requests
+    pi16 = draft.profile.projection
 
     def run(i: int) -> Any:
         cb = (lambda text: on_text(i, text)) if on_text else None
-        return summarizer.summarize(reqs[i], on_text=cb, cancel=cancel)
+        result: SummaryResult = summarizer.summarize(reqs[i], on_text=cb, cancel=cancel)
+        failure = summary_failure(reqs[i], result) if pi16 else None
+        if failure is not None:
+            raise LlmSummaryError(failure, user_message=failure)
+        return result
 
-    if len(reqs) == 2:
+    if pi16:
+        results = [run(i) for i in range(len(reqs))]
+    elif len(reqs) == 2:
         if cancel is None:
             cancel = CancelToken()  # so that one request failing stops the other at once
         with concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="summary") as pool:
@@ -294,7 +352,8 @@ def summarize_draft(
     split = prep.is_split_turn and bool(prep.turn_prefix_messages)
     if split:
         history_text = results[0].text if draft.has_history_request else None
-        summary = merge_split_turn(history_text, results[-1].text)
+        previous = prep.previous_summary if pi16 and isinstance(prep.previous_summary, str) else None
+        summary = merge_split_turn(history_text, results[-1].text, previous)
     else:
         summary = results[0].text
     read, modified = prep.file_lists

@@ -42,6 +42,7 @@ from session_studio.core.plan import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_RESERVE_TOKENS,
 )
+from session_studio.core.profile import PROFILE_0_80_2, PiProfile
 from session_studio.llm._catalog import CATALOG_ROWS
 from session_studio.llm.anthropic import AnthropicSummarizer
 from session_studio.llm.base import (
@@ -305,9 +306,10 @@ def _deep_merge_settings(base: Mapping[str, Any], overrides: Mapping[str, Any]) 
     return result
 
 
-def _read_settings_json(path: Path) -> tuple[Any, str | None]:
-    """A settings file as pi reads it: UTF-8 text through ``JSON.parse`` (no comments, and a
-    byte-order mark is a parse error, so pi then uses no settings from that file)."""
+def _read_settings_json(path: Path, profile: PiProfile = PROFILE_0_80_2) -> tuple[Any, str | None]:
+    """A settings file as pi reads it: UTF-8 text through ``JSON.parse`` (no comments). pi 1.6.0
+    strips a byte-order mark first; for 0.80.2 it is a parse error, so pi uses no settings from
+    that file."""
     try:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -317,7 +319,12 @@ def _read_settings_json(path: Path) -> tuple[Any, str | None]:
     if not raw:
         return None, None
     if raw.startswith("\ufeff"):
-        return None, f"{path} is not valid JSON for pi: it starts with a byte-order mark"
+        if not profile.strips_settings_bom:
+            return (
+                None,
+                f"{path} is not valid JSON for pi {profile.version}: it starts with a byte-order mark",
+            )
+        raw = raw[1:]
     try:
         return orjson.loads(raw), None
     except orjson.JSONDecodeError as exc:
@@ -344,9 +351,14 @@ def is_project_trusted(cwd: Path, *, agent_dir: Path | None = None) -> bool:
 
 
 def load_pi_settings(
-    cwd: Path | None = None, *, agent_dir: Path | None = None, project_trusted: bool | None = None
+    cwd: Path | None = None,
+    *,
+    agent_dir: Path | None = None,
+    project_trusted: bool | None = None,
+    profile: PiProfile = PROFILE_0_80_2,
 ) -> dict[str, Any]:
-    """pi's effective settings: global ``settings.json`` merged with ``<cwd>/.pi/settings.json``.
+    """pi's effective settings: global ``settings.json`` merged with ``<cwd>/.pi/settings.json``,
+    each file read as the `profile`'s pi reads it.
 
     pi reads project settings only for trusted projects (``project_trusted=None``: as pi's trust
     store decides). A file that cannot be parsed counts as empty (with a warning), as in pi.
@@ -359,7 +371,7 @@ def load_pi_settings(
         if trusted:
             paths.append(cwd / ".pi" / "settings.json")
     for path in paths:
-        data, error = _read_settings_json(path)
+        data, error = _read_settings_json(path, profile)
         if error:
             logger.warning("ignoring pi settings: %s", error)
             continue
@@ -411,6 +423,34 @@ class CompactionSettings:
     branch_skip_prompt: bool = False
 
 
+def _with_model_override(compaction: dict[str, Any], model: Any) -> dict[str, Any]:
+    """pi 1.6.0's getCompactionTokenSetting: the model's override, then the ordinary setting.
+
+    pi throws on an override that is not a non-negative safe integer; we warn and ignore it."""
+    if not isinstance(model, dict):
+        return compaction
+    key = f"{model.get('provider')}/{model.get('modelId')}"
+    overrides = compaction.get("modelOverrides")
+    entry = overrides.get(key) if isinstance(overrides, dict) else None
+    if not isinstance(entry, dict):
+        return compaction
+    out = dict(compaction)
+    for field_name in ("keepRecentTokens", "reserveTokens"):
+        value = entry.get(field_name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2**53 - 1:
+            logger.warning(
+                "pi 1.6.0 would refuse compaction.modelOverrides[%r].%s=%r (not a non-negative safe integer)",
+                key,
+                field_name,
+                value,
+            )
+            continue
+        out[field_name] = value
+    return out
+
+
 def _setting_int(block: Mapping[str, Any], key: str, default: int, where: str) -> int:
     value = block.get(key)
     if value is None:
@@ -436,15 +476,23 @@ def _setting_bool(block: Mapping[str, Any], key: str, default: bool, where: str)
 
 
 def compaction_settings(
-    cwd: Path | None = None, *, agent_dir: Path | None = None, project_trusted: bool | None = None
+    cwd: Path | None = None,
+    *,
+    agent_dir: Path | None = None,
+    project_trusted: bool | None = None,
+    profile: PiProfile = PROFILE_0_80_2,
+    model: Any = None,
 ) -> CompactionSettings:
     """The compaction settings pi would use in ``cwd`` (``compaction`` and ``branchSummary`` blocks).
 
     Missing or ``null`` values take pi's defaults. pi does not validate values; we fall back to the
-    default (with a warning) for non-numbers, so the result is always well typed.
+    default (with a warning) for non-numbers, so the result is always well typed. Under pi 1.6.0 a
+    ``compaction.modelOverrides["<provider>/<modelId>"]`` entry for `model` comes first (rule 24).
     """
-    settings = load_pi_settings(cwd, agent_dir=agent_dir, project_trusted=project_trusted)
+    settings = load_pi_settings(cwd, agent_dir=agent_dir, project_trusted=project_trusted, profile=profile)
     compaction = _dict(settings.get("compaction"))
+    if profile.compaction_model_overrides:
+        compaction = _with_model_override(compaction, model)
     branch = _dict(settings.get("branchSummary"))
     defaults = CompactionSettings()
     return CompactionSettings(
@@ -473,13 +521,19 @@ class PiPlanningDefaults:
     source: str  # where the numbers come from, in words
 
 
-def pi_planning_defaults(cwd: str | None, model: Any, *, agent_dir: Path | None = None) -> PiPlanningDefaults:
+def pi_planning_defaults(
+    cwd: str | None,
+    model: Any,
+    *,
+    agent_dir: Path | None = None,
+    profile: PiProfile = PROFILE_0_80_2,
+) -> PiPlanningDefaults:
     """pi's settings for a session started in ``cwd`` and the limits of its ``{provider, modelId}``
-    model (``models.json`` first, then pi-ai's catalogue). The window, the CLI and the engine all
-    start from this."""
+    model (``models.json`` first, then pi-ai's catalogue), as the `profile`'s pi reads them. The
+    window, the CLI and the engine all start from this."""
     directory = agent_dir or default_agent_dir()
     cwd_path = Path(cwd) if isinstance(cwd, str) and cwd and Path(cwd).is_dir() else None
-    settings = compaction_settings(cwd_path, agent_dir=directory)
+    settings = compaction_settings(cwd_path, agent_dir=directory, profile=profile, model=model)
     notes = ["keepRecentTokens/reserveTokens from pi's settings"]
     info = None
     if isinstance(model, dict) and isinstance(model.get("modelId"), str):

@@ -20,6 +20,8 @@ __all__ = [
     "HISTORY_PROMPT",
     "OVERRIDE_FILES",
     "SYSTEM_PROMPT",
+    "TURN_PREFIX_CONTINUATION_HEADINGS",
+    "TURN_PREFIX_CONTINUATION_PROMPT",
     "TURN_PREFIX_HEADINGS",
     "TURN_PREFIX_PROMPT",
     "UPDATE_PROMPT",
@@ -45,6 +47,12 @@ TURN_PREFIX_HEADINGS: Final[tuple[str, ...]] = (
     "## Original Request",
     "## Early Progress",
     "## Context for Suffix",
+)
+#: pi 1.6.0's turn-prefix checkpoint headings (spec §10.7, rule 39)
+TURN_PREFIX_CONTINUATION_HEADINGS: Final[tuple[str, ...]] = (
+    "## Original Request",
+    "## Progress So Far",
+    "## Context Needed to Continue",
 )
 BRANCH_HEADINGS: Final[tuple[str, ...]] = HISTORY_HEADINGS[:-1]
 
@@ -169,11 +177,27 @@ Use this EXACT format:
 
 Keep every section short. Copy file paths, function names and error messages exactly as they appear."""
 
+TURN_PREFIX_CONTINUATION_PROMPT: Final = """The conversation above is the earlier part of a conversation that is still going on. Its later messages are kept separately and are not needed here.
+
+Write a short checkpoint of what the user asked for and of the progress shown above. It will be placed in front of the later messages so that the conversation can go on with the context it needs.
+
+## Original Request
+[What the user asked for]
+
+## Progress So Far
+- [Decisions taken and work done in the messages above]
+
+## Context Needed to Continue
+- [What from the messages above is needed to understand the later work]
+
+Summarize only what is written above. Do not guess at or reconstruct the later messages."""
+
 OVERRIDE_FILES: Final[Mapping[str, str]] = {
     "system": "system.md",
     "history": "history.md",
     "update": "update.md",
     "turn_prefix": "turn-prefix.md",
+    "turn_prefix_continuation": "turn-prefix-1.6.md",
     "branch": "branch.md",
 }
 
@@ -182,18 +206,22 @@ _EXPECTED_HEADINGS: Final[Mapping[str, tuple[str, ...]]] = {
     "history": HISTORY_HEADINGS,
     "update": HISTORY_HEADINGS,
     "turn_prefix": TURN_PREFIX_HEADINGS,
+    "turn_prefix_continuation": TURN_PREFIX_CONTINUATION_HEADINGS,
     "branch": BRANCH_HEADINGS,
 }
 
 
 @dataclass(frozen=True, slots=True)
 class Prompts:
-    """The five prompt texts used to frame summary requests (defaults: ours, spec §7.3 headings)."""
+    """The prompt texts used to frame summary requests (defaults: ours, around pi's headings:
+    spec §7.3, and §10.7 for pi 1.6.0's turn prefix)."""
 
     system: str = SYSTEM_PROMPT
     history: str = HISTORY_PROMPT
     update: str = UPDATE_PROMPT
     turn_prefix: str = TURN_PREFIX_PROMPT
+    #: the turn-prefix prompt under pi 1.6.0 (a continuation checkpoint, rule 39)
+    turn_prefix_continuation: str = TURN_PREFIX_CONTINUATION_PROMPT
     branch: str = BRANCH_PROMPT
 
 

@@ -1,4 +1,6 @@
-"""Pure functions that frame summary requests exactly as pi 0.80.2 does (spec §7.2, §7.4, §8.4).
+"""Pure functions that frame summary requests exactly as pi 0.80.2 does (spec §7.2, §7.4, §8.4),
+or as pi 1.6.0 does where it differs (spec §10.7: no output cap, the turn-prefix layout, the
+previous summary kept for an empty history, answers rejected on a length stop or a tool call).
 
 They take the already serialized conversation (``serializeConversation`` output, spec §7.1)
 and return :class:`~session_studio.llm.base.SummaryRequest` records; no I/O.
@@ -11,7 +13,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from session_studio.llm.base import SummaryRequest
+from session_studio.core.profile import PROFILE_0_80_2, PiProfile
+from session_studio.llm.base import SummaryRequest, SummaryResult
 from session_studio.llm.prompts import Prompts
 
 __all__ = [
@@ -24,6 +27,7 @@ __all__ = [
     "history_request",
     "merge_split_turn",
     "reasoning_option",
+    "summary_failure",
     "summary_max_tokens",
     "turn_prefix_request",
 ]
@@ -65,8 +69,10 @@ def history_request(
     model_reasoning: bool,
     thinking_level: str | None,
     prompts: Prompts,
+    profile: PiProfile = PROFILE_0_80_2,
 ) -> SummaryRequest:
-    """A history summary request (``generateSummary``): initial, or ``update`` if ``previous_summary``."""
+    """A history summary request (``generateSummary``): initial, or ``update`` if ``previous_summary``.
+    pi 1.6.0 sends no output cap (rule 33)."""
     instructions = prompts.update if previous_summary else prompts.history
     if custom_instructions:
         instructions = instructions + _ADDITIONAL_FOCUS + custom_instructions
@@ -78,7 +84,7 @@ def history_request(
         kind="update" if previous_summary else "history",
         system_prompt=prompts.system,
         prompt_text=text,
-        max_tokens=summary_max_tokens(reserve_tokens, 0.8, model_max_tokens),
+        max_tokens=None if profile.projection else summary_max_tokens(reserve_tokens, 0.8, model_max_tokens),
         reasoning=reasoning_option(model_reasoning, thinking_level),
     )
 
@@ -90,8 +96,24 @@ def turn_prefix_request(
     model_reasoning: bool,
     thinking_level: str | None,
     prompts: Prompts,
+    profile: PiProfile = PROFILE_0_80_2,
+    custom_instructions: str | None = None,
 ) -> SummaryRequest:
-    """The turn-prefix request of a split turn: half the reserve, no previous summary, no custom focus."""
+    """The turn-prefix request of a split turn: half the reserve, no previous summary, no custom focus.
+
+    pi 1.6.0 (rule 39): ``"# Conversation\n" + conversation + "\n\n# Instructions\n" + prompt``, the
+    custom focus appended, no output cap."""
+    if profile.projection:
+        text = "# Conversation\n" + conversation + "\n\n# Instructions\n" + prompts.turn_prefix_continuation
+        if custom_instructions:
+            text += _ADDITIONAL_FOCUS + custom_instructions
+        return SummaryRequest(
+            kind="turn_prefix",
+            system_prompt=prompts.system,
+            prompt_text=text,
+            max_tokens=None,
+            reasoning=reasoning_option(model_reasoning, thinking_level),
+        )
     return SummaryRequest(
         kind="turn_prefix",
         system_prompt=prompts.system,
@@ -123,15 +145,39 @@ def branch_request(
     )
 
 
-def merge_split_turn(history_text: str | None, prefix_text: str) -> str:
+def merge_split_turn(history_text: str | None, prefix_text: str, previous_summary: str | None = None) -> str:
     """Join the two halves of a split-turn compaction (spec §7.4).
 
-    ``history_text`` is ``None`` when there was nothing to summarize before the split turn; pi then
-    writes the literal ``"No prior history."`` even if a previous summary existed (0.80.2 quirk,
-    conformance 55). An empty string (the model answered nothing) is kept as is, like pi.
+    ``history_text`` is ``None`` when there was nothing to summarize before the split turn; pi 0.80.2
+    then writes the literal ``"No prior history."`` even if a previous summary existed (quirk,
+    conformance 55); pi 1.6.0 passes that ``previous_summary`` (rule 38). An empty string (the
+    model answered nothing) is kept as is, like pi.
     """
-    history = NO_PRIOR_HISTORY if history_text is None else history_text
+    if history_text is not None:
+        history = history_text
+    else:
+        history = previous_summary if previous_summary is not None else NO_PRIOR_HISTORY
     return history + SPLIT_TURN_SEPARATOR + prefix_text
+
+
+#: pi 1.6.0's labels for a summary answer it rejects (getSummarizationFailure)
+_FAILURE_LABELS: Final[Mapping[str, str]] = {
+    "history": "Summarization",
+    "update": "Summarization",
+    "turn_prefix": "Turn prefix summarization",
+    "branch": "Branch summarization",
+}
+
+
+def summary_failure(request: SummaryRequest, result: SummaryResult) -> str | None:
+    """pi 1.6.0's reason to reject an answer (rule 35), or None: the generation hit the token cap,
+    or the answer called a tool."""
+    label = _FAILURE_LABELS.get(request.kind, "Summarization")
+    if result.stop_reason == "length":
+        return f"{label} failed: generation hit the token cap and the summary is incomplete"
+    if result.stop_reason == "toolUse":
+        return f"{label} attempted to call a tool"
+    return None
 
 
 def extract_text(content_blocks: Iterable[Mapping[str, object]]) -> str:

@@ -158,6 +158,13 @@ class SummarizeParams:
     custom_instructions: str | None = None
     plan_key: Any = None  # the PlanKey of the plan shown: the engine refuses to draft another one
 
+    @property
+    def profile(self) -> Any:
+        """The pi profile of the plan shown (its key names it), so the engine drafts under the same pi."""
+        from session_studio.core.profile import PROFILE_0_80_2, profile_named
+
+        return profile_named(self.plan_key.profile) if self.plan_key is not None else PROFILE_0_80_2
+
 
 def summarize_job(
     session: Session,
@@ -188,6 +195,7 @@ def summarize_job(
         model_max_tokens=max_out,
         model_reasoning=reasoning,
         thinking_level=p.thinking_level if isinstance(p.thinking_level, str) else None,
+        profile=p.profile,
     )
     with _closing(make_summarizer_for(p.provider, p.config)) as summarizer:
         return summarize_draft(draft, summarizer, on_text=on_text, cancel=cancel)
@@ -210,6 +218,7 @@ def commit_current_job(session: Session, p: SummarizeParams, summary: str) -> di
         keep_recent_tokens=p.keep,
         reserve_tokens=p.reserve,
         cut_entry_id=p.cut_entry_id,
+        profile=p.profile,
     )
     return commit_compaction(CompactionOutcome(draft, summary), refresh=False)
 

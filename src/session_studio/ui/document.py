@@ -27,12 +27,15 @@ from session_studio.core.plan import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_RESERVE_TOKENS,
     SUMMARY_PLACEHOLDER_TOKENS,
+    AnyPlan,
     PathPlanner,
     PlanParams,
     PlanState,
     Quirk,
 )
-from session_studio.core.preparation import CompactionPlan, Preparation
+from session_studio.core.preparation import Preparation
+from session_studio.core.profile import PIN_SETTINGS, ProfileChoice, detect_profile
+from session_studio.core.projection import Projection
 
 from .tasks import Operation, TaskRunner
 
@@ -73,17 +76,19 @@ class Loaded:
     reserve: int
     settings_source: str
     outline: Any = None  # the default-filter tree outline, built in the worker
+    #: the pi profile the file is read as, and why (detect_profile, as the CLI does)
+    profile: ProfileChoice | None = None
 
     @property
     def path_indices(self) -> list[int]:
         return self.planner.path
 
     @property
-    def plan(self) -> CompactionPlan | None:
+    def plan(self) -> AnyPlan | None:
         return self.planner.plan_
 
     @property
-    def context(self) -> SessionContext | None:
+    def context(self) -> SessionContext | Projection | None:
         return self.planner.context
 
     @property
@@ -153,10 +158,12 @@ class PlanSignature:
         return f"cut at path #{self.first_kept_pos} ({self.first_kept_id}) / keep {self.keep:,}"
 
 
-def load_session(path: str, op: Operation | None = None) -> Loaded:
-    """Open + index + plan (runs in the compute pool), reporting progress in ‰ of bytes."""
+def load_session(path: str, pin: str = "auto", plain: str = "auto", op: Operation | None = None) -> Loaded:
+    """Open + index + plan (runs in the compute pool), reporting progress in ‰ of bytes.
+
+    `pin` / `plain`: the profile setting (see :func:`choose_profile`)."""
     if op is None:
-        return prepare_loaded(Session.open(path))
+        return prepare_loaded(Session.open(path), pin=pin, plain=plain)
     try:
         size = os.path.getsize(path)
     except OSError:
@@ -179,7 +186,7 @@ def load_session(path: str, op: Operation | None = None) -> Loaded:
 
     session = Session.open(path, progress=progress, cancel=op.cancelled.is_set, use_cache=USE_INDEX_CACHE)
     op.report(1000, 1000, "Planning…")
-    res = prepare_loaded(session)
+    res = prepare_loaded(session, pin=pin, plain=plain)
     from .outline import build_outline
 
     return dataclasses.replace(res, outline=build_outline(session, "default", None, res.path_indices))
@@ -188,13 +195,23 @@ def load_session(path: str, op: Operation | None = None) -> Loaded:
 load_session.wants_op = True  # type: ignore[attr-defined]
 
 
-def prepare_loaded(session: Session, leaf: int | None = None) -> Loaded:
-    """The parameter-independent plan of the path to ``leaf`` and pi's settings for it (off the GUI thread)."""
+def choose_profile(session: Session, pin: str = "auto", plain: str = "auto") -> ProfileChoice:
+    """The profile for a file, as the CLI chooses it: `pin` (the planner's switch for this file)
+    pins a version; under `auto` a 1.6.0 marker decides, else `plain` (the user's setting)."""
+    return detect_profile(session, pin if pin in PIN_SETTINGS else "auto", plain if plain != "auto" else None)
+
+
+def prepare_loaded(
+    session: Session, leaf: int | None = None, *, pin: str = "auto", plain: str = "auto"
+) -> Loaded:
+    """The parameter-independent plan of the path to ``leaf`` under the file's pi profile, and pi's
+    settings for it as that pi reads them (off the GUI thread)."""
     from session_studio.llm.config import pi_planning_defaults
 
-    planner = PathPlanner(session, leaf)
+    choice = choose_profile(session, pin, plain)
+    planner = PathPlanner(session, leaf, profile=choice.profile)
     cwd = session.header.get("cwd") if session.header else None
-    d = pi_planning_defaults(cwd if isinstance(cwd, str) else None, planner.model)
+    d = pi_planning_defaults(cwd if isinstance(cwd, str) else None, planner.model, profile=choice.profile)
     return Loaded(
         session,
         planner,
@@ -203,6 +220,7 @@ def prepare_loaded(session: Session, leaf: int | None = None) -> Loaded:
         d.keep_recent_tokens,
         d.reserve_tokens,
         d.source,
+        profile=choice,
     )
 
 
@@ -221,6 +239,8 @@ class SessionDocument(QObject):
     #: PlanState: only the projected "after" side changed (the summary's length); the cut is the same
     after_changed = Signal(object)
     message = Signal(str)  # status-bar text
+    #: Loaded: the pi profile the open file is read as (``Loaded.profile``: which and why)
+    profile_changed = Signal(object)
 
     def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -243,6 +263,10 @@ class SessionDocument(QObject):
         self.outcome_plan: PlanSignature | None = None
         #: the app's working leaf (record) after "Branch here"; None follows the file's leaf
         self.working_leaf: int | None = None
+        #: the pi profile: `profile_plain` is the user's setting for plain v3 files (auto / a version),
+        #: `profile_pin` the planner's switch for the open file (auto: detect, as the CLI does)
+        self.profile_plain = "auto"
+        self.profile_pin = "auto"
         #: True while a write job runs: live refreshes wait (the engine re-indexes the session itself)
         self.writing = False
         self._keep_params = False
@@ -272,7 +296,9 @@ class SessionDocument(QObject):
         self._keep_params = keep_params
         self.loading.emit(path)
         parent = self.parent() if isinstance(self.parent(), QWidget) else None
-        op = self.runner.op(load_session, path).with_progress(
+        if not keep_params or path != self.path:
+            self.profile_pin = "auto"  # another file: detect its profile afresh
+        op = self.runner.op(load_session, path, self.profile_pin, self.profile_plain).with_progress(
             f"Opening {os.path.basename(path)}…",
             parent,  # type: ignore[arg-type]
         )
@@ -355,7 +381,7 @@ class SessionDocument(QObject):
             where = f" (line {exc.line})" if getattr(exc, "line", None) else ""
             self.load_failed.emit(
                 f"pi cannot open this file{where}",
-                f"{exc}\n\npi 0.80.2 would fail on this file too. Open a copy in an editor to repair it.",
+                f"{exc}\n\npi would fail on this file too. Open a copy in an editor to repair it.",
             )
         else:
             self.load_failed.emit(f"Unexpected error opening {path}", tb)
@@ -392,6 +418,7 @@ class SessionDocument(QObject):
             self.summary_changed.emit("")
         self._watcher.addPath(path)
         self.loaded.emit(res)
+        self.profile_changed.emit(res)
         self._replan()
         # a selection made in the partial view is kept (by entry id); else the leaf
         rec = res.session.get_index(pick) if pick is not None else None
@@ -442,7 +469,7 @@ class SessionDocument(QObject):
             if self.loaded_state and self.loaded_state.path_indices
             else None
         )
-        res = prepare_loaded(s, self.working_leaf)
+        res = self._prepare(s, self.working_leaf)
         self.loaded_state = res
         self.appended.emit(tuple(new))
         self._replan()
@@ -462,7 +489,7 @@ class SessionDocument(QObject):
         if s is None:
             return
         self.working_leaf = None if record is None or record == s.leaf_index() else record
-        self.loaded_state = prepare_loaded(s, self.working_leaf)
+        self.loaded_state = self._prepare(s, self.working_leaf)
         self.manual_cut = None  # the summary text stays, marked as made for another plan
         self.appended.emit(())  # the tree re-derives the active path
         self._replan()
@@ -490,7 +517,7 @@ class SessionDocument(QObject):
             self.outcome = None
             self.outcome_plan = None
             self.summary_changed.emit("")
-        self.loaded_state = prepare_loaded(s)
+        self.loaded_state = self._prepare(s, None)
         self.appended.emit(())
         self._replan()
         rec = s.get_index(select_id) if isinstance(select_id, str) else s.leaf_index()
@@ -506,6 +533,34 @@ class SessionDocument(QObject):
         return self.open(self.path, keep_params=True) if self.path else None
 
     # ------------------------------------------------------------------ planning
+    def _prepare(self, session: Session, leaf: int | None) -> Loaded:
+        return prepare_loaded(session, leaf, pin=self.profile_pin, plain=self.profile_plain)
+
+    def set_profile(self, pin: str | None = None, plain: str | None = None) -> None:
+        """Switch the pi profile (`pin`: for this file; `plain`: the user's setting) and re-plan."""
+        if pin is not None:
+            self.profile_pin = pin if pin in PIN_SETTINGS else "auto"
+        if plain is not None:
+            self.profile_plain = plain if plain in PIN_SETTINGS else "auto"
+        s = self.session
+        if s is None or self.writing:
+            return
+        old = self.loaded_state
+        res = self._prepare(s, self.working_leaf)
+        self.loaded_state = res
+        if (
+            old is None
+            or old.profile is None
+            or res.profile is None
+            or old.profile.profile != res.profile.profile
+        ):
+            self.manual_cut = None  # a cut point under one pi may not be one under the other
+        if old is not None and (self.keep, self.reserve) == (old.keep, old.reserve):
+            # still pi's settings (not the user's what-if): as the other pi reads them
+            self.keep, self.reserve = res.keep, res.reserve
+        self.profile_changed.emit(res)
+        self._replan()
+
     def set_params(
         self, keep: int | None = None, reserve: int | None = None, window: int | None = None
     ) -> None:

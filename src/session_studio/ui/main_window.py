@@ -261,6 +261,7 @@ class MainWindow(QMainWindow):
         self.runner = runner or TaskRunner(self)
         self.sessions_root = sessions_root or str(sessions_dir())
         self.doc = SessionDocument(self.runner, self)
+        self.doc.profile_plain = self.settings.pi_version()
         self._gen_op: Operation | None = None
         self._gen_cancel = None
         self._ctx_op: Operation | None = None
@@ -512,6 +513,13 @@ class MainWindow(QMainWindow):
         self.planner.auto_cut_requested.connect(d.clear_manual_cut)
         self.planner.preview_requested.connect(self._go_preview)
         self.planner.commit_requested.connect(self.commit)
+        self.planner.profile_requested.connect(lambda v: d.set_profile(pin=v))
+        d.profile_changed.connect(
+            lambda res: (
+                self.planner.set_profile(res.profile, d.profile_pin),
+                self.planner.set_source(res.settings_source),
+            )
+        )
         self.preview.generate_requested.connect(self._generate)
         self.preview.cancel_requested.connect(self._cancel_generate)
         self.preview.summary_edited.connect(d.set_summary)

@@ -6,6 +6,7 @@ import html
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
+    QComboBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from session_studio.core.plan import PlanState, Quirk
+from session_studio.core.profile import PIN_SETTINGS, ProfileChoice
 
 from .theme import current_theme
 
@@ -91,6 +93,8 @@ class PlannerPanel(QWidget):
     auto_cut_requested = Signal()
     preview_requested = Signal()
     commit_requested = Signal()
+    #: the user switched the pi version for this file ("auto" or a version)
+    profile_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -120,6 +124,22 @@ class PlannerPanel(QWidget):
         wrow.addWidget(self.window_note, 1)
         form.addRow("Context window", wrow)
         form.addRow("", self.source_note)
+        self.profile_combo = QComboBox()
+        for setting in PIN_SETTINGS:
+            self.profile_combo.addItem("auto (detect)" if setting == "auto" else f"pi {setting}", setting)
+        self.profile_combo.setToolTip(
+            "Which pi's rules the plan follows. auto: a 1.6.0 shape in the file means 1.6.0, "
+            "else your setting (default: the pi installed here, else the newest)"
+        )
+        self.profile_note = QLabel()
+        self.profile_note.setWordWrap(True)
+        self.profile_note.setProperty("muted", True)
+        form.addRow("pi version", self.profile_combo)
+        form.addRow("", self.profile_note)
+        self.profile_combo.activated.connect(
+            lambda k: self.profile_requested.emit(str(self.profile_combo.itemData(k)))
+        )
+        self._pi = "pi"  # "pi 1.6.0" once a profile is known: every "pi would…" names it
 
         self.cut_title = QLabel()
         self.cut_title.setWordWrap(True)
@@ -148,7 +168,7 @@ class PlannerPanel(QWidget):
         br.addStretch(1)
         cl.addLayout(br)
 
-        self.quirk_box = QGroupBox("pi 0.80.2 quirks that apply")
+        self.quirk_box = QGroupBox("pi quirks and rules that apply")
         self.quirk_layout = QVBoxLayout(self.quirk_box)
         self.quirk_layout.setSpacing(6)
 
@@ -194,6 +214,26 @@ class PlannerPanel(QWidget):
 
     def set_source(self, text: str) -> None:
         self.source_note.setText(f"Defaults: {text}")
+
+    def set_profile(self, choice: ProfileChoice | None, pin: str = "auto") -> None:
+        """Show which pi the plan follows and why; `pin` is the switch's position for this file."""
+        k = self.profile_combo.findData(pin if pin in PIN_SETTINGS else "auto")
+        self.profile_combo.blockSignals(True)
+        self.profile_combo.setCurrentIndex(max(k, 0))
+        self.profile_combo.blockSignals(False)
+        if choice is None:
+            self._pi = "pi"
+            self.profile_note.clear()
+            self.quirk_box.setTitle("pi quirks and rules that apply")
+            return
+        v = choice.profile.version
+        self._pi = f"pi {v}"
+        self.profile_note.setText(f"Read as <b>pi {html.escape(v)}</b>: {html.escape(choice.reason)}")
+        self.quirk_box.setTitle(
+            f"pi {v} rules that differ from 0.80.2"
+            if choice.profile.projection
+            else f"pi {v} quirks that apply"
+        )
 
     def set_state(self, st: PlanState | None) -> None:
         enabled = st is not None
@@ -252,8 +292,14 @@ class PlannerPanel(QWidget):
                 ),
                 f"Keep #{fk}…#{len(st.path) - 1} · ≈{_fmt(kept_t)} tokens",
                 (
+                    f"{self._pi} shows the context size as unknown until the next answer after the compaction"
+                    if st.tokens_unknown
+                    else ""
+                ),
+                (
                     f"Context {_fmt(st.context_tokens)} {'&gt;' if st.should_compact else '≤'} threshold "
-                    f"{_fmt(st.threshold)}: pi {'would' if st.should_compact else 'would not'} compact automatically"
+                    f"{_fmt(st.threshold)}: {self._pi} {'would' if st.should_compact else 'would not'} "
+                    "compact automatically"
                 ),
             ]
             if st.nothing_to_compact:

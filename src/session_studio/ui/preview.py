@@ -27,8 +27,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from session_studio.core.jsvalue import prop
 from session_studio.core.messages import COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX, convert_to_llm
 from session_studio.core.preparation import Preparation
+from session_studio.core.projection import Projection, current_system_message
 from session_studio.core.serialize import serialize_conversation
 from session_studio.core.tokens import estimate_tokens
 
@@ -113,9 +115,18 @@ def build_context_pair(st: PlanState, summary: str, outcome: Any = None) -> Cont
         )
     kept = set(st.path[st.cut.first_kept_index :])
     after_msgs: list[Any] = [{"role": "compactionSummary", "summary": summary, "tokensBefore": 0}]
-    for it, m in zip(ctx.items, before, strict=True):
-        if it.record in kept and it.kind != "compactionSummary":
-            after_msgs.append(m)
+    if isinstance(ctx, Projection):  # pi 1.6.0: kept entries' edited messages, no system messages (rule 17)
+        recs = ctx.session.records
+        snapshot = current_system_message([m for m in before if prop(m, "role") == "system"])
+        if snapshot is not None:  # the new compaction carries the replayed system message first
+            after_msgs.insert(0, snapshot)
+        for k, e in enumerate(ctx.entries):
+            if e.record in kept and recs[e.record].type != "compaction":
+                after_msgs.extend(m for m in ctx.entry_messages(k) if prop(m, "role") != "system")
+    else:
+        for it, m in zip(ctx.items, before, strict=True):
+            if it.record in kept and it.kind != "compactionSummary":
+                after_msgs.append(m)
     after_text = _view(after_msgs)
     if not summary:
         after_text = after_text.replace(

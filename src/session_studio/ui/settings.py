@@ -96,6 +96,17 @@ class AppSettings:
     def set_theme(self, name: str) -> None:
         self.qs.setValue("prefs/theme", name)
 
+    def pi_version(self) -> str:
+        """The pi a plain v3 session is read as: "auto" (the pi installed here, else the newest) or a
+        version; a file with 1.6.0 shapes is read as 1.6.0 whatever this says."""
+        from session_studio.core.profile import PIN_SETTINGS
+
+        v = self.qs.value("prefs/pi-version", "auto")
+        return v if isinstance(v, str) and v in PIN_SETTINGS else "auto"
+
+    def set_pi_version(self, setting: str) -> None:
+        self.qs.setValue("prefs/pi-version", setting)
+
     def provider(self) -> str:
         return str(self.qs.value("prefs/provider", "offline"))
 

@@ -17,7 +17,7 @@ def explain_cut(st: PlanState, muted: str = "#888", accent: str = "#c00") -> str
     """HTML of the walk: accumulation newest → oldest, budget, candidate, backward scan, split turn."""
     e = html.escape
     ex = explain_plan(st)
-    out: list[str] = ["<h3 style='margin:0'>How pi 0.80.2 picks the cut</h3>"]
+    out: list[str] = [f"<h3 style='margin:0'>How pi {e(st.profile.version)} picks the cut</h3>"]
     n = 0
     for step in ex.steps:
         colour = f" style='color:{accent}'" if step.warning else ""

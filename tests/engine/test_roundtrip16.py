@@ -1,0 +1,107 @@
+"""Round trip under pi 1.6.0: our compaction, written to disk, is what pi 1.6.0 computes and loads.
+
+Ours runs against mock-llm.mjs, pi 1.6.0's own `compact` (tests/oracle/pi-1.6.0/pi-oracle.mjs)
+against its built-in mock with the same reply rule; the appended entries must agree (id,
+timestamp and usage numbers aside), the systemMessage snapshot included, and pi 1.6.0's reload
+of *our* file must equal the context we previewed. Where pi 1.6.0 has nothing to compact, we
+refuse with its reason.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_studio.core import Session
+from session_studio.core.jsvalue import js_stringify
+from session_studio.core.oracle_schema import plan_output
+from session_studio.core.profile import PROFILE_1_6_0
+from session_studio.engine import commit_compaction, draft_compaction, summarize_draft
+from session_studio.engine.compaction import NothingToCompactError
+from tests.conftest import ORACLE16_DIR, Oracle16
+from tests.engine.test_roundtrip import openai
+
+pytestmark = pytest.mark.oracle
+
+ENTRY_FIELDS = ("type", "parentId", "summary", "firstKeptEntryId", "tokensBefore", "details", "fromHook")
+CASES = ORACLE16_DIR / "cases"
+CASE_KEEPS: dict[str, int] = json.loads((CASES / "cases.json").read_text())
+
+
+def _js(v: Any) -> Any:
+    return json.loads(js_stringify(v) or "null")
+
+
+def _without_timestamp(m: Any) -> Any:
+    return {k: v for k, v in m.items() if k != "timestamp"} if isinstance(m, dict) else m
+
+
+def _roundtrip(oracle16: Oracle16, mock: dict[str, str], src: Path, work: Path, keep: int) -> str:
+    """'compacted' / 'refused', asserting everything pi 1.6.0 and we must agree on."""
+    ours = work / f"{src.stem}-ours.jsonl"
+    shutil.copy(src, ours)
+    pi = oracle16.run(
+        "compact", str(src), "--keep-recent", str(keep), "--out", str(work / f"{src.stem}-pi.jsonl")
+    )
+    session = Session.open(ours)
+    if "error" in pi:
+        with pytest.raises(NothingToCompactError) as refused:
+            draft_compaction(session, keep_recent_tokens=keep, profile=PROFILE_1_6_0)
+        assert str(refused.value) in str(pi["error"]), (src.name, pi["error"])
+        assert ours.read_bytes() == src.read_bytes()
+        return "refused"
+    draft = draft_compaction(session, keep_recent_tokens=keep, profile=PROFILE_1_6_0)
+    with openai(mock) as summarizer:
+        outcome = summarize_draft(draft, summarizer)
+    preview = _js(outcome.context_after().to_json())
+    entry = commit_compaction(outcome)
+    theirs = pi["appendedEntry"]
+    for k in ENTRY_FIELDS:
+        assert entry.get(k) == theirs.get(k), (src.name, k)
+    assert ("usage" in entry) == ("usage" in theirs), src.name
+    if "usage" in entry:
+        assert set(entry["usage"]) <= set(theirs["usage"]), src.name
+    assert ("systemMessage" in entry) == ("systemMessage" in theirs), src.name
+    if "systemMessage" in entry:
+        assert _without_timestamp(entry["systemMessage"]) == _without_timestamp(theirs["systemMessage"])
+    reloaded = oracle16.run("context", str(ours))
+    assert reloaded["leafId"] == entry["id"]
+    assert reloaded["context"] == preview, src.name
+    # pi's own compaction gives the same context apart from the entry's timestamps
+    strip = lambda msgs: [_without_timestamp(m) for m in msgs]  # noqa: E731
+    assert strip(pi["contextAfter"]["messages"]) == strip(preview["messages"]), src.name
+    return "compacted"
+
+
+def test_compact_under_1_6_0_matches_pi_on_the_cases(
+    oracle16: Oracle16, mock_llm: dict[str, str], tmp_path: Path
+) -> None:
+    outcomes = {
+        name: _roundtrip(oracle16, mock_llm, CASES / name, tmp_path, keep)
+        for name, keep in CASE_KEEPS.items()
+    }
+    assert "refused" in outcomes.values() and list(outcomes.values()).count("compacted") >= 4, outcomes
+
+
+def test_compact_under_1_6_0_matches_pi_on_scenarios(
+    oracle16: Oracle16, mock_llm: dict[str, str], tmp_path: Path
+) -> None:
+    subprocess.run(
+        ["node", str(ORACLE16_DIR / "gen_scenarios.mjs"), "scenarios", "--out", str(tmp_path / "sc")],
+        check=True,
+        capture_output=True,
+        env=oracle16.env,
+        timeout=300,
+    )
+    done = 0
+    for src in sorted((tmp_path / "sc").glob("*.jsonl"))[::3]:
+        session = Session.open(src)
+        rows = plan_output(session, fields=["sweep"], profile=PROFILE_1_6_0)[0].get("sweep") or []
+        keep = rows[len(rows) // 2]["keepRecentTokens"] if len(rows) >= 2 else 2000
+        done += _roundtrip(oracle16, mock_llm, src, tmp_path, keep) == "compacted"
+    assert done >= 4
