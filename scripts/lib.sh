@@ -37,16 +37,11 @@ debian_require() {
   return 1
 }
 
-# Create or update the virtualenv $VENV with the project (and extras "$1", e.g. "test") installed
-# editable from $ROOT, but only when needed: the first time, after pyproject.toml changed, or when
-# the venv is broken.  Every later call costs one short Python start and needs no network.
-ensure_venv() {
-  local extras="${1:-}" spec="." stamp want
-  [ -n "$extras" ] && spec=".[$extras]"
-  stamp="$VENV/.session-studio-installed${extras:+-$extras}"
-  want="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1) $ROOT"
-  if [ -x "$VENV/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] &&
-    "$VENV/bin/python" - "$ROOT/src" "$extras" <<'PY' 2>/dev/null; then
+# Whether $VENV imports Session Studio from $ROOT/src with every requirement (and those of the
+# extras "$1") that its installed metadata names.
+venv_ready() {
+  [ -x "$VENV/bin/python" ] || return 1
+  "$VENV/bin/python" - "$ROOT/src" "${1:-}" <<'PY' 2>/dev/null
 import importlib.metadata as md, importlib.util, re, sys
 src, extras = sys.argv[1], sys.argv[2]
 spec = importlib.util.find_spec("session_studio")
@@ -56,6 +51,17 @@ for req in md.requires("pi-session-studio") or []:
     if extra is None or extra.group(1) == extras:
         md.version(re.split(r"[\s<>=!~;\[(]", req, maxsplit=1)[0])  # raises when not installed
 PY
+}
+
+# Create or update the virtualenv $VENV with the project (and extras "$1", e.g. "test") installed
+# editable from $ROOT, but only when needed: the first time, after pyproject.toml changed, or when
+# the venv is broken.  Every later call costs one short Python start and needs no network.
+ensure_venv() {
+  local extras="${1:-}" spec="." stamp want
+  [ -n "$extras" ] && spec=".[$extras]"
+  stamp="$VENV/.session-studio-installed${extras:+-$extras}"
+  want="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1) $ROOT"
+  if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && venv_ready "$extras"; then
     return 0
   fi
   if [ ! -x "$VENV/bin/python" ]; then
@@ -65,8 +71,13 @@ PY
   fi
   echo "== pip install -e $spec (once; again only when pyproject.toml changes)" >&2
   rm -f "$VENV"/.session-studio-installed*
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
-  (cd "$ROOT" && "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$spec")
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
+  if ! (cd "$ROOT" && "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$spec"); then
+    # no package index (offline) but a complete virtualenv, e.g. one set up by an older script: use it
+    venv_ready "$extras" || return 1
+    echo "== pip install failed, but $VENV already has Session Studio and its requirements: using it" >&2
+    return 0
+  fi
   printf '%s' "$want" >"$stamp"
   # the extras include the base install
   [ -n "$extras" ] && printf '%s' "$want" >"$VENV/.session-studio-installed"

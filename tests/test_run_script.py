@@ -71,6 +71,23 @@ def test_a_set_up_checkout_starts_offline_without_reinstalling(set_up_venv: Path
     assert min(seconds) < 2.0, f"scripts/run --version took {seconds} s of CPU"
 
 
+def test_a_complete_venv_without_a_stamp_starts_offline(set_up_venv: Path, tmp_path: Path) -> None:
+    """A virtualenv an older scripts/run set up (no stamp) is complete: with no package index, the
+    failed reinstall must not stop the launch."""
+    venv = tmp_path / "old-venv"  # the same interpreter and packages, seen from a folder with no stamp
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_bytes((set_up_venv / "pyvenv.cfg").read_bytes())
+    (venv / "lib").symlink_to(set_up_venv / "lib")
+    for tool in ("python", "session-studio"):
+        (venv / "bin" / tool).symlink_to(set_up_venv / "bin" / tool)
+    env = {**os.environ, **OFFLINE, "SESSION_STUDIO_VENV": str(venv)}
+    env.pop("PYTHONPATH", None)
+    done, _ = _run("info", str(SAMPLE), env=env)
+    assert done.returncode == 0, done.stderr
+    assert "entries" in done.stdout
+    assert "already has Session Studio" in done.stderr
+
+
 def _fake_tools(bin_dir: Path, *, uid: int, installed: set[str]) -> None:
     """`id -u` and `dpkg-query` as a user without root on a machine lacking some packages."""
     bin_dir.mkdir()
