@@ -8,6 +8,7 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from session_studio.llm import (
@@ -196,3 +197,23 @@ def test_timeout_applies_when_the_provider_comes_from_pi_settings(tmp_path: Path
     assert srv.requests, "the provider from pi's settings was not used"
     assert r.returncode == 1 and "within 1.5 s" in r.stderr.decode()
     assert elapsed < 8
+
+
+@pytest.mark.parametrize(
+    ("exc", "expected"),
+    [
+        (httpx.ReadTimeout("timed out"), "the stream stalled for 0.5 s"),
+        (httpx.PoolTimeout("timed out"), "the stream stalled for 0.5 s"),
+        (httpx.ConnectTimeout("timed out"), "no connection to"),
+    ],
+)
+def test_httpx_timeouts_say_which_limit_was_met(exc: httpx.TimeoutException, expected: str) -> None:
+    """httpx's read timeout is the idle timeout: whichever notices the silence first (httpx or our
+    watchdog), the user reads the same error (under load the race went either way)."""
+    s = OpenAICompatibleSummarizer(
+        "http://127.0.0.1:9/v1", "m", None, limits=RequestLimits(idle_timeout_s=0.5), max_retries=0
+    )
+    with s:
+        err = s._transport_error(exc, after_head=True, url="http://127.0.0.1:9/v1/chat/completions")
+    assert isinstance(err, LlmTimeoutError)
+    assert expected in str(err)

@@ -557,16 +557,20 @@ class HttpSummarizer:
         detail = redact(f"{type(exc).__name__}: {exc}")
         if isinstance(exc, LlmError):
             return exc
-        if isinstance(exc, httpx.TimeoutException):
-            phase = "the stream stalled" if after_head else "no answer"
+        if isinstance(exc, httpx.ConnectTimeout):
+            seconds = f"{self.limits.connect_timeout_s:g}"
             return LlmTimeoutError(
-                f"{self.provider_label}: timeout ({phase}) at {safe_url}: {detail}",
+                f"{self.provider_label}: no connection to {safe_url} within {seconds} s: {detail}",
                 user_message=(
-                    f"No answer from {safe_url} in time ({phase}). Check that the server is running and "
-                    "reachable, or raise the timeout in the provider settings."
+                    f"Could not connect to {safe_url} within {seconds} s. Check that the server is running "
+                    "and reachable."
                 ),
                 provider=self.provider_label,
             )
+        if isinstance(exc, httpx.TimeoutException):
+            # httpx's read/write/pool timeouts are the idle timeout (see __init__): the same error as
+            # our own idle watchdog, whichever of the two notices the silence first
+            return self._idle_error(url, after_head=after_head)
         if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
             return LlmConfigError(
                 f"{self.provider_label}: bad URL {safe_url}: {detail}",
