@@ -181,7 +181,11 @@ def test_inspector_title_and_body_are_plain(qtbot: Any, tmp_path: Path, hostile:
         _assert_literal(tip, loads, hostile)
         assert not w.browser.blocked
         assert not _has_colour(img, SENTINEL_COLOR)
+        body = w.browser.toPlainText()
+        # shown as marks, never obeyed: an override would make "evil" read "live" (Trojan Source)
+        assert "\u202e" not in body and "\x1b" not in body and "\x07" not in body
     w.show_entry(0)
+    assert "⟨U+202E⟩evil" in w.browser.toPlainText()
     assert 'id <img src="' in _label_shown(w.title)[0]  # literal (and elided)
     assert hostile["markup"] in w.browser.toPlainText()
 

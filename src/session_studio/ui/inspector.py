@@ -188,6 +188,7 @@ class _Writer:
         self.block()
 
     def markdown(self, text: str, key: str | None = None) -> None:
+        text = visible(text, None)  # control and bidi characters shown, never obeyed (Trojan Source)
         if len(text) > MARKDOWN_MAX_CHARS or LONG_WORD.search(text):
             # formatting huge or unbroken text freezes Qt's layout: show it as plain text
             self.pre(text, key or self._auto_key(), wrap_note="shown as plain text: too large to format")
@@ -241,6 +242,7 @@ class _Writer:
 
     def pre(self, text: str, key: str | None = None, wrap_note: str = "", too_deep: bool = False) -> None:
         """Preformatted text, folded to FOLD_LINES lines / FOLD_CHARS characters under ``key``."""
+        text = visible(text, None)  # control and bidi characters shown, never obeyed
         lines = text.count("\n") + 1
         foldable = len(text) > FOLD_CHARS or (key is not None and lines > FOLD_LINES)
         key = key if key is not None else (self._auto_key() if foldable else None)
