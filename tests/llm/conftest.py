@@ -30,7 +30,11 @@ class MockServer:
     def requests(self) -> list[dict[str, Any]]:
         if not self.log_path.exists():
             return []
-        return [json.loads(line) for line in self.log_path.read_text(encoding="utf-8").splitlines() if line]
+        text = self.log_path.read_text(encoding="utf-8")
+        # the mock may be writing a line right now (a request of an earlier test still being logged):
+        # only lines it has finished (newline-terminated) are requests
+        complete = text[: text.rfind("\n") + 1]
+        return [json.loads(line) for line in complete.splitlines() if line]
 
     def stop(self) -> None:
         if self.stopped:

@@ -94,14 +94,14 @@ def test_streamed_summary_matches_the_mock_rule(
     )
 
 
-def test_requests_reach_the_mock_as_sent(llm_mock: MockServer) -> None:
-    before = len(llm_mock.requests())
+def test_requests_reach_the_mock_as_sent(mock_factory: Callable[..., MockServer]) -> None:
+    server = mock_factory(fresh=True)  # its log holds this test's requests only
     req = history_request(CONV, None, None, 16384, 4096, False, None, P)
-    with make("openai", llm_mock) as s:
+    with make("openai", server) as s:
         s.summarize(req)
-    with make("anthropic", llm_mock) as s:
+    with make("anthropic", server) as s:
         s.summarize(req)
-    new = llm_mock.requests()[before:]
+    new = server.requests()
     assert [r["api"] for r in new] == ["openai", "anthropic"]
     assert new[0]["headers"]["authorization"] == "(set)"
     assert new[1]["headers"]["x-api-key"] == "(set)"
