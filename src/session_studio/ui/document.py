@@ -192,7 +192,7 @@ def load_session(path: str, pin: str = "auto", plain: str = "auto", op: Operatio
     return dataclasses.replace(res, outline=build_outline(session, "default", None, res.path_indices))
 
 
-load_session.wants_op = True  # type: ignore[attr-defined]
+load_session.wants_op = True  # type: ignore[attr-defined]  # a marker the TaskRunner reads off the function
 
 
 def choose_profile(session: Session, pin: str = "auto", plain: str = "auto") -> ProfileChoice:
@@ -295,17 +295,18 @@ class SessionDocument(QObject):
         path = os.path.abspath(path)
         self._keep_params = keep_params
         self.loading.emit(path)
-        parent = self.parent() if isinstance(self.parent(), QWidget) else None
+        owner = self.parent()
+        parent = owner if isinstance(owner, QWidget) else None
         if not keep_params or path != self.path:
             self.profile_pin = "auto"  # another file: detect its profile afresh
         op = self.runner.op(load_session, path, self.profile_pin, self.profile_plain).with_progress(
             f"Opening {os.path.basename(path)}…",
-            parent,  # type: ignore[arg-type]
+            parent,
         )
-        op.on_success(lambda res, p=path: self._on_loaded(p, res)).on_failure(
-            lambda e, tb, p=path: self._on_load_failed(p, e, tb)
+        op.on_success(lambda res: self._on_loaded(path, res)).on_failure(
+            lambda e, tb: self._on_load_failed(path, e, tb)
         )
-        op.interim.connect(lambda head, o=op: self._on_partial(o, head))
+        op.interim.connect(lambda head: self._on_partial(op, head))
         op.progress.connect(lambda done, total, _t: self.load_progress.emit(done * 1000 // max(1, total)))
         self._load_op = op
         if not self.runner.synchronous:

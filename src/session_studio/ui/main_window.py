@@ -6,7 +6,9 @@ import html
 import os
 import platform
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSize, Qt, QTimer, qVersion
@@ -19,6 +21,8 @@ from PySide6.QtGui import (
     QGuiApplication,
     QIcon,
     QKeySequence,
+    QResizeEvent,
+    QShowEvent,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -50,7 +54,7 @@ from session_studio.core.listing import SessionInfo, list_sessions
 
 from . import actions
 from .browser import SessionBrowser
-from .document import Loaded, Partial, PlanState, SessionDocument
+from .document import Loaded, Partial, PlanSignature, PlanState, SessionDocument
 from .errors import show_error
 from .inspector import EntryInspector, SafeTextBrowser
 from .outline import FILTERS
@@ -72,6 +76,12 @@ from .theme import apply_theme, current_theme
 from .token_bar import TokenBar
 from .tree_model import BranchDelegate, SessionTreeModel
 from .why import explain_cut
+
+if TYPE_CHECKING:
+    from session_studio.core.preparation import Preparation
+    from session_studio.core.reader import LoadIssue
+    from session_studio.engine import CompactionOutcome
+    from session_studio.llm import CancelToken, ProviderConfig
 
 __all__ = ["MainWindow", "sample_sessions_dir"]
 
@@ -146,7 +156,7 @@ class IssueBanner(QFrame):
         self.details.clicked.connect(self._show)
         self.hide()
 
-    def set_issues(self, issues: list, reset: bool) -> None:  # type: ignore[type-arg]
+    def set_issues(self, issues: list[LoadIssue], reset: bool) -> None:
         th = current_theme()
         self.setStyleSheet(
             f"#banner {{ background: {th.warn_bg.name()}; border-bottom: 1px solid {th.grid.name()}; }}"
@@ -263,7 +273,9 @@ class MainWindow(QMainWindow):
         self.doc = SessionDocument(self.runner, self)
         self.doc.profile_plain = self.settings.pi_version()
         self._gen_op: Operation | None = None
-        self._gen_cancel = None
+        self._gen_cancel: CancelToken | None = None
+        #: the dialog opened last (tests answer or inspect it)
+        self.last_dialog: QDialog | None = None
         self._ctx_op: Operation | None = None
         self._preloaded = False
         self._opening: str | None = None  # the file being opened (Recent bookkeeping on failure)
@@ -334,7 +346,7 @@ class MainWindow(QMainWindow):
         tl.addWidget(self.tree_count)
 
         # centre tabs
-        self.inspector = EntryInspector()
+        self.inspector: EntryInspector = EntryInspector()
         self.inspector.edit_facts = lambda: self.tree_model.edits  # the tree's active path decides
         self.inspector.usage_totals = lambda: self.tree_model.usage()
         self.why = SafeTextBrowser()
@@ -385,7 +397,9 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.status_busy)
 
     def _build_actions(self) -> None:
-        def act(text: str, shortcut: QKeySequence | str | None = None, tip: str = "") -> QAction:
+        def act(
+            text: str, shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None, tip: str = ""
+        ) -> QAction:
             a = QAction(text, self)
             if shortcut is not None:
                 a.setShortcut(QKeySequence(shortcut))
@@ -503,10 +517,10 @@ class MainWindow(QMainWindow):
         self.tree.doubleClicked.connect(lambda ix: self._cut_at(self.tree_model.record_of(ix)))
         self.tree.expanded.connect(self._on_tree_expanded)
         self.filter_combo.currentIndexChanged.connect(self._apply_filter)
-        self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(200)
+        self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self._search_timer.timeout.connect(self._apply_filter)
         self.bar.entry_clicked.connect(d.select)
         self.planner.params_changed.connect(lambda k, r, w: d.set_params(k, r, w))
@@ -514,12 +528,12 @@ class MainWindow(QMainWindow):
         self.planner.preview_requested.connect(self._go_preview)
         self.planner.commit_requested.connect(self.commit)
         self.planner.profile_requested.connect(lambda v: d.set_profile(pin=v))
-        d.profile_changed.connect(
-            lambda res: (
-                self.planner.set_profile(res.profile, d.profile_pin),
-                self.planner.set_source(res.settings_source),
-            )
-        )
+
+        def show_profile(res: Loaded) -> None:
+            self.planner.set_profile(res.profile, d.profile_pin)
+            self.planner.set_source(res.settings_source)
+
+        d.profile_changed.connect(show_profile)
         self.preview.generate_requested.connect(self._generate)
         self.preview.cancel_requested.connect(self._cancel_generate)
         self.preview.summary_edited.connect(d.set_summary)
@@ -779,8 +793,8 @@ class MainWindow(QMainWindow):
         self._reselect(record)
         self._update_actions()
 
-    def _on_preparation(self, prep: object) -> None:
-        self.preview.set_preparation(prep)  # type: ignore[arg-type]
+    def _on_preparation(self, prep: Preparation | None) -> None:
+        self.preview.set_preparation(prep)
         self._update_actions()
 
     def _on_tab(self, _i: int) -> None:
@@ -937,7 +951,7 @@ class MainWindow(QMainWindow):
         rid = s.records[record].id
         return rid if isinstance(rid, str) else None
 
-    def custom_provider_config(self) -> object:
+    def custom_provider_config(self) -> ProviderConfig | None:
         return provider_config(self.settings.custom_provider())
 
     def set_custom_provider(self, values: dict[str, str]) -> None:
@@ -964,7 +978,7 @@ class MainWindow(QMainWindow):
             reserve=d.reserve,
             cut_entry_id=self._entry_id(st.path[d.manual_cut]) if d.manual_cut is not None else None,
             provider=provider,
-            config=self.custom_provider_config() if provider == "custom" else None,  # type: ignore[arg-type]
+            config=self.custom_provider_config() if provider == "custom" else None,
             model=ctx.model if ctx else None,
             thinking_level=ctx.thinking_level if ctx else None,
             custom_instructions=self.preview.custom_instructions(),
@@ -1009,17 +1023,17 @@ class MainWindow(QMainWindow):
         op = self.runner.op(
             actions.summarize_job, d.session, params, self.preview.stream.part.emit, cancel, pool="network"
         )
-        op.on_success(lambda out, m=made_for: self._on_generated(out, m)).on_failure(self._on_generate_failed)
+        op.on_success(lambda out: self._on_generated(out, made_for)).on_failure(self._on_generate_failed)
         self._gen_op = op
         op.start()
 
-    def _on_generated(self, outcome: object, made_for: object = None) -> None:
+    def _on_generated(self, outcome: CompactionOutcome, made_for: PlanSignature | None = None) -> None:
         self._gen_op = None
         self.preview.set_running(False)
-        text = outcome.summary  # type: ignore[attr-defined]
+        text = outcome.summary
         self.preview.finish_stream(text)
         # made for the plan it was generated for: if the plan moved meanwhile, the note says so
-        self.doc.set_outcome(outcome, made_for)  # type: ignore[arg-type]
+        self.doc.set_outcome(outcome, made_for)
         self.preview.status.setText(f"Summary ready · {len(text):,} chars · ≈{(len(text) + 3) // 4:,} tokens")
         self._update_stale_note()
         self._refresh_contexts()
@@ -1073,15 +1087,17 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, title, default, "pi sessions (*.jsonl);;All files (*)")
         return path
 
-    def _write(self, what: str, fn: object, *args: object, on_ok: object) -> Operation:
+    def _write(
+        self, what: str, fn: Callable[..., Any], *args: object, on_ok: Callable[[Any], None]
+    ) -> Operation:
         """Run a write job on the single write thread; failures become actionable messages."""
         self.doc.writing = True
         self._update_actions()
-        op = self.runner.op(fn, *args, pool="write").with_progress(what, self)  # type: ignore[arg-type]
+        op = self.runner.op(fn, *args, pool="write").with_progress(what, self)
 
         def ok(result: object) -> None:
             self.doc.writing = False
-            on_ok(result)  # type: ignore[operator]
+            on_ok(result)
             self._update_actions()
 
         op.on_success(ok).on_failure(lambda e, tb: self._on_write_failed(what, e, tb))
@@ -1169,12 +1185,12 @@ class MainWindow(QMainWindow):
             on_ok=self._on_committed,
         )
 
-    def _commit_summary(self, outcome: object, summary: str) -> tuple[str, str]:
+    def _commit_summary(self, outcome: CompactionOutcome, summary: str) -> tuple[str, str]:
         import dataclasses
 
         from session_studio.core.jsvalue import JsTypeError
 
-        final = dataclasses.replace(outcome, summary=summary)  # type: ignore[type-var]
+        final = dataclasses.replace(outcome, summary=summary)
         d = final.draft
         s = d.session
         fk = d.first_kept_entry_id
@@ -1209,7 +1225,7 @@ class MainWindow(QMainWindow):
         )
         return text, details
 
-    def _on_committed(self, entry: dict) -> None:  # type: ignore[type-arg]
+    def _on_committed(self, entry: dict[str, Any]) -> None:
         self.doc.after_write(entry.get("id"), clear_summary=True)
         self.statusBar().showMessage(
             f"Compaction appended (entry {entry.get('id')}, {entry.get('tokensBefore'):,} tokens before)",
@@ -1338,16 +1354,18 @@ class MainWindow(QMainWindow):
         text = self.ask_text("Label entry", "Label (empty clears it):", cur)
         if text is None or text.strip() == cur:
             return
+
+        def labelled(_entry: object) -> None:
+            self.doc.after_write(target)
+            self.statusBar().showMessage("Label cleared" if not text.strip() else "Label set", 6000)
+
         self._write(
             "Labelling",
             actions.label_job,
             s,
             target,
             text.strip() or None,
-            on_ok=lambda _e: (
-                self.doc.after_write(target),
-                self.statusBar().showMessage("Label cleared" if not text.strip() else "Label set", 6000),
-            ),
+            on_ok=labelled,
         )
 
     def rename_session(self) -> None:
@@ -1398,8 +1416,8 @@ class MainWindow(QMainWindow):
         ):
             return
 
-        def done(res: object) -> None:
-            _path, backup = res  # type: ignore[misc]
+        def done(res: tuple[Path, Path]) -> None:
+            _path, backup = res
             self.doc.reload()
             self.statusBar().showMessage(f"Upgraded; backup at {backup}", 12000)
 
@@ -1454,8 +1472,10 @@ class MainWindow(QMainWindow):
         from PySide6.QtWidgets import QApplication
 
         app = QApplication.instance()
-        apply_theme(app, key)  # type: ignore[arg-type]
-        app.setStyleSheet(stylesheet())  # type: ignore[union-attr]
+        if not isinstance(app, QApplication):
+            return  # no widgets application (a core-only test): nothing to restyle
+        apply_theme(app, key)
+        app.setStyleSheet(stylesheet())
         if self.doc.state is not None:
             self._on_plan(self.doc.state)
         self.inspector.show_entry(self.inspector.index)
@@ -1474,13 +1494,13 @@ class MainWindow(QMainWindow):
             f"<tr><td>Platform</td><td>{html.escape(sys.platform)}</td></tr></table>",
         )
 
-    def showEvent(self, e) -> None:
+    def showEvent(self, e: QShowEvent) -> None:
         super().showEvent(e)
         if not self._sized:
             self._sized = True
             self._fit_splitter()
 
-    def resizeEvent(self, e) -> None:
+    def resizeEvent(self, e: QResizeEvent) -> None:
         super().resizeEvent(e)
         if not self._sized or self._fit_pending:
             self._fit_splitter()
