@@ -37,6 +37,7 @@ from session_studio.core.preparation import Preparation
 from session_studio.core.profile import PIN_SETTINGS, ProfileChoice, detect_profile
 from session_studio.core.projection import Projection
 
+from .errors import explain_failure
 from .tasks import Operation, TaskRunner
 
 __all__ = [
@@ -229,7 +230,7 @@ class SessionDocument(QObject):
     partial_loaded = Signal(object)  # Partial: the head of a big file, shown while the rest loads
     load_progress = Signal(int)  # ‰ of the file indexed
     loaded = Signal(object)  # Loaded
-    load_failed = Signal(str, str)  # message, details
+    load_failed = Signal(object)  # errors.Failure
     closed = Signal()
     appended = Signal(object)  # tuple of new record indices
     plan_changed = Signal(object)  # PlanState
@@ -374,18 +375,7 @@ class SessionDocument(QObject):
         self._load_ended()
         if self.partial is not None:
             self._drop_partial()
-        if isinstance(exc, SessionFileError):
-            self.load_failed.emit(
-                f"Cannot open {path}", f"{exc}\n\nCheck that the file exists and is readable."
-            )
-        elif isinstance(exc, SessionLoadError):
-            where = f" (line {exc.line})" if getattr(exc, "line", None) else ""
-            self.load_failed.emit(
-                f"pi cannot open this file{where}",
-                f"{exc}\n\npi would fail on this file too. Open a copy in an editor to repair it.",
-            )
-        else:
-            self.load_failed.emit(f"Unexpected error opening {path}", tb)
+        self.load_failed.emit(explain_failure(exc, tb, f"Cannot open {path}"))
 
     def _on_loaded(self, path: str, res: Loaded) -> None:
         self._load_ended()

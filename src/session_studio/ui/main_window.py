@@ -55,7 +55,7 @@ from session_studio.core.listing import SessionInfo, list_sessions
 from . import actions
 from .browser import SessionBrowser
 from .document import Loaded, Partial, PlanSignature, PlanState, SessionDocument
-from .errors import show_error
+from .errors import Failure, explain_failure, report_failure, report_unexpected, show_error
 from .inspector import EntryInspector, SafeTextBrowser
 from .outline import FILTERS
 from .pisettings import sessions_dir
@@ -509,6 +509,8 @@ class MainWindow(QMainWindow):
         d.closed.connect(self._on_closed)
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._on_color_scheme_changed)
         self.runner.busy_changed.connect(lambda b: self.status_busy.setText("Working…" if b else ""))
+        # a background task that fails with no failure handler is a crash, never silence
+        self.runner.unhandled.connect(report_unexpected)
 
         self.browser.open_requested.connect(self.open_path)
         self.browser.open_file_dialog.connect(self.open_dialog)
@@ -671,7 +673,7 @@ class MainWindow(QMainWindow):
         if self.load_banner.isVisible():
             self.load_banner.set_value(permille)
 
-    def _on_load_failed(self, title: str, details: str) -> None:
+    def _on_load_failed(self, failure: Failure) -> None:
         self.load_banner.hide()
         self.statusBar().clearMessage()
         path = self._opening
@@ -680,11 +682,11 @@ class MainWindow(QMainWindow):
             if not os.path.exists(path):
                 self.settings.remove_recent(path)
             elif path in self.settings.recent_files():
-                self.settings.set_recent_problem(path, title)
+                self.settings.set_recent_problem(path, failure.title)
             self._show_recent()
         if self.doc.session is None and self.stack.currentIndex() == PAGE_BROWSER:
             self.show_browser()  # e.g. a failed command-line open: the browser is not left blank
-        show_error(self, title, details)
+        report_failure(self, failure)
 
     def _on_loaded(self, res: Loaded) -> None:
         s = res.session
@@ -1042,8 +1044,8 @@ class MainWindow(QMainWindow):
     def _on_generate_failed(self, exc: BaseException, tb: str) -> None:
         self._gen_op = None
         self.preview.set_running(False)
-        from session_studio.core.errors import SessionStudioError, StaleSessionError
-        from session_studio.llm import LlmCancelledError, LlmError
+        from session_studio.core.errors import StaleSessionError
+        from session_studio.llm import LlmCancelledError
 
         if isinstance(exc, LlmCancelledError):
             self.preview.status.setText("Cancelled")
@@ -1051,13 +1053,8 @@ class MainWindow(QMainWindow):
         self.preview.status.setText("Failed")
         if isinstance(exc, StaleSessionError):
             self._stale(exc)
-        elif isinstance(exc, LlmError):
-            msg = getattr(exc, "user_message", None) or str(exc)
-            show_error(self, "The summary could not be generated", str(msg), tb)
-        elif isinstance(exc, SessionStudioError):
-            show_error(self, "The summary could not be generated", str(exc))
         else:
-            show_error(self, "The summary could not be generated", str(exc), tb)
+            report_failure(self, explain_failure(exc, tb, "The summary could not be generated"))
 
     def _cancel_generate(self) -> None:
         if self._gen_cancel is not None:
@@ -1104,8 +1101,8 @@ class MainWindow(QMainWindow):
         return op.start()
 
     def _on_write_failed(self, what: str, exc: BaseException, tb: str) -> None:
-        from session_studio.core.errors import SessionStudioError, StaleSessionError, WriteError
-        from session_studio.llm import LlmCancelledError, LlmError
+        from session_studio.core.errors import StaleSessionError
+        from session_studio.llm import LlmCancelledError
 
         self.doc.writing = False
         self._update_actions()
@@ -1113,19 +1110,8 @@ class MainWindow(QMainWindow):
             self._stale(exc)
         elif isinstance(exc, LlmCancelledError):
             self.statusBar().showMessage("Cancelled: nothing was written", 6000)
-        elif isinstance(exc, LlmError):
-            show_error(self, f"{what} failed", str(getattr(exc, "user_message", None) or exc), tb)
-        elif isinstance(exc, WriteError):
-            show_error(
-                self,
-                f"{what} failed: nothing was written",
-                f"{exc}\n\nThe session file was left as it was.",
-                tb,
-            )
-        elif isinstance(exc, SessionStudioError):
-            show_error(self, f"{what} failed", str(exc))
         else:
-            show_error(self, f"{what} failed", str(exc), tb)
+            report_failure(self, explain_failure(exc, tb, f"{what} failed"))
         self.doc.refresh()
 
     def _stale(self, exc: BaseException) -> None:
@@ -1244,7 +1230,7 @@ class MainWindow(QMainWindow):
         try:
             out = branch_to(s, target, from_leaf_id=self._entry_id(d.working_leaf_index()))
         except SessionStudioError as e:
-            show_error(self, "Cannot branch here", str(e))
+            report_failure(self, explain_failure(e, "", "Cannot branch here"))
             return
         nav = out.navigation
         new_leaf = s.get_index(nav.new_leaf_id) if nav.new_leaf_id is not None else None
