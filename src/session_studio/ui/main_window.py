@@ -219,9 +219,6 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self._show_recent()
         self._update_actions()
 
-    def _show_recent(self) -> None:
-        self.browser.set_recent(self.settings.recent_files(), self.settings.recent_problems())
-
     def open_dialog(self) -> None:
         start = os.path.dirname(self.doc.path) if self.doc.path else self.sessions_root
         path, _ = QFileDialog.getOpenFileName(
@@ -233,14 +230,6 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
     def close_session(self) -> None:
         if self._may_drop_summary():
             self.doc.close()
-
-    def _fill_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        for p in self.settings.recent_files():
-            a = self.recent_menu.addAction(p)
-            a.triggered.connect(lambda _c=False, p=p: self.open_path(p))
-        if self.recent_menu.isEmpty():
-            self.recent_menu.addAction("(none)").setEnabled(False)
 
     def dragEnterEvent(self, e: QDragEnterEvent) -> None:
         if e.mimeData().hasUrls():

@@ -1,5 +1,5 @@
 """Window state: geometry, window and splitter state saved and restored, the splitter fitted to
-the window until the user moves it."""
+the window until the user moves it; the recent files (browser list and File menu)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ __all__ = ["WindowState"]
 
 
 class WindowState(WindowParts):
-    """Geometry and splitters: restored at start, saved on close, fitted until the user moves them."""
+    """Geometry and splitters (restored at start, saved on close, fitted until the user moves them)
+    and the recent files."""
 
     def showEvent(self, e: QShowEvent) -> None:
         super().showEvent(e)
@@ -72,3 +73,14 @@ class WindowState(WindowParts):
         self.settings.set_state("preview-splitter-v2", self.preview.splitter.saveState())
         self.settings.set_state("browser-splitter", self.browser.splitter.saveState())
         self.settings.sync()
+
+    def _show_recent(self) -> None:
+        self.browser.set_recent(self.settings.recent_files(), self.settings.recent_problems())
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for p in self.settings.recent_files():
+            a = self.recent_menu.addAction(p)
+            a.triggered.connect(lambda _c=False, p=p: self.open_path(p))
+        if self.recent_menu.isEmpty():
+            self.recent_menu.addAction("(none)").setEnabled(False)
