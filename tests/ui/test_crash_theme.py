@@ -144,3 +144,12 @@ def test_unhandled_failure_headless_goes_to_stderr_without_a_dialog(
     window.runner.op(_raise_value_error).start()  # the fixture's runner is synchronous
     assert "boom in a background task" in capsys.readouterr().err
     assert errors.crash_count() == 1 and not opened
+
+
+def test_a_theme_change_redraws_the_entry_shown(window: MainWindow, monkeypatch: Any) -> None:
+    """Applying a theme re-renders what draws with its colours (window_state → MainWindow)."""
+    shown: list[int] = []
+    monkeypatch.setattr(window.inspector, "show_entry", lambda index: shown.append(index))
+    window.apply_theme_key("dark")
+    window.apply_theme_key("light")
+    assert shown == [window.inspector.index] * 2
