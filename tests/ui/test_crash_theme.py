@@ -108,3 +108,48 @@ def test_load_progress_can_cancel(qtbot: Any, tmp_path: Path, monkeypatch: Any) 
     w.runner.wait_idle()
     QApplication.processEvents()
     assert w.doc.session is None and calls
+
+
+def _raise_value_error() -> None:
+    raise ValueError("boom in a background task")
+
+
+def test_unhandled_background_failure_reaches_the_crash_dialog(
+    qtbot: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A worker-thread task with no failure handler: the window's crash reporting shows it."""
+    from session_studio.ui.settings import AppSettings
+
+    shown: list[str] = []
+    monkeypatch.setattr(errors.CrashDialog, "open", lambda self: shown.append(self.text.toPlainText()))
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # restored after the test
+    w = MainWindow(AppSettings(tmp_path / "s.ini"), TaskRunner(), sessions_root=str(tmp_path / "none"))
+    qtbot.addWidget(w)
+    errors.install_crash_handlers(w)
+    w.runner.op(_raise_value_error).start()
+    qtbot.waitUntil(lambda: bool(shown), timeout=5000)
+    assert "ValueError: boom in a background task" in shown[0]
+    assert "_raise_value_error" in shown[0]  # the worker's traceback, not just the message
+    assert errors.crash_count() == 1
+
+
+def test_unhandled_failure_headless_goes_to_stderr_without_a_dialog(
+    window: MainWindow, monkeypatch: Any, capsys: Any
+) -> None:
+    opened: list[object] = []
+    monkeypatch.setattr(errors.CrashDialog, "open", lambda self: opened.append(self))
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    monkeypatch.setattr(errors, "_headless", errors._headless)  # restored after the test
+    errors.install_crash_handlers(window, headless=True)
+    window.runner.op(_raise_value_error).start()  # the fixture's runner is synchronous
+    assert "boom in a background task" in capsys.readouterr().err
+    assert errors.crash_count() == 1 and not opened
+
+
+def test_a_theme_change_redraws_the_entry_shown(window: MainWindow, monkeypatch: Any) -> None:
+    """Applying a theme re-renders what draws with its colours (window_state → MainWindow)."""
+    shown: list[int] = []
+    monkeypatch.setattr(window.inspector, "show_entry", lambda index: shown.append(index))
+    window.apply_theme_key("dark")
+    window.apply_theme_key("light")
+    assert shown == [window.inspector.index] * 2

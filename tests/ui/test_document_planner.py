@@ -111,7 +111,9 @@ def test_load_failure_is_reported(qtbot: Any, runner: Any, tmp_path: Path) -> No
     d = SessionDocument(runner)
     with qtbot.waitSignal(d.load_failed) as b:
         d.open(str(tmp_path / "missing.jsonl"))
-    assert "Cannot open" in b.args[0]
+    failure = b.args[0]
+    assert "Cannot open" in failure.title
+    assert "exists and is readable" in failure.text
 
 
 def test_manual_cut_after_metadata_is_the_engines_cut(qtbot: Any, runner: Any, tmp_path: Path) -> None:

@@ -227,7 +227,7 @@ class SessionBrowser(QWidget):
             it.setFlags(Qt.ItemFlag.NoItemFlags)
             self.recent.addItem(it)
 
-    def _activated(self, index) -> None:
+    def _activated(self, index: QModelIndex) -> None:
         path = index.data(Roles.PATH)
         if path:
             self.open_requested.emit(path)

@@ -37,6 +37,7 @@ from session_studio.core.preparation import Preparation
 from session_studio.core.profile import PIN_SETTINGS, ProfileChoice, detect_profile
 from session_studio.core.projection import Projection
 
+from .errors import explain_failure
 from .tasks import Operation, TaskRunner
 
 __all__ = [
@@ -192,7 +193,7 @@ def load_session(path: str, pin: str = "auto", plain: str = "auto", op: Operatio
     return dataclasses.replace(res, outline=build_outline(session, "default", None, res.path_indices))
 
 
-load_session.wants_op = True  # type: ignore[attr-defined]
+load_session.wants_op = True  # type: ignore[attr-defined]  # a marker the TaskRunner reads off the function
 
 
 def choose_profile(session: Session, pin: str = "auto", plain: str = "auto") -> ProfileChoice:
@@ -229,7 +230,7 @@ class SessionDocument(QObject):
     partial_loaded = Signal(object)  # Partial: the head of a big file, shown while the rest loads
     load_progress = Signal(int)  # ‰ of the file indexed
     loaded = Signal(object)  # Loaded
-    load_failed = Signal(str, str)  # message, details
+    load_failed = Signal(object)  # errors.Failure
     closed = Signal()
     appended = Signal(object)  # tuple of new record indices
     plan_changed = Signal(object)  # PlanState
@@ -295,17 +296,18 @@ class SessionDocument(QObject):
         path = os.path.abspath(path)
         self._keep_params = keep_params
         self.loading.emit(path)
-        parent = self.parent() if isinstance(self.parent(), QWidget) else None
+        owner = self.parent()
+        parent = owner if isinstance(owner, QWidget) else None
         if not keep_params or path != self.path:
             self.profile_pin = "auto"  # another file: detect its profile afresh
         op = self.runner.op(load_session, path, self.profile_pin, self.profile_plain).with_progress(
             f"Opening {os.path.basename(path)}…",
-            parent,  # type: ignore[arg-type]
+            parent,
         )
-        op.on_success(lambda res, p=path: self._on_loaded(p, res)).on_failure(
-            lambda e, tb, p=path: self._on_load_failed(p, e, tb)
+        op.on_success(lambda res: self._on_loaded(path, res)).on_failure(
+            lambda e, tb: self._on_load_failed(path, e, tb)
         )
-        op.interim.connect(lambda head, o=op: self._on_partial(o, head))
+        op.interim.connect(lambda head: self._on_partial(op, head))
         op.progress.connect(lambda done, total, _t: self.load_progress.emit(done * 1000 // max(1, total)))
         self._load_op = op
         if not self.runner.synchronous:
@@ -373,18 +375,7 @@ class SessionDocument(QObject):
         self._load_ended()
         if self.partial is not None:
             self._drop_partial()
-        if isinstance(exc, SessionFileError):
-            self.load_failed.emit(
-                f"Cannot open {path}", f"{exc}\n\nCheck that the file exists and is readable."
-            )
-        elif isinstance(exc, SessionLoadError):
-            where = f" (line {exc.line})" if getattr(exc, "line", None) else ""
-            self.load_failed.emit(
-                f"pi cannot open this file{where}",
-                f"{exc}\n\npi would fail on this file too. Open a copy in an editor to repair it.",
-            )
-        else:
-            self.load_failed.emit(f"Unexpected error opening {path}", tb)
+        self.load_failed.emit(explain_failure(exc, tb, f"Cannot open {path}"))
 
     def _on_loaded(self, path: str, res: Loaded) -> None:
         self._load_ended()

@@ -1,4 +1,9 @@
-"""Crash handling: sys/threading excepthooks → a dialog with traceback and copy, plus a log file.
+"""Errors, the one place an exception becomes what the user sees.
+
+Expected failures (a file pi cannot open, a server refusing, a write refused) become a
+``Failure`` (``explain_failure``) shown with ``report_failure``. Unexpected ones — uncaught in
+a slot, in a thread, or in a background task nobody handles (``report_unexpected``) — go to
+the log and a crash dialog with traceback and copy (``install_crash_handlers``).
 
 Headless runs (``--screenshot``) never show a dialog: a modal dialog nobody can close would
 keep the process waiting forever. There every error goes to the log and stderr, and the run
@@ -12,6 +17,7 @@ import logging
 import sys
 import threading
 import traceback
+from dataclasses import dataclass
 from types import TracebackType
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -27,15 +33,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from session_studio.core.errors import SessionFileError, SessionLoadError, SessionStudioError, WriteError
+
 from .plain import rich_escaped, rich_plain, visible
 from .settings import state_dir
 
 __all__ = [
     "CrashDialog",
+    "Failure",
     "crash_count",
+    "explain_failure",
     "install_crash_handlers",
     "is_headless",
     "log_file",
+    "report_failure",
+    "report_unexpected",
     "setup_logging",
     "show_error",
 ]
@@ -139,17 +151,7 @@ def install_crash_handlers(parent: QWidget | None = None, headless: bool = False
         # (still painting), and Qt crashes when that widget is painted or destroyed later
         v.__traceback__ = None
         sys.last_type = sys.last_value = sys.last_traceback = None
-        if text in _crashes:  # the same error again (e.g. every paint): logged once
-            return
-        _crashes.append(text)
-        log.error("uncaught exception:\n%s", text)
-        if _headless:
-            print(
-                f"session-studio: unexpected error (also in {log_file()}):\n{visible(text, None)}",
-                file=sys.stderr,
-            )
-        elif _relay is not None:
-            _relay.crashed.emit(text)
+        _crashed(text)
 
     def thook(args: threading.ExceptHookArgs) -> None:
         if args.exc_type is SystemExit:
@@ -181,3 +183,64 @@ def show_error(parent: QWidget | None, title: str, text: str, details: str = "")
     if details or rest:
         box.setDetailedText(details or rest)
     box.open()
+
+
+def _crashed(text: str) -> None:
+    """An unexpected error (its traceback): logged once, then a dialog or, headless, stderr."""
+    if text in _crashes:  # the same error again (e.g. every paint): logged once
+        return
+    _crashes.append(text)
+    log.error("uncaught exception:\n%s", text)
+    if _headless:
+        print(
+            f"session-studio: unexpected error (also in {log_file()}):\n{visible(text, None)}",
+            file=sys.stderr,
+        )
+    elif _relay is not None:
+        _relay.crashed.emit(text)
+
+
+def report_unexpected(exc: BaseException, tb: str) -> None:
+    """A background task failed and nobody handles it (``TaskRunner.unhandled``): a crash, not silence."""
+    _crashed(tb or "".join(traceback.format_exception(exc)))
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What the window says about a failed load, generation or write."""
+
+    title: str
+    #: what happened and what to do (plain text; a blank line separates the two)
+    text: str
+    #: folded details (a traceback for errors that are not the user's to fix)
+    details: str = ""
+
+
+def explain_failure(exc: BaseException, tb: str, title: str) -> Failure:
+    """The message for ``exc``; ``title`` says what failed ("Cannot open …", "Labelling failed").
+
+    Errors raised on purpose (core, engine, llm) speak for themselves; anything else keeps its
+    traceback in the details.
+    """
+    from session_studio.llm import LlmError  # the network package loads on first use
+
+    if isinstance(exc, LlmError):
+        return Failure(title, str(getattr(exc, "user_message", None) or exc), tb)
+    if isinstance(exc, WriteError):
+        return Failure(f"{title}: nothing was written", f"{exc}\n\nThe session file was left as it was.", tb)
+    if isinstance(exc, SessionFileError):
+        return Failure(title, f"{exc}\n\nCheck that the file exists and is readable.")
+    if isinstance(exc, SessionLoadError):
+        where = f" (line {exc.line})" if exc.line else ""
+        return Failure(
+            f"pi cannot open this file{where}",
+            f"{exc}\n\npi would fail on this file too. Open a copy in an editor to repair it.",
+        )
+    if isinstance(exc, SessionStudioError):
+        return Failure(title, str(exc))
+    return Failure(title, str(exc) or type(exc).__name__, tb)
+
+
+def report_failure(parent: QWidget | None, failure: Failure) -> None:
+    """Show an expected failure (headless: log and stderr, no dialog)."""
+    show_error(parent, failure.title, failure.text, failure.details)

@@ -105,9 +105,9 @@ class SafeDocument(QTextDocument):
         super().__init__(parent)
         self.blocked: list[str] = []
 
-    def loadResource(self, type_: int, name: QUrl) -> Any:
+    def loadResource(self, type_: int, name: QUrl | str) -> Any:
         if len(self.blocked) < _BLOCKED_KEPT:
-            self.blocked.append(elide(name.toString(), 200))
+            self.blocked.append(elide(name.toString() if isinstance(name, QUrl) else name, 200))
         return _placeholder_image()
 
 
@@ -130,7 +130,7 @@ class SafeTextBrowser(QTextBrowser):
         """Resource names the content asked for and did not get."""
         return self.safe_document.blocked
 
-    def loadResource(self, type_: int, name: QUrl) -> Any:
+    def loadResource(self, type_: int, name: QUrl | str) -> Any:
         # never reached while the SafeDocument is in place; refuse anyway, without asking the
         # document again (that recursion is what crashed the window)
         return None

@@ -8,6 +8,13 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the GUI modules load PySide6: imported at run time only when the window starts
+    from PySide6.QtWidgets import QApplication
+
+    from .main_window import MainWindow
 
 __all__ = ["launch_gui", "parse_args"]
 
@@ -35,13 +42,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return a
 
 
-def wait_until(app: object, cond: object, timeout: float = 60.0) -> bool:
+def wait_until(app: object, cond: Callable[[], bool], timeout: float = 60.0) -> bool:
     from PySide6.QtCore import QCoreApplication
 
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         QCoreApplication.processEvents()
-        if cond():  # type: ignore[operator]
+        if cond():
             return True
         time.sleep(0.01)
     return False
@@ -68,12 +75,13 @@ def launch_gui(argv: list[str]) -> int:
     QGuiApplication.setDesktopFileName(APP_ID)
     if QApplication.instance() is None:
         QApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
-    app = QApplication.instance() or QApplication([sys.argv[0]])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication([sys.argv[0]])
     with contextlib.suppress(OSError):
         setup_logging()
     settings = AppSettings()
-    apply_theme(app, a.theme or settings.theme())  # type: ignore[arg-type]
-    app.setStyleSheet(stylesheet())  # type: ignore[union-attr]
+    apply_theme(app, a.theme or settings.theme())
+    app.setStyleSheet(stylesheet())
     win = MainWindow(settings)
     # a screenshot run has nobody to close a dialog: errors go to the log, stderr and the exit code
     install_crash_handlers(win, headless=bool(a.screenshot))
@@ -89,23 +97,22 @@ def launch_gui(argv: list[str]) -> int:
     win.show()
     if a.screenshot:
         return _screenshot(app, win, a)
-    return int(app.exec())  # type: ignore[union-attr]
+    return int(app.exec())
 
 
-def _screenshot(app: object, win: object, a: argparse.Namespace) -> int:
+def _screenshot(app: QApplication, w: MainWindow, a: argparse.Namespace) -> int:
     from .errors import crash_count
 
-    w = win  # MainWindow
-    runner = w.runner  # type: ignore[attr-defined]
-    doc = w.doc  # type: ignore[attr-defined]
+    runner = w.runner
+    doc = w.doc
     if a.file:
         ok = wait_until(app, lambda: doc.state is not None or (not runner.busy and doc.session is None), 120)
         if not ok or doc.session is None:
             print("session-studio: the session did not load", file=sys.stderr)
             return 1
-        tab = {"why": w.why, "preview": w.preview}.get(a.tab)  # type: ignore[attr-defined]
+        tab = {"why": w.why, "preview": w.preview}.get(a.tab)
         if tab is not None:
-            w.tabs.setCurrentWidget(tab)  # type: ignore[attr-defined]
+            w.tabs.setCurrentWidget(tab)
     wait_until(app, lambda: not runner.busy, 60)
     wait_until(app, lambda: False, 0.2)
     if crash_count():
@@ -113,10 +120,10 @@ def _screenshot(app: object, win: object, a: argparse.Namespace) -> int:
         # crash the process, and the picture would not be the window anyway
         print(f"session-studio: {crash_count()} unexpected error(s); no screenshot written", file=sys.stderr)
         return 3
-    img = w.grab()  # type: ignore[attr-defined]
+    img = w.grab()
     if not img.save(a.screenshot):
         print(f"session-studio: cannot write {a.screenshot}", file=sys.stderr)
         return 1
     print(a.screenshot)
-    w.close()  # type: ignore[attr-defined]
+    w.close()
     return 0

@@ -51,7 +51,7 @@ def entry_visible(session: Session, index: int, mode: str) -> bool:
     if mode == "labeled-only":
         return session.label_of(rec.id) is not None
     if mode == "user-only":
-        return rec.type == "message" and rec.role == "user"
+        return rec.type == "message" and bool(rec.role == "user")
     if rec.type == "usage":
         return mode == "usage"
     if rec.type in _DEFAULT_HIDDEN:
@@ -132,9 +132,12 @@ def build_outline(
             kids.setdefault(p, []).append(r.index)
 
     # pi's getTree: children sorted by `new Date(timestamp).getTime()` ascending (stable; NaN compares equal)
+    def by_time(a: int, b: int) -> int:
+        return _ts_cmp(records, a, b)
+
     for lst in kids.values():
         if len(lst) > 1:
-            lst.sort(key=cmp_to_key(lambda a, b: _ts_cmp(records, a, b)))
+            lst.sort(key=cmp_to_key(by_time))
 
     def shown(i: int) -> bool:
         return entry_visible(session, i, mode) and (match is None or match(i))

@@ -100,12 +100,12 @@ class PlannerPanel(QWidget):
         super().__init__(parent)
         self.keep = TokenSlider(200000)
         self.reserve = TokenSlider(100000, 256)
-        self.window = QSpinBox()
-        self.window.setRange(0, 10_000_000)
-        self.window.setSingleStep(1000)
-        self.window.setGroupSeparatorShown(True)
-        self.window.setAlignment(Qt.AlignmentFlag.AlignRight)
-        self.window.setFixedWidth(110)
+        self.window_spin = QSpinBox()
+        self.window_spin.setRange(0, 10_000_000)
+        self.window_spin.setSingleStep(1000)
+        self.window_spin.setGroupSeparatorShown(True)
+        self.window_spin.setAlignment(Qt.AlignmentFlag.AlignRight)
+        self.window_spin.setFixedWidth(110)
         self.window_note = QLabel()
         self.window_note.setProperty("muted", True)
         self.source_note = QLabel()
@@ -120,7 +120,7 @@ class PlannerPanel(QWidget):
         form.addRow("keepRecentTokens", self.keep)
         form.addRow("reserveTokens", self.reserve)
         wrow = QHBoxLayout()
-        wrow.addWidget(self.window)
+        wrow.addWidget(self.window_spin)
         wrow.addWidget(self.window_note, 1)
         form.addRow("Context window", wrow)
         form.addRow("", self.source_note)
@@ -194,7 +194,7 @@ class PlannerPanel(QWidget):
         self._debounce.timeout.connect(self.flush_params)
         self.keep.value_changed.connect(lambda v: self._queue(0, v))
         self.reserve.value_changed.connect(lambda v: self._queue(1, v))
-        self.window.valueChanged.connect(lambda v: self._queue(2, v))
+        self.window_spin.valueChanged.connect(lambda v: self._queue(2, v))
         self.auto_button.clicked.connect(self.auto_cut_requested)
         self.preview_button.clicked.connect(self.preview_requested)
         self.commit_button.clicked.connect(self.commit_requested)
@@ -237,7 +237,7 @@ class PlannerPanel(QWidget):
 
     def set_state(self, st: PlanState | None) -> None:
         enabled = st is not None
-        for w in (self.keep, self.reserve, self.window, self.preview_button):
+        for w in (self.keep, self.reserve, self.window_spin, self.preview_button):
             w.setEnabled(enabled)
         if st is None:
             self.cut_title.setText("<i>No session</i>")
@@ -250,9 +250,9 @@ class PlannerPanel(QWidget):
         self.reserve.set_maximum(max(st.window // 2, 1000))
         self.keep.set_value(st.keep)
         self.reserve.set_value(st.reserve)
-        self.window.blockSignals(True)
-        self.window.setValue(st.window)
-        self.window.blockSignals(False)
+        self.window_spin.blockSignals(True)
+        self.window_spin.setValue(st.window)
+        self.window_spin.blockSignals(False)
         self.window_note.setText("model" if st.window_known else "default")
         self.window_note.setToolTip(
             "From the session's model" if st.window_known else "Unknown model: pi's default window"
@@ -307,28 +307,35 @@ class PlannerPanel(QWidget):
             self.cut_details.setText("<br>".join(x for x in lines if x))
         self._set_quirks(st.quirks)
 
-    def _set_quirks(self, quirks: list) -> None:  # type: ignore[type-arg]
+    def _quirk_labels(self) -> list[QWidget | None]:
+        """The widgets now in the quirk box, in order (``None`` for a non-widget item)."""
+        items = (self.quirk_layout.itemAt(k) for k in range(self.quirk_layout.count()))
+        return [item.widget() if item is not None else None for item in items]
+
+    def _set_quirks(self, quirks: list[Quirk]) -> None:
         shown = (current_theme().name, tuple(quirks))
         if shown == getattr(self, "_shown_quirks", None) and self.quirk_layout.count():
             return  # same quirks as the last plan: no new labels, no relayout of the window
         previous = getattr(self, "_shown_quirks", None)
         self._shown_quirks = shown
-        labels = [self.quirk_layout.itemAt(k).widget() for k in range(self.quirk_layout.count())]
+        labels = self._quirk_labels()
         if (
             quirks
             and previous is not None
             and previous[0] == shown[0]
             and [q.code for q in previous[1]] == [q.code for q in quirks]
-            and all(isinstance(lab, QLabel) for lab in labels)
         ):
-            # the same quirks with other numbers (a slider step): new text in the same labels
-            for lab, q in zip(labels, quirks, strict=True):
-                lab.setText(_quirk_html(q))  # type: ignore[union-attr]
-            return
+            quirk_labels = [lab for lab in labels if isinstance(lab, QLabel)]
+            if len(quirk_labels) == len(labels):
+                # the same quirks with other numbers (a slider step): new text in the same labels
+                for lab, q in zip(quirk_labels, quirks, strict=True):
+                    lab.setText(_quirk_html(q))
+                return
         while self.quirk_layout.count():
             item = self.quirk_layout.takeAt(0)
-            if item.widget():
-                item.widget().deleteLater()
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
         th = current_theme()
         if not quirks:
             lab = QLabel("None for this plan.")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QTextCursor
@@ -36,6 +36,9 @@ from session_studio.core.tokens import estimate_tokens
 
 from .document import PlanState
 from .plain import break_long_lines
+
+if TYPE_CHECKING:
+    from session_studio.llm import ProviderConfig
 
 __all__ = [
     "ContextPair",
@@ -242,11 +245,11 @@ def custom_key_problem(values: dict[str, str] | None, environ: Any = None) -> st
     return None
 
 
-def provider_config(values: dict[str, str] | None) -> Any:
+def provider_config(values: dict[str, str] | None) -> ProviderConfig | None:
     """A ProviderConfig from the dialog's values (None when not configured)."""
     if not values or not values.get("base_url") or not values.get("model"):
         return None
-    from session_studio.llm import ProviderConfig
+    from session_studio.llm import ProviderConfig  # the network package loads on first use
 
     return ProviderConfig(
         provider="anthropic" if values.get("kind") == "anthropic" else "openai",

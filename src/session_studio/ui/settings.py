@@ -43,10 +43,7 @@ class AppSettings:
 
     # recent files
     def recent_files(self) -> list[str]:
-        v = self.qs.value("prefs/recent", [])
-        if isinstance(v, str):
-            v = [v]
-        return [x for x in (v or []) if isinstance(x, str)]
+        return _strings(self.qs.value("prefs/recent", []))
 
     def add_recent(self, path: str) -> list[str]:
         path = os.path.abspath(path)
@@ -66,11 +63,9 @@ class AppSettings:
 
     def recent_problems(self) -> dict[str, str]:
         """Recent files that could not be opened last time → why (shown in the list)."""
-        v = self.qs.value("prefs/recent-problems", [])
-        items = [v] if isinstance(v, str) else (v or [])
         out: dict[str, str] = {}
-        for item in items:
-            if isinstance(item, str) and "\t" in item:
+        for item in _strings(self.qs.value("prefs/recent-problems", [])):
+            if "\t" in item:
                 path, why = item.split("\t", 1)
                 out[path] = why
         return out
@@ -135,3 +130,12 @@ class AppSettings:
 
     def sync(self) -> None:
         self.qs.sync()
+
+
+def _strings(value: object) -> list[str]:
+    """A QSettings list value as strings (an INI file gives one item back as a bare string)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [x for x in value if isinstance(x, str)]
+    return []

@@ -10,7 +10,7 @@ the provider-usage mark, the chosen cut and the turn prefix of a split turn.
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QFont, QMouseEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QBrush, QFont, QMouseEvent, QPainter, QPaintEvent, QPen, QResizeEvent
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from session_studio.core.plan import PlanState
@@ -217,7 +217,7 @@ class TokenBar(QWidget):
         self.layout_ = BarLayout(self.state, self.width())
         self.update()
 
-    def resizeEvent(self, e) -> None:
+    def resizeEvent(self, e: QResizeEvent) -> None:
         self._relayout()
         super().resizeEvent(e)
 

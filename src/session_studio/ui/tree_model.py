@@ -444,6 +444,7 @@ class SessionTreeModel(QAbstractItemModel):
 
     def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
         # called once per row on the view's layout: the top level is the fast path
+        rows: list[int] | None
         if not parent.isValid():
             rows = self._root_rows
             if 0 <= row < len(rows) and 0 <= column < 3:
@@ -471,7 +472,7 @@ class SessionTreeModel(QAbstractItemModel):
             return QModelIndex()
         return self.createIndex(row, column, rows[row] + 1)
 
-    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008  (QObject.parent() vs the model overload)
         if not index.isValid():
             return QModelIndex()
         iid = index.internalId()

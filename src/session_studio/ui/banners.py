@@ -1,0 +1,157 @@
+"""The banners above the workspace: load issues, a legacy (v1/v2) file, a big file still loading."""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QToolButton,
+    QWidget,
+)
+
+from . import actions
+from .document import Partial
+from .plain import rich_escaped
+from .theme import current_theme
+
+if TYPE_CHECKING:
+    from session_studio.core.reader import LoadIssue
+
+__all__ = ["IssueBanner", "LegacyBanner", "LoadingBanner"]
+
+
+class IssueBanner(QFrame):
+    """Non-modal banner for damaged lines, with details on demand."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("banner")
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.details = QPushButton("Details…")
+        #: shown when the file ends with a line of ours torn by a crash (Session.torn_tail)
+        self.repair = QPushButton("Cut the torn line off")
+        self.repair.hide()
+        self.close_button = QToolButton()
+        self.close_button.setText("✕")
+        self.close_button.setAutoRaise(True)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(10, 4, 4, 4)
+        lay.addWidget(self.label, 1)
+        lay.addWidget(self.details)
+        lay.addWidget(self.repair)
+        lay.addWidget(self.close_button)
+        self.text = ""
+        self.close_button.clicked.connect(self.hide)
+        self.details.clicked.connect(self._show)
+        self.hide()
+
+    def set_issues(self, issues: list[LoadIssue], reset: bool) -> None:
+        th = current_theme()
+        self.setStyleSheet(
+            f"#banner {{ background: {th.warn_bg.name()}; border-bottom: 1px solid {th.grid.name()}; }}"
+            f"#banner QLabel {{ color: {th.warn_fg.name()}; }}"
+        )
+        if not issues:
+            self.hide()
+            return
+        dropped = sum(1 for i in issues if i.dropped)
+        msg = (
+            f"<b>pi would reset this file</b>: {rich_escaped(issues[0].message)}"
+            if reset
+            else f"<b>{len(issues)} issue{'s' if len(issues) != 1 else ''} in this file</b> · {dropped} damaged "
+            f"line{'s' if dropped != 1 else ''} that pi skips. The rest of the session is shown as pi sees it."
+        )
+        self.label.setText(msg)
+        self.text = "\n".join(i.describe() for i in issues[:2000])
+        self.show()
+
+    def _show(self) -> None:
+        box = QMessageBox(self)
+        box.setWindowTitle("Load issues")
+        box.setText("Lines pi drops or that look suspicious:")
+        box.setDetailedText(self.text)
+        box.open()
+
+
+class LegacyBanner(QFrame):
+    """A version 1/2 file: say up front that it cannot be committed to, with Upgrade / Fork."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("legacy")
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.upgrade_button = QPushButton("Upgrade…")
+        self.upgrade_button.setToolTip("Rewrite the file as version 3 the way pi would, keeping a backup")
+        self.fork_button = QPushButton("Fork…")
+        self.fork_button.setToolTip("Write the active path to a new version 3 session file")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(10, 4, 4, 4)
+        lay.addWidget(self.label, 1)
+        lay.addWidget(self.upgrade_button)
+        lay.addWidget(self.fork_button)
+        self.hide()
+
+    def set_session(self, session: object) -> None:
+        if not getattr(session, "migrated", False) or getattr(session, "reset", False):
+            self.hide()
+            return
+        th = current_theme()
+        self.setStyleSheet(
+            f"#legacy {{ background: {th.warn_bg.name()}; border-bottom: 1px solid {th.grid.name()}; }}"
+            f"#legacy QLabel {{ color: {th.warn_fg.name()}; }}"
+        )
+        version = actions.version_name(getattr(session, "source_version", None))
+        self.label.setText(
+            f"<b>This is a {version} session file</b>; pi rewrites it with new ids when it opens it. "
+            "To commit here, upgrade it (a backup is kept) or fork it."
+        )
+        self.show()
+
+
+class LoadingBanner(QFrame):
+    """ "Loading… 12 %" over a partially shown big file, with Cancel."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("loading")
+        self.label = QLabel()
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(False)
+        self.bar.setMaximumWidth(220)
+        self.bar.setMaximumHeight(10)
+        self.cancel = QPushButton("Cancel")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(10, 4, 4, 4)
+        lay.addWidget(self.label, 1)
+        lay.addWidget(self.bar)
+        lay.addWidget(self.cancel)
+        self.head_text = ""
+        self.hide()
+
+    def start(self, head: Partial) -> None:
+        th = current_theme()
+        self.setStyleSheet(f"#loading {{ border-bottom: 1px solid {th.grid.name()}; }}")
+        self.head_text = (
+            f"Showing the first {head.head_bytes / 1e6:,.0f} MB ({len(head.session.records):,} entries) "
+            "while the rest is read; planning starts when the whole file is loaded."
+        )
+        self.set_value(int(head.fraction * 1000))
+        self.show()
+
+    def set_value(self, permille: int) -> None:
+        permille = max(self.bar.value(), min(1000, permille))
+        self.bar.setValue(permille)
+        self.label.setText(f"<b>Loading… {permille // 10} %</b> · {html.escape(self.head_text)}")

@@ -1,0 +1,114 @@
+"""Tree navigation: selection sync with the document, next/previous, go to leaf or cut, the filter
+and search, branch points opened."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelectionModel, QModelIndex
+
+from .window_parts import PAGE_BROWSER, WindowParts
+
+__all__ = ["TreeNavigation"]
+
+
+class TreeNavigation(WindowParts):
+    """Moving through the session tree and keeping it in step with the document's selection."""
+
+    def _reselect(self, record: int) -> None:
+        if record < 0:
+            return
+        shown = self.tree_model.outline.nearest_shown(self.doc.session, record) if self.doc.session else None
+        if shown is None:
+            return
+        ix = self.tree_model.index_of(shown)
+        if ix.isValid() and self.tree.currentIndex().internalId() != ix.internalId():
+            self.tree.selectionModel().setCurrentIndex(
+                ix, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+            )
+            self.tree.scrollTo(ix)
+
+    def _on_tree_current(self, cur: QModelIndex, _prev: QModelIndex) -> None:
+        rec = self.tree_model.record_of(cur)
+        if rec >= 0:
+            self.doc.select(rec)
+
+    def _expand(self) -> None:
+        """Open every branch point outside row blocks (blocks open theirs when they are expanded)."""
+        for ix in self.tree_model.branch_points():
+            if ix.isValid():
+                self.tree.expand(ix)
+
+    def _on_tree_expanded(self, ix: QModelIndex) -> None:
+        if self.tree_model.is_chunk(ix):
+            for b in self.tree_model.branch_points(ix):
+                if b.isValid():
+                    self.tree.expand(b)
+
+    def _apply_filter(self) -> None:
+        def shown() -> None:
+            self._expand()
+            self._reselect(self.doc.selected)
+            self._update_count()
+
+        # built in a worker and swapped in: typing never freezes the window on a big session
+        self.tree_model.filter_async(self.runner, self.filter_combo.currentData(), self.search.text(), shown)
+
+    def _update_count(self) -> None:
+        s = self.doc.session
+        if s is None:
+            self.tree_count.clear()
+            return
+        n = len(self.tree_model.outline)
+        path_n = len(self.doc.loaded_state.path_indices) if self.doc.loaded_state else 0
+        self.tree_count.setText(
+            f"{n:,} of {len(s.records):,} entries shown · active path {path_n:,} · "
+            f"{len(s.labels)} label{'s' if len(s.labels) != 1 else ''}"
+        )
+
+    def _focus_search(self) -> None:
+        if self.stack.currentIndex() == PAGE_BROWSER:
+            self.browser.search.setFocus()
+            self.browser.search.selectAll()
+        else:
+            self.search.setFocus()
+            self.search.selectAll()
+
+    def _step(self, delta: int) -> None:
+        """The next/previous entry row as shown, stepping over (and opening) row blocks."""
+        t, m = self.tree, self.tree_model
+        cur = t.currentIndex()
+        ancestors = set()
+        p = cur.parent()
+        while p.isValid():
+            ancestors.add(int(p.internalId()))
+            p = p.parent()
+        nxt = t.indexBelow(cur) if delta > 0 else t.indexAbove(cur)
+        while nxt.isValid() and m.is_chunk(nxt):
+            if delta > 0:
+                t.expand(nxt)
+                nxt = t.indexBelow(nxt)
+            elif int(nxt.internalId()) in ancestors:
+                nxt = t.indexAbove(nxt)  # the header of the block we are leaving
+            else:
+                # a closed block above: open it and take its last row
+                t.expand(nxt)
+                while t.isExpanded(nxt) and m.rowCount(nxt) > 0:
+                    nxt = m.index(m.rowCount(nxt) - 1, 0, nxt)
+        if nxt.isValid():
+            self.tree.setCurrentIndex(nxt)
+
+    def _goto_leaf(self) -> None:
+        res = self.doc.loaded_state
+        if res and res.path_indices:
+            self.doc.select(res.path_indices[-1])
+
+    def _goto_cut(self) -> None:
+        st = self.doc.state
+        if st and st.first_kept_record is not None:
+            self.doc.select(st.first_kept_record)
+
+    def _cut_at(self, record: int) -> None:
+        if record < 0:
+            return
+        why = self.doc.set_manual_cut(record)
+        if why:
+            self.statusBar().showMessage(f"Not a cut point: {why}", 8000)

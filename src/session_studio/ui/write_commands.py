@@ -1,0 +1,352 @@
+"""Write commands with their dialogs: commit, branch, branch with summary, fork, label, rename,
+upgrade, repair. Each runs on the single write thread (_write); failures are explained by
+errors.explain_failure. Built on SummaryGeneration: a commit or a branch summary uses its
+provider and plan parameters."""
+
+from __future__ import annotations
+
+import html
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMessageBox
+
+from . import actions
+from .errors import explain_failure, report_failure, show_error
+from .plain import rich_plain
+from .preview import StreamDialog
+from .summary_generation import SummaryGeneration
+from .tasks import Operation
+
+if TYPE_CHECKING:
+    from session_studio.engine import CompactionOutcome
+
+__all__ = ["WriteCommands"]
+
+
+class WriteCommands(SummaryGeneration):
+    """The commands that write the session file, each behind its dialog."""
+
+    def _write(
+        self, what: str, fn: Callable[..., Any], *args: object, on_ok: Callable[[Any], None]
+    ) -> Operation:
+        """Run a write job on the single write thread; failures become actionable messages."""
+        self.doc.writing = True
+        self._update_actions()
+        op = self.runner.op(fn, *args, pool="write").with_progress(what, self)
+
+        def ok(result: object) -> None:
+            self.doc.writing = False
+            on_ok(result)
+            self._update_actions()
+
+        op.on_success(ok).on_failure(lambda e, tb: self._on_write_failed(what, e, tb))
+        return op.start()
+
+    def _on_write_failed(self, what: str, exc: BaseException, tb: str) -> None:
+        from session_studio.core.errors import StaleSessionError
+        from session_studio.llm import LlmCancelledError
+
+        self.doc.writing = False
+        self._update_actions()
+        if isinstance(exc, StaleSessionError):
+            self._stale(exc)
+        elif isinstance(exc, LlmCancelledError):
+            self.statusBar().showMessage("Cancelled: nothing was written", 6000)
+        else:
+            report_failure(self, explain_failure(exc, tb, f"{what} failed"))
+        self.doc.refresh()
+
+    def commit(self) -> None:
+        self.preview.flush_summary()
+        why = actions.disabled_reasons(self.doc, self.doc.writing)["commit"]
+        if why:
+            self.statusBar().showMessage(f"Cannot commit: {why}", 8000)
+            return
+        if self.doc.summary_is_stale:
+            self._commit_stale_summary()
+            return
+        outcome = self.doc.outcome
+        summary = self.doc.summary_text
+        text, details = self._commit_summary(outcome, summary)
+        if not self.ask_yes_no("Commit compaction", text, details, "Append compaction"):
+            return
+        self._write(
+            "Committing the compaction", actions.commit_job, outcome, summary, on_ok=self._on_committed
+        )
+
+    def _commit_stale_summary(self) -> None:
+        """ "Use it anyway": commit the summary made for another plan against the current plan."""
+        d = self.doc
+        params = self._summarize_params("offline")
+        now = d.plan_signature()
+        if d.session is None or params is None or now is None:
+            return
+        made = d.outcome_plan.describe() if d.outcome_plan is not None else "another plan"
+        summary = d.summary_text
+        if not self.ask_yes_no(
+            "Use this summary anyway?",
+            f"<p>This summary was made for {html.escape(made)}; the plan is now "
+            f"<b>{html.escape(now.describe())}</b>.</p>"
+            f"<p>Append a compaction entry to <b>{html.escape(os.path.basename(d.session.path))}</b> "
+            f"with this text ({len(summary):,} characters) for the current plan? Its file lists are "
+            "the ones written in the text.</p>",
+            yes="Use it anyway",
+        ):
+            return
+        self._write(
+            "Committing the compaction",
+            actions.commit_current_job,
+            d.session,
+            params,
+            summary,
+            on_ok=self._on_committed,
+        )
+
+    def _commit_summary(self, outcome: CompactionOutcome, summary: str) -> tuple[str, str]:
+        import dataclasses
+
+        from session_studio.core.jsvalue import JsTypeError
+
+        final = dataclasses.replace(outcome, summary=summary)
+        d = final.draft
+        s = d.session
+        fk = d.first_kept_entry_id
+        fk_i = s.get_index(fk)
+        who = ""
+        if fk_i is not None:
+            r = s.records[fk_i]
+            who = f" ({r.role if r.type == 'message' else r.type}: {self.tree_model.preview(fk_i)[:80]})"
+        before = d.preparation.tokens_before
+        try:
+            after = final.estimated_tokens_after()
+        except JsTypeError:
+            after = "?"
+
+        def n(x: object) -> str:
+            return f"{x:,.0f}" if isinstance(x, int | float) else str(x)
+
+        read, modified = d.file_lists()
+        text = (
+            f"<p>Append a compaction entry to <b>{html.escape(os.path.basename(s.path))}</b>?</p>"
+            f"<p>First kept entry: <code>{html.escape(str(fk))}</code>{html.escape(who)}<br>"
+            f"Context tokens: {n(before)} → ≈{n(after)}<br>"
+            f"Summary: {len(summary):,} characters · {len(read)} files read · {len(modified)} modified<br>"
+            + ("Split turn: the turn prefix is summarised separately<br>" if d.cut.is_split_turn else "")
+            + "</p><p>pi picks the new entry up the next time it loads the session.</p>"
+        )
+        details = (
+            "Read files:\n"
+            + "\n".join(f"  {f}" for f in read)
+            + "\n\nModified files:\n"
+            + "\n".join(f"  {f}" for f in modified)
+        )
+        return text, details
+
+    def _on_committed(self, entry: dict[str, Any]) -> None:
+        self.doc.after_write(entry.get("id"), clear_summary=True)
+        self.statusBar().showMessage(
+            f"Compaction appended (entry {entry.get('id')}, {entry.get('tokensBefore'):,} tokens before)",
+            10000,
+        )
+
+    def branch_here(self) -> None:
+        from session_studio.core.errors import SessionStudioError
+        from session_studio.engine import branch_to
+
+        d = self.doc
+        s = d.session
+        target = self._target_for("branch", d.selected)
+        if s is None or target is None:
+            return
+        try:
+            out = branch_to(s, target, from_leaf_id=self._entry_id(d.working_leaf_index()))
+        except SessionStudioError as e:
+            report_failure(self, explain_failure(e, "", "Cannot branch here"))
+            return
+        nav = out.navigation
+        new_leaf = s.get_index(nav.new_leaf_id) if nav.new_leaf_id is not None else None
+        if nav.new_leaf_id is None or new_leaf is None:
+            show_error(
+                self,
+                "Branching before the first entry",
+                "pi would start a new root here; Session Studio cannot plan an empty path. Nothing was written.",
+            )
+            return
+        d.set_working_leaf(new_leaf)
+        d.select(new_leaf)
+        extra = ""
+        if nav.editor_text:
+            extra = f"\n\npi would put this text back in its editor:\n{nav.editor_text[:500]}"
+        self.statusBar().showMessage("Working leaf moved: planning and preview now start there", 10000)
+        box = QMessageBox(self)
+        box.setIcon(QMessageBox.Icon.Information)
+        box.setWindowTitle("Branch here")
+        box.setText("The working leaf moved to the selected entry.")
+        # the engine's note speaks CLI (--summarize, --label): say it with this window's commands
+        box.setInformativeText(
+            rich_plain(
+                "Planning and the preview now start from this entry; nothing was written, so pi still "
+                "continues from the file's leaf. To record the move in the file, use "
+                f"{_menu_path(self.a_branch_sum)} (leaves a summary of the branch you leave) or "
+                f"{_menu_path(self.a_label)} (bookmarks this entry)." + extra  # extra: session text
+            )
+        )
+        self.last_dialog = box
+        box.open()
+
+    def branch_with_summary(self) -> None:
+        from session_studio.llm import CancelToken
+
+        d = self.doc
+        s = d.session
+        target = self._target_for("branch_summary", d.selected)
+        if s is None or target is None:
+            return
+        provider = str(self.preview.provider.currentData())
+        label = self.preview.provider.currentText()
+        if not self.ask_yes_no(
+            "Branch with summary",
+            f"Leave the current branch and continue from the selected entry?<br>"
+            f"The entries left behind are summarised with <b>{html.escape(label)}</b> and a "
+            "<code>branch_summary</code> entry is appended: it becomes the new leaf.",
+            yes="Summarise and branch",
+        ):
+            return
+        cancel = CancelToken()
+        dlg = StreamDialog("Branch summary", self)
+        dlg.cancel_requested.connect(cancel.cancel)
+        self.last_dialog = dlg
+        dlg.show()
+        config = self.custom_provider_config() if provider == "custom" else None
+
+        def done(out: object) -> None:
+            entry = getattr(out, "entry", None)
+            dlg.finish(getattr(out, "note", ""))
+            self.doc.after_write(entry.get("id") if isinstance(entry, dict) else None)
+            self.statusBar().showMessage(getattr(out, "note", "Branched"), 10000)
+
+        op = self._write(
+            "Branch with summary",
+            actions.branch_job,
+            s,
+            target,
+            True,
+            provider,
+            config,
+            d.window or None,
+            dlg.stream.text.emit,
+            cancel,
+            self._entry_id(d.working_leaf_index()),
+            on_ok=done,
+        )
+        op.failed.connect(lambda *_: dlg.finish("Failed or cancelled: nothing was written."))
+
+    def fork(self) -> None:
+        d = self.doc
+        s = d.session
+        leaf = self._target_for("fork", d.selected if d.selected >= 0 else d.working_leaf_index())
+        if s is None or leaf is None:
+            return
+        default, new_id, stamp = actions.default_fork_target(s)
+        path = self.ask_save_path("Fork to a new session file", default)
+        if not path:
+            return
+        # keep the header id in step with pi's file name when the suggested name is used
+        ident = (new_id, stamp) if os.path.abspath(path) == os.path.abspath(default) else (None, None)
+
+        def done(new: object) -> None:
+            self.statusBar().showMessage(f"Forked to {new}", 10000)
+            if self.ask_yes_no("Fork written", f"Wrote {html.escape(str(new))}.<br>Open it now?", yes="Open"):
+                self.open_path(str(new))
+
+        self._write("Forking", actions.fork_job, s, leaf, path, *ident, on_ok=done)
+
+    def label_entry(self) -> None:
+        d = self.doc
+        s = d.session
+        target = self._target_for("label", d.selected)
+        if s is None or target is None:
+            return
+        cur = s.label_of(target) or ""
+        text = self.ask_text("Label entry", "Label (empty clears it):", cur)
+        if text is None or text.strip() == cur:
+            return
+
+        def labelled(_entry: object) -> None:
+            self.doc.after_write(target)
+            self.statusBar().showMessage("Label cleared" if not text.strip() else "Label set", 6000)
+
+        self._write(
+            "Labelling",
+            actions.label_job,
+            s,
+            target,
+            text.strip() or None,
+            on_ok=labelled,
+        )
+
+    def rename_session(self) -> None:
+        d = self.doc
+        s = d.session
+        why = actions.disabled_reasons(d, d.writing)["rename"]
+        if why or s is None:
+            self.statusBar().showMessage(why or "", 8000)
+            return
+        cur = s.session_name() or ""
+        text = self.ask_text("Rename session", "Session name:", cur)
+        if text is None or not text.strip() or text.strip() == cur:
+            return
+        sel = self._entry_id(d.selected)
+
+        def done(_e: object) -> None:
+            self.doc.after_write(sel)
+            self._on_loaded_title()
+            self.statusBar().showMessage("Session renamed", 6000)
+
+        self._write("Renaming", actions.rename_job, s, text, on_ok=done)
+
+    def repair_torn_tail(self) -> None:
+        """Cut off a line Session Studio was appending when it was interrupted, then reload."""
+        s = self.doc.session
+        if s is None or s.torn_tail is None or self.doc.writing:
+            return
+
+        def done(message: object) -> None:
+            self.doc.reload()
+            self.statusBar().showMessage(str(message), 12000)
+
+        self._write("Repairing", actions.repair_job, s, on_ok=done)
+
+    def upgrade(self) -> None:
+        d = self.doc
+        s = d.session
+        why = actions.disabled_reasons(d, d.writing)["upgrade"]
+        if why or s is None:
+            self.statusBar().showMessage(why or "", 8000)
+            return
+        if not self.ask_yes_no(
+            "Upgrade legacy file",
+            f"Rewrite this {actions.version_name(s.source_version)} file as version 3, the way pi would on "
+            "open?<br>A backup copy of the original is kept next to it. Your settings, cut and summary "
+            "stay as they are.",
+            yes="Upgrade",
+        ):
+            return
+
+        def done(res: tuple[Path, Path]) -> None:
+            _path, backup = res
+            self.doc.reload()
+            self.statusBar().showMessage(f"Upgraded; backup at {backup}", 12000)
+
+        self._write("Upgrading", actions.upgrade_job, s, on_ok=done)
+
+
+def _menu_path(action: QAction) -> str:
+    """ "Session ▸ Branch with summary…" for an action, as the user finds it in the menu bar."""
+    name = action.text().replace("&", "")
+    menus = [w for w in action.associatedObjects() if hasattr(w, "title") and w.title()]
+    return f"{menus[0].title().replace('&', '')} ▸ {name}" if menus else name
