@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,36 +131,32 @@ def find_cut_point(path: Sequence[EntryRecord], start: int, end: int, keep_recen
     return _finish(path, start, cut)
 
 
-class CutPlanner:
-    """The cut for every keepRecentTokens over one range, by lookup.
+class RunningSums:
+    """Running token totals walking back over one range, and the budget found by lookup.
 
-    Walking back from `end`, only message entries add to the running total; the
-    budget is reached at the first message where the total is ≥ keep. Totals of
-    non-negative token counts only grow, so that message is found by binary
-    search over the running sums. A NaN or a throwing estimate stops the sums:
-    beyond it the total never reaches any budget (or pi throws), as in pi.
+    Only growing totals of non-negative estimates occur in real data, so the entry where the total
+    first reaches keepRecentTokens is a binary search over the sums. A NaN or a throwing estimate
+    stops the sums: beyond it the total never reaches any budget (or pi throws), as in pi.
+    Shared by pi 0.80.2's `CutPlanner` and pi 1.6.0's projected planner; each says which entries
+    count (`_sum_back`) and how a budget becomes a cut (`cut`).
     """
 
-    def __init__(self, path: Sequence[EntryRecord], start: int, end: int) -> None:
-        self.path = path
-        self.start = start
-        self.end = end
-        self.cut_points = find_valid_cut_points(path, start, end)
-        self.sums: list[float] = []  # running totals, newest → oldest
-        self.positions: list[int] = []  # path index of the message that produced each sum
-        self.tokens: dict[int, Any] = {}
-        self.stop_error: JsTypeError | None = None
+    sums: list[float]  # running totals, newest → oldest
+    positions: list[int]  # index of the entry that produced each sum
+    stop_error: JsTypeError | None
+    stop_nan: bool
+
+    def _sum_back(self, estimates: Iterable[tuple[int, Any]]) -> None:
+        """Fill the sums from ``(index, estimate or the JsTypeError it throws)``, newest first."""
+        self.sums = []
+        self.positions = []
+        self.stop_error = None
         self.stop_nan = False
         acc: Any = 0
-        for i in range(end - 1, start - 1, -1):
-            r = path[i]
-            if r.type != "message":
-                continue
-            t = r.tokens
+        for i, t in estimates:
             if isinstance(t, JsTypeError):
                 self.stop_error = t
                 break
-            self.tokens[i] = t
             acc = js_plus(acc, t)
             if type(acc) not in (int, float) or (isinstance(acc, float) and math.isnan(acc)):
                 self.stop_nan = True
@@ -170,7 +166,7 @@ class CutPlanner:
         self._monotonic = all(self.sums[k] <= self.sums[k + 1] for k in range(len(self.sums) - 1))
 
     def budget_index(self, keep: float) -> int | None:
-        """Path index where the running total first reaches `keep`, or None."""
+        """Index where the running total first reaches `keep`, or None."""
         if self._monotonic:
             k = bisect.bisect_left(self.sums, keep)
         else:  # negative estimates cannot happen from real data; stay exact anyway
@@ -182,21 +178,7 @@ class CutPlanner:
         return None
 
     def cut(self, keep: float) -> CutPoint:
-        cps = self.cut_points
-        if not cps:
-            return CutPoint(self.start, -1, False)
-        cut = cps[0]
-        i = self.budget_index(keep)
-        if i is not None:
-            j = bisect.bisect_left(cps, i)
-            if j < len(cps):
-                cut = cps[j]
-        return self.cut_at(cut)
-
-    def cut_at(self, candidate: int) -> CutPoint:
-        """The cut when `candidate` is the chosen cut point (the rest of findCutPoint:
-        the backward metadata scan and the split-turn rule). A manual cut is this."""
-        return _finish(self.path, self.start, candidate)
+        raise NotImplementedError
 
     def thresholds(self) -> list[int]:
         """Candidate keepRecentTokens where the answer may change: 0, 1 and S_k + 1."""
@@ -217,3 +199,46 @@ class CutPlanner:
                 rows.append((k, c))
                 prev = c
         return rows
+
+
+class CutPlanner(RunningSums):
+    """pi 0.80.2's findCutPoint for every keepRecentTokens over one range, by lookup.
+
+    Walking back from `end`, only message entries add to the running total; the
+    budget is reached at the first message where the total is ≥ keep.
+    """
+
+    def __init__(self, path: Sequence[EntryRecord], start: int, end: int) -> None:
+        self.path = path
+        self.start = start
+        self.end = end
+        self.cut_points = find_valid_cut_points(path, start, end)
+        self.tokens: dict[int, Any] = {}
+        self._sum_back(self._message_estimates())
+
+    def _message_estimates(self) -> Iterator[tuple[int, Any]]:
+        for i in range(self.end - 1, self.start - 1, -1):
+            r = self.path[i]
+            if r.type != "message":
+                continue
+            t = r.tokens
+            if not isinstance(t, JsTypeError):
+                self.tokens[i] = t
+            yield i, t
+
+    def cut(self, keep: float) -> CutPoint:
+        cps = self.cut_points
+        if not cps:
+            return CutPoint(self.start, -1, False)
+        cut = cps[0]
+        i = self.budget_index(keep)
+        if i is not None:
+            j = bisect.bisect_left(cps, i)
+            if j < len(cps):
+                cut = cps[j]
+        return self.cut_at(cut)
+
+    def cut_at(self, candidate: int) -> CutPoint:
+        """The cut when `candidate` is the chosen cut point (the rest of findCutPoint:
+        the backward metadata scan and the split-turn rule). A manual cut is this."""
+        return _finish(self.path, self.start, candidate)

@@ -8,18 +8,18 @@ projected index back to the path as the oracle reports it.
 from __future__ import annotations
 
 import bisect
-import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .cut_points import CutPoint
+from .cut_points import CutPoint, RunningSums
 from .file_ops import FileOps
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy, prop
 from .preparation import Boundary, Preparation
 from .profile import PROFILE_1_6_0
 from .projection import Projection, build_session_projection
 from .session import Session
-from .tokens import ContextTokens, js_plus
+from .tokens import ContextTokens
 
 __all__ = [
     "PathCutPlanner",
@@ -39,7 +39,7 @@ def _has_role(roles: tuple[Any, ...], wanted: frozenset[str]) -> bool:
     return any(type(r) is str and r in wanted for r in roles)
 
 
-class ProjectedCutPlanner:
+class ProjectedCutPlanner(RunningSums):
     """findProjectedCutPoint for every keepRecentTokens over one projected range, by lookup.
 
     Walking back from `end`, each entry adds the sum of its messages' estimates
@@ -59,37 +59,19 @@ class ProjectedCutPlanner:
             for i in range(start, end)
             if not self._is_compaction[i] and _has_role(entries[i].roles, CUT_POINT_ROLES)
         ]
-        self.sums: list[float] = []
-        self.positions: list[int] = []
-        self.stop_error: JsTypeError | None = None
-        self.stop_nan = False
-        acc: Any = 0
-        for i in range(end - 1, start - 1, -1):
+        self._sum_back(self._entry_estimates())
+
+    def _entry_estimates(self) -> Iterator[tuple[int, Any]]:
+        """Each entry's summed estimate, newest first; entries totalling 0 are skipped (rule 26)."""
+        for i in range(self.end - 1, self.start - 1, -1):
             try:
-                t = projection.entry_token_sum(i)
+                t = self.projection.entry_token_sum(i)
             except JsTypeError as e:
-                self.stop_error = e
-                break
+                yield i, e
+                return
             if type(t) in (int, float) and t == 0:
                 continue
-            acc = js_plus(acc, t)
-            if type(acc) not in (int, float) or (isinstance(acc, float) and math.isnan(acc)):
-                self.stop_nan = True
-                break
-            self.sums.append(acc)
-            self.positions.append(i)
-        self._monotonic = all(self.sums[k] <= self.sums[k + 1] for k in range(len(self.sums) - 1))
-
-    def budget_index(self, keep: float) -> int | None:
-        if self._monotonic:
-            k = bisect.bisect_left(self.sums, keep)
-        else:
-            k = next((j for j, s in enumerate(self.sums) if s >= keep), len(self.sums))
-        if k < len(self.sums):
-            return self.positions[k]
-        if self.stop_error is not None:
-            raise self.stop_error
-        return None
+            yield i, t
 
     def candidate(self, keep: float) -> tuple[int, bool]:
         """The cut point chosen before the backward scan, and whether rule 30 advanced it.
@@ -171,24 +153,6 @@ class ProjectedCutPlanner:
             if self._starts_turn(i):
                 return i
         return -1
-
-    def thresholds(self) -> list[int]:
-        cands = {0, 1}
-        for s in self.sums:
-            cands.add(int(s) + 1 if float(s).is_integer() else s + 1)  # type: ignore[arg-type]
-        return sorted(cands)
-
-    def sweep(self) -> list[tuple[int, CutPoint]]:
-        if self.stop_error is not None:
-            raise self.stop_error
-        rows: list[tuple[int, CutPoint]] = []
-        prev = None
-        for k in self.thresholds():
-            c = self.cut(k)
-            if c != prev:
-                rows.append((k, c))
-                prev = c
-        return rows
 
 
 def _messages_for_compaction(p: Projection, k: int) -> list[Any]:
