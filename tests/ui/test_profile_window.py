@@ -134,3 +134,21 @@ def test_preview_after_side_under_1_6_0_matches_the_plan(qtbot: Any, runner: Any
     pair = build_context_pair(st, "")
     assert pair.after_count == len(st.after_tokens)
     assert [k for _, k, _ in st.after_tokens[:2]] == ["system", "compactionSummary"]
+
+
+def test_the_header_banner_says_what_the_files_pi_does(qtbot: Any, window: Any, tmp_path: Path) -> None:
+    """A file without a valid header: pi 0.80.2 would overwrite it, pi 1.6.0 refuses it (rule 8);
+    the banner follows the profile, with the same sentence `info` prints."""
+    import json
+
+    path = tmp_path / "headerless.jsonl"
+    user = {"type": "message", "id": "u1", "parentId": None, "timestamp": "2025-01-01T00:00:00.000Z"}
+    user["message"] = {"role": "user", "content": "hi", "timestamp": 1}
+    path.write_text(json.dumps(user) + "\n")
+    d = window.doc
+    window.open_path(str(path))
+    qtbot.waitUntil(lambda: d.state is not None and d.session is not None, timeout=10_000)
+    assert d.session.reset and d.state.profile is PROFILE_0_80_2  # the UI tests' machine has pi 0.80.2
+    assert "pi 0.80.2 would start a new session" in window.banner.label.text()
+    d.set_profile(pin="1.6.0")
+    qtbot.waitUntil(lambda: "pi 1.6.0 refuses to open it" in window.banner.label.text(), timeout=10_000)

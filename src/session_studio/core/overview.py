@@ -16,7 +16,7 @@ from .plan import (
     PathPlanner,
     PlanParams,
 )
-from .profile import PROFILE_0_80_2, PiProfile
+from .profile import PROFILE_0_80_2, PiProfile, headerless_verdict
 from .projection import Projection, build_session_projection
 from .session import Session
 from .tokens import should_compact
@@ -60,14 +60,7 @@ def render_overview(
     w(f"file:        {session.path}")
     w(f"size:        {_fmt(session.size)} bytes")
     if session.header is None:
-        w(
-            "header:      MISSING or invalid — "
-            + (
-                "pi 1.6.0 refuses to open it (it never truncates a non-empty file)"
-                if profile.refuses_headerless_files and session.size > 0
-                else "pi would start a new session and overwrite this file"
-            )
-        )
+        w("header:      MISSING or invalid — " + headerless_verdict(profile, session.size))
     else:
         h = session.header
         w(f"session id:  {h.get('id')}")

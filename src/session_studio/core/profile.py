@@ -32,6 +32,7 @@ __all__ = [
     "PiProfile",
     "ProfileChoice",
     "detect_profile",
+    "headerless_verdict",
     "installed_pi_version",
     "pi16_marker",
     "profile_named",
@@ -57,6 +58,13 @@ class PiProfile:
     strips_settings_bom: bool
     #: compaction.modelOverrides["<provider>/<id>"] overrides keepRecentTokens/reserveTokens (rule 24)
     compaction_model_overrides: bool
+
+
+def headerless_verdict(profile: PiProfile, size: int) -> str:
+    """What this pi does with a file that has no valid session header (rule 8), in words."""
+    if profile.refuses_headerless_files and size > 0:
+        return f"pi {profile.version} refuses to open it (it never truncates a non-empty file)"
+    return f"pi {profile.version} would start a new session and overwrite this file"
 
 
 PROFILE_0_80_2 = PiProfile(

@@ -403,7 +403,12 @@ class Session:
                     first.line if first else 1,
                     first.offset if first else 0,
                     "no_header",
-                    f"{reason}: pi would start a new session and overwrite this file",
+                    f"{reason}: "
+                    + (
+                        "pi starts a new session in it"
+                        if reason == "the file is empty"
+                        else "pi 0.80.2 would start a new session over it, pi 1.6.0 refuses it"
+                    ),
                     True,
                 ),
             )

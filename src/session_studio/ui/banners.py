@@ -54,7 +54,8 @@ class IssueBanner(QFrame):
         self.details.clicked.connect(self._show)
         self.hide()
 
-    def set_issues(self, issues: list[LoadIssue], reset: bool) -> None:
+    def set_issues(self, issues: list[LoadIssue], reset: bool, verdict: str = "") -> None:
+        """``verdict``: what the file's pi does with it when it has no valid header (``reset``)."""
         th = current_theme()
         self.setStyleSheet(
             f"#banner {{ background: {th.warn_bg.name()}; border-bottom: 1px solid {th.grid.name()}; }}"
@@ -65,7 +66,8 @@ class IssueBanner(QFrame):
             return
         dropped = sum(1 for i in issues if i.dropped)
         msg = (
-            f"<b>pi would reset this file</b>: {rich_escaped(issues[0].message)}"
+            f"<b>No valid session header: {rich_escaped(verdict or 'pi would reset this file')}</b>. "
+            f"{rich_escaped(issues[0].message)}"
             if reset
             else f"<b>{len(issues)} issue{'s' if len(issues) != 1 else ''} in this file</b> · {dropped} damaged "
             f"line{'s' if dropped != 1 else ''} that pi skips. The rest of the session is shown as pi sees it."

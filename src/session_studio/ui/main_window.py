@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from session_studio import __version__
 from session_studio.core.listing import SessionInfo, list_sessions
+from session_studio.core.profile import headerless_verdict
 
 from . import actions
 from .document import Loaded, Partial, PlanState, SessionDocument
@@ -164,6 +165,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         def show_profile(res: Loaded) -> None:
             self.planner.set_profile(res.profile, d.profile_pin)
             self.planner.set_source(res.settings_source)
+            self._show_issues(res)  # what pi does with a header-less file depends on which pi
 
         d.profile_changed.connect(show_profile)
         self.preview.generate_requested.connect(self._generate)
@@ -290,6 +292,11 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
             self.show_browser()  # e.g. a failed command-line open: the browser is not left blank
         report_failure(self, failure)
 
+    def _show_issues(self, res: Loaded) -> None:
+        s = res.session
+        verdict = headerless_verdict(res.profile.profile, s.size) if res.profile is not None else ""
+        self.banner.set_issues(s.issues, s.reset, verdict)
+
     def _on_loaded(self, res: Loaded) -> None:
         s = res.session
         self.load_banner.hide()
@@ -300,7 +307,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.tree_model.prepare_pi16(self.runner)  # pi 1.6.0 facts too slow for this thread
         self._expand()
         self.inspector.set_session(s)
-        self.banner.set_issues(s.issues, s.reset)
+        self._show_issues(res)
         self.legacy_banner.set_session(s)
         self.banner.repair.setVisible(s.torn_tail is not None)
         self.banner.repair.setToolTip(s.torn_tail.describe() if s.torn_tail is not None else "")
