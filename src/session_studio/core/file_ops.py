@@ -36,18 +36,8 @@ class FileOps:
             if "arguments" not in block or "name" not in block:
                 continue
             args = block["arguments"]
-            if not js_truthy(args):
-                continue
-            path = args.get("path") if type(args) is dict else None
-            if type(path) is not str or not path:
-                continue
-            name = block["name"]
-            if name == "read":
-                self.read[path] = None
-            elif name == "write":
-                self.written[path] = None
-            elif name == "edit":
-                self.edited[path] = None
+            if js_truthy(args):
+                self._add_op(block["name"], args)
 
     def _add_nested(self, message: dict[str, Any]) -> None:
         """`for (const call of message.nestedCalls?.calls ?? []) addFileOp(call.name, call.arguments)`."""
