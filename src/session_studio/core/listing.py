@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +21,22 @@ from .errors import SessionFileError
 from .fingerprint import open_regular
 from .reader import parse_line
 
-__all__ = ["SessionInfo", "list_sessions", "read_info"]
+__all__ = ["SessionInfo", "default_agent_dir", "default_sessions_dir", "list_sessions", "read_info"]
+
+
+def default_agent_dir(env: Mapping[str, str] | None = None) -> Path:
+    """pi's agent directory: ``$PI_CODING_AGENT_DIR`` (``~`` expanded) or ``~/.pi/agent``."""
+    environ = os.environ if env is None else env
+    configured = environ.get("PI_CODING_AGENT_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    return Path.home() / ".pi" / "agent"
+
+
+def default_sessions_dir() -> Path:
+    """Where pi keeps its session files (one folder per working directory)."""
+    return default_agent_dir() / "sessions"
+
 
 HEAD = 64 * 1024
 TAIL = 64 * 1024

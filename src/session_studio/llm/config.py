@@ -37,6 +37,7 @@ import httpx
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from session_studio.core.listing import default_agent_dir
 from session_studio.core.plan import (
     DEFAULT_CONTEXT_WINDOW,
     DEFAULT_KEEP_RECENT_TOKENS,
@@ -256,15 +257,6 @@ def _dict(value: Any) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------
 # pi's files
-
-
-def default_agent_dir(env: Mapping[str, str] | None = None) -> Path:
-    """``$PI_CODING_AGENT_DIR`` (``~`` expanded) or ``~/.pi/agent``."""
-    environ = os.environ if env is None else env
-    configured = environ.get("PI_CODING_AGENT_DIR")
-    if configured:
-        return Path(configured).expanduser()
-    return Path.home() / ".pi" / "agent"
 
 
 def _read_json(path: Path, *, comments: bool = False) -> tuple[Any, str | None]:

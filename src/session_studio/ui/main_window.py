@@ -22,14 +22,13 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from session_studio import __version__
-from session_studio.core.listing import SessionInfo, list_sessions
+from session_studio.core.listing import SessionInfo, default_sessions_dir, list_sessions
 from session_studio.core.profile import headerless_verdict
 
 from . import actions
 from .document import Loaded, Partial, PlanState, SessionDocument
 from .errors import Failure, report_failure, report_unexpected
 from .navigation import TreeNavigation
-from .pisettings import sessions_dir
 from .plain import rich_tooltip
 from .settings import AppSettings
 from .tasks import TaskRunner
@@ -100,7 +99,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         super().__init__()
         self.settings = settings or AppSettings()
         self.runner = runner or TaskRunner(self)
-        self.sessions_root = sessions_root or str(sessions_dir())
+        self.sessions_root = sessions_root or str(default_sessions_dir())
         self.doc = SessionDocument(self.runner, self)
         self.doc.profile_plain = self.settings.pi_version()
         self._gen_op = None
