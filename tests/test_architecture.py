@@ -1,8 +1,9 @@
 """The architecture as a contract: every module's imports, read from its source with `ast`.
 
-Layers, highest first: ``ui | cli > engine > llm > core``. A module may import its own layer and
-the layers below; ``ui`` and ``cli`` are independent of each other, except that the command line
-starts the window through its one door, ``ui.launch``. Only ``ui`` imports Qt, only ``llm`` does
+Layers, highest first: ``ui | cli > engine | export > llm > core``. A module may import its own layer
+and the layers below; ``ui`` and ``cli`` are independent of each other, except that the command line
+starts the window through its one door, ``ui.launch``; ``export`` (the reports) imports ``core`` only,
+and ``engine`` and ``export`` are independent. Only ``ui`` imports Qt, only ``llm`` does
 network (httpx), ``ui`` never imports the writer (writes go through the engine), and the modules
 of the package import each other without cycles.
 
@@ -24,7 +25,9 @@ import pytest
 PACKAGE = "session_studio"
 SRC = Path(__file__).resolve().parent.parent / "src"
 
-LAYER_RANK = {"core": 0, "llm": 1, "engine": 2, "ui": 3, "cli": 3}
+LAYER_RANK = {"core": 0, "llm": 1, "engine": 2, "export": 2, "ui": 3, "cli": 3}
+#: layers that may import only these of the lower layers (the others: every lower layer)
+MAY_IMPORT_ONLY = {"export": frozenset({"core"})}
 CLI_MODULES = frozenset(
     {
         "session_studio.cli",
@@ -152,6 +155,10 @@ def layering_violations(imports: list[Import]) -> list[str]:
                 problems.append(f"{where}: ui and cli are independent")
         elif LAYER_RANK[dst] > LAYER_RANK[src]:
             problems.append(f"{where}: {src} may not import the higher layer {dst}")
+        elif LAYER_RANK[dst] == LAYER_RANK[src]:
+            problems.append(f"{where}: {src} and {dst} are independent")
+        elif src in MAY_IMPORT_ONLY and dst not in MAY_IMPORT_ONLY[src]:
+            problems.append(f"{where}: {src} may import only {', '.join(sorted(MAY_IMPORT_ONLY[src]))}")
     return sorted(set(problems))
 
 
@@ -218,6 +225,13 @@ def test_no_import_cycles_between_modules() -> None:
         ("session_studio.ui.document", "session_studio.cli_common", "independent"),
         ("session_studio.cli", "session_studio.ui.main_window", "independent"),
         ("session_studio.newthing", "session_studio.core", "in no layer"),
+        ("session_studio.export.report", "session_studio.llm.base", "export may import only core"),
+        ("session_studio.export.report", "session_studio.engine.compaction", "independent"),
+        ("session_studio.engine.compaction", "session_studio.export.report", "independent"),
+        ("session_studio.core.plan", "session_studio.export", "higher layer export"),
+        ("session_studio.export.report", "session_studio.ui.document", "higher layer ui"),
+        ("session_studio.export.html_writer", "PySide6.QtGui", "only ui may import Qt"),
+        ("session_studio.export.report", "httpx", "only llm may do network"),
     ],
 )
 def test_layering_rules_fire(importer: str, target: str, needle: str) -> None:
@@ -232,6 +246,9 @@ def test_allowed_imports_pass() -> None:
         Import("session_studio.engine.compaction", "session_studio.llm.base", 1, False),
         Import("session_studio.llm.openai", "httpx", 1, False),
         Import("session_studio.core.session", "session_studio", 1, False),
+        Import("session_studio.export.report", "session_studio.core.plan", 1, False),
+        Import("session_studio.ui.actions", "session_studio.export", 1, False),
+        Import("session_studio.cli_actions", "session_studio.export", 1, False),
     ]
     assert layering_violations(allowed) == []
 
@@ -268,7 +285,7 @@ def test_core_llm_engine_do_not_load_qt_at_runtime() -> None:
     """The same contract, as Python sees it: importing the headless layers loads no Qt."""
     code = (
         "import sys, session_studio.core, session_studio.core.oracle_schema, session_studio.core.overview, "
-        "session_studio.llm, session_studio.engine, session_studio.cli; "
+        "session_studio.llm, session_studio.engine, session_studio.export, session_studio.cli; "
         "bad = [m for m in sys.modules if m.startswith(('PySide6', 'shiboken6'))]; "
         "print(bad); sys.exit(1 if bad else 0)"
     )

@@ -227,6 +227,7 @@ COMMANDS = frozenset(
         "rename",
         "upgrade",
         "repair",
+        "export",
     }
 )
 

@@ -1,4 +1,4 @@
-"""The CLI's writing commands: compact, branch-to, fork, label, rename, upgrade, repair."""
+"""The CLI's writing commands: compact, branch-to, fork, label, rename, upgrade, repair, export."""
 
 from __future__ import annotations
 
@@ -373,6 +373,47 @@ def _cmd_repair(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(a: argparse.Namespace) -> int:
+    """A report of the path, the plan or the context (Markdown or one HTML file), from the same
+    PathPlanner as `plan` and the window."""
+    import io
+
+    from .cli_common import profile_for, settings_for
+    from .core import Session
+    from .core.plan import PathPlanner, PlanParams
+    from .export import ExportOptions, export_report, write_report
+
+    fmt = a.format or ("html" if a.out and a.out.lower().endswith((".html", ".htm")) else None)
+    fmt = fmt or ("md" if not a.out or a.out == "-" or a.out.lower().endswith(".md") else "html")
+    session = Session.open(a.session)
+    profile = profile_for(session, a).profile
+    keep, reserve, window, _source = settings_for(session, a, profile)
+    leaf = session.require(a.leaf) if a.leaf is not None else None
+    planner = PathPlanner(session, leaf, profile=profile)
+    manual = None
+    if a.cut is not None:
+        manual = planner.positions.get(session.require(a.cut))
+        why = "this entry is not on the path" if manual is None else planner.manual_cut_error(manual)
+        if why is not None:
+            err(f"session-studio: cannot cut at {a.cut}: {why}")
+            return 1
+    summary = a.summary_file.read_text(encoding="utf-8") if a.summary_file is not None else None
+    summary_tokens = float(-(-len(summary) // 4)) if summary else None
+    params = PlanParams(keep, reserve, window, manual, summary_tokens)
+    options = ExportOptions(what=a.what, fmt=fmt, summary=summary)
+    if not a.out or a.out == "-":
+        stream = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", errors="surrogatepass", newline="\n")
+        try:
+            write_report(stream, planner, params, options)
+            stream.flush()
+        finally:
+            stream.detach()
+        return 0
+    written = export_report(a.out, planner, params, options)
+    _print(f"wrote {written} ({written.stat().st_size:,} bytes, {a.what} report as {fmt})")
+    return 0
+
+
 def add_action_parsers(sub: Any, plan_options: Any) -> None:
     p = sub.add_parser("compact", help="summarise and append a CompactionEntry (previews first)")
     p.add_argument("session")
@@ -430,6 +471,31 @@ def add_action_parsers(sub: Any, plan_options: Any) -> None:
     p.add_argument("session")
     p.add_argument("--yes", action="store_true")
     p.set_defaults(func=_cmd_upgrade)
+
+    p = sub.add_parser(
+        "export", help="a shareable report: the path, the plan or the context, as Markdown or one HTML file"
+    )
+    p.add_argument("session")
+    plan_options(p, pi_defaults=True)
+    p.add_argument(
+        "--what",
+        choices=["path", "plan", "context"],
+        default="plan",
+        help="path: every entry with its content; plan: the token bar, the cut and why, files, quirks; "
+        "context: what the LLM sees now and after the planned compaction (default plan)",
+    )
+    p.add_argument(
+        "--format", choices=["md", "html"], help="default: from OUT's extension (.html/.md), else md"
+    )
+    p.add_argument("-o", "--out", metavar="OUT", help="the report file (default: stdout)")
+    p.add_argument("--cut", metavar="ENTRY_ID", help="a manual cut: plan with this valid cut point")
+    p.add_argument(
+        "--summary-file",
+        type=Path,
+        metavar="FILE",
+        help="a summary for the context after compaction (default: a placeholder)",
+    )
+    p.set_defaults(func=_cmd_export)
 
     p = sub.add_parser(
         "repair", help="cut off a line Session Studio was appending when it was interrupted (kill, crash)"

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from session_studio.core.session import Session
 
 if TYPE_CHECKING:
+    from session_studio.core.plan import PathPlanner, PlanState
     from session_studio.engine import BranchOutcome, CompactionOutcome
     from session_studio.llm import CancelToken, ProviderConfig
 
@@ -30,6 +31,7 @@ __all__ = [
     "commit_current_job",
     "commit_job",
     "disabled_reasons",
+    "export_job",
     "fork_job",
     "label_job",
     "legacy_reason",
@@ -287,6 +289,15 @@ def repair_job(session: Session) -> str:
     from session_studio.engine import repair_torn_tail
 
     return repair_torn_tail(session)
+
+
+def export_job(
+    planner: PathPlanner, state: PlanState, what: str, fmt: str, target: str, summary: str | None
+) -> Path:
+    """Write a report of the window's plan (runs in the compute pool; nothing touches the session)."""
+    from session_studio.export import ExportOptions, export_report
+
+    return export_report(target, planner, state.params, ExportOptions(what, fmt, summary), state=state)
 
 
 def default_fork_target(session: Session) -> tuple[str, str, str]:

@@ -27,7 +27,8 @@ from session_studio.core.profile import headerless_verdict
 
 from . import actions
 from .document import Loaded, Partial, PlanState, SessionDocument
-from .errors import Failure, report_failure, report_unexpected
+from .errors import Failure, explain_failure, report_failure, report_unexpected
+from .export_dialog import ExportChoice, ExportDialog
 from .navigation import TreeNavigation
 from .plain import rich_tooltip
 from .settings import AppSettings
@@ -182,6 +183,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.a_browser.triggered.connect(self.show_browser)
         self.a_reload.triggered.connect(self._reload)
         self.a_close.triggered.connect(self.close_session)
+        self.a_export.triggered.connect(self.export_report)
         self.banner.repair.clicked.connect(self.repair_torn_tail)
         self.a_quit.triggered.connect(self.close)
         self.a_find.triggered.connect(self._focus_search)
@@ -227,6 +229,35 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         )
         if path:
             self.open_path(path)
+
+    def ask_export(self, directory: str, stem: str, has_summary: bool) -> ExportChoice | None:
+        """The export dialog (tests replace this method)."""
+        dialog = ExportDialog(self, directory, stem, has_summary)
+        return dialog.choice() if dialog.exec() and dialog.choice().path else None
+
+    def export_report(self) -> None:
+        """File ▸ Export…: a report of the window's current plan (leaf, settings, manual cut, profile)."""
+        d = self.doc
+        res, st = d.loaded_state, d.state
+        if d.session is None or res is None or st is None:
+            self.statusBar().showMessage("Open a session first.", 6000)
+            return
+        stem = Path(d.session.path).stem
+        choice = self.ask_export(os.path.dirname(d.session.path), stem, bool(d.summary_text.strip()))
+        if choice is None:
+            return
+        summary = d.summary_text if choice.include_summary else None
+
+        def done(path: object) -> None:
+            self.statusBar().showMessage(f"Exported {path}", 10000)
+
+        def failed(exc: BaseException, tb: str) -> None:
+            report_failure(self, explain_failure(exc, tb, "Export failed"))
+
+        op = self.runner.op(
+            actions.export_job, res.planner, st, choice.what, choice.fmt, choice.path, summary
+        )
+        op.with_progress("Exporting", self).on_success(done).on_failure(failed).start()
 
     def close_session(self) -> None:
         if self._may_drop_summary():

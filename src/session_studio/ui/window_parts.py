@@ -195,6 +195,9 @@ class WindowParts(QMainWindow):
         self.a_browser = act("&Session browser", "Ctrl+B", "Show the list of pi sessions")
         self.a_reload = act("&Reload", S.Refresh, "Re-read the session file")
         self.a_close = act("&Close session", S.Close)
+        self.a_export = act(
+            "&Export…", "Ctrl+E", "Export the plan, the path or the context as HTML or Markdown"
+        )
         self.a_quit = act("&Quit", S.Quit)
         self.a_find = act("&Find", S.Find, "Search entries in the tree")
         self.a_next = act("&Next entry", "Alt+Down")
@@ -231,7 +234,7 @@ class WindowParts(QMainWindow):
         m.addActions([self.a_open, self.a_browser])
         self.recent_menu = m.addMenu("Open &recent")
         m.addSeparator()
-        m.addActions([self.a_reload, self.a_close])
+        m.addActions([self.a_reload, self.a_export, self.a_close])
         m.addSeparator()
         m.addAction(self.a_quit)
         m = mb.addMenu("&Edit")
@@ -285,6 +288,7 @@ class WindowParts(QMainWindow):
             self.a_goto_cut,
             self.a_cut_here,
             self.a_preview,
+            self.a_export,
         ):
             a.setEnabled(has)
         self.a_auto_cut.setEnabled(bool(has and st and st.manual))
