@@ -27,7 +27,7 @@ def _present(value: Any) -> bool:
 
 
 def _preview(text: str) -> str:
-    one = " ".join(visible(text, one_line=True).split())
+    one = visible(" ".join(text.split()), one_line=True)
     return one if len(one) <= _PREVIEW else one[: _PREVIEW - 1] + "…"
 
 
