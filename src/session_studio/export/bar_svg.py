@@ -111,7 +111,7 @@ def bar_figure(st: PlanState) -> Figure:
         ".k-compactionSummary{fill:var(--compactionSummary)}.k-system{fill:var(--system)}"
         ".k-meta,.k-damaged{fill:var(--meta)}.free{fill:var(--panel);stroke:var(--line)}"
         ".reserve{fill:var(--warn);opacity:.18}.keep{fill:none;stroke:var(--accent);stroke-width:2;"
-        "stroke-dasharray:6 3}.prefix{fill:var(--cut);opacity:.28}.cutline{stroke:var(--cut);stroke-width:3}"
+        "stroke-dasharray:6 3}.prefix{fill:var(--cut);opacity:.28}.cutline{stroke:var(--cut);stroke-width:4}"
         ".threshold{stroke:var(--warn);stroke-width:2;stroke-dasharray:4 3}.axis{fill:var(--muted);"
         "font:13px system-ui,sans-serif}.lbl{fill:var(--fg);font:600 13px system-ui,sans-serif}</style>",
     ]

@@ -9,7 +9,9 @@ prints.
 
 from __future__ import annotations
 
+import functools
 import html
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
@@ -77,9 +79,13 @@ def esc(value: Any, *, one_line: bool = False) -> str:
     return html.escape(visible(value, one_line=one_line), quote=True)
 
 
+_NOT_TOKEN = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+@functools.lru_cache(maxsize=4096)
 def _attr_token(value: str) -> str:
     """A class name or anchor we compose: letters, digits, '-' and '_' only."""
-    return "".join(c for c in value if c.isascii() and (c.isalnum() or c in "-_")) or "x"
+    return _NOT_TOKEN.sub("", value) or "x"
 
 
 class HtmlWriter(ReportWriter):

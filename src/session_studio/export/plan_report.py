@@ -154,14 +154,7 @@ def _cut(st: PlanState, prep: Preparation | None) -> Callable[[ReportWriter], No
                 )
             w.facts(rows)
         w.heading(3, "Why this cut")
-        for step in ex.steps:
-            if step.kind == "accumulate" and not step.title:
-                w.para(step.text, tone="warning" if step.warning else "")
-                continue
-            w.para(
-                f"{step.title}: {step.text}" if step.title else step.text,
-                tone="warning" if step.warning else "",
-            )
+        w.facts([(step.title + (" (!)" if step.warning else ""), step.text) for step in ex.steps])
         if ex.rows:
             w.open_fold(f"the walk back from the newest entry ({len(ex.rows):,} rows)", kind="walk")
             w.table(
