@@ -138,12 +138,16 @@ def bar_figure(st: PlanState) -> Figure:
     if st.first_kept_item is not None and st.cut is not None and not st.nothing_to_compact:
         x_cut = _x(cum[min(st.first_kept_item, len(cum) - 1)], scale)
         if st.turn_start_item is not None and st.turn_start_item < st.first_kept_item:
-            x_ts = _x(cum[st.turn_start_item], scale)
+            # at least a few units wide, so a short prefix stays visible left of the cut
+            x_ts = min(_x(cum[st.turn_start_item], scale), x_cut - 4)
             add(
-                f'<rect class="prefix" x="{x_ts:.1f}" y="{_ROW_NOW}" width="{x_cut - x_ts:.1f}" '
-                f'height="{_ROW_H}"/>'
+                f'<rect class="prefix" x="{x_ts:.1f}" y="{_ROW_NOW - 8}" width="{x_cut - x_ts:.1f}" '
+                f'height="{_ROW_H + 16}"/>'
             )
-            lines.append("the split turn's prefix (shaded red) is summarised separately")
+            lines.append(
+                f"split turn: its prefix (shaded red, left of the cut: "
+                f"{_fmt(cum[st.first_kept_item] - cum[st.turn_start_item])} tokens) is summarised separately"
+            )
         add(
             f'<line class="cutline" x1="{x_cut:.1f}" y1="{_ROW_NOW - 8}" x2="{x_cut:.1f}" '
             f'y2="{_ROW_NOW + _ROW_H + 8}"/>'
