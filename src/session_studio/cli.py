@@ -18,7 +18,7 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_PI_ERROR = 3
-_READ_ONLY = frozenset({"plan", "context", "branch", "info"})
+_READ_ONLY = frozenset({"plan", "context", "branch", "info", "export"})
 
 
 def _write_json(obj: Any) -> None:

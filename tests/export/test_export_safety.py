@@ -99,7 +99,8 @@ def test_fences_are_longer_than_any_backtick_run() -> None:
 
 
 def test_inline_markdown_escapes_links_html_and_autolinks() -> None:
-    assert md_inline("[x](javascript:alert(1))") == "\\[x\\]\\(javascript\\:alert\\(1\\)\\)"
+    assert md_inline("[x](javascript:alert(1))") == "\\[x\\](javascript\\:alert(1))"
+    assert md_inline("# h") == "\\# h" and md_inline("1. x") == "1\\. x" and md_inline("- x") == "\\- x"
     assert md_inline("<b>") == "\\<b\\>"
     assert md_inline("see http://a.b www.c.d e@f.g") == "see http\\://a.b www\\.c.d e\\@f.g"
     # the visible escapes' backslashes are escaped too, so a viewer shows them as written

@@ -31,11 +31,14 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 MAX_IMAGE_BASE64 = 8 * 1024 * 1024
 
 # CommonMark lets any ASCII punctuation be backslash-escaped; these are the ones that can start a
-# link, image, emphasis, code span, HTML, an entity or a table cell, plus what makes GFM autolink a
-# bare URL or address (scheme colons, "www.", "@")
+# link or image ("[", "]"), emphasis, a code span, HTML ("<"), an entity, a table cell, strikethrough,
+# a heading or list at the start of a line, plus what makes GFM autolink a bare URL or address
+# (scheme colons, "www.", "@"). Parentheses and "!" do nothing without an unescaped "[".
 _MD_SPECIAL = re.compile(
-    r"([\\`*_\[\]<>!|~&#()]|(?<=www)\.|@|(?<=[A-Za-z]):(?=//)|(?i:(?<=javascript)|(?<=data)|(?<=mailto)|(?<=vbscript)):)"
+    r"([\\`*_\[\]<>|~&]|^[#>+=-]|(?i:(?<=www))\.|@|(?<=[A-Za-z]):(?=//)"
+    r"|(?i:(?<=javascript)|(?<=data)|(?<=mailto)|(?<=vbscript)):)"
 )
+_ORDERED_ITEM = re.compile(r"^(\d+)([.)])")
 _BACKTICK_RUN = re.compile("`+")
 
 
@@ -85,7 +88,8 @@ def json_text(value: Any, *, indent: bool = True) -> str:
 def md_inline(value: Any) -> str:
     """Text safe inline in Markdown: one line, every ASCII punctuation escaped (no links, no HTML,
     no emphasis can come out of it)."""
-    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(), visible(value, one_line=True))
+    text = _MD_SPECIAL.sub(lambda m: "\\" + m.group(), visible(value, one_line=True))
+    return _ORDERED_ITEM.sub(r"\1\\\2", text)  # "1." at the start would begin a list
 
 
 def fence_for(text: str) -> str:
