@@ -42,7 +42,7 @@ def llm_count(page: str, fmt: str, anchor: str) -> int:
         if anchor == "before" or "## Context after" in page
         else ""
     )
-    return sum(bool(re.match(r"### \d+\. ", line)) for line in outside_fences(part))
+    return sum(bool(re.match(r"### \d+\\\. ", line)) for line in outside_fences(part))
 
 
 def check_reports(path: Path, profile: PiProfile, params: PlanParams) -> None:
