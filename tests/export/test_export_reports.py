@@ -229,3 +229,15 @@ def test_cli_export_runs_as_a_command(tmp_path: Path) -> None:
     )
     assert r.returncode == 0, r.stderr
     assert "read as:** pi 1.6.0" in out.read_text(encoding="utf-8").replace("\\", "")
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.version)
+def test_a_path_pi_throws_on_is_reported(profile: PiProfile) -> None:
+    from tests.core.util import A, U, session_of
+
+    planner = PathPlanner(session_of(U(100), {"type": "message"}, A(100)), profile=profile)
+    assert planner.error
+    for what in ("path", "plan", "context"):
+        for fmt in ("html", "md"):
+            page = render(planner, what, fmt)
+            assert "pi would throw" in page, (what, fmt)

@@ -75,7 +75,7 @@ def write_context(
 ) -> None:
     """Every message of ``ctx`` as the LLM receives it, in order."""
     if ctx is None:
-        w.para("No context (no active path).", tone="muted")
+        w.para("No context: no active path, or pi cannot build one.", tone="muted")
         return
     sent = 0
     dropped = 0

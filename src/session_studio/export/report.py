@@ -107,6 +107,8 @@ def write_report(
     w.start(_title(planner.session), f"Session Studio report: {what} · exported {now_iso()}")
     w.heading(2, "Session", "session")
     _session_facts(w, planner, st)
+    if planner.error:
+        w.para(planner.error, tone="warning")
     if options.what == "path":
         w.heading(2, f"The path ({len(planner.path):,} entries, oldest first)", "path")
         _write_path(w, planner, st)
