@@ -71,7 +71,8 @@ def _render_blocks(w: ReportWriter, content: Any) -> None:
             args = _get(block, "arguments")
             args_text = json_text(args) if _present(args) else ""
             w.open_fold(
-                f"{visible(_get(block, 'name'), one_line=True)} {_preview(args_text)}", kind="toolCall"
+                f"{visible(_get(block, 'name'), one_line=True)} {_preview(json_text(args, indent=False) if _present(args) else '')}",
+                kind="toolCall",
             )
             w.facts([("tool call id", _get(block, "id")), ("tool", _get(block, "name"))])
             w.text_block(args_text, label="arguments")
