@@ -15,7 +15,7 @@ import pytest
 from session_studio.cli import COMMANDS, main, opens_window
 from session_studio.core import Session
 from session_studio.core.messages import convert_to_llm
-from session_studio.core.oracle_schema import context_output
+from session_studio.core.oracle_schema import context_output, plan_output
 from session_studio.core.plan import PathPlanner, PlanParams
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0, PiProfile
 from session_studio.export import ExportOptions, export_report, figure_section, write_report
@@ -69,6 +69,16 @@ def check_reports(path: Path, profile: PiProfile, params: PlanParams) -> None:
             assert llm_count(page, fmt, "after") == len(convert_to_llm(after.messages(), profile))
         page = render(planner, "plan", fmt, params)
         if st.cut is not None and st.first_kept_record is not None and not st.nothing_to_compact:
+            # the cut `session-studio plan` prints (the oracle schema) is the one reported
+            cli_cut = plan_output(
+                session,
+                keep_recent=params.keep_recent_tokens,
+                reserve=params.reserve_tokens,
+                context_window=params.context_window,
+                fields=["cut"],
+                profile=profile,
+            )[0]["cut"]
+            assert cli_cut["firstKeptEntryId"] == session.records[st.first_kept_record].id
             first_id = str(session.records[st.first_kept_record].id)
             assert first_id.replace("-", "\\-" if fmt == "md" else "-") in page
             prep = st.prepare()
