@@ -95,6 +95,8 @@ class PlannerPanel(QWidget):
     commit_requested = Signal()
     #: the user switched the pi version for this file ("auto" or a version)
     profile_requested = Signal(str)
+    #: show both pis' plans side by side
+    compare_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -134,7 +136,16 @@ class PlannerPanel(QWidget):
         self.profile_note = QLabel()
         self.profile_note.setWordWrap(True)
         self.profile_note.setProperty("muted", True)
-        form.addRow("pi version", self.profile_combo)
+        self.compare_button = QPushButton("Compare pi versions")
+        self.compare_button.setToolTip(
+            "Show pi 0.80.2's and pi 1.6.0's plans of this session side by side, with the rules that make "
+            "them differ (Ctrl+Shift+V)"
+        )
+        self.compare_button.clicked.connect(self.compare_requested)
+        prow = QHBoxLayout()
+        prow.addWidget(self.profile_combo, 1)
+        prow.addWidget(self.compare_button)
+        form.addRow("pi version", prow)
         form.addRow("", self.profile_note)
         self.profile_combo.activated.connect(
             lambda k: self.profile_requested.emit(str(self.profile_combo.itemData(k)))
@@ -237,7 +248,7 @@ class PlannerPanel(QWidget):
 
     def set_state(self, st: PlanState | None) -> None:
         enabled = st is not None
-        for w in (self.keep, self.reserve, self.window_spin, self.preview_button):
+        for w in (self.keep, self.reserve, self.window_spin, self.preview_button, self.compare_button):
             w.setEnabled(enabled)
         if st is None:
             self.cut_title.setText("<i>No session</i>")

@@ -1,0 +1,145 @@
+"""The side-by-side view of both pis' plans: the cuts the core computes, the rule that makes them
+differ, clicking a cut, the sliders, live reload; reachable from the menu and the planner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from session_studio.core.plan import PathPlanner, PlanParams
+from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
+from session_studio.core.profile_compare import PathFacts, ProfileComparison, compare_plans
+from session_studio.core.session import Session
+from session_studio.ui.main_window import MainWindow
+from session_studio.ui.profile_compare import ProfileCompareView
+
+from .conftest import write_session
+
+
+def _bash_at_the_cut(path: Path) -> Path:
+    """Spec §5.4 Example G: with keepRecentTokens 150 both pis cut at the bash execution; 0.80.2 calls
+    it a split turn (empty prefix), 1.6.0 does not (rule 29)."""
+    bash = {
+        "type": "message",
+        "message": {
+            "role": "bashExecution",
+            "command": "ls",
+            "output": "o" * 400,
+            "exitCode": 0,
+            "cancelled": False,
+            "truncated": False,
+            "timestamp": 1_700_000_000_003,
+        },
+    }
+    return write_session(path, [("user", 100), ("assistant", 100), bash, ("assistant", 100)])
+
+
+def _core(path: Path, keep: int) -> ProfileComparison:
+    s = Session.open(str(path))
+    old = PathPlanner(s, profile=PROFILE_0_80_2)
+    new = PathPlanner(s, profile=PROFILE_1_6_0)
+    p = PlanParams(keep_recent_tokens=keep)
+    return compare_plans(old.plan(p), new.plan(p), PathFacts.of(old, new))
+
+
+def _open(qtbot: Any, w: MainWindow, path: Path, keep: int) -> None:
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.state is not None)
+    w.doc.set_params(keep=keep)
+
+
+def test_both_sides_show_the_cuts_the_core_computes_and_the_rule(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    path = _bash_at_the_cut(tmp_path / "bash.jsonl")
+    _open(qtbot, window, path, 150)
+    window.a_compare.trigger()
+    assert window.tabs.currentWidget() is window.compare
+    shown = window.compare.comparison
+    core = _core(path, 150)
+    assert shown is not None
+    assert shown.old == core.old and shown.new == core.new and shown.rules == core.rules
+    assert (core.old.cut_position, core.old.split_turn) == (2, True)
+    assert (core.new.cut_position, core.new.split_turn) == (2, False)
+    table = window.compare.table.text()
+    assert "pi 0.80.2" in table and "pi 1.6.0" in table
+    assert "yes, turn starts at" in table and ">no<" in table
+    assert "rule 29" in window.compare.rules.text()
+    # the file is read as 0.80.2 here (tests/ui/conftest.py): its column says so
+    assert table.index("this file is read as it") < table.index("pi 1.6.0")
+
+
+def test_clicking_a_cut_selects_the_entry_in_the_tree(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    path = _bash_at_the_cut(tmp_path / "bash.jsonl")
+    _open(qtbot, window, path, 150)
+    window.a_compare.trigger()
+    c = window.compare.comparison
+    assert c is not None and c.new.cut_record is not None
+    window.doc.select(-1)
+    assert f"entry:{c.new.cut_record}" in window.compare.table.text()
+    window.compare.table.linkActivated.emit(f"entry:{c.new.cut_record}")
+    assert window.doc.selected == c.new.cut_record
+    assert window.tree_model.record_of(window.tree.currentIndex()) == c.new.cut_record
+
+
+def test_it_follows_the_sliders_and_live_reload(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    path = _bash_at_the_cut(tmp_path / "bash.jsonl")
+    _open(qtbot, window, path, 150)
+    window.planner.compare_button.click()  # the planner's way in
+    assert window.tabs.currentWidget() is window.compare
+    window.planner.keep.set_value(20000)
+    window.planner.keep.value_changed.emit(20000)
+    window.planner.flush_params()
+    c = window.compare.comparison
+    assert c is not None and c.old.nothing_to_compact and c.new.nothing_to_compact
+    assert c == _core(path, 20000)
+    assert "Both pis plan the same" in window.compare.rules.text()
+    # pi appends a turn: the comparison is of the new path
+    window.doc.set_params(keep=150)
+    first = window.compare_controller.planners
+    with path.open("a", encoding="utf-8") as fh:
+        for k, role in enumerate(("user", "assistant"), start=5):
+            msg = json.loads(path.read_text().splitlines()[1 if role == "user" else 2])
+            msg.update(id=f"n{k}", parentId="e0003" if k == 5 else "n5")
+            fh.write(json.dumps(msg) + "\n")
+    window.doc.refresh()
+    assert window.compare_controller.planners is not first
+    c = window.compare.comparison
+    assert c is not None and c == _core(path, 150)
+    assert c.new.cut_position is not None and c.new.cut_position >= 2
+
+
+def test_a_session_starting_with_a_system_message(qtbot: Any, window: MainWindow) -> None:
+    from tests.conftest import ORACLE16_DIR
+
+    path = ORACLE16_DIR / "cases" / "m1-system-first.jsonl"
+    _open(qtbot, window, path, 20000)
+    window.tabs.setCurrentWidget(window.compare)
+    c = window.compare.comparison
+    assert c is not None and c == _core(path, 20000)
+    assert not c.old.nothing_to_compact and c.new.nothing_to_compact
+    rules = window.compare.rules.text()
+    assert "rule 21" in rules and "rule 31" in rules
+    # a 1.6.0 file: the 1.6.0 column is the file's profile
+    table = window.compare.table.text()
+    assert table.index("pi 1.6.0") < table.index("this file is read as it")
+
+
+def test_the_view_plans_only_while_shown(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    path = _bash_at_the_cut(tmp_path / "bash.jsonl")
+    _open(qtbot, window, path, 150)
+    assert window.compare_controller.planners is None  # not shown yet: the other pi is not planned
+    window.a_compare.trigger()
+    assert window.compare_controller.planners is not None
+    window.tabs.setCurrentWidget(window.inspector)
+    window.doc.close()
+    assert window.compare.comparison is None
+
+
+def test_a_shortcut_and_the_menus_name_it(window: MainWindow) -> None:
+    assert window.a_compare.shortcut().toString() == "Ctrl+Shift+V"
+    menus = [a.menu() for a in window.menuBar().actions() if a.menu() is not None]
+    assert sum(window.a_compare in m.actions() for m in menus) >= 1  # type: ignore[union-attr]
+    view = ProfileCompareView()
+    assert view.comparison is None and "No session" in view.table.text()
