@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from session_studio.core.explain import tokens_unknown_text
 from session_studio.core.plan import PlanState, Quirk
 from session_studio.core.profile import PIN_SETTINGS, ProfileChoice
 
@@ -291,6 +292,7 @@ class PlannerPanel(QWidget):
             )
             b = st.plan.boundary
             kept_t = st.kept_tokens
+            unknown = tokens_unknown_text(st)
             hist_end = c.turn_start_index if c.is_split_turn else fk
             lines = [
                 f"Summarise path #{b.start}…#{max(b.start, hist_end) - 1}"
@@ -302,11 +304,7 @@ class PlannerPanel(QWidget):
                     else ""
                 ),
                 f"Keep #{fk}…#{len(st.path) - 1} · ≈{_fmt(kept_t)} tokens",
-                (
-                    f"{self._pi} shows the context size as unknown until the next answer after the compaction"
-                    if st.tokens_unknown
-                    else ""
-                ),
+                html.escape(unknown) if unknown is not None else "",
                 (
                     f"Context {_fmt(st.context_tokens)} {'&gt;' if st.should_compact else '≤'} threshold "
                     f"{_fmt(st.threshold)}: {self._pi} {'would' if st.should_compact else 'would not'} "
