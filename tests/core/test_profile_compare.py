@@ -108,6 +108,16 @@ def test_the_context_size_is_unknown_after_a_compaction_on_both_sides() -> None:
     assert _row(c, "Context tokens now")[1].startswith("unknown (the plan counts ")
 
 
+def test_the_system_snapshot_stays_after_compacting_in_1_6_0() -> None:
+    system = {"type": "message", "message": {"role": "system", "content": "s" * 800, "timestamp": 1}}
+    c = _compare(session_of(system, U(400), A(400), U(400), A(400)), 150)
+    assert c.old.cut_position == c.new.cut_position == 3
+    assert c.old.tokens_after is not None and c.new.tokens_after is not None
+    assert c.new.tokens_after == c.old.tokens_after + 200  # the 800-char snapshot
+    assert _rules(c) == ["rule 17"]  # the usage covers the system message: the counts now agree
+    assert "200 tokens" in c.rules[0].text
+
+
 def test_a_plain_session_plans_the_same_under_both_pis() -> None:
     c = _compare(session_of(U(400), A(400), U(400), A(400), U(400), A(400)), 150)
     assert not c.differs and c.rules == []

@@ -325,6 +325,19 @@ def _rules(old: PlanState, new: PlanState, o: ProfileSide, n: ProfileSide, f: Pa
                     ("nothing", "history"),
                 )
             )
+    # rule 17 / §10.1 #4: the new compaction carries the current system message
+    snapshot = next((t for r, k, t in new.after_tokens if r == -1 and k == "system"), None)
+    if snapshot is not None:
+        add(
+            RuleNote(
+                "rule 17",
+                "The compaction keeps the system message",
+                f"pi 1.6.0's compaction stores a snapshot of the current system message ({_fmt(snapshot)} "
+                "tokens), which stays in the context after compacting while system messages in the kept "
+                "range are left out; pi 0.80.2 stores no snapshot.",
+                ("after",),
+            )
+        )
     # rule 26: custom messages and branch summaries count toward keepRecentTokens in 1.6.0
     counted = [(p, k) for p, k in f.counted_16 if p >= lo]
     if counted:
