@@ -83,7 +83,7 @@ def test_a_session_starting_with_a_system_message() -> None:
     assert c.new.tokens_before > c.old.tokens_before
     assert not c.old.nothing_to_compact and c.new.nothing_to_compact
     assert _rules(c) == ["rule 21", "rule 31"]
-    assert "#0" in c.rules[0].text and "#0" in c.rules[1].text
+    assert "2,029 tokens" in c.rules[0].text and "#0" in c.rules[1].text
 
 
 def test_recovery_omission_and_untrusted_usage() -> None:

@@ -115,6 +115,8 @@ class PathFacts:
 
     #: path positions of role:"system" messages
     system_positions: list[int]
+    #: (path position, pi 1.6.0's estimate) of the system messages with tokens in its context
+    system_counted: list[tuple[int, float]]
     #: pi 1.6.0's estimate of the system messages in its context (snapshot included)
     system_tokens: float
     #: (position, kind) of custom messages and branch summaries pi 1.6.0 gives tokens
@@ -158,8 +160,14 @@ class PathFacts:
         for r in path:
             producing_old.append(producing_old[-1] + (recs[r].type in _PRODUCES_0_80_2))
             producing_new.append(producing_new[-1] + (r in summarised_16))
+        system_counted = [
+            (k, tokens_16[r])
+            for k, r in enumerate(path)
+            if kinds[k] == "system" and tokens_16.get(r, 0.0) > 0 and recs[r].type == "message"
+        ]
         return cls(
             system_positions=[k for k, kind in enumerate(kinds) if kind == "system"],
+            system_counted=system_counted,
             system_tokens=system_tokens,
             counted_16=[
                 (k, kinds[k])
@@ -301,16 +309,24 @@ def _rules(old: PlanState, new: PlanState, o: ProfileSide, n: ProfileSide, f: Pa
     lo = min(x for x in (fo, fn, end) if x is not None)
     # system messages: estimated and counted by 1.6.0, 0 tokens (and summarised) in 0.80.2
     if f.system_positions:
-        add(
-            RuleNote(
-                "rule 21",
-                "System messages have tokens",
-                f"pi 1.6.0 estimates the system prompt and tool declarations ({_positions(f.system_positions)}"
-                f"; {_fmt(f.system_tokens)} tokens in its context) and counts them toward keepRecentTokens "
-                "(rule 26); pi 0.80.2 estimates a system message at 0 tokens and leaves it out of the request.",
-                ("tokens", "cut"),
+        # in the accumulation range they move the cut; anywhere in the context they change the count
+        weighed = [p for p, _ in f.system_counted if p >= lo]
+        if f.system_tokens > 0:
+            add(
+                RuleNote(
+                    "rule 21",
+                    "System messages have tokens",
+                    "pi 1.6.0 estimates the system prompt and tool declarations "
+                    f"({_fmt(f.system_tokens)} tokens in its context"
+                    + (
+                        f", {_positions(weighed)} counted toward keepRecentTokens (rule 26)"
+                        if weighed
+                        else ""
+                    )
+                    + "); pi 0.80.2 estimates a system message at 0 tokens and leaves it out of the request.",
+                    ("tokens", "cut") if weighed else ("tokens",),
+                )
             )
-        )
         hist = o.history or (0, 0)
         pre = o.prefix or (0, 0)
         sys_summarised = _in(f.system_positions, *hist) + _in(f.system_positions, *pre)
@@ -478,7 +494,7 @@ def compare_plans(old: PlanState, new: PlanState, facts: PathFacts | None = None
         facts = (
             PathFacts.build(new.session, new.path, new.item_tokens)
             if new.session is not None
-            else PathFacts([], 0.0, [], [], [], [])
+            else PathFacts([], [], 0.0, [], [], [], [])
         )
     o, n = side_of(old, facts.producing_old or None), side_of(new, facts.producing_new or None)
     facts_rows = _facts(o, n)

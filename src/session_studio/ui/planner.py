@@ -143,11 +143,12 @@ class PlannerPanel(QWidget):
             "them differ (Ctrl+Shift+V)"
         )
         self.compare_button.clicked.connect(self.compare_requested)
-        prow = QHBoxLayout()
-        prow.addWidget(self.profile_combo, 1)
-        prow.addWidget(self.compare_button)
-        form.addRow("pi version", prow)
+        form.addRow("pi version", self.profile_combo)
         form.addRow("", self.profile_note)
+        crow = QHBoxLayout()
+        crow.addWidget(self.compare_button)
+        crow.addStretch(1)
+        form.addRow("", crow)
         self.profile_combo.activated.connect(
             lambda k: self.profile_requested.emit(str(self.profile_combo.itemData(k)))
         )
