@@ -112,6 +112,38 @@ def test_it_follows_the_sliders_and_live_reload(qtbot: Any, window: MainWindow, 
     assert c.new.cut_position is not None and c.new.cut_position >= 2
 
 
+def test_switching_the_pi_version_reuses_both_plans(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    path = _bash_at_the_cut(tmp_path / "bash.jsonl")
+    _open(qtbot, window, path, 150)
+    window.a_compare.trigger()
+    first = window.compare_controller.planners
+    assert first is not None and first.base is first.old  # the file is read as 0.80.2
+    shown = window.compare.comparison
+    window.doc.set_profile(pin="1.6.0")
+    pair = window.compare_controller.planners
+    assert pair is not None and pair.base is window.doc.loaded_state.planner and pair.new is pair.base
+    assert pair.old is first.old and pair.facts is first.facts  # nothing planned again
+    c = window.compare.comparison
+    assert (
+        c is not None and shown is not None and (c.old, c.new, c.rules) == (shown.old, shown.new, shown.rules)
+    )
+    table = window.compare.table.text()
+    assert table.index("pi 1.6.0") < table.index("this file is read as it")
+
+
+def test_opening_another_file_compares_that_file(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    _open(qtbot, window, _bash_at_the_cut(tmp_path / "a.jsonl"), 150)
+    window.a_compare.trigger()
+    assert window.compare.comparison is not None
+    with qtbot.waitSignal(window.doc.loading):
+        window.open_path(str(_long_chain(tmp_path / "b.jsonl", 3)))
+    qtbot.waitUntil(lambda: window.doc.state is not None and window.doc.path == str(tmp_path / "b.jsonl"))
+    c = window.compare.comparison
+    assert c is not None and c.old.cut_position is not None
+    assert window.compare_controller.planners is not None
+    assert window.compare_controller.planners.base is window.doc.loaded_state.planner
+
+
 def test_a_session_starting_with_a_system_message(qtbot: Any, window: MainWindow) -> None:
     from tests.conftest import ORACLE16_DIR
 

@@ -49,6 +49,19 @@ def plan_both_profiles(base: PathPlanner) -> ComparedPlanners:
     return ComparedPlanners(base, old, new, PathFacts.of(old, new))
 
 
+def _switched(pair: ComparedPlanners, base: PathPlanner) -> ComparedPlanners | None:
+    """``pair`` with ``base`` as the document's planner when both plan the very same path (the user
+    switched the pi version: nothing to plan again), else None."""
+    for mine in (pair.old, pair.new):
+        if mine is base:
+            return ComparedPlanners(base, pair.old, pair.new, pair.facts)
+    same = pair.old if base.profile is PROFILE_0_80_2 else pair.new
+    if same.session is base.session and same.leaf_index == base.leaf_index and same.path == base.path:
+        old, new = (base, pair.new) if base.profile is PROFILE_0_80_2 else (pair.old, base)
+        return ComparedPlanners(base, old, new, pair.facts)
+    return None
+
+
 class ProfileCompareView(QWidget):
     """Both plans in one table (a column per pi), the rules that make them differ below."""
 
@@ -179,6 +192,7 @@ class ProfileCompareController(QObject):
         self._op_base: PathPlanner | None = None
         doc.plan_changed.connect(lambda _st: self.update())
         doc.closed.connect(self._on_closed)
+        doc.loading.connect(lambda _path: self._on_closed("Loading…"))
 
     def set_active(self, active: bool) -> None:
         """Plan only while the view is shown (a 100k-entry path costs a second to plan under 1.6.0)."""
@@ -186,10 +200,10 @@ class ProfileCompareController(QObject):
         if active:
             self.update()
 
-    def _on_closed(self) -> None:
+    def _on_closed(self, message: str = "No session.") -> None:
         self._cancel()
         self.planners = None
-        self.view.set_message("No session.")
+        self.view.set_message(message)
 
     def _cancel(self) -> None:
         if self._op is not None:
@@ -207,7 +221,9 @@ class ProfileCompareController(QObject):
             return
         base = res.planner
         pair = self.planners
-        if pair is None or pair.base is not base:
+        if pair is not None and pair.base is not base:
+            pair = self.planners = _switched(pair, base)
+        if pair is None:
             self._start(base)
             return
         params = PlanParams(doc.keep, doc.reserve, doc.window)
