@@ -371,9 +371,10 @@ def _rules(old: PlanState, new: PlanState, o: ProfileSide, n: ProfileSide, f: Pa
     # rule 28: the backward scan no longer absorbs entries with context messages
     if fo is not None and fn is not None and fo < fn:
         absorbed = []
+        with_context = {q for q, _ in f.counted_16 if fo <= q < fn}
         for p in range(fo, min(fn, fo + 64)):
             kind = f.kinds[p]
-            if kind in ("custom", "branchSummary") and p in {q for q, _ in f.counted_16}:
+            if kind in ("custom", "branchSummary") and p in with_context:
                 absorbed.append(p)
             elif kind != "meta":
                 break
