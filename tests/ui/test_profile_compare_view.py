@@ -83,6 +83,12 @@ def test_clicking_a_cut_selects_the_entry_in_the_tree(qtbot: Any, window: MainWi
     window.compare.table.linkActivated.emit(f"entry:{c.new.cut_record}")
     assert window.doc.selected == c.new.cut_record
     assert window.tree_model.record_of(window.tree.currentIndex()) == c.new.cut_record
+    # every position the rules name is a link too: rule 29 names the bash execution (#2)
+    path = window.doc.state.path
+    assert f"<a href='entry:{path[2]}'>#2</a>" in window.compare.rules.text()
+    window.doc.select(-1)
+    window.compare.rules.linkActivated.emit(f"entry:{path[2]}")
+    assert window.doc.selected == path[2]
 
 
 def test_it_follows_the_sliders_and_live_reload(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ which is a binary search each. What the sides show and which rules explain their
 from __future__ import annotations
 
 import html
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -28,6 +30,8 @@ __all__ = ["ComparedPlanners", "ProfileCompareController", "ProfileCompareView",
 #: the tab's title (the menu action and the planner's button name it the same way)
 TAB_TITLE = "pi 0.80.2 vs 1.6.0"
 _LINK = "entry:"
+#: a path position in the core's sentences ("#12")
+_POSITION = re.compile(r"#(\d+)")
 
 
 @dataclass(frozen=True)
@@ -74,7 +78,7 @@ class ProfileCompareView(QWidget):
             "How <b>pi 0.80.2</b> and <b>pi 1.6.0</b> would compact this session with the same settings "
             "(the planner's keepRecentTokens, reserveTokens and context window; pi's automatic cut). "
             "Rows that differ are highlighted; the rules that make them differ are listed below. "
-            "Click a cut to select that entry in the tree."
+            "Click a cut or any #position to select that entry in the tree."
         )
         self.intro.setWordWrap(True)
         self.intro.setProperty("muted", True)
@@ -88,6 +92,8 @@ class ProfileCompareView(QWidget):
         self.rules.setTextFormat(Qt.TextFormat.RichText)
         self.rules.setWordWrap(True)
         self.rules.setAccessibleName("Rules that make them differ")
+        self.rules.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.rules.linkActivated.connect(self._on_link)
         body = QWidget()
         lay = QVBoxLayout(body)
         lay.setContentsMargins(10, 10, 10, 10)
@@ -112,13 +118,23 @@ class ProfileCompareView(QWidget):
         self.table.setText(f"<i>{html.escape(text)}</i>")
         self.rules.clear()
 
-    def set_comparison(self, c: ProfileComparison, read_as: str | None = None) -> None:
-        """Show ``c``; ``read_as`` is the version the window plans this file with (marked)."""
+    def set_comparison(
+        self, c: ProfileComparison, read_as: str | None = None, path: Sequence[int] = ()
+    ) -> None:
+        """Show ``c``; ``read_as`` is the version the window plans this file with (marked). Every path
+        position (#12) becomes a link that selects the entry (``path``: record of each position)."""
         self.comparison = c
         th = current_theme()
         hi = th.warn_bg.name()
         grid = th.grid.name()
         muted = th.muted.name()
+
+        def linked(text: str) -> str:
+            def link(m: re.Match[str]) -> str:
+                k = int(m.group(1))
+                return f"<a href='{_LINK}{path[k]}'>#{k}</a>" if k < len(path) else m.group(0)
+
+            return _POSITION.sub(link, html.escape(text))
 
         def head(side: ProfileSide) -> str:
             mark = (
@@ -128,20 +144,16 @@ class ProfileCompareView(QWidget):
             )
             return f"<th align='left' width='42%'>pi {html.escape(side.version)}{mark}</th>"
 
-        cells = {
-            "Cut (first kept entry)": (self._cut(c.old), self._cut(c.new)),
-            "Split turn": (self._split(c.old), self._split(c.new)),
-        }
         rows = []
         for f in c.facts:
-            old, new = cells.get(f.name, (html.escape(f.old), html.escape(f.new)))
             bg = f" style='background:{hi}'" if f.differs else ""
             rows.append(
-                f"<tr{bg}><td style='color:{muted}'>{html.escape(f.name)}</td><td>{old}</td><td>{new}</td></tr>"
+                f"<tr{bg}><td style='color:{muted}'>{html.escape(f.name)}</td>"
+                f"<td>{linked(f.old)}</td><td>{linked(f.new)}</td></tr>"
             )
         errors = [f"pi {s.version}: {html.escape(s.error)}" for s in (c.old, c.new) if s.error]
         unknown = {s.tokens_unknown_reason for s in (c.old, c.new) if s.tokens_unknown_reason}
-        notes = [*errors, *(html.escape(u) for u in sorted(unknown))]
+        notes = [*errors, *(linked(u) for u in sorted(unknown))]
         if not c.automatic:
             notes.append("Your manual cut is not compared: it may not be a cut point under the other pi.")
         self.table.setText(
@@ -155,22 +167,8 @@ class ProfileCompareView(QWidget):
         items = []
         for r in c.rules:
             rule = f"<b>{html.escape(r.rule)}</b> · " if r.rule else ""
-            items.append(f"<p>{rule}<b>{html.escape(r.title)}</b><br>{html.escape(r.text)}</p>")
+            items.append(f"<p>{rule}<b>{html.escape(r.title)}</b><br>{linked(r.text)}</p>")
         self.rules.setText("<h4 style='margin:0'>Why they differ (spec §10)</h4>" + "".join(items))
-
-    @staticmethod
-    def _link(record: int | None, text: str) -> str:
-        return text if record is None else f"<a href='{_LINK}{record}'>{text}</a>"
-
-    def _cut(self, s: ProfileSide) -> str:
-        if s.cut_position is None:
-            return "—"
-        return self._link(s.cut_record, f"#{s.cut_position}") + f" ({html.escape(s.cut_entry)})"
-
-    def _split(self, s: ProfileSide) -> str:
-        if not s.split_turn:
-            return "no"
-        return "yes, turn starts at " + self._link(s.turn_start_record, f"#{s.turn_start}")
 
     def _on_link(self, href: str) -> None:
         if href.startswith(_LINK):
@@ -232,7 +230,9 @@ class ProfileCompareController(QObject):
         c = compare_plans(old, new, pair.facts)
         if doc.manual_cut is not None:
             c = ProfileComparison(c.old, c.new, c.facts, c.rules, automatic=False)
-        self.view.set_comparison(c, res.profile.profile.version if res.profile is not None else None)
+        self.view.set_comparison(
+            c, res.profile.profile.version if res.profile is not None else None, pair.new.path
+        )
 
     def _start(self, base: PathPlanner) -> None:
         if self._op_base is base:

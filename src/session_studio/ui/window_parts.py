@@ -141,6 +141,10 @@ class WindowParts(QMainWindow):
         self.tabs.addTab(self.preview, "Preview")
         self.compare = ProfileCompareView()
         self.tabs.addTab(self.compare, TAB_TITLE)
+        self.tabs.setTabToolTip(
+            self.tabs.indexOf(self.compare),
+            "pi 0.80.2's and pi 1.6.0's plans of this session side by side, and the rules that make them differ",
+        )
 
         self.planner = PlannerPanel()
         self.planner.setMinimumWidth(300)
