@@ -9,7 +9,11 @@ the real MainWindow and the offline summariser: no network, no pi needed.
 
     python docs/screenshots/make.py pi16
 
-renders only the pi 1.6.0 ones (pi16-*.png).
+renders only the pi 1.6.0 ones (pi16-*.png and profiles-side-by-side.png);
+
+    python docs/screenshots/make.py profiles
+
+only the side-by-side view of both pis' plans (profiles-side-by-side.png).
 """
 
 from __future__ import annotations
@@ -85,6 +89,7 @@ def main() -> int:
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     only_pi16 = sys.argv[1:] == ["pi16"]
+    only_profiles = sys.argv[1:] == ["profiles"]
 
     def pump(cond: object = None, timeout: float = 30) -> None:
         end = time.monotonic() + timeout
@@ -128,21 +133,39 @@ def main() -> int:
     # pi 1.6.0: the usage filter on, a replaced tool result (both versions); the system message;
     # the compaction with its system snapshot and usage
     w = window("light")
-    open_(w, pi16_session(TMP / "sessions" / "--home-dev-projects-webshop--" / "pi16.jsonl"))
-    w.filter_combo.setCurrentIndex(w.filter_combo.findData("usage"))
-    settle(w)
-    w.tree.expandAll()
-    select(w, "e0011")
-    shot(w, "pi16-edits.png")
-    select(w, "e0000")
-    shot(w, "pi16-system.png")
-    select(w, "e0005")
-    w.inspector.browser.toggled.emit("snap")
-    settle(w)
-    w.statusBar().showMessage("A pi 1.6.0 session (tests/ui/pi16_sample.py)")
-    shot(w, "pi16-compaction.png")
+    pi16_file = pi16_session(TMP / "sessions" / "--home-dev-projects-webshop--" / "pi16.jsonl")
+    open_(w, pi16_file)
+    if not only_profiles:
+        w.filter_combo.setCurrentIndex(w.filter_combo.findData("usage"))
+        settle(w)
+        w.tree.expandAll()
+        select(w, "e0011")
+        shot(w, "pi16-edits.png")
+        select(w, "e0000")
+        shot(w, "pi16-system.png")
+        select(w, "e0005")
+        w.inspector.browser.toggled.emit("snap")
+        settle(w)
+        w.statusBar().showMessage("A pi 1.6.0 session (tests/ui/pi16_sample.py)")
+        shot(w, "pi16-compaction.png")
     w.close()
-    if only_pi16:
+    # both pis' plans of the same session side by side: keepRecentTokens 2000 cuts elsewhere in 1.6.0
+    # (system messages and context edits), the compaction keeps the system snapshot
+    w = window("light")
+    open_(w, pi16_file)
+    w.doc.set_params(keep=2000)
+    w.tree.expandAll()
+    w.a_compare.trigger()
+    pump(lambda: w.compare.comparison is not None, 30)
+    settle(w)
+    c = w.compare.comparison
+    assert c is not None and c.new.cut_record is not None and c.differs, c
+    w.compare.entry_clicked.emit(c.new.cut_record)  # as a click on pi 1.6.0's cut
+    settle(w)
+    w.statusBar().showMessage("A pi 1.6.0 session (tests/ui/pi16_sample.py), compared with pi 0.80.2")
+    shot(w, "profiles-side-by-side.png")
+    w.close()
+    if only_pi16 or only_profiles:
         return 0
 
     generated(4)  # the browser lists them next to the real session

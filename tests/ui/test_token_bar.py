@@ -157,3 +157,75 @@ def test_pixel_spans_are_bounded_by_the_width_and_fill_is_pis_count() -> None:
     tail = pixel_spans(keys, kinds, cum, scale, 800, 10, first=90_000, offset=scale / 4)
     assert tail[0].x == 10 + 200 and tail[0].item >= 90_000
     assert tail[-1].x + tail[-1].w == 10 + 200 + 400 and tail[-1].item > n - 400
+
+
+def _compacted_with_stale_usage(path: Path) -> Path:
+    """A compaction keeps an assistant answer whose usage (90,050) is from before the compaction, and
+    no answer came after it: pi shows the context size as unknown (§4.7)."""
+    import json
+
+    from .conftest import write_session
+
+    compaction = {
+        "type": "compaction",
+        "summary": "s" * 400,
+        "firstKeptEntryId": "e0002",
+        "tokensBefore": 9e4,
+    }
+    write_session(
+        path, [("user", 100), ("assistant", 100), ("user", 100), ("assistant", 100), compaction, ("user", 50)]
+    )
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    lines[4]["message"]["usage"].update(input=90000, totalTokens=90050)
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+def test_unknown_context_size_is_shown_hatched_and_labelled_not_a_made_up_number(
+    qtbot: Any, runner: Any, tmp_path: Path
+) -> None:
+    from session_studio.core.explain import tokens_unknown_text
+
+    d = _doc(qtbot, runner, _compacted_with_stale_usage(tmp_path / "c.jsonl"))
+    d.set_params(reserve=100, window=1000)  # a small window: the estimates are wide on the bar
+    st_ = d.state
+    assert st_ is not None and st_.tokens_unknown
+    assert st_.context_tokens > 90000  # the plan (pi 0.80.2) counts the stale usage
+    reason = tokens_unknown_text(st_)
+    assert reason is not None and "path #4" in reason
+    bar = TokenBar()
+    qtbot.addWidget(bar)
+    bar.resize(1000, bar.sizeHint().height())
+    bar.set_state(st_)
+    lay = bar.layout_
+    assert lay.unknown == reason
+    # no provider usage spread over the row: the chars/4 estimates, all marked estimated
+    assert abs(lay.fill_total - lay.est_now) < 1e-6 and lay.fill_total < 1000
+    assert lay.now and all(s.estimated for s in lay.now)
+    names = {name for name, *_ in lay.marks()}
+    assert "unknown" in names and "usage" not in names
+    y = lay.row_y + ROW_H // 2
+    widest = max(lay.now, key=lambda s: s.w)
+    assert reason[1:] in bar.describe_at(QPoint(widest.x + widest.w // 2, y))
+    assert reason[1:] in bar.describe_at(QPoint(lay.x0 + 5, lay.top_text + 4))  # the header
+    img = bar.grab().toImage()  # paints the veil, the label and the legend entry
+    assert any(name == "unknown" for name, *_ in bar._legend_boxes)
+    assert not any(name in ("usage", "usage_fill") for name, *_ in bar._legend_boxes)
+    for name, a, b in bar._legend_boxes:
+        if name == "unknown":
+            assert reason[1:] in bar.describe_at(QPoint((a + b) // 2, lay.legend_y + 3))
+    assert img.width() >= 1000
+    # the planner says the same sentence
+    from session_studio.ui.planner import PlannerPanel
+
+    panel = PlannerPanel()
+    qtbot.addWidget(panel)
+    panel.set_state(st_)
+    assert reason[1:] in panel.cut_details.text()
+
+
+def test_a_known_context_size_has_no_unknown_mark(qtbot: Any, runner: Any, split_turn_session: Path) -> None:
+    d = _doc(qtbot, runner, split_turn_session)
+    lay = BarLayout(d.state, 1000)
+    assert lay.unknown is None
+    assert "unknown" not in {name for name, *_ in lay.marks()}

@@ -19,7 +19,14 @@ from .plan import PlanState, Quirk
 from .projected_plan import PathCutPlanner
 from .session import EntryRecord
 
-__all__ = ["AccumulationRow", "CutExplanation", "Step", "explain_plan", "render_text"]
+__all__ = [
+    "AccumulationRow",
+    "CutExplanation",
+    "Step",
+    "explain_plan",
+    "render_text",
+    "tokens_unknown_text",
+]
 
 #: rows of the accumulation table shown at most (the walk stops a few rows past the budget)
 MAX_ROWS = 400
@@ -240,6 +247,27 @@ def explain_plan(st: PlanState) -> CutExplanation:
             )
         )
     return ex
+
+
+def tokens_unknown_text(st: PlanState) -> str | None:
+    """Why pi shows this path's context size as unknown (``PlanState.tokens_unknown``), or None.
+
+    The one sentence for every view (planner, token bar, profile comparison): pi's footer
+    (getContextUsage, §4.7) has no figure after a compaction until an assistant answer after it
+    reports usage; the plan still weighs its own count against the threshold."""
+    if not st.tokens_unknown:
+        return None
+    where = ""
+    if st.session is not None:
+        recs = st.session.records
+        path = st.path
+        last = next((k for k in range(len(path) - 1, -1, -1) if recs[path[k]].type == "compaction"), None)
+        if last is not None:
+            where = f" at path #{last}"
+    return (
+        f"pi {st.profile.version} shows the context size as unknown: no assistant answer with usage came "
+        f"after the compaction{where} yet, so it has no figure until the next answer (§4.7)"
+    )
 
 
 def _reason(st: PlanState, pos: int) -> str:

@@ -31,6 +31,7 @@ from .errors import Failure, explain_failure, report_failure, report_unexpected
 from .export_dialog import ExportChoice, ExportDialog
 from .navigation import TreeNavigation
 from .plain import rich_tooltip
+from .profile_compare import ProfileCompareController
 from .settings import AppSettings
 from .tasks import TaskRunner
 from .theme import apply_theme, current_theme
@@ -161,6 +162,10 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.planner.preview_requested.connect(self._go_preview)
         self.planner.commit_requested.connect(self.commit)
         self.planner.profile_requested.connect(lambda v: d.set_profile(pin=v))
+        self.compare_controller = ProfileCompareController(d, self.runner, self.compare)
+        self.compare.entry_clicked.connect(d.select)
+        self.planner.compare_requested.connect(lambda: self.tabs.setCurrentWidget(self.compare))
+        self.a_compare.triggered.connect(lambda: self.tabs.setCurrentWidget(self.compare))
 
         def show_profile(res: Loaded) -> None:
             self.planner.set_profile(res.profile, d.profile_pin)
@@ -413,6 +418,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self._update_actions()
 
     def _on_tab(self, _i: int) -> None:
+        self.compare_controller.set_active(self.tabs.currentWidget() is self.compare)
         if self.tabs.currentWidget() is self.why:
             self._render_why()
         elif self.tabs.currentWidget() is self.preview:

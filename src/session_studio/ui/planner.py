@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from session_studio.core.explain import tokens_unknown_text
 from session_studio.core.plan import PlanState, Quirk
 from session_studio.core.profile import PIN_SETTINGS, ProfileChoice
 
@@ -95,6 +96,8 @@ class PlannerPanel(QWidget):
     commit_requested = Signal()
     #: the user switched the pi version for this file ("auto" or a version)
     profile_requested = Signal(str)
+    #: show both pis' plans side by side
+    compare_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -134,8 +137,18 @@ class PlannerPanel(QWidget):
         self.profile_note = QLabel()
         self.profile_note.setWordWrap(True)
         self.profile_note.setProperty("muted", True)
+        self.compare_button = QPushButton("Compare pi versions")
+        self.compare_button.setToolTip(
+            "Show pi 0.80.2's and pi 1.6.0's plans of this session side by side, with the rules that make "
+            "them differ (Ctrl+Shift+V)"
+        )
+        self.compare_button.clicked.connect(self.compare_requested)
         form.addRow("pi version", self.profile_combo)
         form.addRow("", self.profile_note)
+        crow = QHBoxLayout()
+        crow.addWidget(self.compare_button)
+        crow.addStretch(1)
+        form.addRow("", crow)
         self.profile_combo.activated.connect(
             lambda k: self.profile_requested.emit(str(self.profile_combo.itemData(k)))
         )
@@ -237,7 +250,7 @@ class PlannerPanel(QWidget):
 
     def set_state(self, st: PlanState | None) -> None:
         enabled = st is not None
-        for w in (self.keep, self.reserve, self.window_spin, self.preview_button):
+        for w in (self.keep, self.reserve, self.window_spin, self.preview_button, self.compare_button):
             w.setEnabled(enabled)
         if st is None:
             self.cut_title.setText("<i>No session</i>")
@@ -280,6 +293,7 @@ class PlannerPanel(QWidget):
             )
             b = st.plan.boundary
             kept_t = st.kept_tokens
+            unknown = tokens_unknown_text(st)
             hist_end = c.turn_start_index if c.is_split_turn else fk
             lines = [
                 f"Summarise path #{b.start}…#{max(b.start, hist_end) - 1}"
@@ -291,11 +305,7 @@ class PlannerPanel(QWidget):
                     else ""
                 ),
                 f"Keep #{fk}…#{len(st.path) - 1} · ≈{_fmt(kept_t)} tokens",
-                (
-                    f"{self._pi} shows the context size as unknown until the next answer after the compaction"
-                    if st.tokens_unknown
-                    else ""
-                ),
+                html.escape(unknown) if unknown is not None else "",
                 (
                     f"Context {_fmt(st.context_tokens)} {'&gt;' if st.should_compact else '≤'} threshold "
                     f"{_fmt(st.threshold)}: {self._pi} {'would' if st.should_compact else 'would not'} "

@@ -13,6 +13,7 @@ from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QFont, QMouseEvent, QPainter, QPaintEvent, QPen, QResizeEvent
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
+from session_studio.core.explain import tokens_unknown_text
 from session_studio.core.plan import PlanState
 
 from .bar_geometry import Span, cumulative, fill_tokens, pixel_spans, span_at, token_x
@@ -29,7 +30,10 @@ LEGEND_H = 14
 
 class _Items:
     """Per-path facts of the bar, computed once per loaded path (not per plan): the keys and kinds
-    of the context items, the fill (pi's count per item) and the chars/4 estimate, cumulated."""
+    of the context items, the fill (pi's count per item) and the chars/4 estimate, cumulated.
+
+    When pi shows the context size as unknown (``PlanState.tokens_unknown``), no provider usage is
+    spread over the items: the row shows their chars/4 estimates, hatched, under an "unknown" label."""
 
     def __init__(self, state: PlanState) -> None:
         items = state.item_tokens
@@ -38,7 +42,9 @@ class _Items:
         self.kinds = [k for _, k, _ in items]
         est = [t for _, _, t in items]
         tok = state.tokens
-        last = tok.last_usage_index if tok is not None else None
+        #: why pi shows no context size (None: it shows one); a per-path fact like the items
+        self.unknown = tokens_unknown_text(state)
+        last = tok.last_usage_index if tok is not None and self.unknown is None else None
         usage = (
             float(tok.usage_tokens) if tok is not None and isinstance(tok.usage_tokens, int | float) else 0.0
         )
@@ -67,6 +73,7 @@ class BarLayout:
         self.after_y = self.row_y + ROW_H + 10
         self.legend_y = self.after_y + AFTER_H + 6
         self.state = state
+        self.unknown: str | None = None
         self.now: list[Span] = []
         self.after: list[Span] = []
         self.now_xs: list[int] = []
@@ -81,13 +88,16 @@ class BarLayout:
         if c is None or c.items is not state.item_tokens:
             c = BarLayout._cache = _Items(state)
         self.items = c
+        self.unknown = c.unknown
         self.fill_total = c.fill_cum[-1]
         self.est_now = c.est_cum[-1]
         fk = state.first_kept_item
         summary = state.after_tokens[0][2] if state.after_tokens else 0.0
         if state.after_tokens and fk is not None:
             self.after_total = summary + c.est_cum[-1] - c.est_cum[fk]
-        self.scale = float(max(state.window, self.fill_total, self.after_total, state.context_tokens, 1))
+        # a count pi does not show (unknown context size) does not stretch the bar either
+        counted = state.context_tokens if self.unknown is None else 0.0
+        self.scale = float(max(state.window, self.fill_total, self.after_total, counted, 1))
         now_key = (self.scale, self.w, self.x0)
         if c.now_key != now_key:  # the 'now' row depends on the path and the geometry only
             c.now = pixel_spans(
@@ -146,7 +156,9 @@ class BarLayout:
                 ("cut", cx - 2, cx + 2, "Cut: the first kept entry; everything left of it is summarised")
             )
         tok = st.tokens
-        if tok is not None and tok.last_usage_index is not None:
+        if self.unknown is not None and self.fill_total > 0:
+            out.append(("unknown", self.x0, self.x(self.fill_total), _unknown_tip(self.unknown)))
+        elif tok is not None and tok.last_usage_index is not None:
             ux = self.x(_f(tok.usage_tokens))
             out.append(
                 (
@@ -182,6 +194,13 @@ class BarLayout:
 
 def _fmt(n: float) -> str:
     return f"{n:,.0f}"
+
+
+def _unknown_tip(reason: str) -> str:
+    return (
+        f"{reason[0].upper()}{reason[1:]}. The hatched segments are the chars/4 estimates of the messages "
+        "in the context, not a figure pi shows."
+    )
 
 
 class TokenBar(QWidget):
@@ -237,12 +256,16 @@ class TokenBar(QWidget):
         if lay.legend_y <= y < lay.legend_y + LEGEND_H:
             for name, a, b in self._legend_boxes:
                 if a <= x < b:
-                    return _LEGEND[name]
+                    return _unknown_tip(lay.unknown) if name == "unknown" and lay.unknown else _LEGEND[name]
             return ""
+        if y < lay.row_y - 6 and lay.unknown is not None:  # the header's "unknown"
+            return _unknown_tip(lay.unknown)
         on_rows = lay.row_y - 6 <= y < lay.after_y + AFTER_H + 3
         if on_rows:
             texts = [
-                text for name, a, b, text in lay.marks() if a <= x <= b and name not in ("reserve", "keep")
+                text
+                for name, a, b, text in lay.marks()
+                if a <= x <= b and name not in ("reserve", "keep", "unknown")
             ]
             if texts:
                 return "\n".join(texts)
@@ -252,6 +275,8 @@ class TokenBar(QWidget):
                     return text
         sp = lay.hit(pos)
         if sp is not None:
+            if lay.unknown is not None and any(s is sp for s in lay.now):
+                return f"{self.describe(sp)}\n{_unknown_tip(lay.unknown)}"
             return self.describe(sp)
         if on_rows:
             for name, a, b, text in lay.marks():
@@ -368,16 +393,24 @@ class TokenBar(QWidget):
         p.drawLine(xt, lay.row_y - 4, xt, lay.after_y + AFTER_H + 2)
         # usage tick (provider-reported tokens at the last valid usage)
         tok = st.tokens
-        if tok is not None and tok.last_usage_index is not None:
+        if lay.unknown is not None:
+            self._draw_unknown(p, lay)
+        elif tok is not None and tok.last_usage_index is not None:
             ux = lay.x(_f(tok.usage_tokens))
             p.setPen(QPen(th.usage, 2))
             p.drawLine(ux, lay.row_y - 2, ux, lay.row_y + ROW_H + 4)
         # header text
         p.setPen(th.text)
         usage = ""
-        if tok is not None and tok.last_usage_index is not None:
+        if tok is not None and tok.last_usage_index is not None and lay.unknown is None:
             usage = f"  (usage {_fmt(_f(tok.usage_tokens))} + est. {_fmt(_f(tok.trailing_tokens))})"
-        left = f"{_fmt(st.context_tokens)} / {_fmt(st.window)} tokens{usage}  ·  chars/4 estimate {_fmt(lay.est_now)}"
+        left = (
+            f"unknown / {_fmt(st.window)} tokens (pi {st.profile.version} has no figure since the compaction)"
+            f"  ·  chars/4 estimate {_fmt(lay.est_now)}"
+            if lay.unknown is not None
+            else f"{_fmt(st.context_tokens)} / {_fmt(st.window)} tokens{usage}  ·  chars/4 estimate "
+            f"{_fmt(lay.est_now)}"
+        )
         right = (
             f"threshold {_fmt(st.threshold)}  ·  keep {_fmt(st.keep)}  ·  after ≈ {_fmt(lay.after_total)}"
             if lay.after
@@ -395,6 +428,27 @@ class TokenBar(QWidget):
         self._draw_legend(p, lay)
         p.end()
 
+    def _draw_unknown(self, p: QPainter, lay: BarLayout) -> None:
+        """pi shows no context size: a hatched veil over the estimated 'now' row, labelled unknown."""
+        th = current_theme()
+        xa, xb = lay.x0, lay.x(lay.fill_total)
+        if xb <= xa:
+            return
+        band = QRect(xa, lay.row_y + 1, xb - xa, ROW_H - 2)
+        p.fillRect(band, QBrush(th.muted, Qt.BrushStyle.BDiagPattern))
+        label = "unknown"
+        fm = p.fontMetrics()
+        tw = fm.horizontalAdvance(label) + 8
+        # right after the estimated fill (where pi's figure would end), else at the fill's end
+        box = QRect(xb + 3, lay.row_y + 2, tw, ROW_H - 4)
+        if box.right() > lay.x0 + lay.w:
+            box.moveRight(xb - 2)
+        p.fillRect(box, th.base)
+        p.setPen(QPen(th.muted, 1))
+        p.drawRect(box.adjusted(0, 0, -1, -1))
+        p.setPen(th.text)
+        p.drawText(box, Qt.AlignmentFlag.AlignCenter, label)
+
     def _draw_legend(self, p: QPainter, lay: BarLayout) -> None:
         """One swatch per mark, each with a hover text (describe_at)."""
         th = current_theme()
@@ -403,6 +457,10 @@ class TokenBar(QWidget):
         y = lay.legend_y
         boxes: list[tuple[str, int, int]] = []
         for name in _LEGEND:
+            if name == "unknown" and lay.unknown is None:
+                continue
+            if name in ("usage_fill", "usage") and lay.unknown is not None:
+                continue  # no usage is shown: pi has no figure
             label = _LEGEND_LABEL[name]
             start = x
             sw = QRect(x, y + 3, 10, LEGEND_H - 6)
@@ -412,6 +470,9 @@ class TokenBar(QWidget):
                 p.fillRect(sw, QBrush(th.role("assistant"), Qt.BrushStyle.Dense3Pattern))
             elif name == "reserve":
                 p.fillRect(sw, th.reserve)
+            elif name == "unknown":
+                p.fillRect(sw, th.base)
+                p.fillRect(sw, QBrush(th.muted, Qt.BrushStyle.BDiagPattern))
             elif name == "keep":
                 p.setPen(QPen(th.role("user"), 1))
                 p.drawLine(x, y + LEGEND_H // 2, x + 10, y + LEGEND_H // 2)
@@ -479,6 +540,7 @@ _LEGEND_LABEL = {
     "reserve": "reserve",
     "keep": "keep",
     "cut": "cut",
+    "unknown": "unknown",
 }
 _LEGEND = {
     "usage_fill": "Solid segments: the provider-reported usage of the last assistant message with valid "
@@ -489,6 +551,7 @@ _LEGEND = {
     "reserve": "Reserve zone: reserveTokens at the end of the window, kept free for the reply",
     "keep": "Keep zone: the newest messages up to keepRecentTokens, kept verbatim",
     "cut": "Cut: the first kept entry; what lies left of it is summarised",
+    "unknown": "pi shows the context size as unknown (§4.7)",
 }
 
 

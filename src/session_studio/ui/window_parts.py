@@ -44,6 +44,7 @@ from .outline import FILTERS
 from .plain import rich_escaped, rich_tooltip, visible
 from .planner import PlannerPanel
 from .preview import PreviewPane
+from .profile_compare import TAB_TITLE, ProfileCompareView
 from .settings import AppSettings
 from .tasks import Operation, TaskRunner
 from .theme import current_theme
@@ -138,6 +139,12 @@ class WindowParts(QMainWindow):
         self.tabs.addTab(self.inspector, "Entry")
         self.tabs.addTab(self.why, "Why this cut")
         self.tabs.addTab(self.preview, "Preview")
+        self.compare = ProfileCompareView()
+        self.tabs.addTab(self.compare, TAB_TITLE)
+        self.tabs.setTabToolTip(
+            self.tabs.indexOf(self.compare),
+            "pi 0.80.2's and pi 1.6.0's plans of this session side by side, and the rules that make them differ",
+        )
 
         self.planner = PlannerPanel()
         self.planner.setMinimumWidth(300)
@@ -208,6 +215,11 @@ class WindowParts(QMainWindow):
         self.a_auto_cut = act("&Automatic cut", "Ctrl+Shift+K")
         self.a_preview = act("&Preview summary", "Ctrl+P", "Generate and preview the compaction summary")
         self.a_commit = act("Co&mmit compaction", "Ctrl+Return", "Append the CompactionEntry")
+        self.a_compare = act(
+            "Compare pi &versions",
+            "Ctrl+Shift+V",
+            "Show pi 0.80.2's and pi 1.6.0's plans of this session side by side, and the rules that differ",
+        )
         self.a_branch = act("&Branch here")
         self.a_branch_sum = act("Branch with &summary…")
         self.a_fork = act("&Fork to new file…")
@@ -242,10 +254,11 @@ class WindowParts(QMainWindow):
         m = mb.addMenu("&View")
         tm = m.addMenu("&Theme")
         tm.addActions(list(self.theme_actions.values()))
+        m.addAction(self.a_compare)
         m = mb.addMenu("&Go")
         m.addActions([self.a_next, self.a_prev, self.a_leaf, self.a_goto_cut])
         m = mb.addMenu("&Session")
-        m.addActions([self.a_cut_here, self.a_auto_cut, self.a_preview, self.a_commit])
+        m.addActions([self.a_cut_here, self.a_auto_cut, self.a_preview, self.a_commit, self.a_compare])
         m.addSeparator()
         m.addActions([self.a_branch, self.a_branch_sum, self.a_fork, self.a_label, self.a_rename])
         m.addSeparator()
@@ -289,6 +302,7 @@ class WindowParts(QMainWindow):
             self.a_cut_here,
             self.a_preview,
             self.a_export,
+            self.a_compare,
         ):
             a.setEnabled(has)
         self.a_auto_cut.setEnabled(bool(has and st and st.manual))
