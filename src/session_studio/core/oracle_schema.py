@@ -329,25 +329,31 @@ def context_output(
     return _finish(out, memo.collect(names, out))
 
 
-def branch_output(session: Session, from_id: str, to_id: str, budget: int = 0) -> tuple[dict[str, Any], int]:
+def branch_output(
+    session: Session, from_id: str, to_id: str, budget: int = 0, profile: PiProfile = PROFILE_0_80_2
+) -> tuple[dict[str, Any], int]:
     out: dict[str, Any] = {
         "version": SCHEMA_VERSION,
-        "piVersion": PROFILE_0_80_2.version,
+        "piVersion": profile.version,
         "command": "branch",
         "fromId": from_id,
         "targetId": to_id,
         "budget": budget,
     }
+    refused = _refusal(session, profile)
+    if refused is not None:
+        out["error"] = refused
+        return out, 3
     f: dict[str, Callable[[], Any]] = {}
     memo = _Fields(f)
     f["collected"] = lambda: collect_entries_for_branch_summary(session, from_id, to_id)
     f["commonAncestorId"] = lambda: _id_of(memo.get("collected").common_ancestor_id)
     f["entryIds"] = lambda: [_id_of(session.records[i].id) for i in memo.get("collected").indices]
     f["entries"] = lambda: session.values(memo.get("collected").indices)
-    f["prepared"] = lambda: prepare_branch_entries(session, memo.get("collected").indices, budget)
+    f["prepared"] = lambda: prepare_branch_entries(session, memo.get("collected").indices, budget, profile)
     f["messages"] = lambda: memo.get("prepared").messages
-    f["llmMessages"] = lambda: convert_to_llm(memo.get("prepared").messages)
-    f["serialized"] = lambda: serialize_conversation(memo.get("llmMessages"))
+    f["llmMessages"] = lambda: convert_to_llm(memo.get("prepared").messages, profile)
+    f["serialized"] = lambda: serialize_conversation(memo.get("llmMessages"), profile)
     f["fileOps"] = lambda: memo.get("prepared").file_ops.to_json()
     f["fileLists"] = lambda: compute_file_lists(memo.get("prepared").file_ops)
     f["readFiles"] = lambda: memo.get("fileLists")[0]
