@@ -73,7 +73,8 @@ def _cmd_context(a: argparse.Namespace) -> int:
 def _cmd_branch(a: argparse.Namespace) -> int:
     from .core.oracle_schema import branch_output
 
-    out, code = branch_output(_open(a.session), a.from_id, a.to_id, a.budget)
+    session = _open(a.session)
+    out, code = branch_output(session, a.from_id, a.to_id, a.budget, profile_for(session, a).profile)
     _write_json(out)
     return code
 
@@ -98,29 +99,6 @@ def _cmd_info(a: argparse.Namespace) -> int:
     )
     out(f"settings:    {source}")
     return EXIT_OK
-
-
-def _refuse_unsupported_writes(a: argparse.Namespace) -> str | None:
-    """Branch summaries follow pi 0.80.2 for now (compact writes as either pi): refuse them where
-    the file is read as 1.6.0 by its markers or by `--pi-version 1.6.0` (a 1.6.0 branch summary
-    honours context edits, records `usage` and another `fromId`)."""
-    from .core.profile import pi16_marker
-
-    setting = getattr(a, "pi_version", "auto")
-    if setting == "0.80.2":
-        return None
-    if setting == "1.6.0":
-        return (
-            "branch summaries as pi 1.6.0 writes them are not supported yet; "
-            "use --pi-version 0.80.2 to write as pi 0.80.2 does"
-        )
-    marker = pi16_marker(_open(a.session))
-    if marker is None:
-        return None
-    return (
-        f"this file is a pi 1.6.0 session ({marker}); writing 1.6.0 branch summaries is not supported "
-        "yet (--pi-version 0.80.2 writes as pi 0.80.2 would, without usage and with its fromId)"
-    )
 
 
 def _add_plan_options(p: argparse.ArgumentParser, *, pi_defaults: bool = False) -> None:
@@ -254,11 +232,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         install_log_handler()
     try:
-        if a.command == "branch-to":
-            refusal = _refuse_unsupported_writes(a)
-            if refusal is not None:
-                print(f"session-studio: {refusal}", file=sys.stderr)
-                return EXIT_FAILURE
         code = int(a.func(a))
         if argv is None and a.command in _READ_ONLY:
             # read-only commands on big files: skip freeing 100k index objects at exit

@@ -293,11 +293,16 @@ def _edit_text(text: str) -> str:
 
 
 def _cmd_branch_to(a: argparse.Namespace) -> int:
+    from .cli_common import profile_for
     from .core import Session
+    from .core.context import build_session_context
     from .engine.edits import branch_to
 
     session = Session.open(a.session)
-    summarizer = _summarizer(a, session)[0] if a.summarize else None
+    profile = profile_for(session, a).profile
+    summarizer, resolved = _summarizer(a, session) if a.summarize else (None, None)
+    info = resolved.model_info if resolved is not None else None
+    thinking = build_session_context(session).thinking_level if a.summarize else None
     outcome = branch_to(
         session,
         a.entry_id,
@@ -307,6 +312,9 @@ def _cmd_branch_to(a: argparse.Namespace) -> int:
         label=a.label,
         dry_run=a.dry_run,
         prompts=_prompts(a),
+        profile=profile,
+        model_reasoning=bool(info and info.reasoning),
+        thinking_level=thinking if isinstance(thinking, str) else None,
     )
     _print(outcome.note)
     _print_notes(session)

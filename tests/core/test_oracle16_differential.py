@@ -21,7 +21,7 @@ import pytest
 
 from session_studio.core.jsvalue import js_stringify
 from session_studio.core.oracle_schema import PLAN_FIELDS, plan_output
-from session_studio.core.profile import PROFILE_1_6_0, detect_profile
+from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0, detect_profile
 from session_studio.core.session import Session
 from tests.conftest import ORACLE16_DIR, ORACLE_DIR, Oracle16, generate
 
@@ -81,6 +81,28 @@ def test_seven_cases_agree(oracle16: Oracle16, tmp_path: Path) -> None:
         d for name, keep in keeps.items() for d in _differences(oracle16, CASES_DIR / name, tmp_path, keep)
     ]
     assert not diffs, "\n".join(diffs)
+
+
+def test_the_oracles_extra_fields_agree(oracle16: Oracle16) -> None:
+    """`contextTokensPlain`, `projectedEntryIds` and `rawCut` (the 1.6.0 oracle's extra fields) are
+    in our 1.6.0 plan and equal pi's; where the raw-entry cut ignores the context edits (m2, m6) it
+    is not the cut prepareCompaction uses. The 0.80.2 profile prints none of them, as its oracle."""
+    keeps = json.loads((CASES_DIR / "cases.json").read_text())
+    extra = ["contextTokensPlain", "projectedEntryIds", "rawCut"]
+    raw_differs = set()
+    for name, keep in keeps.items():
+        path = CASES_DIR / name
+        theirs = oracle16.run(
+            "plan", str(path), "--keep-recent", str(keep), "--fields", ",".join([*extra, "cut"])
+        )
+        ours = _ours(path, keep)
+        for f in extra:
+            assert f in ours and COMPARE.first_diff(theirs[f], ours[f], f"$.{f}") is None, (name, f)
+        if ours["rawCut"]["firstKeptEntryId"] != ours["cut"]["firstKeptEntryId"]:
+            raw_differs.add(name)
+    assert raw_differs == {"m2-edit-null.jsonl", "m6-recovery.jsonl"}
+    plain, _ = plan_output(Session.open(CASES_DIR / "m1-system-first.jsonl"), profile=PROFILE_0_80_2)
+    assert not set(extra) & set(plain)
 
 
 def _scenarios(oracle16: Oracle16, out: Path) -> list[Path]:

@@ -63,11 +63,32 @@ def test_compact_writes_as_pi_1_6_0_and_refuses_with_its_reason(
     assert [m["role"] for m in result["context"]["messages"][:2]] == ["system", "compactionSummary"]
 
 
-def test_branch_summaries_of_a_1_6_0_file_are_refused_until_1_6_0_writes_exist(
+def test_branch_summaries_of_a_1_6_0_file_are_written_as_pi_1_6_0_writes_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """No refusal any more: auto reads the file as 1.6.0, whose `fromId` is the leaf being left."""
     work = tmp_path / "s.jsonl"
     work.write_bytes((CASES / "m1-system-first.jsonl").read_bytes())
-    assert main(["branch-to", str(work), "e0000002", "--summarize", "--provider", "offline"]) == 1
-    assert "branch summaries is not supported" in capsys.readouterr().err
-    assert work.read_bytes() == (CASES / "m1-system-first.jsonl").read_bytes()
+    old_leaf = json.loads(work.read_bytes().splitlines()[-1])["id"]
+    assert main(["branch-to", str(work), "e0000002", "--summarize", "--provider", "offline"]) == 0
+    entry = json.loads(work.read_bytes().splitlines()[-1])
+    # the target is a user message: pi moves to its parent (and puts the text back in the editor)
+    assert entry["type"] == "branch_summary" and entry["parentId"] == "e0000001"
+    assert entry["fromId"] == old_leaf != "e0000001"
+    work.write_bytes((CASES / "m1-system-first.jsonl").read_bytes())
+    assert (
+        main(
+            [
+                "branch-to",
+                str(work),
+                "e0000002",
+                "--summarize",
+                "--provider",
+                "offline",
+                "--pi-version",
+                "0.80.2",
+            ]
+        )
+        == 0
+    )
+    assert json.loads(work.read_bytes().splitlines()[-1])["fromId"] == "e0000001"

@@ -1,4 +1,7 @@
-"""Branch summaries (spec §8): the abandoned segment and its budgeted preparation."""
+"""Branch summaries (spec §8): the abandoned segment and its budgeted preparation.
+
+pi 1.6.0 (rule 41) applies the segment's context edits (the latest per target; `null` hides
+the entry) and estimates system messages; everything else is as in 0.80.2."""
 
 from __future__ import annotations
 
@@ -9,8 +12,10 @@ from .context import js_strict_eq
 from .file_ops import FileOps
 from .jsvalue import UNDEFINED, js_key, js_truthy
 from .messages import branch_summary_message, compaction_summary_message, custom_message
+from .profile import PROFILE_0_80_2, PiProfile
+from .projection import project_context_entry
 from .session import Session
-from .tokens import estimate_tokens, js_plus
+from .tokens import estimate_tokens, estimate_tokens_16, js_plus
 
 __all__ = [
     "BranchEntries",
@@ -65,8 +70,9 @@ def collect_entries_for_branch_summary(session: Session, old_leaf_id: Any, targe
     return BranchEntries(out, common)
 
 
-def branch_message(session: Session, i: int) -> Any:
-    """getMessageFromEntry of branch-summarization: tool results are skipped."""
+def branch_message(session: Session, i: int, edit: int | None = None) -> Any:
+    """getMessageFromEntry of branch-summarization: tool results are skipped; `edit` (1.6.0) is
+    the record of the context edit for this entry, applied to messages and custom messages."""
     r = session.records[i]
     t = r.type
     if t == "message":
@@ -74,8 +80,12 @@ def branch_message(session: Session, i: int) -> Any:
             raise r.error
         if r.role == "toolResult":
             return None
+        if edit is not None:
+            return _first(project_context_entry(session, i, edit))
         return session.value(i).get("message", UNDEFINED)
     if t == "custom_message":
+        if edit is not None:
+            return _first(project_context_entry(session, i, edit))
         return custom_message(session.value(i))
     if t == "branch_summary":
         return branch_summary_message(session.value(i))
@@ -84,22 +94,41 @@ def branch_message(session: Session, i: int) -> Any:
     return None
 
 
-def prepare_branch_entries(session: Session, indices: list[int], token_budget: float = 0) -> PreparedBranch:
+def _first(messages: list[Any]) -> Any:
+    """`projectContextEntry(entry, edit)[0]`: an entry edited away gives nothing."""
+    return messages[0] if messages else None
+
+
+def _segment_edits(session: Session, indices: list[int]) -> dict[Any, int]:
+    """Context edits of the segment by target: the latest per target wins (a JavaScript Map)."""
+    edits: dict[Any, int] = {}
+    for i in indices:
+        if session.records[i].type == "context_edit":
+            edits[js_key(session.value(i).get("targetId", UNDEFINED))] = i
+    return edits
+
+
+def prepare_branch_entries(
+    session: Session, indices: list[int], token_budget: float = 0, profile: PiProfile = PROFILE_0_80_2
+) -> PreparedBranch:
     ops = FileOps()
     for i in indices:
         if session.records[i].type == "branch_summary":
             v = session.value(i)
             if not js_truthy(v.get("fromHook", UNDEFINED)) and js_truthy(v.get("details", UNDEFINED)):
                 ops.seed_from_details(v["details"])
+    edits = _segment_edits(session, indices) if profile.projection else {}
+    estimate = estimate_tokens_16 if profile.system_messages else estimate_tokens
+    recs = session.records
     messages: list[Any] = []
     kept: list[int] = []
     total: Any = 0
     for i in reversed(indices):
-        m = branch_message(session, i)
+        m = branch_message(session, i, edits.get(js_key(recs[i].id)) if edits else None)
         if m is None:
             continue
-        ops.add_from_message(m)
-        t = estimate_tokens(m)
+        ops.add_from_message(m, profile)
+        t = estimate(m)
         if token_budget > 0 and _gt(js_plus(total, t), token_budget):
             if session.records[i].type in ("compaction", "branch_summary") and _lt(total, token_budget * 0.9):
                 messages.insert(0, m)

@@ -86,6 +86,8 @@ class BranchSummaryEntry(_Entry):
     from_id: str = Field(alias="fromId")
     summary: str
     details: FileDetails | None = None
+    #: usage of the summarisation call (1.6.0), omitted when None
+    usage: dict[str, Any] | None = None
     from_hook: bool = Field(default=False, alias="fromHook")
 
 

@@ -19,7 +19,7 @@ from .ids import now_iso, uuidv7
 from .jsvalue import UNDEFINED, JsTypeError, js_string
 from .messages import convert_to_llm
 from .plan import DEFAULT_CONTEXT_WINDOW, DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
-from .preparation import CompactionPlan, plan_compaction
+from .preparation import Boundary, CompactionPlan, plan_compaction
 from .profile import PROFILE_0_80_2, PiProfile
 from .projected_plan import ProjectedCompactionPlan, plan_projected_compaction
 from .projection import Projection, build_session_projection
@@ -44,11 +44,17 @@ PLAN_FIELDS = [
     "context",
     "llmMessages",
     "contextTokens",
+    "contextTokensPlain",
     "shouldCompact",
+    "projectedEntryIds",
     "cut",
+    "rawCut",
     "sweep",
     "preparation",
 ]
+#: the 1.6.0 oracle's extra fields (its README): printed under the 1.6.0 profile only, as the
+#: 0.80.2 oracle knows none of them
+PI16_PLAN_FIELDS = frozenset({"contextTokensPlain", "projectedEntryIds", "rawCut"})
 DEFAULT_RESERVE = DEFAULT_RESERVE_TOKENS
 DEFAULT_KEEP_RECENT = DEFAULT_KEEP_RECENT_TOKENS
 DEFAULT_SWEEP_LIMIT = 20000
@@ -219,6 +225,16 @@ def plan_output(
         prep = p.prepare(keep_recent)
         return None if prep is None else prep.to_json()
 
+    def projected_plan() -> ProjectedCompactionPlan:
+        p = memo.get("plan")
+        assert isinstance(p, ProjectedCompactionPlan)  # only asked for under the 1.6.0 profile
+        return p
+
+    def raw_cut() -> dict[str, Any]:
+        p = projected_plan()
+        c, b = p.raw_cut(keep_recent)
+        return _path_cut_json(session, p.path, b, c)
+
     f.update(
         {
             "settings": lambda: {
@@ -236,6 +252,10 @@ def plan_output(
             "context": lambda: memo.get("ctx").to_json(),
             "llmMessages": lambda: convert_to_llm(memo.get("ctx").messages(), profile),
             "contextTokens": context_tokens,
+            # estimateContextTokens of the context messages, from the projection the plan built
+            "contextTokensPlain": lambda: projected_plan().projection.estimate_context_tokens().to_json(),
+            "projectedEntryIds": lambda: projected_plan().projection.source_ids(),
+            "rawCut": raw_cut,
             "shouldCompact": lambda: should_compact(
                 memo.get("contextTokens")["tokens"], context_window, reserve
             ),
@@ -245,7 +265,8 @@ def plan_output(
             "preparation": preparation,
         }
     )
-    wanted = PLAN_FIELDS if not fields else [x for x in PLAN_FIELDS if x in fields]
+    known = PLAN_FIELDS if profile.projection else [x for x in PLAN_FIELDS if x not in PI16_PLAN_FIELDS]
+    wanted = known if not fields else [x for x in known if x in fields]
     errors = memo.collect(wanted, out)
     if "sweep" in out and isinstance(out["sweep"], dict) and "skipped" in out["sweep"]:
         out["sweepSkipped"] = out["sweep"]["skipped"]
@@ -254,20 +275,29 @@ def plan_output(
 
 
 def _path_id(p: CompactionPlan, k: int) -> Any:
-    if 0 <= k < len(p.path):
-        return _id_of(p.session.records[p.path[k]].id)
+    return _id_at(p.session, p.path, k)
+
+
+def _id_at(session: Session, path: list[int], k: int) -> Any:
+    if 0 <= k < len(path):
+        return _id_of(session.records[path[k]].id)
     return None
 
 
 def _cut_json(p: CompactionPlan, c: CutPoint) -> dict[str, Any]:
+    return _path_cut_json(p.session, p.path, p.boundary, c)
+
+
+def _path_cut_json(session: Session, path: list[int], boundary: Boundary, c: CutPoint) -> dict[str, Any]:
+    """A cut in path indices (0.80.2's `cut`, 1.6.0's `rawCut`)."""
     return {
         "firstKeptEntryIndex": c.first_kept_index,
-        "firstKeptEntryId": _path_id(p, c.first_kept_index),
+        "firstKeptEntryId": _id_at(session, path, c.first_kept_index),
         "turnStartIndex": c.turn_start_index,
-        "turnStartEntryId": _path_id(p, c.turn_start_index) if c.turn_start_index >= 0 else None,
+        "turnStartEntryId": _id_at(session, path, c.turn_start_index) if c.turn_start_index >= 0 else None,
         "isSplitTurn": c.is_split_turn,
-        "boundaryStart": p.boundary.start,
-        "boundaryEnd": p.boundary.end,
+        "boundaryStart": boundary.start,
+        "boundaryEnd": boundary.end,
     }
 
 
@@ -329,25 +359,31 @@ def context_output(
     return _finish(out, memo.collect(names, out))
 
 
-def branch_output(session: Session, from_id: str, to_id: str, budget: int = 0) -> tuple[dict[str, Any], int]:
+def branch_output(
+    session: Session, from_id: str, to_id: str, budget: int = 0, profile: PiProfile = PROFILE_0_80_2
+) -> tuple[dict[str, Any], int]:
     out: dict[str, Any] = {
         "version": SCHEMA_VERSION,
-        "piVersion": PROFILE_0_80_2.version,
+        "piVersion": profile.version,
         "command": "branch",
         "fromId": from_id,
         "targetId": to_id,
         "budget": budget,
     }
+    refused = _refusal(session, profile)
+    if refused is not None:
+        out["error"] = refused
+        return out, 3
     f: dict[str, Callable[[], Any]] = {}
     memo = _Fields(f)
     f["collected"] = lambda: collect_entries_for_branch_summary(session, from_id, to_id)
     f["commonAncestorId"] = lambda: _id_of(memo.get("collected").common_ancestor_id)
     f["entryIds"] = lambda: [_id_of(session.records[i].id) for i in memo.get("collected").indices]
     f["entries"] = lambda: session.values(memo.get("collected").indices)
-    f["prepared"] = lambda: prepare_branch_entries(session, memo.get("collected").indices, budget)
+    f["prepared"] = lambda: prepare_branch_entries(session, memo.get("collected").indices, budget, profile)
     f["messages"] = lambda: memo.get("prepared").messages
-    f["llmMessages"] = lambda: convert_to_llm(memo.get("prepared").messages)
-    f["serialized"] = lambda: serialize_conversation(memo.get("llmMessages"))
+    f["llmMessages"] = lambda: convert_to_llm(memo.get("prepared").messages, profile)
+    f["serialized"] = lambda: serialize_conversation(memo.get("llmMessages"), profile)
     f["fileOps"] = lambda: memo.get("prepared").file_ops.to_json()
     f["fileLists"] = lambda: compute_file_lists(memo.get("prepared").file_ops)
     f["readFiles"] = lambda: memo.get("fileLists")[0]

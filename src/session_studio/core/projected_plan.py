@@ -15,9 +15,9 @@ from typing import Any
 from .cut_points import CutPoint, RunningSums
 from .file_ops import FileOps
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy, prop
-from .preparation import Boundary, Preparation
+from .preparation import Boundary, Preparation, compaction_boundary
 from .profile import PROFILE_1_6_0
-from .projection import Projection, build_session_projection
+from .projection import Projection, build_session_projection, entry_projection
 from .session import Session
 from .tokens import ContextTokens
 
@@ -202,6 +202,15 @@ class ProjectedCompactionPlan:
 
     def cut(self, keep_recent_tokens: float) -> CutPoint:
         return self.planner.cut(keep_recent_tokens)
+
+    def raw_cut(self, keep_recent_tokens: float) -> tuple[CutPoint, Boundary]:
+        """pi 1.6.0's exported raw-entry `findCutPoint` over the 0.80.2 boundary, in path indices
+        (rules 25–29 on each entry's own messages; no context edits, so rule 30 never applies).
+
+        Not what prepareCompaction uses; the oracle reports it as `rawCut` beside the cut."""
+        b = compaction_boundary(self.session, self.path)
+        planner = ProjectedCutPlanner(entry_projection(self.session, self.path), b.start, b.end)
+        return planner.cut(keep_recent_tokens), b
 
     def prepare(self, keep_recent_tokens: float, cut: CutPoint | None = None) -> Preparation | None:
         """prepareCompaction(pathEntries, settings) of pi 1.6.0 (rule 31)."""

@@ -26,6 +26,8 @@ __all__ = [
     "Projection",
     "build_session_projection",
     "current_system_message",
+    "entry_projection",
+    "project_context_entry",
     "system_message_snapshot",
 ]
 
@@ -222,6 +224,15 @@ def _apply_edit(messages: list[Any], replacement: Any) -> list[Any]:
     return out
 
 
+def project_context_entry(session: Session, i: int, edit: int | None = None) -> list[Any]:
+    """projectContextEntry(entry, edit) of pi 1.6.0: the entry's context messages, with the
+    context edit at record `edit` applied (branch summaries use it entry by entry)."""
+    messages = _entry_messages(session.value(i), session.records[i].type)
+    if edit is None:
+        return messages
+    return _apply_edit(messages, session.value(edit).get("replacement", UNDEFINED))
+
+
 def _intrinsic_roles(session: Session, i: int) -> tuple[tuple[Any, ...], bool]:
     """(roles of the entry's own messages, whether the index estimate applies)."""
     r = session.records[i]
@@ -306,6 +317,16 @@ def build_session_projection(
             if replacement is UNDEFINED and any(r in EDITABLE_ROLES for r in roles if type(r) is str):
                 raise JsTypeError("Cannot read properties of undefined (reading 'content')")
             proj.entries.append(ProjectedEntry(i, roles, count, edit))
+    return proj
+
+
+def entry_projection(session: Session, path: list[int]) -> Projection:
+    """Every path entry with its own context messages (sessionEntryToContextMessages), without
+    compaction awareness or context edits: what 1.6.0's exported raw-entry findCutPoint walks."""
+    proj = Projection(session, path, [])
+    for i in path:
+        roles, raw = _intrinsic_roles(session, i)
+        proj.entries.append(ProjectedEntry(i, roles, len(roles), None, raw))
     return proj
 
 

@@ -15,13 +15,16 @@ from ..core.file_ops import compute_file_lists, format_file_operations
 from ..core.ids import now_iso, uuidv7
 from ..core.jsvalue import UNDEFINED, js_key, js_stringify
 from ..core.messages import convert_to_llm
+from ..core.profile import PROFILE_0_80_2, PiProfile
 from ..core.serialize import serialize_conversation
 from ..core.session import Session
 from ..core.writer import rewrite_file, write_new_file
 from ..llm.base import CancelToken, Summarizer
+from ..llm.errors import LlmSummaryError
 from ..llm.prompts import Prompts
-from ..llm.requests import BRANCH_SUMMARY_PREAMBLE, branch_request
+from ..llm.requests import BRANCH_SUMMARY_PREAMBLE, branch_request, summary_failure
 from .common import append_entry, ensure_appendable, fresh_id, loaded_fingerprint
+from .compaction import combined_usage
 
 __all__ = [
     "NO_CONTENT_SUMMARY",
@@ -99,12 +102,19 @@ def branch_to(
     dry_run: bool = False,
     from_leaf_id: str | None = None,
     refresh: bool = True,
+    profile: PiProfile = PROFILE_0_80_2,
+    model_reasoning: bool = False,
+    thinking_level: str | None = None,
 ) -> BranchOutcome:
     """pi's navigateTree from the session's leaf to `target_id`, persisted as pi persists it.
 
     With a summary, a `branch_summary` entry is appended under the new leaf. Without
     one pi writes nothing (the leaf is not saved) unless a label is attached; we say so.
     `from_leaf_id`: the leaf being left (pi's in-memory leaf; default: the file's leaf).
+    `profile`: which pi's summary is written. pi 1.6.0 (rule 41) applies the segment's context
+    edits, sends no output cap (and the thinking level to a reasoning model), rejects an answer
+    cut at the cap or calling a tool, stores the call's `usage`, and its `fromId` is the leaf
+    being left (0.80.2: the new leaf).
     """
     ensure_appendable(session)
     fp = loaded_fingerprint(session)
@@ -112,7 +122,9 @@ def branch_to(
     old_leaf = session.leaf_id if from_leaf_id is None else from_leaf_id
     if js_key(old_leaf) == js_key(target_id):
         return BranchOutcome(nav, None, None, [], "the target is already the leaf; nothing to do")
+    pi16 = profile.projection
     summary: str | None = None
+    usage: dict[str, Any] | None = None
     summarized: list[Any] = []
     details = FileDetails()
     if summarize:
@@ -124,27 +136,40 @@ def branch_to(
             summary = None  # nothing abandoned: pi writes no summary
         else:
             window = context_window or DEFAULT_BRANCH_CONTEXT_WINDOW
-            prepared = prepare_branch_entries(session, collected.indices, window - reserve_tokens)
+            prepared = prepare_branch_entries(session, collected.indices, window - reserve_tokens, profile)
             read, modified = compute_file_lists(prepared.file_ops)
             if not prepared.messages:
                 summary = NO_CONTENT_SUMMARY
             else:
                 if summarizer is None:
                     raise WriteError("a summarizer is needed to write a branch summary")
-                conv = serialize_conversation(convert_to_llm(prepared.messages))
-                req = branch_request(conv, custom_instructions, replace_instructions, prompts or Prompts())
+                conv = serialize_conversation(convert_to_llm(prepared.messages, profile), profile)
+                req = branch_request(
+                    conv,
+                    custom_instructions,
+                    replace_instructions,
+                    prompts or Prompts(),
+                    profile,
+                    model_reasoning,
+                    thinking_level,
+                )
                 result = summarizer.summarize(req, on_text=on_text, cancel=cancel)
+                failure = summary_failure(req, result) if pi16 else None
+                if failure is not None:
+                    raise LlmSummaryError(failure, user_message=failure)
                 summary = BRANCH_SUMMARY_PREAMBLE + result.text + format_file_operations(read, modified)
                 details = FileDetails(read_files=read, modified_files=modified)
+                usage = combined_usage([result.usage]) if pi16 else None
     if dry_run:
         return BranchOutcome(nav, summary, None, summarized, "dry run: nothing written")
     if summary is not None:
         entry = BranchSummaryEntry(
             id=fresh_id(session),
             parent_id=nav.new_leaf_id,
-            from_id=nav.new_leaf_id or "root",
+            from_id=_from_id(old_leaf if pi16 else nav.new_leaf_id),
             summary=summary,
             details=details,
+            usage=usage,
             from_hook=False,
         ).to_json_dict()
         done = append_entry(session, entry, fp, refresh=False)
@@ -171,6 +196,11 @@ def branch_to(
         "pi does not save a leaf move by itself: nothing was written. The next entry appended "
         "(by pi or by Session Studio) continues from the new leaf; add --summarize or --label to persist it.",
     )
+
+
+def _from_id(leaf: Any) -> str:
+    """`leafId ?? "root"` (pi 1.6.0: the leaf being left; 0.80.2: the new leaf)."""
+    return leaf if isinstance(leaf, str) else "root"
 
 
 def append_label(

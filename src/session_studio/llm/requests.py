@@ -128,20 +128,26 @@ def branch_request(
     custom_instructions: str | None,
     replace_instructions: bool,
     prompts: Prompts,
+    profile: PiProfile = PROFILE_0_80_2,
+    model_reasoning: bool = False,
+    thinking_level: str | None = None,
 ) -> SummaryRequest:
-    """A branch summary request (``generateBranchSummary``): fixed 2048 output tokens, never reasoning."""
+    """A branch summary request (``generateBranchSummary``): pi 0.80.2 caps the output at 2048 tokens
+    and never asks for reasoning; pi 1.6.0 (rule 41) sends no cap and the session's thinking level
+    for a reasoning model."""
     if replace_instructions and custom_instructions:
         instructions = custom_instructions
     elif custom_instructions:
         instructions = prompts.branch + _ADDITIONAL_FOCUS + custom_instructions
     else:
         instructions = prompts.branch
+    pi16 = profile.projection
     return SummaryRequest(
         kind="branch",
         system_prompt=prompts.system,
         prompt_text=_conversation_block(conversation) + instructions,
-        max_tokens=BRANCH_MAX_TOKENS,
-        reasoning=None,
+        max_tokens=None if pi16 else BRANCH_MAX_TOKENS,
+        reasoning=reasoning_option(model_reasoning, thinking_level) if pi16 else None,
     )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from session_studio.core.profile import PROFILE_0_80_2, PiProfile
 from session_studio.core.session import Session
 
 if TYPE_CHECKING:
@@ -235,7 +236,10 @@ def branch_job(
     on_text: Callable[[str], None] | None,
     cancel: CancelToken | None,
     from_leaf_id: str | None = None,
+    profile: PiProfile = PROFILE_0_80_2,
+    thinking_level: Any = None,
 ) -> BranchOutcome:
+    """branch_to as the file's pi (`profile`: the profile the window reads the file as)."""
     from session_studio.engine import branch_to
 
     if not summarize:
@@ -251,6 +255,8 @@ def branch_job(
             cancel=cancel,
             from_leaf_id=from_leaf_id,
             refresh=False,
+            profile=profile,
+            thinking_level=thinking_level if isinstance(thinking_level, str) else None,
         )
 
 

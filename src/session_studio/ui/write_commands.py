@@ -241,6 +241,7 @@ class WriteCommands(SummaryGeneration):
             dlg.stream.text.emit,
             cancel,
             self._entry_id(d.working_leaf_index()),
+            *_branch_profile(d),
             on_ok=done,
         )
         op.failed.connect(lambda *_: dlg.finish("Failed or cancelled: nothing was written."))
@@ -350,3 +351,14 @@ def _menu_path(action: QAction) -> str:
     name = action.text().replace("&", "")
     menus = [w for w in action.associatedObjects() if hasattr(w, "title") and w.title()]
     return f"{menus[0].title().replace('&', '')} ▸ {name}" if menus else name
+
+
+def _branch_profile(doc: Any) -> tuple[Any, Any]:
+    """(profile, thinking level) a branch summary is written with: the pi the window reads the
+    file as (the planner's profile, its reason shown there), and the session's thinking level."""
+    from session_studio.core.profile import PROFILE_0_80_2
+
+    loaded = doc.loaded_state
+    choice = loaded.profile if loaded is not None else None
+    ctx = loaded.context if loaded is not None else None
+    return (choice.profile if choice is not None else PROFILE_0_80_2), (ctx.thinking_level if ctx else None)
