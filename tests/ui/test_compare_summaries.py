@@ -1,0 +1,219 @@
+"""Issue 10 #3: candidate summaries of the same plan side by side (Preview ▸ Compare summaries).
+
+Each candidate streams in its own worker; one failing or being cancelled leaves the others
+going; what each kept and its "after" context come from core; only the one committed is written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtGui import QTextCursor
+from PySide6.QtWidgets import QMessageBox
+
+from session_studio.core.summary_sections import summary_tokens
+from session_studio.engine import requested_headings
+from session_studio.llm.prompts import (
+    HISTORY_HEADINGS,
+    TURN_PREFIX_CONTINUATION_HEADINGS,
+    TURN_PREFIX_HEADINGS,
+)
+from session_studio.ui.main_window import MainWindow
+from session_studio.ui.preview import build_context_pair
+from session_studio.ui.summary_candidates import CandidatePane
+from session_studio.ui.summary_comparison import SummaryComparison
+from tests.cli_support import LlmServer, llm_server
+
+
+@pytest.fixture
+def answers(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The titles of the questions the window asked (each answered yes)."""
+    asked: list[str] = []
+
+    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes") -> bool:
+        asked.append(title)
+        return True
+
+    monkeypatch.setattr(MainWindow, "ask_yes_no", ask)
+    return asked
+
+
+@pytest.fixture
+def dialogs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Message boxes the window opened (a candidate's failure belongs in its pane, not in one)."""
+    shown: list[str] = []
+
+    def record(box: QMessageBox) -> int:
+        shown.append(box.text())
+        return 0
+
+    monkeypatch.setattr(QMessageBox, "exec", record)
+    monkeypatch.setattr(QMessageBox, "open", record)
+    return shown
+
+
+@pytest.fixture
+def window(qtbot: Any, tmp_path: Path) -> Any:
+    """A window whose tasks run in real worker threads (candidates run side by side)."""
+    from session_studio.ui.settings import AppSettings
+    from session_studio.ui.tasks import TaskRunner
+
+    runner = TaskRunner()
+    w = MainWindow(AppSettings(tmp_path / "cfg" / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    yield w
+    w.comparison.cancel_all()
+    runner.wait_idle()
+    qtbot.wait(50)  # late results land while the window still exists
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+def _open_compare(qtbot: Any, w: MainWindow, path: Path, profile: str = "0.80.2") -> SummaryComparison:
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.state is not None)
+    if profile != "0.80.2":
+        w.doc.set_profile(pin=profile)
+    qtbot.waitUntil(lambda: w.doc.preparation is not None, timeout=5000)
+    assert w.doc.state is not None and w.doc.state.key.profile == profile
+    w.tabs.setCurrentWidget(w.preview)
+    w.preview.show_compare()
+    return w.comparison
+
+
+def _custom(pane: CandidatePane, srv: LlmServer) -> None:
+    pane.set_provider("custom")
+    pane.custom_values = {"kind": "openai", "base_url": srv.openai_url, "model": "m", "key_env": ""}
+
+
+def _done(comp: SummaryComparison, pane: CandidatePane) -> bool:
+    run = comp.runs[pane]
+    return (
+        run.outcome is not None and run.view is not None and run.view.kept is not None and run.view_op is None
+    )
+
+
+def _type_at_end(qtbot: Any, pane: CandidatePane, text: str) -> None:
+    pane.summary.moveCursor(QTextCursor.MoveOperation.End)
+    qtbot.keyClicks(pane.summary, text)
+
+
+@pytest.mark.parametrize("profile", ["0.80.2", "1.6.0"])
+def test_two_candidates_stream_side_by_side_and_the_chosen_one_is_the_only_write(
+    qtbot: Any, window: MainWindow, split_turn_session: Path, answers: list[str], profile: str
+) -> None:
+    comp = _open_compare(qtbot, window, split_turn_session, profile)
+    a, b = comp.pane("A"), comp.pane("B")
+    assert a.provider_key() == b.provider_key() == "offline"
+    b.instructions.setText("the token bar")  # pi's /compact <instructions>, for B only
+    before = split_turn_session.read_bytes()
+    a.generate_button.click()
+    b.generate_button.click()
+    assert a.running and b.running  # each in its own worker, at the same time
+    qtbot.waitUntil(lambda: _done(comp, a) and _done(comp, b), timeout=20000)
+    assert split_turn_session.read_bytes() == before  # nothing written by generating
+    assert "Requested focus: the token bar" in b.text() and "the token bar" not in a.text()
+
+    st = window.doc.state
+    assert st is not None
+    prefix = TURN_PREFIX_CONTINUATION_HEADINGS if profile == "1.6.0" else TURN_PREFIX_HEADINGS
+    for pane in (a, b):
+        run = comp.runs[pane]
+        assert run.outcome is not None and run.view is not None and run.view.kept is not None
+        # the "after" context is the single preview's: what committing this text makes pi rebuild
+        want = build_context_pair(st, pane.text(), run.outcome)
+        assert run.view.pair == want
+        final = dataclasses.replace(run.outcome, summary=pane.text())
+        assert run.view.pair is not None and run.view.pair.after_context == final.context_after().to_json()
+        assert pane.after.toPlainText().startswith(want.after_text[:200].split("\n")[0])
+        # what it kept: every heading the split turn's requests asked for, under this profile
+        kept = run.view.kept
+        assert requested_headings(run.outcome.draft) == HISTORY_HEADINGS + prefix
+        assert [s.heading for s in kept.sections] == list(HISTORY_HEADINGS + prefix)
+        assert kept.missing_sections == () and kept.read_files.intact and kept.modified_files.intact
+        assert kept.tokens == summary_tokens(pane.text())
+        assert f"≈{kept.tokens:,} tokens" in pane.status.text()
+        assert "missing" not in pane.kept_title.text()
+    assert comp.runs[a].view.pair.after_text != comp.runs[b].view.pair.after_text  # type: ignore[union-attr]
+
+    _type_at_end(qtbot, b, " B, edited.")
+    n = len(_lines(split_turn_session))
+    chosen = b.text()
+    b.commit_button.click()
+    assert answers == ["Commit candidate B"]
+    qtbot.waitUntil(lambda: len(_lines(split_turn_session)) == n + 1, timeout=5000)
+    entry = _lines(split_turn_session)[-1]
+    assert entry["type"] == "compaction" and entry["summary"] == chosen
+    qtbot.waitUntil(lambda: b not in comp.runs)  # committed: its pane is gone with the others
+    # the others were discarded: a fresh pair of candidates for the new plan
+    assert [p.name for p in comp.view.panes] == ["A", "B"]
+    assert all(comp.runs[p].outcome is None and not p.text() for p in comp.view.panes)
+    assert "Candidate B was committed" in comp.pane("A").status.text()
+    window.runner.wait_idle()
+    assert len(_lines(split_turn_session)) == n + 1
+
+
+def test_a_failing_candidate_shows_its_error_in_its_pane_and_the_other_commits(
+    qtbot: Any,
+    window: MainWindow,
+    split_turn_session: Path,
+    answers: list[str],
+    dialogs: list[str],
+) -> None:
+    comp = _open_compare(qtbot, window, split_turn_session)
+    a, b = comp.pane("A"), comp.pane("B")
+    n = len(_lines(split_turn_session))
+    with llm_server("error", text="The model is overloaded, try again later") as srv:
+        _custom(a, srv)
+        a.generate_button.click()
+        b.generate_button.click()
+        qtbot.waitUntil(lambda: a.failure_label.isVisible() and _done(comp, b), timeout=20000)
+    assert "The model is overloaded" in a.failure_label.text()
+    assert a.status.text() == "Failed" and not a.commit_button.isEnabled()
+    assert not b.failure_label.isVisible() and b.commit_button.isEnabled()
+    assert dialogs == []  # in its pane only
+    assert len(_lines(split_turn_session)) == n
+    chosen = b.text()
+    b.commit_button.click()
+    qtbot.waitUntil(lambda: len(_lines(split_turn_session)) == n + 1, timeout=5000)
+    entry = _lines(split_turn_session)[-1]
+    assert entry["type"] == "compaction" and entry["summary"] == chosen
+    window.runner.wait_idle()
+    assert len(_lines(split_turn_session)) == n + 1
+
+
+def test_cancelling_one_candidate_leaves_the_other_streaming(
+    qtbot: Any, window: MainWindow, split_turn_session: Path, answers: list[str]
+) -> None:
+    comp = _open_compare(qtbot, window, split_turn_session)
+    a, b = comp.pane("A"), comp.pane("B")
+    n = len(_lines(split_turn_session))
+    with llm_server("trickle") as stuck, llm_server("slow", text="## Goal\nFinish the port. " * 8) as slow:
+        _custom(a, stuck)
+        _custom(b, slow)
+        a.generate_button.click()
+        b.generate_button.click()
+        qtbot.waitUntil(lambda: len(stuck.requests) >= 1 and len(slow.requests) >= 1, timeout=10000)
+        start = time.monotonic()
+        a.cancel_button.click()
+        qtbot.waitUntil(lambda: not a.running, timeout=3000)
+        assert time.monotonic() - start < 2.0
+        assert a.status.text().startswith("Cancelled") and comp.runs[a].outcome is None
+        assert b.running and b.cancel_button.isEnabled()  # B goes on
+        qtbot.waitUntil(lambda: _done(comp, b), timeout=20000)
+    assert "Finish the port." in b.text()
+    assert len(_lines(split_turn_session)) == n  # nothing written by generating or cancelling
+    chosen = b.text()
+    b.commit_button.click()
+    qtbot.waitUntil(lambda: len(_lines(split_turn_session)) == n + 1, timeout=5000)
+    assert _lines(split_turn_session)[-1]["summary"] == chosen
+    window.runner.wait_idle()
