@@ -217,3 +217,23 @@ def test_cancelling_one_candidate_leaves_the_other_streaming(
     qtbot.waitUntil(lambda: len(_lines(split_turn_session)) == n + 1, timeout=5000)
     assert _lines(split_turn_session)[-1]["summary"] == chosen
     window.runner.wait_idle()
+
+
+def test_a_third_candidate_runs_alongside_the_first_two(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    comp = _open_compare(qtbot, window, split_turn_session)
+    comp.view.add_button.click()
+    panes = comp.view.panes
+    assert [p.name for p in panes] == ["A", "B", "C"]
+    assert all(p.remove_button.isVisible() for p in panes)  # more than two: each can go
+    with llm_server("trickle") as s1, llm_server("trickle") as s2, llm_server("trickle") as s3:
+        for pane, srv in zip(panes, (s1, s2, s3), strict=True):
+            _custom(pane, srv)
+            pane.generate_button.click()
+        # every candidate has its request out at once: none waits for another to end
+        qtbot.waitUntil(lambda: all(s.requests for s in (s1, s2, s3)), timeout=5000)
+        for pane in panes:
+            pane.cancel_button.click()
+        qtbot.waitUntil(lambda: not any(p.running for p in panes), timeout=3000)
+    assert all(p.status.text().startswith("Cancelled") for p in panes)
