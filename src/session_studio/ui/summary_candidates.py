@@ -94,16 +94,16 @@ def kept_html(kept: SummaryKept) -> str:
 
 
 def kept_summary_line(kept: SummaryKept) -> str:
-    """One plain line: how many requested sections are there, empty, missing."""
+    """One short line: requested sections with content, empty, missing; the file lists."""
     n = len(kept.sections)
     present = sum(1 for s in kept.sections if s.status == "present")
-    line = f"{present}/{n} sections with content"
+    line = f"{present}/{n} sections"
     if kept.empty_sections:
         line += f" · {len(kept.empty_sections)} empty"
     if kept.missing_sections:
         line += f" · {len(kept.missing_sections)} missing"
     files_ok = kept.read_files.intact and kept.modified_files.intact
-    return line + (" · file lists intact" if files_ok else " · file lists differ from the plan")
+    return line + (" · file lists ✓" if files_ok else " · file lists ✗")
 
 
 class _PaneStream(QObject):
@@ -210,7 +210,7 @@ class CandidatePane(QFrame):
         split.addWidget(col(self.kept_title, self.kept))
         split.addWidget(col(self.after_title, self.after))
         split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
+        split.setStretchFactor(1, 3)  # the twelve-odd headings and two file lists without scrolling
         split.setStretchFactor(2, 2)
         split.setChildrenCollapsible(False)
         self.splitter = split
