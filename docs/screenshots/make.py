@@ -137,7 +137,7 @@ def main() -> int:
         w.tabs.setCurrentWidget(w.preview)
         w.preview.show_compare()
         # the candidates need the width: the tree keeps a readable column, the planner its own
-        tree, _centre, planner = w.splitter.sizes()
+        _tree, _centre, planner = w.splitter.sizes()
         w.splitter.setSizes([380, sum(w.splitter.sizes()) - 380 - planner, planner])
         settle(w)
         comp = w.comparison
@@ -149,7 +149,9 @@ def main() -> int:
 
         def done() -> bool:
             return all(
-                comp.runs[p].outcome is not None and comp.runs[p].view is not None and comp.runs[p].view_op is None
+                comp.runs[p].outcome is not None
+                and comp.runs[p].view is not None
+                and comp.runs[p].view_op is None
                 for p in (a, b)
             )
 
