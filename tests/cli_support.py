@@ -165,6 +165,12 @@ def _handler(server: LlmServer) -> type[BaseHTTPRequestHandler]:
                     self.wfile.write(block)
             elif mode == "silent":
                 server.stop.wait(60)
+            elif mode == "broken":
+                chunk = {
+                    "choices": [{"index": 0, "delta": {"content": server.text[: len(server.text) // 2]}}]
+                }
+                self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                self.wfile.flush()
             elif mode == "slow":
                 text = server.text
                 step = max(1, -(-len(text) // 10))

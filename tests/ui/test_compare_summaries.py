@@ -162,22 +162,32 @@ def test_two_candidates_stream_side_by_side_and_the_chosen_one_is_the_only_write
     assert len(_lines(split_turn_session)) == n + 1
 
 
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        ("error", "The model is overloaded"),  # the server refuses: its own message
+        ("broken", "ended before it was complete"),  # the stream stops half way
+    ],
+)
 def test_a_failing_candidate_shows_its_error_in_its_pane_and_the_other_commits(
     qtbot: Any,
     window: MainWindow,
     split_turn_session: Path,
     answers: list[str],
     dialogs: list[str],
+    mode: str,
+    said: str,
 ) -> None:
     comp = _open_compare(qtbot, window, split_turn_session)
     a, b = comp.pane("A"), comp.pane("B")
     n = len(_lines(split_turn_session))
-    with llm_server("error", text="The model is overloaded, try again later") as srv:
+    with llm_server(mode, text="The model is overloaded, try again later") as srv:
         _custom(a, srv)
         a.generate_button.click()
         b.generate_button.click()
         qtbot.waitUntil(lambda: a.failure_label.isVisible() and _done(comp, b), timeout=20000)
-    assert "The model is overloaded" in a.failure_label.text()
+    assert said in a.failure_label.text()
+    assert a.failure_label.text().startswith("Candidate A could not be generated")
     assert a.status.text() == "Failed" and not a.commit_button.isEnabled()
     assert not b.failure_label.isVisible() and b.commit_button.isEnabled()
     assert dialogs == []  # in its pane only
