@@ -70,8 +70,10 @@ def window(qtbot: Any, tmp_path: Path) -> Any:
     w.show()
     yield w
     w.comparison.cancel_all()
+    qtbot.waitUntil(lambda: not w.doc.preparing and not runner.busy, timeout=20000)
     runner.wait_idle()
     qtbot.wait(50)  # late results land while the window still exists
+    runner.synchronous = True  # a timer firing before the window goes runs inline, not after it
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -247,3 +249,38 @@ def test_a_third_candidate_runs_alongside_the_first_two(
             pane.cancel_button.click()
         qtbot.waitUntil(lambda: not any(p.running for p in panes), timeout=3000)
     assert all(p.status.text().startswith("Cancelled") for p in panes)
+
+
+def test_a_candidate_made_for_another_plan_cannot_be_committed_and_edits_are_named(
+    qtbot: Any, window: MainWindow, split_turn_session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[tuple[str, str]] = []
+
+    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes") -> bool:
+        asked.append((title, text))
+        return True
+
+    monkeypatch.setattr(MainWindow, "ask_yes_no", ask)
+    comp = _open_compare(qtbot, window, split_turn_session)
+    a, b = comp.pane("A"), comp.pane("B")
+    a.generate_button.click()
+    b.generate_button.click()
+    qtbot.waitUntil(lambda: _done(comp, a) and _done(comp, b), timeout=20000)
+    keep = window.doc.keep
+    window.planner.keep.spin.setValue(4000)  # the cut moves: both were made for another plan
+    window.planner.flush_params()
+    qtbot.waitUntil(lambda: window.doc.preparation is not None, timeout=5000)
+    assert comp.is_stale(a) and not a.commit_button.isEnabled()
+    assert "another plan" in a.commit_button.toolTip() and "Made for cut at path #" in a.status.text()
+    n = len(_lines(split_turn_session))
+    a.commit_requested.emit()  # even if asked directly: nothing is written
+    assert asked == [] and len(_lines(split_turn_session)) == n
+    window.planner.keep.spin.setValue(keep)  # back to the plan they were made for
+    window.planner.flush_params()
+    qtbot.waitUntil(lambda: a.commit_button.isEnabled() and b.commit_button.isEnabled(), timeout=5000)
+    _type_at_end(qtbot, a, " mine")
+    a.flush()
+    b.commit_button.click()
+    assert [t for t, _ in asked] == ["Commit candidate B"]
+    assert "<b>A</b> has text you edited" in asked[0][1]
+    qtbot.waitUntil(lambda: len(_lines(split_turn_session)) == n + 1, timeout=5000)
