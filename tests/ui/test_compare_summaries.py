@@ -284,3 +284,30 @@ def test_a_candidate_made_for_another_plan_cannot_be_committed_and_edits_are_nam
     assert [t for t, _ in asked] == ["Commit candidate B"]
     assert "<b>A</b> has text you edited" in asked[0][1]
     qtbot.waitUntil(lambda: len(_lines(split_turn_session)) == n + 1, timeout=5000)
+
+
+def test_the_single_summarys_size_is_pis_estimate_in_utf16_units(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    from tests.ui.conftest import write_session
+
+    emoji = "🚀" * 60  # two UTF-16 units each: pi counts 120 chars where Python counts 60
+    spec: list[Any] = [
+        {"type": "message", "message": {"role": "user", "content": f"Ship it {emoji}", "timestamp": 1}},
+        ("assistant", 3000),
+        ("user", 400),
+        ("assistant", 400),
+    ]
+    path = write_session(tmp_path / "emoji.jsonl", spec)
+    window.open_path(str(path))
+    qtbot.waitUntil(lambda: window.doc.state is not None)
+    window.planner.keep.spin.setValue(700)
+    window.planner.flush_params()
+    qtbot.waitUntil(lambda: window.doc.preparation is not None, timeout=5000)
+    window.tabs.setCurrentWidget(window.preview)
+    window.preview.provider.setCurrentIndex(window.preview.provider.findData("offline"))
+    window.preview.generate_button.click()
+    qtbot.waitUntil(lambda: window.doc.outcome is not None, timeout=20000)
+    text = window.doc.outcome.summary
+    assert emoji in text
+    assert f"≈{summary_tokens(text):,} tokens" in window.preview.status.text()

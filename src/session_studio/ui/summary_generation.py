@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QDialog
 
+from session_studio.core.summary_sections import summary_tokens
+
 from . import actions
 from .document import PlanSignature
 from .errors import explain_failure, report_failure, show_error
@@ -136,7 +138,9 @@ class SummaryGeneration(WindowParts):
         self.preview.finish_stream(text)
         # made for the plan it was generated for: if the plan moved meanwhile, the note says so
         self.doc.set_outcome(outcome, made_for)
-        self.preview.status.setText(f"Summary ready · {len(text):,} chars · ≈{(len(text) + 3) // 4:,} tokens")
+        self.preview.status.setText(
+            f"Summary ready · {len(text):,} chars · ≈{summary_tokens(text):,} tokens (pi's estimate)"
+        )
         self._update_stale_note()
         self._refresh_contexts()
         self._update_actions()
