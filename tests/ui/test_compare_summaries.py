@@ -311,3 +311,31 @@ def test_the_single_summarys_size_is_pis_estimate_in_utf16_units(
     text = window.doc.outcome.summary
     assert emoji in text
     assert f"≈{summary_tokens(text):,} tokens" in window.preview.status.text()
+
+
+def test_leaving_the_file_asks_for_edited_candidates_and_discards_them(
+    qtbot: Any,
+    window: MainWindow,
+    split_turn_session: Path,
+    branching_session: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    script = [False, True]
+    asked: list[str] = []
+
+    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes") -> bool:
+        asked.append(title)
+        return script.pop(0)
+
+    monkeypatch.setattr(MainWindow, "ask_yes_no", ask)
+    comp = _open_compare(qtbot, window, split_turn_session)
+    a = comp.pane("A")
+    a.generate_button.click()
+    qtbot.waitUntil(lambda: _done(comp, a), timeout=20000)
+    _type_at_end(qtbot, a, " mine")
+    assert window.open_path(str(branching_session)) is None  # declined: nothing changes
+    assert asked == ["Discard the edited candidates?"] and a.text().endswith(" mine")
+    window.open_path(str(branching_session))
+    qtbot.waitUntil(lambda: window.doc.path == str(branching_session) and window.doc.state is not None)
+    assert a not in comp.runs and [p.name for p in comp.view.panes] == ["A", "B"]
+    assert all(comp.runs[p].outcome is None and not p.text() for p in comp.view.panes)

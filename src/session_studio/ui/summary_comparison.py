@@ -82,7 +82,8 @@ class SummaryComparison(QObject):
         self.runs: dict[CandidatePane, _Run] = {}
         self.view.add_requested.connect(self.add_candidate)
         window.doc.plan_changed.connect(self._on_plan)
-        window.doc.closed.connect(self._on_plan)
+        window.doc.loaded.connect(self._on_loaded)
+        window.doc.closed.connect(self.reset)
         window.preview.modes.currentChanged.connect(lambda _i: self._refresh_visible())
         window.tabs.currentChanged.connect(lambda _i: self._refresh_visible())
         window.installEventFilter(self)  # closing the window cancels the candidates' requests
@@ -130,6 +131,27 @@ class SummaryComparison(QObject):
         self.w.last_dialog = dlg
         if dlg.exec() == QDialog.DialogCode.Accepted:
             pane.custom_values = dlg.values()
+
+    def edited_names(self) -> list[str]:
+        """The candidates holding text the user typed or edited."""
+        for pane in self.runs:
+            pane.flush()
+        return [p.name for p in self.runs if p.is_edited()]
+
+    def reset(self) -> None:
+        """Discard every candidate (another file, a commit) and start again with two empty ones."""
+        for pane in list(self.runs):
+            self._drop(pane)
+        self.add_candidate()
+        self.add_candidate()
+
+    def _on_loaded(self, res: Any) -> None:
+        # candidates of another file are of no use here (a reload of this one keeps them, stale)
+        path = res.session.path
+        if any(r.outcome is not None and r.outcome.draft.session.path != path for r in self.runs.values()):
+            self.reset()
+        else:
+            self._on_plan()
 
     def cancel_all(self) -> None:
         for run in self.runs.values():
@@ -346,10 +368,8 @@ class SummaryComparison(QObject):
         name = pane.name
         # the single preview's summary (if any) stays, now made for another plan: nothing typed is lost
         self.w.doc.after_write(entry.get("id"), clear_summary=False)
-        for p in list(self.runs):
-            self._drop(p)
-        self.add_candidate().status.setText(f"Candidate {name} was committed (entry {entry.get('id')})")
-        self.add_candidate()
+        self.reset()
+        self.view.panes[0].status.setText(f"Candidate {name} was committed (entry {entry.get('id')})")
         self.w.statusBar().showMessage(
             f"Candidate {name} appended as compaction entry {entry.get('id')}; the other candidates were discarded",
             10000,

@@ -25,11 +25,27 @@ if TYPE_CHECKING:
     from session_studio.engine import CompactionOutcome
     from session_studio.llm import ProviderConfig
 
+    from .summary_comparison import SummaryComparison
+
 __all__ = ["SummaryGeneration"]
 
 
 class SummaryGeneration(WindowParts):
     """Generating the summary of the current plan and showing what it changes."""
+
+    comparison: SummaryComparison  # Preview ▸ Compare summaries (MainWindow makes it)
+
+    def _may_drop_summary(self) -> bool:
+        """Leaving this file drops the candidate summaries too: ask first when one was edited."""
+        edited = self.comparison.edited_names()
+        if edited and not self.ask_yes_no(
+            "Discard the edited candidates?",
+            f"Candidate {', '.join(edited)} of Compare summaries has text you typed or edited; "
+            "leaving this file discards it.",
+            yes="Discard and leave",
+        ):
+            return False
+        return super()._may_drop_summary()
 
     def _go_preview(self) -> None:
         self.tabs.setCurrentWidget(self.preview)
