@@ -278,6 +278,7 @@ def test_a_candidate_made_for_another_plan_cannot_be_committed_and_edits_are_nam
     window.planner.keep.spin.setValue(keep)  # back to the plan they were made for
     window.planner.flush_params()
     qtbot.waitUntil(lambda: a.commit_button.isEnabled() and b.commit_button.isEnabled(), timeout=5000)
+    assert a.status.text().endswith("tokens (pi's estimate)")  # no longer "made for another plan"
     _type_at_end(qtbot, a, " mine")
     a.flush()
     b.commit_button.click()

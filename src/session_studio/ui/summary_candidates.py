@@ -128,6 +128,8 @@ class CandidatePane(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setMinimumWidth(PANE_MIN_WIDTH)
         self.stream = _PaneStream()
+        #: a generation is streaming into this pane
+        self.running = False
         #: the custom provider of this candidate (the Provider settings dialog's values)
         self.custom_values: dict[str, str] | None = None
 
@@ -235,7 +237,6 @@ class CandidatePane(QFrame):
         self._provider_changed()
 
         self.generated_text = ""
-        self.running = False
         self._parts: dict[int, str] = {}
         self._programmatic = False
         self._shown_after = ""

@@ -277,13 +277,22 @@ class SummaryComparison(QObject):
     def _on_plan(self, *_args: Any) -> None:
         for pane in self.runs:
             self._update_commit(pane)
-            if self.is_stale(pane):
-                made = self.runs[pane].made_for
-                pane.status.setText(
-                    f"Made for {made.describe() if made else 'another plan'}; the plan has changed since: "
-                    "generate it again to commit it"
-                )
+            self._show_status(pane)
         self._refresh_visible()
+
+    def _show_status(self, pane: CandidatePane) -> None:
+        """The line under a generated candidate's buttons: its size, or the plan it was made for."""
+        run = self.runs[pane]
+        if pane.running or run.outcome is None:
+            return
+        if self.is_stale(pane):
+            made = run.made_for
+            pane.status.setText(
+                f"Made for {made.describe() if made else 'another plan'}; the plan has changed since: "
+                "generate it again to commit it"
+            )
+        elif run.view is not None:
+            pane.status.setText(f"{len(pane.text()):,} chars · ≈{run.view.tokens:,} tokens (pi's estimate)")
 
     def _refresh_visible(self) -> None:
         if self.w.tabs.currentWidget() is self.w.preview and self.w.preview.comparing():
@@ -327,8 +336,7 @@ class SummaryComparison(QObject):
         run.view_op = None
         run.view = view
         pane.show_view(view.pair, view.kept)
-        if run.outcome is not None and not pane.running and not self.is_stale(pane):
-            pane.status.setText(f"{len(pane.text()):,} chars · ≈{view.tokens:,} tokens (pi's estimate)")
+        self._show_status(pane)
 
     # ---------------------------------------------------------------- commit
     def commit(self, pane: CandidatePane) -> None:
