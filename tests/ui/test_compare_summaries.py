@@ -65,15 +65,18 @@ def window(qtbot: Any, tmp_path: Path) -> Any:
 
     runner = TaskRunner()
     w = MainWindow(AppSettings(tmp_path / "cfg" / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
-    qtbot.addWidget(w)
+
+    def settle(w: MainWindow) -> None:  # before pytest-qt closes the window: no late task outlives it
+        w.comparison.cancel_all()
+        qtbot.waitUntil(lambda: not w.doc.preparing and not runner.busy, timeout=20000)
+        runner.wait_idle()
+        qtbot.wait(50)  # late results land while the window still exists
+        runner.synchronous = True  # a timer firing before the window goes runs inline, not after it
+
+    qtbot.addWidget(w, before_close_func=settle)
     w.resize(1280, 800)
     w.show()
-    yield w
-    w.comparison.cancel_all()
-    qtbot.waitUntil(lambda: not w.doc.preparing and not runner.busy, timeout=20000)
-    runner.wait_idle()
-    qtbot.wait(50)  # late results land while the window still exists
-    runner.synchronous = True  # a timer firing before the window goes runs inline, not after it
+    return w
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
