@@ -153,11 +153,15 @@ def test_two_candidates_stream_side_by_side_and_the_chosen_one_is_the_only_write
     _type_at_end(qtbot, b, " B, edited.")
     n = len(_lines(split_turn_session))
     chosen = b.text()
+    outcome_b = comp.runs[b].outcome
+    assert outcome_b is not None
+    expected = dataclasses.replace(outcome_b, summary=chosen).entry().to_json_dict()
     b.commit_button.click()
     assert answers == ["Commit candidate B"]
     qtbot.waitUntil(lambda: len(_lines(split_turn_session)) == n + 1, timeout=5000)
     entry = _lines(split_turn_session)[-1]
     assert entry["type"] == "compaction" and entry["summary"] == chosen
+    assert entry == json.loads(json.dumps(expected))  # exactly B's entry: its draft, id and text
     qtbot.waitUntil(lambda: b not in comp.runs)  # committed: its pane is gone with the others
     # the others were discarded: a fresh pair of candidates for the new plan
     assert [p.name for p in comp.view.panes] == ["A", "B"]
