@@ -347,3 +347,19 @@ def test_leaving_the_file_asks_for_edited_candidates_and_discards_them(
     qtbot.waitUntil(lambda: window.doc.path == str(branching_session) and window.doc.state is not None)
     assert a not in comp.runs and [p.name for p in comp.view.panes] == ["A", "B"]
     assert all(comp.runs[p].outcome is None and not p.text() for p in comp.view.panes)
+
+
+def test_closing_the_window_cancels_the_candidates_requests(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    comp = _open_compare(qtbot, window, split_turn_session)
+    a = comp.pane("A")
+    with llm_server("trickle") as srv:
+        _custom(a, srv)
+        a.generate_button.click()
+        qtbot.waitUntil(lambda: bool(srv.requests), timeout=10000)
+        token = comp.runs[a].cancel
+        assert token is not None and not token.cancelled
+        window.close()
+        assert token.cancelled
+        qtbot.waitUntil(lambda: not a.running, timeout=3000)
