@@ -165,6 +165,24 @@ def _handler(server: LlmServer) -> type[BaseHTTPRequestHandler]:
                     self.wfile.write(block)
             elif mode == "silent":
                 server.stop.wait(60)
+            elif mode == "broken":
+                chunk = {
+                    "choices": [{"index": 0, "delta": {"content": server.text[: len(server.text) // 2]}}]
+                }
+                self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                self.wfile.flush()
+            elif mode == "slow":
+                text = server.text
+                step = max(1, -(-len(text) // 10))
+                for i in range(0, len(text), step):
+                    if server.stop.wait(0.1):
+                        return
+                    chunk = {"choices": [{"index": 0, "delta": {"content": text[i : i + step]}}]}
+                    self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                    self.wfile.flush()
+                end = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+                self.wfile.write(b"data: " + json.dumps(end).encode() + b"\n\ndata: [DONE]\n\n")
+                self.wfile.flush()
 
     return Handler
 

@@ -13,7 +13,11 @@ renders only the pi 1.6.0 ones (pi16-*.png and profiles-side-by-side.png);
 
     python docs/screenshots/make.py profiles
 
-only the side-by-side view of both pis' plans (profiles-side-by-side.png).
+only the side-by-side view of both pis' plans (profiles-side-by-side.png);
+
+    python docs/screenshots/make.py ab
+
+only ab-summaries.png: two candidate summaries of the real session (Compare summaries).
 """
 
 from __future__ import annotations
@@ -90,6 +94,7 @@ def main() -> int:
     app = QApplication.instance() or QApplication([sys.argv[0]])
     only_pi16 = sys.argv[1:] == ["pi16"]
     only_profiles = sys.argv[1:] == ["profiles"]
+    only_ab = sys.argv[1:] == ["ab"]
 
     def pump(cond: object = None, timeout: float = 30) -> None:
         end = time.monotonic() + timeout
@@ -129,6 +134,54 @@ def main() -> int:
         settle(w)
         # the status bar would show the (random) temporary path once "Loaded" times out
         w.statusBar().showMessage("A pi 1.6.0 session (tests/ui/pi16_sample.py)")
+
+    def compare_shot(session: Path) -> None:
+        """Two offline candidates of the same plan: pi's default prompt, and custom instructions."""
+        w = window("light")
+        open_(w, session)
+        w.tabs.setCurrentWidget(w.preview)
+        w.preview.show_compare()
+        # the candidates need the width: the tree keeps a readable column, the planner its own
+        _tree, _centre, planner = w.splitter.sizes()
+        w.splitter.setSizes([380, sum(w.splitter.sizes()) - 380 - planner, planner])
+        settle(w)
+        comp = w.comparison
+        a, b = comp.pane("A"), comp.pane("B")
+        b.instructions.setText("the failing tests and the files touched")
+        for pane in (a, b):
+            pane.set_provider("offline")
+            pane.generate_button.click()
+
+        def done() -> bool:
+            return all(
+                comp.runs[p].outcome is not None
+                and comp.runs[p].view is not None
+                and comp.runs[p].view_op is None
+                for p in (a, b)
+            )
+
+        pump(done, 60)
+        settle(w)
+        for pane in (a, b):
+            pane.summary.moveCursor(pane.summary.textCursor().MoveOperation.Start)
+        w.statusBar().showMessage("Two candidate summaries of the same plan (offline summariser)")
+        shot(w, "ab-summaries.png")
+        w.close()
+
+    def upgraded(path: Path) -> Path:
+        """A version 3 copy of the real session (pi's fixture is version 1): Commit is enabled."""
+        from session_studio.core import Session
+        from session_studio.engine import upgrade_legacy_file
+
+        v3 = TMP / "v3" / path.name
+        v3.parent.mkdir(parents=True, exist_ok=True)
+        v3.write_bytes(path.read_bytes())
+        upgrade_legacy_file(Session.open(v3))
+        return v3
+
+    if only_ab:
+        compare_shot(upgraded(ROOT / "tests" / "oracle" / "fixtures" / "before-compaction.jsonl"))
+        return 0
 
     # pi 1.6.0: the usage filter on, a replaced tool result (both versions); the system message;
     # the compaction with its system snapshot and usage
@@ -195,6 +248,7 @@ def main() -> int:
             settle(w)
             shot(w, "preview.png")
         w.close()
+    compare_shot(upgraded(main_session))
 
     w = window("light")
     open_(w, split)

@@ -10,6 +10,7 @@ from .compaction import (
     CompactionOutcome,
     commit_compaction,
     draft_compaction,
+    requested_headings,
     summarize_draft,
 )
 from .edits import (
@@ -35,6 +36,7 @@ __all__ = [
     "draft_compaction",
     "fork_to_file",
     "repair_torn_tail",
+    "requested_headings",
     "summarize_draft",
     "upgrade_legacy_file",
 ]

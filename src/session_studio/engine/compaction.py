@@ -39,7 +39,12 @@ from ..core.tokens import ContextTokens, estimate_tokens, estimate_tokens_16
 from ..core.writer import FileFingerprint
 from ..llm.base import CancelToken, Summarizer, SummaryRequest, SummaryResult
 from ..llm.errors import LlmSummaryError
-from ..llm.prompts import Prompts
+from ..llm.prompts import (
+    HISTORY_HEADINGS,
+    TURN_PREFIX_CONTINUATION_HEADINGS,
+    TURN_PREFIX_HEADINGS,
+    Prompts,
+)
 from ..llm.requests import history_request, merge_split_turn, summary_failure, turn_prefix_request
 from .common import append_entry, ensure_appendable, fresh_id, loaded_fingerprint
 
@@ -50,6 +55,7 @@ __all__ = [
     "PlanChangedError",
     "commit_compaction",
     "draft_compaction",
+    "requested_headings",
     "summarize_draft",
 ]
 
@@ -150,6 +156,21 @@ class CompactionOutcome:
         for m in self.context_after().messages():
             total += estimate(m)
         return total
+
+
+def requested_headings(draft: CompactionDraft) -> tuple[str, ...]:
+    """The headings the draft's requests ask the model for, in the order they appear in the merged
+    summary: the history's (initial or update prompt), then the turn prefix's under the draft's
+    pi (a continuation checkpoint under 1.6.0, rule 39)."""
+    out: list[str] = []
+    for request in draft.requests:
+        if request.kind in ("history", "update"):
+            out.extend(HISTORY_HEADINGS)
+        elif request.kind == "turn_prefix":
+            out.extend(
+                TURN_PREFIX_CONTINUATION_HEADINGS if draft.profile.projection else TURN_PREFIX_HEADINGS
+            )
+    return tuple(out)
 
 
 def combined_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None:

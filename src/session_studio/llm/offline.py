@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from session_studio.llm.base import CancelToken, SummaryRequest, SummaryResult
+from session_studio.llm.prompts import TURN_PREFIX_CONTINUATION_HEADINGS, TURN_PREFIX_HEADINGS
 from session_studio.llm.requests import BRANCH_SUMMARY_PREAMBLE, NO_PRIOR_HISTORY
 
 __all__ = ["OFFLINE_MODEL", "OFFLINE_NOTE", "OfflineSummarizer"]
@@ -822,7 +823,7 @@ def _render_history(draft: _Draft, *, with_context: bool) -> list[str]:
     return sections
 
 
-def _render_turn_prefix(draft: _Draft, conv: _Conversation) -> list[str]:
+def _render_turn_prefix(draft: _Draft, conv: _Conversation, headings: tuple[str, ...]) -> list[str]:
     request = draft.original_request or "(the request that started this turn is not part of this excerpt)"
     early = [
         *(_ITEM_PREFIX.sub("- ", line, count=1) for line in draft.done.values()),
@@ -841,10 +842,11 @@ def _render_turn_prefix(draft: _Draft, conv: _Conversation) -> list[str]:
         context.append(
             "- Last assistant message before the kept part: " + _shorten(conv.assistant_texts[-1], 300)
         )
+    original, progress, needed = headings
     return [
-        "\n".join(["## Original Request", OFFLINE_NOTE, request]),
-        "\n".join(["## Early Progress", *_bullets(early)]),
-        "\n".join(["## Context for Suffix", *_bullets(context)]),
+        "\n".join([original, OFFLINE_NOTE, request]),
+        "\n".join([progress, *_bullets(early)]),
+        "\n".join([needed, *_bullets(context)]),
     ]
 
 
@@ -903,7 +905,11 @@ class OfflineSummarizer:
             previous.insert(0, _parse_summary(previous_text))
         draft = _build_draft(conv, previous, focus)
         if request.kind == "turn_prefix":
-            return _render_turn_prefix(draft, conv)
+            # the headings the prompt asks for: pi 1.6.0's continuation checkpoint names them differently
+            asked = {line.rstrip() for line in request.prompt_text.splitlines()}
+            continuation = all(h in asked for h in TURN_PREFIX_CONTINUATION_HEADINGS)
+            headings = TURN_PREFIX_CONTINUATION_HEADINGS if continuation else TURN_PREFIX_HEADINGS
+            return _render_turn_prefix(draft, conv, headings)
         return _render_history(draft, with_context=request.kind != "branch")
 
     def summarize(

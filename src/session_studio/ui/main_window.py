@@ -33,6 +33,7 @@ from .navigation import TreeNavigation
 from .plain import rich_tooltip
 from .profile_compare import ProfileCompareController
 from .settings import AppSettings
+from .summary_comparison import SummaryComparison
 from .tasks import TaskRunner
 from .theme import apply_theme, current_theme
 from .why import explain_cut
@@ -179,6 +180,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         d.summary_changed.connect(self.preview.load_summary)
         self.preview.use_anyway_requested.connect(self.commit)
         self.preview.regenerate_requested.connect(self._generate)
+        self.comparison = SummaryComparison(self)  # Preview ▸ Compare summaries (its own connections)
         self.legacy_banner.upgrade_button.clicked.connect(self.upgrade)
         self.legacy_banner.fork_button.clicked.connect(self.fork)
         self.tabs.currentChanged.connect(self._on_tab)

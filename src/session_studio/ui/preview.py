@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -403,14 +404,24 @@ class PreviewPane(QWidget):
         split.setChildrenCollapsible(False)
         self.splitter = split
 
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 6, 6, 6)
+        single = QWidget()
+        lay = QVBoxLayout(single)
+        lay.setContentsMargins(0, 4, 0, 0)
         lay.setSpacing(4)
         lay.addLayout(top)
         lay.addLayout(focus_row)
         lay.addLayout(run)
         lay.addWidget(self.stale_note)
         lay.addWidget(split, 1)
+        self.single = single
+        #: "Compare summaries" (summary_candidates.CompareView), added by its controller
+        self.compare: QWidget | None = None
+        self.modes = QTabWidget()
+        self.modes.setDocumentMode(True)
+        self.modes.addTab(single, "One summary")
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(6, 2, 6, 6)
+        outer.addWidget(self.modes, 1)
 
         self.generate_button.clicked.connect(
             lambda: self.generate_requested.emit(self.provider.currentData())
@@ -539,6 +550,19 @@ class PreviewPane(QWidget):
         """The plan changed: the previous preparation (file lists, counts) no longer applies."""
         self.files.setPlainText("(preparing…)")
         self.status.setText("Preparing the messages to summarise…")
+
+    def add_compare_view(self, view: QWidget) -> None:
+        """The second mode: candidate summaries of the same plan side by side."""
+        self.compare = view
+        i = self.modes.addTab(view, "Compare summaries")
+        self.modes.setTabToolTip(i, "Generate two or more candidate summaries of this plan and commit one")
+
+    def show_compare(self) -> None:
+        if self.compare is not None:
+            self.modes.setCurrentWidget(self.compare)
+
+    def comparing(self) -> bool:
+        return self.compare is not None and self.modes.currentWidget() is self.compare
 
     def set_preparation(self, prep: Preparation | None) -> None:
         if prep is None:

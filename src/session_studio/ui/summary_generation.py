@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QDialog
 
+from session_studio.core.summary_sections import summary_tokens
+
 from . import actions
 from .document import PlanSignature
 from .errors import explain_failure, report_failure, show_error
@@ -23,11 +25,27 @@ if TYPE_CHECKING:
     from session_studio.engine import CompactionOutcome
     from session_studio.llm import ProviderConfig
 
+    from .summary_comparison import SummaryComparison
+
 __all__ = ["SummaryGeneration"]
 
 
 class SummaryGeneration(WindowParts):
     """Generating the summary of the current plan and showing what it changes."""
+
+    comparison: SummaryComparison  # Preview ▸ Compare summaries (MainWindow makes it)
+
+    def _may_drop_summary(self) -> bool:
+        """Leaving this file drops the candidate summaries too: ask first when one was edited."""
+        edited = self.comparison.edited_names()
+        if edited and not self.ask_yes_no(
+            "Discard the edited candidates?",
+            f"Candidate {', '.join(edited)} of Compare summaries has text you typed or edited; "
+            "leaving this file discards it.",
+            yes="Discard and leave",
+        ):
+            return False
+        return super()._may_drop_summary()
 
     def _go_preview(self) -> None:
         self.tabs.setCurrentWidget(self.preview)
@@ -136,7 +154,9 @@ class SummaryGeneration(WindowParts):
         self.preview.finish_stream(text)
         # made for the plan it was generated for: if the plan moved meanwhile, the note says so
         self.doc.set_outcome(outcome, made_for)
-        self.preview.status.setText(f"Summary ready · {len(text):,} chars · ≈{(len(text) + 3) // 4:,} tokens")
+        self.preview.status.setText(
+            f"Summary ready · {len(text):,} chars · ≈{summary_tokens(text):,} tokens (pi's estimate)"
+        )
         self._update_stale_note()
         self._refresh_contexts()
         self._update_actions()

@@ -200,7 +200,8 @@ class TaskRunner(QObject):
         self._running: set[Operation] = set()
         for name in POOLS:
             pool = QThreadPool(self)
-            pool.setMaxThreadCount(1 if name == "write" else (2 if name == "network" else 4))
+            # network: each summary candidate (Compare summaries) streams in its own worker, mostly waiting
+            pool.setMaxThreadCount(1 if name == "write" else (6 if name == "network" else 4))
             self._pools[name] = pool
 
     def pool(self, name: str) -> QThreadPool:
