@@ -58,7 +58,9 @@ __all__ = [
     "image_tokens",
     "iter_entry_counts",
     "load_counter",
+    "measure",
     "message_texts",
+    "plan_tokens_json",
     "real_path_tokens",
     "tokenizer_for_model",
     "tokenizer_unavailable_reason",
@@ -450,6 +452,7 @@ class RealPathTokens:
     tokenizer: TokenizerChoice
     item_real: list[int]
     item_estimate: list[float]
+    item_positions: list[int]  # path position of each item's entry (-1: a compaction's summary)
     images: int
     images_estimated: int
     decision: RealDecision | None
@@ -474,6 +477,45 @@ class RealPathTokens:
         if self.images_estimated:
             out.append(f"{self.images_estimated} image(s) estimated ({UNKNOWN_IMAGE_TOKENS} tokens each)")
         return out
+
+    def largest_drifts(self, n: int = 5) -> list[tuple[int, float, int]]:
+        """The ``n`` items where real tokens differ most from pi's estimate: (item, estimate, real)."""
+        order = sorted(
+            range(len(self.item_real)), key=lambda j: -abs(self.item_real[j] - self.item_estimate[j])
+        )
+        return [(j, self.item_estimate[j], self.item_real[j]) for j in order[:n]]
+
+    def describe(self) -> list[str]:
+        """The figures in words (the CLI's ``info --tokens real``; the window shows the same facts)."""
+        est, real = self.estimate_total, self.real_total
+        pct = f" ({(real - est) / est:+.1%})" if est else ""
+        lines = [
+            f"real tokens: {real:,} ({self.tokenizer.label()}) vs pi estimate {est:,.0f} over "
+            f"{len(self.item_real):,} context messages: drift {real - est:+,.0f}{pct}"
+        ]
+        if self.images:
+            lines.append(
+                f"images:      {self.images} counted by OpenAI's tile rule"
+                + (f", {self.images_estimated} estimated (size unreadable)" if self.images_estimated else "")
+            )
+        d = self.decision
+        if d is not None:
+            lines.append(
+                f"context:     real {d.real_context:,.0f} vs pi {d.estimate_context:,.0f} "
+                f"(threshold {d.threshold:,}; provider usage is real already, only estimated messages drift)"
+            )
+            notes = d.notes()
+            lines += [f"decision:    {note}" for note in notes] or [
+                "decision:    real tokens change neither the threshold decision nor the cut"
+            ]
+        drifts = [x for x in self.largest_drifts() if x[2] != x[1]]
+        if drifts:
+            lines.append("largest drifts:")
+            for j, e, r in drifts:
+                pos = self.item_positions[j]
+                where = f"path #{pos}" if pos >= 0 else "compaction summary"
+                lines.append(f"  {where}: pi {e:,.0f} → real {r:,} ({r - e:+,.0f})")
+        return lines
 
     def to_json(self) -> dict[str, Any]:
         d = self.decision
@@ -576,14 +618,27 @@ def real_path_tokens(
             estimate_first_kept=est_cut,
             real_first_kept=real_cut,
         )
+    recs = state.session.records if state.session is not None else []
+    item_positions = [
+        -1 if recs[rec].type == "compaction" else state.positions.get(rec, -1) for rec, _, _ in items
+    ]
     return RealPathTokens(
         tokenizer,
         real,
         est,
+        item_positions,
         sum(c.images for c in item_counts),
         sum(c.images_estimated for c in item_counts),
         decision,
     )
+
+
+def measure(planner: Any, params: Any, cancelled: Callable[[], bool] | None = None) -> RealPathTokens:
+    """Real tokens of a :class:`~.plan.PathPlanner`'s context for ``params``, with the session model's tokenizer."""
+    state = planner.plan(params)
+    choice = tokenizer_for_model(planner.model)
+    counts = count_items(state, load_counter(choice.encoding), cancelled=cancelled)
+    return real_path_tokens(state, counts, choice)
 
 
 def count_items(
@@ -628,3 +683,23 @@ def _count_batch(
     recs = session.records
     for r, v in zip(batch, session.values(batch), strict=True):
         yield r, count_entry(v, recs[r].type, count, profile)
+
+
+def plan_tokens_json(
+    session: Any, leaf: Any, params: Any, profile: PiProfile = PROFILE_0_80_2
+) -> dict[str, Any]:
+    """The ``tokens`` field of ``plan --fields``: estimate, real and tokenizer (real None and an
+    ``error`` when the tokenizer is unavailable here)."""
+    from .plan import PathPlanner
+
+    planner = PathPlanner(session, session.leaf_index(leaf), profile=profile)
+    try:
+        return measure(planner, params).to_json()
+    except TokenizerUnavailableError as e:
+        state = planner.plan(params)
+        return {
+            "estimate": float(sum(t for _, _, t in state.item_tokens)),
+            "real": None,
+            "tokenizer": None,
+            "error": str(e),
+        }
