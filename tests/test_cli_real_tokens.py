@@ -94,3 +94,44 @@ def test_plan_tokens_without_a_tokenizer(
     tokens = json.loads(capsys.readouterr().out)["tokens"]
     assert tokens["estimate"] == 3 and tokens["real"] is None
     assert tokens["error"].startswith("real token counts unavailable")
+
+
+def test_info_tokens_provider_counts_with_anthropic(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.llm.support import FAKE_KEY
+    from tests.llm.test_token_count import count_server
+
+    monkeypatch.setenv("COUNT_KEY", FAKE_KEY)
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(to_bytes(chain(U("hello world"))))
+    with count_server(input_tokens=9) as server:
+        args = ["info", str(f), "--tokens", "provider", "--provider", "anthropic", "--base-url", server.url]
+        assert main([*args, "--model", "claude-x", "--api-key-env", "COUNT_KEY"]) == 0
+    out = capsys.readouterr().out
+    assert "real tokens: 2 (≈ o200k, approximation for an unknown model)" in out
+    assert (
+        "provider:    9 tokens by anthropic's count_tokens (claude-x) vs pi estimate 3: drift +6 (+200.0%)"
+        in out
+    )
+    assert server.bodies[0]["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "hello world"}]}
+    ]
+    assert FAKE_KEY not in out
+
+
+def test_info_tokens_provider_needs_anthropic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(to_bytes(chain(U("hello world"))))
+    args = [
+        "info",
+        str(f),
+        "--tokens",
+        "provider",
+        "--provider",
+        "openai",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+    ]
+    assert main([*args, "--model", "gpt-4o"]) == cli.EXIT_FAILURE
+    assert "needs Anthropic configured" in capsys.readouterr().err

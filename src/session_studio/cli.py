@@ -107,8 +107,36 @@ def _cmd_info(a: argparse.Namespace) -> int:
         end="",
     )
     out(f"settings:    {source}")
-    if a.tokens == "real":
-        return _print_real_tokens(session, a.leaf, keep, reserve, window, choice.profile)
+    if a.tokens in ("real", "provider"):
+        code = _print_real_tokens(session, a.leaf, keep, reserve, window, choice.profile)
+        if a.tokens == "provider" and code == EXIT_OK:
+            return _print_provider_tokens(a, session, keep, reserve, window, choice.profile)
+        return code
+    return EXIT_OK
+
+
+def _print_provider_tokens(
+    a: argparse.Namespace, session: Any, keep: int, reserve: int, window: int, profile: Any
+) -> int:
+    """`info --tokens provider`: the path counted by the configured provider (Anthropic's count_tokens)."""
+    from .cli_actions import resolved_provider
+    from .core.plan import PathPlanner, PlanParams
+    from .engine.token_count import count_with_provider
+    from .llm.errors import LlmError
+
+    leaf_index = None if a.leaf is None else session.require(a.leaf)
+    state = PathPlanner(session, leaf_index, profile=profile).plan(PlanParams(keep, reserve, window))
+    try:
+        got = count_with_provider(state, resolved_provider(a, session))
+    except LlmError as e:
+        err(f"session-studio info: {e.user_message}")
+        return EXIT_FAILURE
+    drift = got.tokens - got.estimate
+    pct = f" ({drift / got.estimate:+.1%})" if got.estimate else ""
+    out(
+        f"provider:    {got.tokens:,} tokens by {got.provider}'s count_tokens ({got.model}) vs pi estimate "
+        f"{got.estimate:,.0f}: drift {drift:+,.0f}{pct} (the provider adds a few tokens per message)"
+    )
     return EXIT_OK
 
 
@@ -236,10 +264,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_plan_options(p, pi_defaults=True)
     p.add_argument(
         "--tokens",
-        choices=("estimate", "real"),
+        choices=("estimate", "real", "provider"),
         default="estimate",
-        help="real: also count the context with a real tokenizer (o200k/cl100k) next to pi's chars/4",
+        help="real: also count the context with a real tokenizer (o200k/cl100k) next to pi's chars/4; "
+        "provider: and send it to the configured Anthropic provider's count_tokens endpoint",
     )
+    from .cli_actions import add_provider_options
+
+    add_provider_options(p)
     p.set_defaults(func=_cmd_info)
 
     from .cli_actions import add_action_parsers
