@@ -53,6 +53,7 @@ __all__ = [
     "count_entry",
     "count_items",
     "count_message",
+    "entry_estimate",
     "entry_messages",
     "image_size",
     "image_tokens",
@@ -646,18 +647,48 @@ def count_items(
     count: Callable[[str], int],
     known: Mapping[int, MessageCount] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    *,
+    learned: dict[int, MessageCount] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[MessageCount]:
     """Real counts of a plan's context items. ``known`` (record → count of an entry) is reused for
-    items that are exactly their message entry's message. ``cancelled`` raises InterruptedError."""
+    items that are exactly their message entry's message, and such counts made here are added to
+    ``learned``. ``cancelled`` is polled (raising InterruptedError), ``progress(done, total)`` told."""
     out: list[MessageCount] = []
-    for j, ((rec, _, _), (m, raw)) in enumerate(
-        zip(state.item_tokens, context_item_messages(state), strict=True)
-    ):
-        if cancelled is not None and j % 512 == 0 and cancelled():
-            raise InterruptedError
+    items = state.item_tokens
+    for j, ((rec, _, _), (m, raw)) in enumerate(zip(items, context_item_messages(state), strict=True)):
+        if j % 512 == 0:
+            if cancelled is not None and cancelled():
+                raise InterruptedError
+            if progress is not None and j:
+                progress(j, len(items))
         got = known.get(rec) if raw and known is not None else None
-        out.append(got if got is not None else count_message(m, count))
+        if got is None:
+            got = count_message(m, count)
+            if raw and learned is not None:
+                learned[rec] = got
+        out.append(got)
     return out
+
+
+def entry_estimate(value: Any, entry_type: Any, profile: PiProfile = PROFILE_0_80_2) -> float | None:
+    """pi's estimate of the messages :func:`entry_messages` gives (None: pi would throw, or no messages)."""
+    from .jsvalue import JsTypeError
+    from .tokens import estimate_tokens_16
+
+    messages = entry_messages(value, entry_type, profile)
+    if not messages:
+        return None
+    total = 0.0
+    for m in messages:
+        try:
+            t = estimate_tokens_16(m)
+        except JsTypeError:
+            return None
+        if not isinstance(t, int | float) or math.isnan(t):
+            return None
+        total += t
+    return total
 
 
 def iter_entry_counts(

@@ -83,7 +83,9 @@ class AnthropicTokenCounter(AnthropicSummarizer):
             headers["x-api-key"] = self._api_key
         headers.update(self._extra_headers)
         content = orjson.dumps(body)
-        logger.debug("%s: POST %s model=%s (%d bytes)", self.provider_label, redact(url), self.model, len(content))
+        logger.debug(
+            "%s: POST %s model=%s (%d bytes)", self.provider_label, redact(url), self.model, len(content)
+        )
         deadline = time.monotonic() + self.limits.deadline_s
         try:
             with self._client.stream("POST", url, content=content, headers=headers) as response:

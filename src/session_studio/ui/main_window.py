@@ -30,6 +30,7 @@ from .document import Loaded, Partial, PlanState, SessionDocument
 from .errors import Failure, report_failure, report_unexpected
 from .navigation import TreeNavigation
 from .plain import rich_tooltip
+from .real_tokens import RealTokenCounts
 from .settings import AppSettings
 from .tasks import TaskRunner
 from .theme import apply_theme, current_theme
@@ -102,6 +103,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.sessions_root = sessions_root or str(default_sessions_dir())
         self.doc = SessionDocument(self.runner, self)
         self.doc.profile_plain = self.settings.pi_version()
+        self.real_tokens = RealTokenCounts(self.doc, self.runner, self)
         self._gen_op = None
         self._gen_cancel = None
         self.last_dialog = None
@@ -141,6 +143,11 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.runner.busy_changed.connect(lambda b: self.status_busy.setText("Working…" if b else ""))
         # a background task that fails with no failure handler is a crash, never silence
         self.runner.unhandled.connect(report_unexpected)
+        # real token counts next to pi's estimate: the bar, the inspector's line, the tree's tooltips
+        self.real_tokens.path_changed.connect(self.bar.set_real)
+        self.real_tokens.entries_counted.connect(self.inspector.refresh_tokens)
+        self.inspector.token_line = self.real_tokens.entry_line
+        self.tree_model.token_line = self.real_tokens.entry_line
 
         self.browser.open_requested.connect(self.open_path)
         self.browser.open_file_dialog.connect(self.open_dialog)

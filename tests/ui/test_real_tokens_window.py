@@ -1,0 +1,129 @@
+"""Real token counts in the window: the inspector's line, the tree's tooltip, the token bar."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+
+from session_studio.core import real_tokens as rt
+from session_studio.ui.main_window import MainWindow
+from session_studio.ui.tasks import TaskRunner
+
+from .conftest import write_session
+
+CJK = "会话工作室显示每一条消息的真实令牌数量以及估计值之间的差距。" * 40  # chars/4 300, o200k 920
+
+
+def _cjk_session(tmp_path: Path) -> Path:
+    spec: list[Any] = [
+        {"type": "message", "message": {"role": "user", "content": CJK, "timestamp": 1}},
+        {"type": "message", "message": {"role": "user", "content": CJK, "timestamp": 2}},
+    ]
+    return write_session(tmp_path / "cjk.jsonl", spec)
+
+
+def _open(qtbot: Any, w: MainWindow, path: Path) -> None:
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.state is not None)
+
+
+def test_inspector_line_shows_estimate_and_real(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    _open(qtbot, window, _cjk_session(tmp_path))
+    leaf = window.doc.session.leaf_index()
+    window.doc.select(leaf)
+    assert window.inspector.tokens.isVisible()
+    assert window.inspector.tokens.text() == (
+        "pi estimate 300 · real 920 (≈ o200k, approximation for an unknown model) · drift +620 (+207%)"
+    )
+    # the tree's tooltip says the same
+    ix = window.tree_model.index_of(leaf)
+    tip = window.tree_model.data(ix, Qt.ItemDataRole.ToolTipRole)
+    assert "Tokens: pi estimate 300 · real 920 (≈ o200k, approximation for an unknown model)" in tip
+
+
+def test_entries_without_context_tokens_have_no_line(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    spec: list[Any] = [
+        {"type": "model_change", "provider": "openai", "modelId": "gpt-4o"},
+        {"type": "message", "message": {"role": "user", "content": "hello world", "timestamp": 1}},
+    ]
+    _open(qtbot, window, write_session(tmp_path / "m.jsonl", spec))
+    s = window.doc.session
+    window.doc.select(next(i for i, r in enumerate(s.records) if r.type == "model_change"))
+    assert not window.inspector.tokens.isVisible()
+    window.doc.select(s.leaf_index())
+    # gpt-4o has its own tokenizer: no approximation mark
+    assert window.inspector.tokens.text() == "pi estimate 3 · real 2 (o200k) · drift -1 (-33%)"
+
+
+def test_token_bar_shows_the_real_total_and_the_decision(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    _open(qtbot, window, _cjk_session(tmp_path))
+    window.doc.set_params(
+        20000, 1000, 2000
+    )  # threshold 1000: chars/4 600 is below, 1,840 real tokens past it
+    view = window.bar.real
+    assert view is not None and view.result is not None
+    assert view.header() == "real 1,840 (≈ o200k, approximation for an unknown model) vs chars/4 600"
+    assert view.notes()[0].startswith("with real tokens this path is past the compaction threshold")
+    lay = window.bar.layout_
+    window.bar.grab()  # paints (the legend boxes the hover test needs)
+    tip = window.bar.describe_at(QPoint(lay.x0 + lay.w - 5, lay.legend_y + 5))
+    assert tip.startswith("real tokens: 1,840")
+    window.doc.set_params(20000, 1000, 10000)  # the same path: counts reused, only the decision changes
+    assert window.bar.real is not None and window.bar.real.notes() == []
+
+
+def test_counting_runs_off_the_gui_thread(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With real pools, the path is counted in a worker thread, never on the GUI thread."""
+    from session_studio.ui.settings import AppSettings
+
+    threads: list[int] = []
+    real_load = rt.load_counter
+
+    def spy(encoding: str) -> Any:
+        threads.append(threading.get_ident())
+        return real_load(encoding)
+
+    monkeypatch.setattr("session_studio.ui.real_tokens.load_counter", spy)
+    runner = TaskRunner()
+    w = MainWindow(AppSettings(tmp_path / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
+    qtbot.addWidget(w)
+    _open(qtbot, w, _cjk_session(tmp_path))
+    qtbot.waitUntil(lambda: w.bar.real is not None and w.bar.real.result is not None, timeout=10000)
+    assert threads and threading.get_ident() not in threads
+    runner.wait_idle()
+
+
+def test_unavailable_tokenizer_is_said_not_raised(
+    qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rt, "_counters", {})
+    monkeypatch.setattr(rt.importlib.util, "find_spec", lambda name: None)
+    _open(qtbot, window, _cjk_session(tmp_path))
+    view = window.bar.real
+    assert view is not None and view.result is None
+    assert view.header().startswith("real tokens: real token counts unavailable")
+    window.doc.select(window.doc.session.leaf_index())
+    assert "real token counts unavailable" in window.inspector.tokens.text()
+
+
+def test_counts_are_kept_per_file(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    """Counts are kept per file: reopening another file does not show the first file's counts."""
+    first = _cjk_session(tmp_path)
+    _open(qtbot, window, first)
+    assert window.real_tokens._entries
+    other = write_session(
+        tmp_path / "o.jsonl",
+        [{"type": "message", "message": {"role": "user", "content": "hello world", "timestamp": 1}}],
+    )
+    _open(qtbot, window, other)
+    qtbot.waitUntil(lambda: window.doc.path == str(other))
+    window.doc.select(window.doc.session.leaf_index())
+    assert window.inspector.tokens.text().startswith("pi estimate 3 · real 2 ")
