@@ -305,3 +305,14 @@ def test_real_pi_fixture(profile: Any) -> None:
     assert d is not None and d.estimate_compacts is False and d.real_compacts is True
     assert d.real_first_kept is not None and d.estimate_first_kept is not None
     assert d.real_first_kept > d.estimate_first_kept
+
+
+def test_brief_notes_for_the_bar() -> None:
+    d = rt.RealDecision(1000, 600, 1840, False, True, 20000, 3, 6)
+    assert d.brief() == [
+        "with real tokens past the threshold (1,840)",
+        "with real tokens the cut moves #3 → #6",
+    ]
+    assert rt.RealDecision(1000, 1200, 900, True, False, 20000, 3, 3).brief() == [
+        "with real tokens below the threshold (900)"
+    ]

@@ -69,7 +69,8 @@ def test_token_bar_shows_the_real_total_and_the_decision(
     view = window.bar.real
     assert view is not None and view.result is not None
     assert view.header() == "real 1,840 (≈ o200k, approximation for an unknown model) vs chars/4 600"
-    assert view.notes()[0].startswith("with real tokens this path is past the compaction threshold")
+    assert view.notes() == ["with real tokens past the threshold (1,840)"]
+    assert "with real tokens this path is past the compaction threshold" in view.tooltip()
     lay = window.bar.layout_
     window.bar.grab()  # paints (the legend boxes the hover test needs)
     tip = window.bar.describe_at(QPoint(lay.x0 + lay.w - 5, lay.legend_y + 5))

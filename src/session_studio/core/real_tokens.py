@@ -422,6 +422,18 @@ class RealDecision:
     def cut_moves(self) -> bool:
         return self.estimate_first_kept != self.real_first_kept
 
+    def brief(self) -> list[str]:
+        """:meth:`notes` in a few words each (the token bar's legend row)."""
+        out: list[str] = []
+        if self.threshold_changes:
+            where = "past" if self.real_compacts else "below"
+            out.append(f"with real tokens {where} the threshold ({self.real_context:,.0f})")
+        if self.cut_moves:
+            out.append(
+                f"with real tokens the cut moves #{self.estimate_first_kept} → #{self.real_first_kept}"
+            )
+        return out
+
     def notes(self) -> list[str]:
         """The decisions real tokens change, in words (empty when none changes)."""
         out: list[str] = []

@@ -859,8 +859,8 @@ class EntryInspector(QWidget):
             line = self.token_line(self.index)
         self.tokens.setText(line)
         self.tokens.setToolTip(
-            "pi decides with chars/4; the model bills real tokens. ≈ marks a tokenizer used as an "
-            "approximation for a model whose own tokenizer is not public."
+            line + "\n\npi decides with chars/4; the model bills real tokens. ≈ marks a tokenizer used "
+            "as an approximation for a model whose own tokenizer is not public."
             if line
             else ""
         )

@@ -76,10 +76,11 @@ class PathTokensView:
         return f"real {_fmt(r.real_total)} ({r.tokenizer.label()}) vs chars/4 {_fmt(r.estimate_total)}"
 
     def notes(self) -> list[str]:
+        """The decisions real tokens change, briefly (the tooltip has them in full)."""
         r = self.result
         if r is None or r.decision is None:
             return []
-        return r.decision.notes()
+        return r.decision.brief()
 
     def tooltip(self) -> str:
         r = self.result

@@ -410,14 +410,14 @@ class TokenBar(QWidget):
         p.end()
 
     def _draw_real(self, p: QPainter, lay: BarLayout) -> None:
-        """The path's real token count and the first decision it changes, right of the legend."""
+        """The path's real token count and the decisions it changes, right of the legend."""
         view = self.real
         text = view.header() if view is not None else ""
         if view is None or not text:
             return
         notes = view.notes()
         if notes:
-            text += "  ·  " + notes[0]
+            text += "  ·  " + "  ·  ".join(notes)
         th = current_theme()
         left = (self._legend_boxes[-1][2] if self._legend_boxes else lay.x0) + 8
         width = max(0, lay.x0 + lay.w - left)
