@@ -38,12 +38,9 @@ def _session_path(arg: str | None) -> Path:
     if arg:
         return Path(arg)
     if not DEFAULT.exists():
-        subprocess.run(
-            [sys.executable, str(ROOT / "tests/oracle/gen_sessions.py"), "--seed", "1", "--count", "1"]
-            + ["--size", "huge", "--out", str(DEFAULT.parent)],
-            check=True,
-            capture_output=True,
-        )
+        generator = str(ROOT / "tests/oracle/gen_sessions.py")
+        args = ["--seed", "1", "--count", "1", "--size", "huge", "--out", str(DEFAULT.parent)]
+        subprocess.run([sys.executable, generator, *args], check=True, capture_output=True)
     return DEFAULT
 
 
