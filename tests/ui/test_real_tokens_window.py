@@ -128,3 +128,37 @@ def test_counts_are_kept_per_file(qtbot: Any, window: MainWindow, tmp_path: Path
     qtbot.waitUntil(lambda: window.doc.path == str(other))
     window.doc.select(window.doc.session.leaf_index())
     assert window.inspector.tokens.text().startswith("pi estimate 3 · real 2 ")
+
+
+def test_appended_entries_are_counted_and_old_counts_kept(
+    qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json as _json
+
+    path = _cjk_session(tmp_path)
+    _open(qtbot, window, path)
+    assert window.bar.real is not None and window.bar.real.result is not None
+    assert window.bar.real.result.real_total == 1840
+    counted: list[str] = []
+    real_count = rt.count_message
+
+    def spy(message: Any, count: Any) -> Any:
+        counted.append(message.get("content") if isinstance(message, dict) else "?")
+        return real_count(message, count)
+
+    monkeypatch.setattr(rt, "count_message", spy)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    last = _json.loads(lines[-1])
+    new = {
+        "type": "message",
+        "id": "appended1",
+        "parentId": last["id"],
+        "timestamp": "2025-01-01T00:10:00.000Z",
+        "message": {"role": "user", "content": "hello world", "timestamp": 3},
+    }
+    with path.open("a", encoding="utf-8") as f:
+        f.write(_json.dumps(new, ensure_ascii=False) + "\n")
+    window.doc.refresh()
+    qtbot.waitUntil(lambda: window.bar.real is not None and window.bar.real.result is not None)
+    assert window.bar.real.result.real_total == 1840 + 2
+    assert counted == ["hello world"]  # the two CJK messages were not counted again

@@ -4,9 +4,9 @@ The core counts (:mod:`session_studio.core.real_tokens`); this controller decide
 GUI thread: a plan's context items when a session is loaded or its path changes (progressively,
 with progress and cancellation, filling the per-entry cache as it goes), one entry when the
 inspector or a tooltip asks for one not counted yet. A plan change on the same path re-uses the
-item counts and only recomputes the decisions. Counts are cached by record index for one file
-(indices are stable while pi appends); another file, a rewritten file or another tokenizer
-clears the cache.
+item counts and only recomputes the decisions. Counts are cached by record index for one loaded
+index of a file (indices are stable while pi appends); opening or reloading a file, another
+tokenizer or another pi profile clears the cache.
 """
 
 from __future__ import annotations
@@ -182,20 +182,28 @@ class RealTokenCounts(QObject):
 
     # ------------------------------------------------------------------ document events
     def _on_loaded(self, res: Loaded) -> None:
+        # a fresh index (another file, a reload, a file rewritten on disk): nothing counted applies
+        self._entries.clear()
+        self._cache_key = None
+        self._items = None
+        self._items_key = None
+        self.unavailable = None
+        self._sync(res)
+
+    def _sync(self, res: Loaded) -> None:
+        """The tokenizer for the leaf's model and the pi profile (what pi appends, "Branch here" or
+        another profile may change them: then nothing counted applies). Appends keep the records'
+        indices, and so what was counted."""
         s = res.session
         choice = tokenizer_for_model(res.planner.model)
         header_id = (s.header or {}).get("id") if isinstance(s.header, dict) else None
         key = (s.path, header_id, choice.encoding, res.profile.profile.version if res.profile else "")
-        old = self._cache_key
-        # the same file grown by appends keeps its records' indices: keep what was counted
-        if old is None or old[:4] != key or len(s.records) < self._known_records:
+        if key != self._cache_key or len(s.records) < self._known_records:
             self._entries.clear()
+            self._items = None
         self._cache_key = key
         self._known_records = len(s.records)
         self.tokenizer = choice
-        self._items = None
-        self._items_key = None
-        self.unavailable = None
 
     _known_records = 0
 
@@ -211,6 +219,9 @@ class RealTokenCounts(QObject):
         self._set_view(PathTokensView(None, ""))
 
     def _on_plan(self, state: PlanState) -> None:
+        res = self.document.loaded_state
+        if res is not None:
+            self._sync(res)
         if self.tokenizer is None or state.error is not None:
             self._set_view(
                 PathTokensView(None, "" if state.error is None else "not counted (pi would throw)")
