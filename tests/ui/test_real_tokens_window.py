@@ -162,3 +162,39 @@ def test_appended_entries_are_counted_and_old_counts_kept(
     qtbot.waitUntil(lambda: window.bar.real is not None and window.bar.real.result is not None)
     assert window.bar.real.result.real_total == 1840 + 2
     assert counted == ["hello world"]  # the two CJK messages were not counted again
+
+
+def test_count_with_the_provider_on_request(
+    qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.llm.support import FAKE_KEY
+    from tests.llm.test_token_count import count_server
+
+    monkeypatch.setenv("COUNT_KEY", FAKE_KEY)
+    _open(qtbot, window, _cjk_session(tmp_path))
+    with count_server(input_tokens=1900) as server:
+        window.set_custom_provider(
+            {"kind": "anthropic", "base_url": server.url, "model": "claude-x", "key_env": "COUNT_KEY"}
+        )
+        assert server.paths == []  # nothing is sent until the user asks
+        window.a_count_provider.trigger()
+        qtbot.waitUntil(lambda: bool(window.bar.real and window.bar.real.provider))
+    assert server.paths == ["/v1/messages/count_tokens"]
+    text = "anthropic's count_tokens (claude-x): 1,900 tokens vs pi estimate 600 (+216.7%)"
+    assert window.bar.real is not None and window.bar.real.provider == text
+    assert text in window.bar.real.tooltip()
+    assert window.statusBar().currentMessage() == text
+    window.doc.set_params(20000, 1000, 10000)  # another plan of the same path keeps the provider's figure
+    assert window.bar.real.provider == text
+
+
+def test_count_with_a_non_anthropic_provider_explains(
+    qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failures: list[Any] = []
+    monkeypatch.setattr("session_studio.ui.main_window.report_failure", lambda parent, f: failures.append(f))
+    _open(qtbot, window, _cjk_session(tmp_path))
+    window.set_custom_provider({"kind": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "gpt-4o"})
+    window.a_count_provider.trigger()
+    qtbot.waitUntil(lambda: bool(failures))
+    assert "needs Anthropic configured" in str(failures[0])

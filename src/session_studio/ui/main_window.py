@@ -27,7 +27,7 @@ from session_studio.core.profile import headerless_verdict
 
 from . import actions
 from .document import Loaded, Partial, PlanState, SessionDocument
-from .errors import Failure, report_failure, report_unexpected
+from .errors import Failure, explain_failure, report_failure, report_unexpected
 from .navigation import TreeNavigation
 from .plain import rich_tooltip
 from .real_tokens import RealTokenCounts
@@ -148,6 +148,17 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.real_tokens.entries_counted.connect(self.inspector.refresh_tokens)
         self.inspector.token_line = self.real_tokens.entry_line
         self.tree_model.token_line = self.real_tokens.entry_line
+        self.a_count_provider.triggered.connect(
+            lambda: self.real_tokens.count_with_provider(
+                self.custom_provider_config() if self.preview.provider.currentData() == "custom" else None
+            )
+        )
+        self.real_tokens.provider_counted.connect(lambda t: self.statusBar().showMessage(t, 15000))
+        self.real_tokens.provider_failed.connect(
+            lambda e, tb: report_failure(
+                self, explain_failure(e, tb, "The provider could not count the tokens")
+            )
+        )
 
         self.browser.open_requested.connect(self.open_path)
         self.browser.open_file_dialog.connect(self.open_dialog)

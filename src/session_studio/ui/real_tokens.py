@@ -11,6 +11,7 @@ tokenizer or another pi profile clears the cache.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from dataclasses import dataclass
@@ -68,6 +69,7 @@ class PathTokensView:
 
     result: RealPathTokens | None
     status: str  # "counting 40 %", "unavailable: …", "" when the result is there
+    provider: str = ""  # the provider's own count of this path, when the user asked for it
 
     def header(self) -> str:
         r = self.result
@@ -84,9 +86,10 @@ class PathTokensView:
 
     def tooltip(self) -> str:
         r = self.result
-        if r is None:
-            return self.header()
-        return "\n".join(r.describe())
+        lines = [self.header()] if r is None else r.describe()
+        if self.provider:
+            lines.append(self.provider)
+        return "\n".join(lines)
 
 
 def _count_path_job(
@@ -111,6 +114,23 @@ def _count_path_job(
 _count_path_job.wants_op = True  # type: ignore[attr-defined]
 
 
+def _provider_job(state: PlanState, config: Any, cancel: Any) -> Any:
+    """Resolve the provider (the key-host policy of the summarizer) and count with it."""
+    from ..engine.token_count import count_with_provider
+    from ..llm.config import resolve_provider
+
+    return count_with_provider(state, resolve_provider(config), cancel=cancel)
+
+
+def provider_count_text(got: Any) -> str:
+    drift = got.tokens - got.estimate
+    pct = f" ({drift / got.estimate:+.1%})" if got.estimate else ""
+    return (
+        f"{got.provider}'s count_tokens ({got.model}): {got.tokens:,} tokens vs pi estimate "
+        f"{got.estimate:,.0f}{pct}"
+    )
+
+
 def _count_entry_job(session: Any, record: int, encoding: str, profile: PiProfile) -> MessageCount:
     rec = session.records[record]
     return count_entry(session.value(record), rec.type, load_counter(encoding), profile)
@@ -123,6 +143,10 @@ class RealTokenCounts(QObject):
     path_changed = Signal(object)
     #: frozenset of records whose entry count arrived
     entries_counted = Signal(object)
+    #: the provider's count of the path, in words (after count_with_provider)
+    provider_counted = Signal(str)
+    #: (exception, traceback) of a failed provider count
+    provider_failed = Signal(object, str)
 
     def __init__(self, document: SessionDocument, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -136,6 +160,7 @@ class RealTokenCounts(QObject):
         self._items: list[MessageCount] | None = None
         self._items_key: list[Any] | None = None
         self._path_op: Operation | None = None
+        self._provider_text = ""  # the provider's count of the current path (kept across its plans)
         self._entry_ops: dict[int, Operation] = {}
         document.loaded.connect(self._on_loaded)
         document.plan_changed.connect(self._on_plan)
@@ -179,6 +204,25 @@ class RealTokenCounts(QObject):
         op.on_failure(functools.partial(self._on_entry_failed, record))
         self._entry_ops[record] = op
         op.start()
+
+    def count_with_provider(self, config: Any) -> Operation | None:
+        """The user asked: send the current path's context to the provider's count endpoint
+        (``config``: a ProviderConfig, or None for pi's configured provider). Never automatic."""
+        state = self.document.state
+        if state is None or state.error is not None:
+            return None
+        from ..llm import CancelToken
+
+        op = self.runner.op(_provider_job, state, config, CancelToken(), pool="network")
+        op.on_success(self._on_provider_count)
+        op.on_failure(self.provider_failed.emit)
+        op.start()
+        return op
+
+    def _on_provider_count(self, got: Any) -> None:
+        text = self._provider_text = provider_count_text(got)
+        self._set_view(dataclasses.replace(self.view, provider=text))
+        self.provider_counted.emit(text)
 
     # ------------------------------------------------------------------ document events
     def _on_loaded(self, res: Loaded) -> None:
@@ -237,6 +281,7 @@ class RealTokenCounts(QObject):
             return
         self._cancel_path()
         self._items = None
+        self._provider_text = ""  # another path: the provider counted the old one
         self._set_view(PathTokensView(None, "counting…"))
         op = self.runner.op(_count_path_job, state, self.tokenizer.encoding, dict(self._entries))
         op.progress.connect(self._on_progress)
@@ -249,7 +294,8 @@ class RealTokenCounts(QObject):
     # ------------------------------------------------------------------ results
     def _show(self, state: PlanState, items: list[MessageCount]) -> None:
         assert self.tokenizer is not None
-        self._set_view(PathTokensView(real_path_tokens(state, items, self.tokenizer), ""))
+        result = real_path_tokens(state, items, self.tokenizer)
+        self._set_view(PathTokensView(result, "", self._provider_text))
 
     def _on_progress(self, done: int, total: int, _text: str = "") -> None:
         if total:
