@@ -316,3 +316,19 @@ def test_brief_notes_for_the_bar() -> None:
     assert rt.RealDecision(1000, 1200, 900, True, False, 20000, 3, 3).brief() == [
         "with real tokens below the threshold (900)"
     ]
+
+
+@pytest.mark.parametrize("encoding", [rt.O200K, rt.CL100K])
+def test_long_texts_are_counted_in_pieces_without_changing_the_count(encoding: str) -> None:
+    """Pieces end after a line break followed by a non-space: the count equals the whole text's."""
+    whole = rt._bindings().tokenizer_for_encoding(encoding).count
+    listing = "".join(f"./.git/objects/{i % 256:02x}/{i * 2654435761 % 16**12:012x}\n" for i in range(4000))
+    indented = INDENTED_CODE * 300
+    prose = ("pi decides with chars/4; the model bills real tokens.  \n\n  " * 2000) + "end"
+    real = (FIXTURES / "before-compaction.jsonl").read_text(encoding="utf-8")  # 2.3 MB of real session
+    for text in (listing, indented, prose, "x" * 100_000, real):
+        assert len(text) > rt.PIECE_CHARS
+        assert "".join(rt._pieces(text)) == text
+        assert rt.load_counter(encoding)(text) == whole(text)
+    assert min(len(list(rt._pieces(t))) for t in (listing, indented, real)) > 2  # really cut
+    assert len(list(rt._pieces(prose))) == 1  # no clean break: counted whole
