@@ -198,3 +198,21 @@ def test_count_with_a_non_anthropic_provider_explains(
     window.a_count_provider.trigger()
     qtbot.waitUntil(lambda: bool(failures))
     assert "needs Anthropic configured" in str(failures[0])
+
+
+def test_long_paths_are_counted_progressively(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    """Progress on the bar while a long path is counted; entries reach the cache in batches."""
+    spec: list[Any] = [
+        {"type": "message", "message": {"role": "user", "content": f"message {k}", "timestamp": k}}
+        for k in range(1300)
+    ]
+    path = write_session(tmp_path / "long.jsonl", spec)
+    statuses: list[str] = []
+    batches: list[int] = []
+    window.real_tokens.path_changed.connect(lambda v: statuses.append(v.status))
+    window.real_tokens.entries_counted.connect(lambda recs: batches.append(len(recs)))
+    _open(qtbot, window, path)
+    assert statuses[0] == "counting…"
+    assert "counting 39 %" in statuses and "counting 78 %" in statuses
+    assert statuses[-1] == "" and window.bar.real is not None and window.bar.real.result is not None
+    assert batches[:2] == [512, 512] and sum(batches) == 1300

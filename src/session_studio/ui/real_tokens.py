@@ -96,19 +96,16 @@ def _count_path_job(
     state: PlanState, encoding: str, known: dict[int, MessageCount], op: Operation
 ) -> tuple[list[MessageCount], dict[int, MessageCount]]:
     count = load_counter(encoding)
-    learned: dict[int, MessageCount] = {}
-    sent = 0
+    learned: dict[int, MessageCount] = {}  # entry counts made since the last batch handed over
 
     def progress(done: int, total: int) -> None:
-        nonlocal sent
         op.report(done, total, "")
-        fresh = dict(list(learned.items())[sent:])
-        sent = len(learned)
-        if fresh:
-            op.report_interim(fresh)  # tooltips fill in while a huge path is counted
+        if learned:
+            op.report_interim(dict(learned))  # tooltips fill in while a huge path is counted
+            learned.clear()
 
     items = count_items(state, count, known, op.cancelled.is_set, learned=learned, progress=progress)
-    return items, learned
+    return items, learned  # what the interim batches did not carry
 
 
 _count_path_job.wants_op = True  # type: ignore[attr-defined]
