@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import httpx
-
 from ..core.real_tokens import context_item_messages, message_texts
 from ..llm.base import CancelToken
 from ..llm.config import ResolvedProvider
@@ -53,7 +51,7 @@ def count_with_provider(
     state: Any,
     resolved: ResolvedProvider,
     *,
-    transport: httpx.BaseTransport | None = None,
+    transport: Any = None,  # an httpx transport (tests); the engine itself does no network
     cancel: CancelToken | None = None,
 ) -> ProviderCount:
     """Count a ``PlanState``'s context with the configured provider (Anthropic only)."""
