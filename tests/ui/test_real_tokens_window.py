@@ -74,7 +74,7 @@ def test_token_bar_shows_the_real_total_and_the_decision(
     lay = window.bar.layout_
     window.bar.grab()  # paints (the legend boxes the hover test needs)
     tip = window.bar.describe_at(QPoint(lay.x0 + lay.w - 5, lay.legend_y + 5))
-    assert tip.startswith("real tokens: 1,840")
+    assert "real tokens: 1,840" in tip
     window.doc.set_params(20000, 1000, 10000)  # the same path: counts reused, only the decision changes
     assert window.bar.real is not None and window.bar.real.notes() == []
 
@@ -216,3 +216,20 @@ def test_long_paths_are_counted_progressively(qtbot: Any, window: MainWindow, tm
     assert "counting 39 %" in statuses and "counting 78 %" in statuses
     assert statuses[-1] == "" and window.bar.real is not None and window.bar.real.result is not None
     assert batches[:2] == [512, 512] and sum(batches) == 1300
+
+
+def test_a_hostile_model_name_is_shown_literally(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    """The labels name the session's model: the bar's and the inspector's tooltips never render it."""
+    evil = "<img src='/etc/x.png'>"
+    spec: list[Any] = [
+        {"type": "model_change", "provider": "p", "modelId": evil},
+        {"type": "message", "message": {"role": "user", "content": "hello world", "timestamp": 1}},
+    ]
+    _open(qtbot, window, write_session(tmp_path / "evil.jsonl", spec))
+    window.doc.select(window.doc.session.leaf_index())
+    assert evil in window.inspector.tokens.text()  # a plain-text label
+    assert evil not in window.inspector.tokens.toolTip() and "&lt;img" in window.inspector.tokens.toolTip()
+    lay = window.bar.layout_
+    window.bar.grab()
+    tip = window.bar.describe_at(QPoint(lay.x0 + lay.w - 5, lay.legend_y + 5))
+    assert evil not in tip and "&lt;img" in tip

@@ -858,9 +858,11 @@ class EntryInspector(QWidget):
         if self.token_line is not None and self.session is not None and self.index >= 0:
             line = self.token_line(self.index)
         self.tokens.setText(line)
-        self.tokens.setToolTip(
-            line + "\n\npi decides with chars/4; the model bills real tokens. ≈ marks a tokenizer used "
-            "as an approximation for a model whose own tokenizer is not public."
+        self.tokens.setToolTip(  # the line names the session's model: shown literally, never as HTML
+            rich_tooltip(
+                line + "\n\npi decides with chars/4; the model bills real tokens. ≈ marks a tokenizer "
+                "used as an approximation for a model whose own tokenizer is not public."
+            )
             if line
             else ""
         )

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 from session_studio.core.plan import PlanState
 
 from .bar_geometry import Span, cumulative, fill_tokens, pixel_spans, span_at, token_x
+from .plain import rich_tooltip
 from .theme import current_theme
 
 if TYPE_CHECKING:
@@ -250,7 +251,7 @@ class TokenBar(QWidget):
                 if a <= x < b:
                     return _LEGEND[name]
             if self.real is not None and self._legend_boxes and x >= self._legend_boxes[-1][2]:
-                return self.real.tooltip()
+                return rich_tooltip(self.real.tooltip())  # names the session's model: never HTML
             return ""
         on_rows = lay.row_y - 6 <= y < lay.after_y + AFTER_H + 3
         if on_rows:
