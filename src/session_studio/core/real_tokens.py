@@ -42,7 +42,9 @@ from .projected_plan import PathCutPlanner
 
 __all__ = [
     "CL100K",
+    "MAX_EXACT_CHARS",
     "O200K",
+    "PIECE_CHARS",
     "UNKNOWN_IMAGE_TOKENS",
     "MessageCount",
     "RealDecision",
@@ -177,6 +179,9 @@ def load_counter(encoding: str) -> Callable[[str], int]:
             def count(text: str) -> int:
                 if len(text) <= PIECE_CHARS:
                     return count_piece(text)
+                if len(text) > MAX_EXACT_CHARS:  # MessageCount.texts_extrapolated says so
+                    head = sum(count_piece(p) for p in _pieces(text[:MAX_EXACT_CHARS]))
+                    return round(head * len(text) / MAX_EXACT_CHARS)
                 return sum(count_piece(p) for p in _pieces(text))
 
             _counters[encoding] = got = count
@@ -184,34 +189,37 @@ def load_counter(encoding: str) -> Callable[[str], int]:
 
 
 #: the tokenizer holds the GIL while it counts (≈ 3 MB/s): a long text is counted in pieces of
-#: about this many characters so no other thread (the GUI's) waits more than ~10 ms at a time
+#: at most this many characters so no other thread (the GUI's) waits more than ~10 ms at a time
 PIECE_CHARS = 32768
+#: a text longer than this is counted for its first MAX_EXACT_CHARS characters and extrapolated
+#: at the same rate (a 50 MB tool output would otherwise keep a core busy for seconds to minutes)
+MAX_EXACT_CHARS = 1 << 22
 
 
-def _clean_break(text: str, start: int, end: int, forward: bool) -> int:
-    """The position after a line break followed by a non-space character (searching back from
-    ``end`` to ``start``, or forward from ``start``), or -1."""
+def _cut(text: str, start: int, end: int) -> int:
+    """Where to end a piece in ``text[start:end]``: after a line break followed by a non-space
+    (both encodings' pre-tokenizers split there and BPE never merges across their pieces, so the
+    counts add up exactly), else before a space between two non-spaces (a pre-token boundary
+    too), else at ``end`` (±1 token at most, for text with neither, e.g. base64)."""
     n = len(text)
-    k = text.rfind("\n", start, end) if not forward else text.find("\n", start)
-    while k >= start and k + 1 < n and text[k + 1].isspace():
-        k = text.rfind("\n", start, k) if not forward else text.find("\n", k + 1)
-    return k + 1 if k >= start and k + 1 < n else -1
+    k = text.rfind("\n", start, end - 1)
+    while k >= start and text[k + 1].isspace():
+        k = text.rfind("\n", start, k)
+    if k >= start:
+        return k + 1
+    k = text.rfind(" ", start + 1, end - 1)
+    while k > start and (text[k - 1].isspace() or text[k + 1].isspace()):
+        k = text.rfind(" ", start + 1, k)
+    if k > start:
+        return k
+    return min(end, n)
 
 
 def _pieces(text: str) -> Iterable[str]:
-    """``text`` cut only after a line break followed by a non-space character, about every
-    PIECE_CHARS characters: both encodings' pre-tokenizers split there too, and BPE never merges
-    across their pieces, so the pieces' counts add up exactly to the whole text's. A text with no
-    such break is counted whole."""
+    """``text`` in pieces of at most PIECE_CHARS characters, cut where :func:`_cut` says."""
     i, n = 0, len(text)
     while i < n:
-        j = n
-        if i + PIECE_CHARS < n:
-            j = _clean_break(text, i + 1, i + PIECE_CHARS, forward=False)
-            if j < 0:
-                j = _clean_break(text, i + PIECE_CHARS, n, forward=True)
-            if j < 0:
-                j = n
+        j = n if i + PIECE_CHARS >= n else _cut(text, i, i + PIECE_CHARS)
         yield text[i:j]
         i = j
 
@@ -375,12 +383,14 @@ class MessageCount:
     tokens: int
     images: int = 0  # image blocks counted
     images_estimated: int = 0  # of them, with no readable size (UNKNOWN_IMAGE_TOKENS each)
+    texts_extrapolated: int = 0  # texts over MAX_EXACT_CHARS: counted in part, extrapolated
 
     def __add__(self, other: MessageCount) -> MessageCount:
         return MessageCount(
             self.tokens + other.tokens,
             self.images + other.images,
             self.images_estimated + other.images_estimated,
+            self.texts_extrapolated + other.texts_extrapolated,
         )
 
 
@@ -390,6 +400,7 @@ ZERO = MessageCount(0)
 def count_message(message: Any, count: Callable[[str], int]) -> MessageCount:
     texts, images = message_texts(message)
     tokens = sum(count(s) for s in texts if s)
+    extrapolated = sum(len(s) > MAX_EXACT_CHARS for s in texts)
     estimated = 0
     for block in images:
         size = image_size(block)
@@ -398,7 +409,7 @@ def count_message(message: Any, count: Callable[[str], int]) -> MessageCount:
             tokens += UNKNOWN_IMAGE_TOKENS
         else:
             tokens += image_tokens(*size)
-    return MessageCount(tokens, len(images), estimated)
+    return MessageCount(tokens, len(images), estimated, extrapolated)
 
 
 def entry_messages(value: Any, entry_type: Any, profile: PiProfile = PROFILE_0_80_2) -> list[Any]:
@@ -507,6 +518,7 @@ class RealPathTokens:
     images: int
     images_estimated: int
     decision: RealDecision | None
+    texts_extrapolated: int = 0
 
     @property
     def estimate_total(self) -> float:
@@ -527,6 +539,8 @@ class RealPathTokens:
             out.append(f"tokenizer {self.tokenizer.label()}")
         if self.images_estimated:
             out.append(f"{self.images_estimated} image(s) estimated ({UNKNOWN_IMAGE_TOKENS} tokens each)")
+        if self.texts_extrapolated:
+            out.append(f"{self.texts_extrapolated} text(s) over {MAX_EXACT_CHARS:,} characters extrapolated")
         return out
 
     def largest_drifts(self, n: int = 5) -> list[tuple[int, float, int]]:
@@ -548,6 +562,11 @@ class RealPathTokens:
             lines.append(
                 f"images:      {self.images} counted by OpenAI's tile rule"
                 + (f", {self.images_estimated} estimated (size unreadable)" if self.images_estimated else "")
+            )
+        if self.texts_extrapolated:
+            lines.append(
+                f"long texts:  {self.texts_extrapolated} over {MAX_EXACT_CHARS:,} characters: the first "
+                f"{MAX_EXACT_CHARS:,} counted, the rest extrapolated at the same rate"
             )
         d = self.decision
         if d is not None:
@@ -577,6 +596,7 @@ class RealPathTokens:
             "encoding": self.tokenizer.encoding,
             "approximation": not self.tokenizer.exact,
             "imagesEstimated": self.images_estimated,
+            "textsExtrapolated": self.texts_extrapolated,
             "decision": None
             if d is None
             else {
@@ -681,6 +701,7 @@ def real_path_tokens(
         sum(c.images for c in item_counts),
         sum(c.images_estimated for c in item_counts),
         decision,
+        sum(c.texts_extrapolated for c in item_counts),
     )
 
 

@@ -60,6 +60,8 @@ def entry_tokens_line(
         line += f" · drift {d:+,.0f} ({d / estimate:+.0%})"
     if count.images_estimated:
         line += " · images estimated"
+    if count.texts_extrapolated:
+        line += " · extrapolated (a text over 4 Mi characters)"
     return line
 
 
