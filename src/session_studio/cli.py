@@ -19,6 +19,8 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_PI_ERROR = 3
 _READ_ONLY = frozenset({"plan", "context", "branch", "info", "export"})
+#: `plan --fields` names outside the oracle's schema (never in the default output: they load a tokenizer)
+_OPT_IN_PLAN_FIELDS = ("tokens",)
 
 
 def _write_json(obj: Any) -> None:
@@ -40,11 +42,12 @@ def _cmd_plan(a: argparse.Namespace) -> int:
 
     fields = [f.strip() for f in a.fields.split(",") if f.strip()] if a.fields and a.fields != "all" else None
     if fields:
-        bad = [f for f in fields if f not in PLAN_FIELDS]
+        known = [*PLAN_FIELDS, *_OPT_IN_PLAN_FIELDS]
+        bad = [f for f in fields if f not in known]
         if bad:
-            err(f"session-studio plan: unknown field(s) {', '.join(bad)}; known: {','.join(PLAN_FIELDS)}")
+            err(f"session-studio plan: unknown field(s) {', '.join(bad)}; known: {','.join(known)}")
             return EXIT_USAGE
-    heavy = {"migratedEntries", "context", "llmMessages", "preparation"}
+    heavy = {"migratedEntries", "context", "llmMessages", "preparation", "tokens"}
     keep = None if not fields or heavy & set(fields) else False
     session = _open(a.session, keep_values=keep)
     out, code = plan_output(
@@ -57,6 +60,13 @@ def _cmd_plan(a: argparse.Namespace) -> int:
         sweep_limit=a.sweep_limit,
         profile=profile_for(session, a).profile,
     )
+    if fields and "tokens" in fields and "error" not in out:
+        from .core.plan import PlanParams
+        from .core.real_tokens import plan_tokens_json
+
+        params = PlanParams(a.keep_recent, a.reserve, a.context_window)
+        leaf = session.leaf_id if a.leaf is None else a.leaf
+        out["tokens"] = plan_tokens_json(session, leaf, params, profile_for(session, a).profile)
     _write_json(out)
     return code
 
@@ -98,6 +108,62 @@ def _cmd_info(a: argparse.Namespace) -> int:
         end="",
     )
     out(f"settings:    {source}")
+    if a.tokens in ("real", "provider"):
+        code = _print_real_tokens(session, a.leaf, keep, reserve, window, choice.profile)
+        if a.tokens == "provider" and code == EXIT_OK:
+            return _print_provider_tokens(a, session, keep, reserve, window, choice.profile)
+        return code
+    return EXIT_OK
+
+
+def _print_provider_tokens(
+    a: argparse.Namespace, session: Any, keep: int, reserve: int, window: int, profile: Any
+) -> int:
+    """`info --tokens provider`: the path counted by the configured provider (Anthropic's count_tokens)."""
+    from .cli_actions import resolved_provider
+    from .core.plan import PathPlanner, PlanParams
+    from .engine.token_count import count_with_provider
+    from .llm.errors import LlmError
+
+    leaf_index = None if a.leaf is None else session.require(a.leaf)
+    state = PathPlanner(session, leaf_index, profile=profile).plan(PlanParams(keep, reserve, window))
+    try:
+        got = count_with_provider(state, resolved_provider(a, session))
+    except LlmError as e:
+        err(f"session-studio info: {e.user_message}")
+        return EXIT_FAILURE
+    drift = got.tokens - got.estimate
+    pct = f" ({drift / got.estimate:+.1%})" if got.estimate else ""
+    out(
+        f"provider:    {got.tokens:,} tokens by {got.provider}'s count_tokens ({got.model}) vs pi estimate "
+        f"{got.estimate:,.0f}: drift {drift:+,.0f}{pct} (the provider adds a few tokens per message)"
+    )
+    return EXIT_OK
+
+
+def _print_real_tokens(
+    session: Any, leaf: str | None, keep: int, reserve: int, window: int, profile: Any
+) -> int:
+    """`info --tokens real`: real counts next to pi's estimate, and the decisions they change."""
+    from .core.errors import EntryNotFoundError
+    from .core.plan import PathPlanner, PlanParams
+    from .core.real_tokens import TokenizerUnavailableError, measure
+
+    try:
+        leaf_index = None if leaf is None else session.require(leaf)
+    except EntryNotFoundError:
+        return EXIT_PI_ERROR  # the overview has said so
+    planner = PathPlanner(session, leaf_index, profile=profile)
+    if planner.error is not None:
+        out(f"real tokens: not counted, {planner.error}")
+        return EXIT_OK
+    try:
+        result = measure(planner, PlanParams(keep, reserve, window))
+    except TokenizerUnavailableError as e:
+        err(f"session-studio info: {e}")
+        return EXIT_FAILURE
+    for line in result.describe():
+        out(line)
     return EXIT_OK
 
 
@@ -174,6 +240,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("info", help="a human-readable overview of a session")
     p.add_argument("session")
     _add_plan_options(p, pi_defaults=True)
+    p.add_argument(
+        "--tokens",
+        choices=("estimate", "real", "provider"),
+        default="estimate",
+        help="real: also count the context with a real tokenizer (o200k/cl100k) next to pi's chars/4; "
+        "provider: and send it to the configured Anthropic provider's count_tokens endpoint",
+    )
+    from .cli_actions import add_provider_options
+
+    add_provider_options(p)
     p.set_defaults(func=_cmd_info)
 
     from .cli_actions import add_action_parsers

@@ -27,6 +27,11 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def add_provider_options(p: argparse.ArgumentParser) -> None:
+    """The summarizer's provider options (also `info --tokens provider`'s)."""
+    _add_provider_options(p)
+
+
 def _add_provider_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("summarizer")
     g.add_argument(
@@ -67,8 +72,16 @@ def _add_provider_options(p: argparse.ArgumentParser) -> None:
 
 
 def _summarizer(a: argparse.Namespace, session: Any) -> tuple[Any, Any]:
+    from .llm.config import make_summarizer
+
+    resolved = resolved_provider(a, session)
+    return make_summarizer(resolved), resolved
+
+
+def resolved_provider(a: argparse.Namespace, session: Any) -> Any:
+    """The provider from the summarizer options, else pi's settings (warnings printed)."""
     from .llm.base import RequestLimits
-    from .llm.config import ProviderConfig, make_summarizer, resolve_provider
+    from .llm.config import ProviderConfig, resolve_provider
 
     cwd = Path(str((session.header or {}).get("cwd") or ".")) if session.header else None
     config = None
@@ -84,7 +97,7 @@ def _summarizer(a: argparse.Namespace, session: Any) -> tuple[Any, Any]:
     resolved = resolve_provider(config, cwd=cwd if cwd and cwd.is_dir() else None, limits=limits)
     for warning in resolved.warnings:
         _print(f"session-studio: {warning}")
-    return make_summarizer(resolved), resolved
+    return resolved
 
 
 def _confirm(question: str, yes: bool) -> bool:

@@ -10,10 +10,11 @@ sweep (every threshold where the answer changes) is linear.
 from __future__ import annotations
 
 import bisect
+import copy
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 from .jsvalue import JsTypeError
 from .session import EntryRecord
@@ -164,6 +165,19 @@ class RunningSums:
             self.sums.append(acc)
             self.positions.append(i)
         self._monotonic = all(self.sums[k] <= self.sums[k + 1] for k in range(len(self.sums) - 1))
+
+    def reweighed(self, size: Callable[[int, float], float]) -> Self:
+        """A copy weighing the same entries with other sizes (real tokens instead of chars/4):
+        ``size(index, estimate)`` is each counted entry's new size."""
+        sizes: list[tuple[int, Any]] = []
+        prev: Any = 0
+        for i, total in zip(self.positions, self.sums, strict=True):
+            sizes.append((i, size(i, total - prev)))
+            prev = total
+        new = copy.copy(self)
+        new._sum_back(sizes)
+        new.stop_error, new.stop_nan = self.stop_error, self.stop_nan
+        return new
 
     def budget_index(self, keep: float) -> int | None:
         """Index where the running total first reaches `keep`, or None."""

@@ -749,6 +749,8 @@ class EntryInspector(QWidget):
         self.edit_facts: Callable[[], EditFacts] | None = None
         #: the session's usage totals as the tree's model sums them (None while it does)
         self.usage_totals: UsageSource | None = None
+        #: record → "pi estimate N · real M (tokenizer)" (ui.real_tokens); None: no token line
+        self.token_line: Callable[[int], str] | None = None
         self._own_edits: tuple[Session, int, EditFacts] | None = None
         self.expanded: set[str] = set()
         self.full_texts: dict[str, str] = {}
@@ -759,6 +761,13 @@ class EntryInspector(QWidget):
         self.title.setTextInteractionFlags(
             self.title.textInteractionFlags() | self.title.textInteractionFlags().TextSelectableByMouse
         )
+        self.tokens = QLabel()
+        self.tokens.setTextFormat(Qt.TextFormat.PlainText)
+        self.tokens.setProperty("muted", True)
+        self.tokens.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.tokens.setContentsMargins(8, 0, 4, 2)
+        self.tokens.setAccessibleName("Entry tokens")
+        self.tokens.hide()
         self.raw_button = QToolButton()
         self.raw_button.setText("Raw JSON")
         self.raw_button.setCheckable(True)
@@ -804,6 +813,7 @@ class EntryInspector(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)
         lay.addLayout(head)
+        lay.addWidget(self.tokens)
         lay.addWidget(self.stack, 1)
         self.raw_button.toggled.connect(self._show_raw)
         self.copy_button.clicked.connect(self._copy_id)
@@ -825,6 +835,7 @@ class EntryInspector(QWidget):
             self.title.setToolTip("")
             self.browser.clear()
             self.raw.clear()
+            self.refresh_tokens()
             return
         rec = s.records[index]
         role = f" · {rec.role}" if rec.type == "message" else ""
@@ -836,7 +847,26 @@ class EntryInspector(QWidget):
         self.title.setToolTip(
             rich_tooltip(f"{rec.type}{role} · id {rec.id} · line {rec.line} · {rec.timestamp}")
         )
+        self.refresh_tokens()
         self._render()
+
+    def refresh_tokens(self, records: Any = None) -> None:
+        """Update the token line (``records``: the entries whose counts changed, None: any)."""
+        if records is not None and self.index not in records:
+            return
+        line = ""
+        if self.token_line is not None and self.session is not None and self.index >= 0:
+            line = self.token_line(self.index)
+        self.tokens.setText(line)
+        self.tokens.setToolTip(  # the line names the session's model: shown literally, never as HTML
+            rich_tooltip(
+                line + "\n\npi decides with chars/4; the model bills real tokens. ≈ marks a tokenizer "
+                "used as an approximation for a model whose own tokenizer is not public."
+            )
+            if line
+            else ""
+        )
+        self.tokens.setVisible(bool(line))
 
     def _render(self) -> None:
         s = self.session

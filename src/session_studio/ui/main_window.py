@@ -32,6 +32,7 @@ from .export_dialog import ExportChoice, ExportDialog
 from .navigation import TreeNavigation
 from .plain import rich_tooltip
 from .profile_compare import ProfileCompareController
+from .real_tokens import RealTokenCounts
 from .settings import AppSettings
 from .summary_comparison import SummaryComparison
 from .tasks import TaskRunner
@@ -105,6 +106,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.sessions_root = sessions_root or str(default_sessions_dir())
         self.doc = SessionDocument(self.runner, self)
         self.doc.profile_plain = self.settings.pi_version()
+        self.real_tokens = RealTokenCounts(self.doc, self.runner, self)
         self._gen_op = None
         self._gen_cancel = None
         self.last_dialog = None
@@ -144,6 +146,22 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.runner.busy_changed.connect(lambda b: self.status_busy.setText("Working…" if b else ""))
         # a background task that fails with no failure handler is a crash, never silence
         self.runner.unhandled.connect(report_unexpected)
+        # real token counts next to pi's estimate: the bar, the inspector's line, the tree's tooltips
+        self.real_tokens.path_changed.connect(self.bar.set_real)
+        self.real_tokens.entries_counted.connect(self.inspector.refresh_tokens)
+        self.inspector.token_line = self.real_tokens.entry_line
+        self.tree_model.token_line = self.real_tokens.entry_line
+        self.a_count_provider.triggered.connect(
+            lambda: self.real_tokens.count_with_provider(
+                self.custom_provider_config() if self.preview.provider.currentData() == "custom" else None
+            )
+        )
+        self.real_tokens.provider_counted.connect(lambda t: self.statusBar().showMessage(t, 15000))
+        self.real_tokens.provider_failed.connect(
+            lambda e, tb: report_failure(
+                self, explain_failure(e, tb, "The provider could not count the tokens")
+            )
+        )
 
         self.browser.open_requested.connect(self.open_path)
         self.browser.open_file_dialog.connect(self.open_dialog)

@@ -9,6 +9,8 @@ the provider-usage mark, the chosen cut and the turn prefix of a split turn.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QFont, QMouseEvent, QPainter, QPaintEvent, QPen, QResizeEvent
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
@@ -17,7 +19,11 @@ from session_studio.core.explain import tokens_unknown_text
 from session_studio.core.plan import PlanState
 
 from .bar_geometry import Span, cumulative, fill_tokens, pixel_spans, span_at, token_x
+from .plain import rich_tooltip
 from .theme import current_theme
+
+if TYPE_CHECKING:
+    from .real_tokens import PathTokensView
 
 __all__ = ["BarLayout", "TokenBar"]
 
@@ -216,6 +222,8 @@ class TokenBar(QWidget):
         self._rects_cache: tuple[list[Span], int, dict[tuple[str, int], list[QRect]], list[QRect]] | None = (
             None
         )
+        #: the path's real token count (ui.real_tokens.PathTokensView), drawn at the legend's right
+        self.real: PathTokensView | None = None
         self.setMouseTracking(True)
         self.setMinimumHeight(self.sizeHint().height())
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
@@ -227,6 +235,10 @@ class TokenBar(QWidget):
     def set_state(self, state: PlanState | None) -> None:
         self.state = state
         self._relayout()
+
+    def set_real(self, view: PathTokensView | None) -> None:
+        self.real = view
+        self.update()
 
     def set_selected(self, record: int) -> None:
         self.selected = record
@@ -257,6 +269,8 @@ class TokenBar(QWidget):
             for name, a, b in self._legend_boxes:
                 if a <= x < b:
                     return _unknown_tip(lay.unknown) if name == "unknown" and lay.unknown else _LEGEND[name]
+            if self.real is not None and self._legend_boxes and x >= self._legend_boxes[-1][2]:
+                return rich_tooltip(self.real.tooltip())  # names the session's model: never HTML
             return ""
         if y < lay.row_y - 6 and lay.unknown is not None:  # the header's "unknown"
             return _unknown_tip(lay.unknown)
@@ -426,6 +440,7 @@ class TokenBar(QWidget):
             QRect(x0, lay.top_text, w, 16), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, right
         )
         self._draw_legend(p, lay)
+        self._draw_real(p, lay)
         p.end()
 
     def _draw_unknown(self, p: QPainter, lay: BarLayout) -> None:
@@ -448,6 +463,25 @@ class TokenBar(QWidget):
         p.drawRect(box.adjusted(0, 0, -1, -1))
         p.setPen(th.text)
         p.drawText(box, Qt.AlignmentFlag.AlignCenter, label)
+
+    def _draw_real(self, p: QPainter, lay: BarLayout) -> None:
+        """The path's real token count and the decisions it changes, right of the legend."""
+        view = self.real
+        text = view.header() if view is not None else ""
+        if view is None or not text:
+            return
+        notes = view.notes()
+        if notes:
+            text += "  ·  " + "  ·  ".join(notes)
+        th = current_theme()
+        left = (self._legend_boxes[-1][2] if self._legend_boxes else lay.x0) + 8
+        width = max(0, lay.x0 + lay.w - left)
+        p.setPen(th.threshold if notes else th.muted)
+        p.drawText(
+            QRect(left, lay.legend_y, width, LEGEND_H),
+            Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+            p.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, width),
+        )
 
     def _draw_legend(self, p: QPainter, lay: BarLayout) -> None:
         """One swatch per mark, each with a hover text (describe_at)."""

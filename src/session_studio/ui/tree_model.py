@@ -116,6 +116,8 @@ class SessionTreeModel(QAbstractItemModel):
         self._pi16_runner: TaskRunner | None = None
         self._pi16_serial = 0
         self._system_tokens: dict[int, Any] = {}
+        #: record → "pi estimate N · real M (tokenizer)" for the tooltip (ui.real_tokens); None: none
+        self.token_line: Callable[[int], str] | None = None
         self.mode = "default"
         self.query = ""
         #: lowercased search text per record (preview, id), built once per session off the GUI thread
@@ -603,6 +605,8 @@ class SessionTreeModel(QAbstractItemModel):
                 lines.append("Cut point: " + cut_point_reason(rec))
             if i not in self.outline.active:
                 lines.append("Not on the active path")
+            if self.token_line is not None and (tokens := self.token_line(i)):
+                lines.append("Tokens: " + tokens)
             return rich_tooltip("\n".join(lines))  # ids and types come from the file: never HTML
         if role == Roles.RECORD:
             return i

@@ -229,6 +229,10 @@ class WindowParts(QMainWindow):
         self.a_provider = act(
             "Pro&vider settings…", tip="Base URL, model and key variable of a custom provider"
         )
+        self.a_count_provider = act(
+            "Count tokens with the pro&vider",
+            tip="Send the active path's context to the configured Anthropic provider's count_tokens endpoint",
+        )
         self.a_about = act("&About Session Studio")
         self.a_recent_menu = None
         self.theme_group = QActionGroup(self)
@@ -262,7 +266,7 @@ class WindowParts(QMainWindow):
         m.addSeparator()
         m.addActions([self.a_branch, self.a_branch_sum, self.a_fork, self.a_label, self.a_rename])
         m.addSeparator()
-        m.addActions([self.a_upgrade, self.a_provider])
+        m.addActions([self.a_upgrade, self.a_provider, self.a_count_provider])
         m.setToolTipsVisible(True)
         m = mb.addMenu("&Help")
         m.addAction(self.a_about)

@@ -1,0 +1,352 @@
+"""Real token counts in the window: counted in the compute pool, cached, shown next to pi's estimate.
+
+The core counts (:mod:`session_studio.core.real_tokens`); this controller decides *when*, off the
+GUI thread: a plan's context items when a session is loaded or its path changes (progressively,
+with progress and cancellation, filling the per-entry cache as it goes), one entry when the
+inspector or a tooltip asks for one not counted yet. A plan change on the same path re-uses the
+item counts and only recomputes the decisions. Counts are cached by record index for one loaded
+index of a file (indices are stable while pi appends); opening or reloading a file, another
+tokenizer or another pi profile clears the cache.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from ..core.plan import PlanState
+from ..core.profile import PROFILE_0_80_2, PiProfile
+from ..core.real_tokens import (
+    MessageCount,
+    RealPathTokens,
+    TokenizerChoice,
+    TokenizerUnavailableError,
+    count_entry,
+    count_items,
+    entry_estimate,
+    load_counter,
+    real_path_tokens,
+    tokenizer_for_model,
+)
+from .document import Loaded, SessionDocument
+from .tasks import Operation, TaskRunner
+
+__all__ = ["PathTokensView", "RealTokenCounts", "entry_tokens_line"]
+
+log = logging.getLogger(__name__)
+
+
+def _fmt(n: float) -> str:
+    return f"{n:,.0f}"
+
+
+def entry_tokens_line(
+    estimate: float | None, count: MessageCount | None, tokenizer: TokenizerChoice | None, note: str = ""
+) -> str:
+    """``pi estimate N · real M (tokenizer) · drift ±D``: the inspector's and the tooltip's line."""
+    head = f"pi estimate {_fmt(estimate)}" if estimate is not None else "pi estimate —"
+    if note:
+        return f"{head} · {note}"
+    if count is None or tokenizer is None:
+        return f"{head} · real: counting…"
+    line = f"{head} · real {_fmt(count.tokens)} ({tokenizer.label()})"
+    if estimate:
+        d = count.tokens - estimate
+        line += f" · drift {d:+,.0f} ({d / estimate:+.0%})"
+    if count.images_estimated:
+        line += " · images estimated"
+    if count.texts_extrapolated:
+        line += " · extrapolated (a text over 4 Mi characters)"
+    return line
+
+
+@dataclass(frozen=True)
+class PathTokensView:
+    """What the token bar shows: the figures and the notes, or why there are none yet."""
+
+    result: RealPathTokens | None
+    status: str  # "counting 40 %", "unavailable: …", "" when the result is there
+    provider: str = ""  # the provider's own count of this path, when the user asked for it
+
+    def header(self) -> str:
+        r = self.result
+        if r is None:
+            return f"real tokens: {self.status}" if self.status else ""
+        return f"real {_fmt(r.real_total)} ({r.tokenizer.label()}) vs chars/4 {_fmt(r.estimate_total)}"
+
+    def notes(self) -> list[str]:
+        """The decisions real tokens change, briefly (the tooltip has them in full)."""
+        r = self.result
+        if r is None or r.decision is None:
+            return []
+        return r.decision.brief()
+
+    def tooltip(self) -> str:
+        r = self.result
+        lines = [self.header()] if r is None else r.describe()
+        if self.provider:
+            lines.append(self.provider)
+        return "\n".join(lines)
+
+
+def _count_path_job(
+    state: PlanState, encoding: str, known: dict[int, MessageCount], op: Operation
+) -> tuple[list[MessageCount], dict[int, MessageCount]]:
+    count = load_counter(encoding)
+    learned: dict[int, MessageCount] = {}  # entry counts made since the last batch handed over
+
+    def progress(done: int, total: int) -> None:
+        op.report(done, total, "")
+        if learned:
+            op.report_interim(dict(learned))  # tooltips fill in while a huge path is counted
+            learned.clear()
+
+    items = count_items(state, count, known, op.cancelled.is_set, learned=learned, progress=progress)
+    return items, learned  # what the interim batches did not carry
+
+
+_count_path_job.wants_op = True  # type: ignore[attr-defined]
+
+
+def _provider_job(state: PlanState, config: Any, cancel: Any) -> Any:
+    """Resolve the provider (the key-host policy of the summarizer) and count with it."""
+    from ..engine.token_count import count_with_provider
+    from ..llm.config import resolve_provider
+
+    return count_with_provider(state, resolve_provider(config), cancel=cancel)
+
+
+def provider_count_text(got: Any) -> str:
+    drift = got.tokens - got.estimate
+    pct = f" ({drift / got.estimate:+.1%})" if got.estimate else ""
+    return (
+        f"{got.provider}'s count_tokens ({got.model}): {got.tokens:,} tokens vs pi estimate "
+        f"{got.estimate:,.0f}{pct}"
+    )
+
+
+def _count_entry_job(session: Any, record: int, encoding: str, profile: PiProfile) -> MessageCount:
+    rec = session.records[record]
+    return count_entry(session.value(record), rec.type, load_counter(encoding), profile)
+
+
+class RealTokenCounts(QObject):
+    """Owns the counts of the open session; the views ask it and listen to it."""
+
+    #: PathTokensView for the current plan
+    path_changed = Signal(object)
+    #: frozenset of records whose entry count arrived
+    entries_counted = Signal(object)
+    #: the provider's count of the path, in words (after count_with_provider)
+    provider_counted = Signal(str)
+    #: (exception, traceback) of a failed provider count
+    provider_failed = Signal(object, str)
+
+    def __init__(self, document: SessionDocument, runner: TaskRunner, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.runner = runner
+        self.tokenizer: TokenizerChoice | None = None
+        self.unavailable: str | None = None
+        self.view = PathTokensView(None, "")
+        self._entries: dict[int, MessageCount] = {}
+        self._cache_key: tuple[Any, ...] | None = None
+        self._items: list[MessageCount] | None = None
+        self._items_key: list[Any] | None = None
+        self._path_op: Operation | None = None
+        self._provider_text = ""  # the provider's count of the current path (kept across its plans)
+        self._entry_ops: dict[int, Operation] = {}
+        document.loaded.connect(self._on_loaded)
+        document.plan_changed.connect(self._on_plan)
+        document.closed.connect(self._on_closed)
+
+    # ------------------------------------------------------------------ the views ask
+    @property
+    def profile(self) -> PiProfile:
+        res = self.document.loaded_state
+        return res.profile.profile if res is not None and res.profile is not None else PROFILE_0_80_2
+
+    def entry_line(self, record: int) -> str:
+        """The inspector's / tooltip's line for an entry ("" for entries the LLM gets nothing from);
+        asks for a count in the background when there is none yet."""
+        s = self.document.session
+        if s is None or not 0 <= record < len(s.records):
+            return ""
+        rec = s.records[record]
+        if rec.type not in ("message", "custom_message", "branch_summary", "compaction"):
+            return ""
+        if rec.type == "message" and rec.role != "system":
+            t = rec.tokens
+            estimate: float | None = float(t) if isinstance(t, int | float) and t == t else None
+        else:
+            estimate = entry_estimate(s.value(record), rec.type, self.profile)
+        if self.unavailable is not None:
+            return entry_tokens_line(estimate, None, None, self.unavailable)
+        got = self._entries.get(record)
+        if got is None:
+            self.request_entry(record)
+            got = self._entries.get(record)  # a synchronous runner has it now
+        return entry_tokens_line(estimate, got, self.tokenizer)
+
+    def request_entry(self, record: int) -> None:
+        s = self.document.session
+        if s is None or self.tokenizer is None or record in self._entries or record in self._entry_ops:
+            return
+        key = self._cache_key
+        op = self.runner.op(_count_entry_job, s, record, self.tokenizer.encoding, self.profile)
+        op.on_success(functools.partial(self._on_entry, record, key))
+        op.on_failure(functools.partial(self._on_entry_failed, record))
+        self._entry_ops[record] = op
+        op.start()
+
+    def count_with_provider(self, config: Any) -> Operation | None:
+        """The user asked: send the current path's context to the provider's count endpoint
+        (``config``: a ProviderConfig, or None for pi's configured provider). Never automatic."""
+        state = self.document.state
+        if state is None or state.error is not None:
+            return None
+        from ..llm import CancelToken
+
+        op = self.runner.op(_provider_job, state, config, CancelToken(), pool="network")
+        op.on_success(self._on_provider_count)
+        op.on_failure(self.provider_failed.emit)
+        op.start()
+        return op
+
+    def _on_provider_count(self, got: Any) -> None:
+        text = self._provider_text = provider_count_text(got)
+        self._set_view(dataclasses.replace(self.view, provider=text))
+        self.provider_counted.emit(text)
+
+    # ------------------------------------------------------------------ document events
+    def _on_loaded(self, res: Loaded) -> None:
+        # a fresh index (another file, a reload, a file rewritten on disk): nothing counted applies
+        self._entries.clear()
+        self._cache_key = None
+        self._items = None
+        self._items_key = None
+        self.unavailable = None
+        self._sync(res)
+
+    def _sync(self, res: Loaded) -> None:
+        """The tokenizer for the leaf's model and the pi profile (what pi appends, "Branch here" or
+        another profile may change them: then nothing counted applies). Appends keep the records'
+        indices, and so what was counted."""
+        s = res.session
+        choice = tokenizer_for_model(res.planner.model)
+        header_id = (s.header or {}).get("id") if isinstance(s.header, dict) else None
+        key = (s.path, header_id, choice.encoding, res.profile.profile.version if res.profile else "")
+        if key != self._cache_key or len(s.records) < self._known_records:
+            self._entries.clear()
+            self._items = None
+        self._cache_key = key
+        self._known_records = len(s.records)
+        self.tokenizer = choice
+
+    _known_records = 0
+
+    def _on_closed(self) -> None:
+        self._cancel_path()
+        for op in self._entry_ops.values():
+            op.cancel()
+        self._entry_ops.clear()
+        self._entries.clear()
+        self._cache_key = None
+        self._items = None
+        self.tokenizer = None
+        self._set_view(PathTokensView(None, ""))
+
+    def _on_plan(self, state: PlanState) -> None:
+        res = self.document.loaded_state
+        if res is not None:
+            self._sync(res)
+        if self.tokenizer is None or state.error is not None:
+            self._set_view(
+                PathTokensView(None, "" if state.error is None else "not counted (pi would throw)")
+            )
+            return
+        if self.unavailable is not None:
+            self._set_view(PathTokensView(None, self.unavailable))
+            return
+        # every plan of one path shares the planner's item list: the same list, the same counts
+        key = state.item_tokens
+        if self._items is not None and self._items_key is key:
+            self._show(state, self._items)  # same path: only the decisions change
+            return
+        self._cancel_path()
+        self._items = None
+        self._provider_text = ""  # another path: the provider counted the old one
+        self._set_view(PathTokensView(None, "counting…"))
+        op = self.runner.op(_count_path_job, state, self.tokenizer.encoding, dict(self._entries))
+        op.progress.connect(self._on_progress)
+        op.interim.connect(self._on_learned)
+        op.on_success(functools.partial(self._on_path, state, key))
+        op.on_failure(self._on_path_failed)
+        self._path_op = op
+        op.start()
+
+    # ------------------------------------------------------------------ results
+    def _show(self, state: PlanState, items: list[MessageCount]) -> None:
+        assert self.tokenizer is not None
+        result = real_path_tokens(state, items, self.tokenizer)
+        self._set_view(PathTokensView(result, "", self._provider_text))
+
+    def _on_progress(self, done: int, total: int, _text: str = "") -> None:
+        if total:
+            self._set_view(PathTokensView(None, f"counting {done * 100 // total} %"))
+
+    def _on_learned(self, fresh: dict[int, MessageCount]) -> None:
+        self._entries.update(fresh)
+        self.entries_counted.emit(frozenset(fresh))
+
+    def _on_path(
+        self, state: PlanState, key: list[Any], got: tuple[list[MessageCount], dict[int, MessageCount]]
+    ) -> None:
+        self._path_op = None
+        items, learned = got
+        self._on_learned(learned)
+        self._items, self._items_key = items, key
+        current = self.document.state
+        self._show(
+            current if current is not None and current.item_tokens is state.item_tokens else state, items
+        )
+
+    def _on_path_failed(self, exc: BaseException, tb: str) -> None:
+        self._path_op = None
+        if isinstance(exc, InterruptedError):
+            return
+        if isinstance(exc, TokenizerUnavailableError):
+            self.unavailable = str(exc)
+            self._set_view(PathTokensView(None, self.unavailable))
+            return
+        log.error("counting real tokens failed:\n%s", tb)
+        self._set_view(PathTokensView(None, f"failed ({type(exc).__name__}: {exc})"))
+
+    def _on_entry(self, record: int, key: tuple[Any, ...] | None, count: MessageCount) -> None:
+        self._entry_ops.pop(record, None)
+        if key != self._cache_key:
+            return  # counted for another file or tokenizer
+        self._entries[record] = count
+        self.entries_counted.emit(frozenset({record}))
+
+    def _on_entry_failed(self, record: int, exc: BaseException, tb: str) -> None:
+        self._entry_ops.pop(record, None)
+        if isinstance(exc, TokenizerUnavailableError):
+            self.unavailable = str(exc)
+            self.entries_counted.emit(frozenset({record}))
+            return
+        log.error("counting the real tokens of record %d failed:\n%s", record, tb)
+
+    def _cancel_path(self) -> None:
+        if self._path_op is not None:
+            self._path_op.cancel()
+            self._path_op = None
+
+    def _set_view(self, view: PathTokensView) -> None:
+        self.view = view
+        self.path_changed.emit(view)
