@@ -11,7 +11,6 @@ import gc
 import logging
 import math
 import os
-import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,9 +56,6 @@ log = logging.getLogger(__name__)
 PARTIAL_MIN_BYTES = 24 << 20
 HEAD_BYTES = 4 << 20
 HEAD_PAINT_GRACE_MS = 150
-#: the GIL switch interval while a load runs: the GUI thread's model calls never wait long for the worker
-LOAD_SWITCH_INTERVAL = 0.0001
-_DEFAULT_SWITCH_INTERVAL = sys.getswitchinterval()
 #: None: the core's default (reuse the index of big files). Reading the cache is one long C call
 #: (orjson) that holds the GIL for ~200 ms on a 100 MB session, freezing the GUI thread meanwhile.
 USE_INDEX_CACHE: bool | None = False
@@ -310,19 +306,16 @@ class SessionDocument(QObject):
         op.interim.connect(lambda head: self._on_partial(op, head))
         op.progress.connect(lambda done, total, _t: self.load_progress.emit(done * 1000 // max(1, total)))
         self._load_op = op
-        if not self.runner.synchronous:
-            # The worker holds the GIL while it indexes: a short switch interval keeps the GUI thread's
-            # waits short, and no cyclic GC while 100k records are created (a full collection over
-            # them holds the GIL for hundreds of ms, whichever thread triggers it).
-            sys.setswitchinterval(min(LOAD_SWITCH_INTERVAL, _DEFAULT_SWITCH_INTERVAL))
-            if self._gc_was_enabled is None:
-                self._gc_was_enabled = gc.isenabled()
-                gc.disable()
+        # No cyclic GC while 100k records are created (a full collection over them holds the GIL for
+        # hundreds of ms, whichever thread triggers it); the runner keeps the GIL's time slices
+        # short while the worker indexes (tasks.BUSY_SWITCH_INTERVAL).
+        if not self.runner.synchronous and self._gc_was_enabled is None:
+            self._gc_was_enabled = gc.isenabled()
+            gc.disable()
         return op.start()
 
     def _load_ended(self) -> None:
         self._load_op = None
-        sys.setswitchinterval(_DEFAULT_SWITCH_INTERVAL)
         if self._gc_was_enabled is not None:
             # the loaded index lives as long as the document: keep later collections from walking it
             gc.freeze()

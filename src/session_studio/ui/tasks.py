@@ -10,6 +10,7 @@ check, and a cancelled operation never calls its callbacks.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import traceback
 from collections.abc import Callable
@@ -23,6 +24,11 @@ __all__ = ["Operation", "TaskRunner"]
 log = logging.getLogger(__name__)
 
 POOLS = ("compute", "network", "write")
+
+#: the GIL switch interval while background work runs: a worker running Python hands the GIL to the
+#: GUI thread after this long, so each of the GUI thread's calls into Python (a model's data(), a
+#: paint) waits at most this much instead of the default 5 ms (hundreds of such calls make a paint)
+BUSY_SWITCH_INTERVAL = 0.0001
 
 
 class _Job(QRunnable):
@@ -219,6 +225,8 @@ class TaskRunner(QObject):
         was = self.busy
         self._running.add(op)
         if not was:
+            if not self.synchronous:
+                _hold_short_switch_interval()
             self.busy_changed.emit(True)
 
     def _untrack(self, op: Operation) -> None:
@@ -226,6 +234,8 @@ class TaskRunner(QObject):
             return
         self._running.discard(op)
         if not self._running:
+            if not self.synchronous:
+                _release_short_switch_interval()
             self.busy_changed.emit(False)
 
     def wait_idle(self, msecs: int = 30000) -> bool:
@@ -234,3 +244,26 @@ class TaskRunner(QObject):
         for pool in self._pools.values():
             ok = pool.waitForDone(msecs) and ok
         return ok
+
+
+_switch_lock = threading.Lock()
+_switch_holders = 0
+_switch_default = sys.getswitchinterval()
+
+
+def _hold_short_switch_interval() -> None:
+    """Background work starts (any runner): short GIL time slices until the last runner is idle."""
+    global _switch_holders, _switch_default
+    with _switch_lock:
+        if _switch_holders == 0:
+            _switch_default = sys.getswitchinterval()
+            sys.setswitchinterval(min(BUSY_SWITCH_INTERVAL, _switch_default))
+        _switch_holders += 1
+
+
+def _release_short_switch_interval() -> None:
+    global _switch_holders
+    with _switch_lock:
+        _switch_holders = max(0, _switch_holders - 1)
+        if _switch_holders == 0:
+            sys.setswitchinterval(_switch_default)

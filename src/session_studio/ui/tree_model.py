@@ -298,7 +298,7 @@ class SessionTreeModel(QAbstractItemModel):
         self._indexing = True
 
         def work() -> list[str]:
-            return extend_search_texts(s, None, lambda i: preview_text(s.value(i)))
+            return extend_search_texts(s, None)
 
         def done(texts: list[str]) -> None:
             self._indexing = False
@@ -333,7 +333,7 @@ class SessionTreeModel(QAbstractItemModel):
         self._filtering = True
 
         def work() -> tuple[Outline, list[str] | None]:
-            new_texts = extend_search_texts(s, texts, lambda i: preview_text(s.value(i))) if query else texts
+            new_texts = extend_search_texts(s, texts) if query else texts
             return filtered_outline(s, mode, query, active, new_texts), new_texts
 
         def next_pending() -> None:
@@ -686,18 +686,40 @@ def all_values_kept(session: Session) -> bool:
     return not recs or (recs[0].value is not None and recs[-1].value is not None)
 
 
+#: records whose values are read per batch (one file handle, sequential reads) for the search text
+SEARCH_TEXT_BATCH = 1024
+
+
 def extend_search_texts(
-    session: Session, texts: list[str] | None, preview: Callable[[int], str]
+    session: Session, texts: list[str] | None, preview: Callable[[int], str] | None = None
 ) -> list[str]:
-    """The search text of every record (its lowercased preview); only new records are read."""
+    """The search text of every record (its lowercased preview); only new records are read.
+
+    Without ``preview`` the values are read from the file in batches (a value re-read alone opens
+    the file each time: ~10× slower over a whole big session)."""
     out = list(texts) if texts is not None else []
-    for i in range(len(out), len(session.records)):
+    n = len(session.records)
+    if preview is not None:
+        for i in range(len(out), n):
+            out.append(_search_text(preview, i))
+        return out
+    for lo in range(len(out), n, SEARCH_TEXT_BATCH):
+        batch = range(lo, min(n, lo + SEARCH_TEXT_BATCH))
         try:
-            text = preview(i)
-        except Exception as e:  # an unreadable value is still findable by its id
-            text = f"(unreadable: {e})"
-        out.append(text.lower())
+            values = session.values(batch)
+        except Exception:  # one unreadable value: read them one by one, so the others are found
+            out.extend(_search_text(lambda i: preview_text(session.value(i)), i) for i in batch)
+            continue
+        out.extend(_search_text(preview_text, v) for v in values)
     return out
+
+
+def _search_text(make: Callable[[Any], str], arg: Any) -> str:
+    try:
+        text = make(arg)
+    except Exception as e:  # an unreadable value is still findable by its id
+        text = f"(unreadable: {e})"
+    return text.lower()
 
 
 def filtered_outline(

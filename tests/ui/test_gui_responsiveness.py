@@ -1,0 +1,95 @@
+"""What keeps the GUI thread responsive while background work runs on a big session (issue 11)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from session_studio.core import Session
+from session_studio.ui import tasks
+from session_studio.ui.outline import preview_text
+from session_studio.ui.tasks import TaskRunner
+from session_studio.ui.tree_model import SEARCH_TEXT_BATCH, extend_search_texts
+
+from .conftest import write_session
+
+
+def _short(interval: float, default: float) -> bool:
+    return math.isclose(interval, min(tasks.BUSY_SWITCH_INTERVAL, default), rel_tol=1e-3)
+
+
+def test_background_work_runs_with_short_gil_slices(qtbot: Any) -> None:
+    """A worker running Python hands the GIL back after BUSY_SWITCH_INTERVAL, not after the default
+    5 ms, while any background work runs (search text, preparation, not just the load); the
+    interval is restored when the runner is idle."""
+    default = sys.getswitchinterval()
+    runner = TaskRunner()
+    seen: list[float] = []
+    op = runner.op(lambda: seen.append(sys.getswitchinterval()))
+    with qtbot.waitSignal(op.succeeded, timeout=5000):
+        op.start()
+    assert len(seen) == 1 and _short(seen[0], default)
+    qtbot.waitUntil(lambda: not runner.busy)
+    assert sys.getswitchinterval() == default
+
+
+def test_two_runners_keep_short_slices_until_both_are_idle(qtbot: Any) -> None:
+    default = sys.getswitchinterval()
+    a, b = TaskRunner(), TaskRunner()
+    a_op, b_op = a.op(lambda: None), b.op(lambda: None)
+    a._track(a_op)
+    b._track(b_op)
+    a._untrack(a_op)
+    assert _short(sys.getswitchinterval(), default)
+    b._untrack(b_op)
+    assert sys.getswitchinterval() == default
+
+
+def _big_enough(tmp_path: Path, n: int) -> Session:
+    spec: list[Any] = []
+    for k in range(n):
+        spec.append(("user" if k % 2 == 0 else "assistant", 20))
+    path = write_session(tmp_path / "s.jsonl", spec)
+    return Session.open(path, keep_values=False)  # values re-read from the file, as for a big file
+
+
+def test_search_text_reads_values_in_batches(tmp_path: Path, monkeypatch: Any) -> None:
+    """The search text of a big session is read with one file handle per batch of records, not one
+    open per record (that made the first search of a 100k-entry session take tens of seconds)."""
+    s = _big_enough(tmp_path, 2 * SEARCH_TEXT_BATCH + 5)
+    opened = [0]
+    real = Session._reopen
+
+    def counting(self: Session) -> Any:
+        opened[0] += 1
+        return real(self)
+
+    monkeypatch.setattr(Session, "_reopen", counting)
+    texts = extend_search_texts(s, None)
+    assert opened[0] == 3  # three batches
+    assert texts == [preview_text(s.value(i)).lower() for i in range(len(s.records))]
+    opened[0] = 0
+    more = extend_search_texts(s, texts[:-5])  # only the missing records are read
+    assert more == texts and opened[0] == 1
+
+
+def test_search_text_of_an_unreadable_batch_still_finds_the_others(tmp_path: Path, monkeypatch: Any) -> None:
+    s = _big_enough(tmp_path, 10)
+
+    def broken_batch(self: Session, indices: Any) -> list[Any]:
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(Session, "values", broken_batch)
+    real_value = Session.value
+
+    def one(self: Session, i: int) -> Any:
+        if i == 3:
+            raise OSError("bad sector")
+        return real_value(self, i)
+
+    monkeypatch.setattr(Session, "value", one)
+    texts = extend_search_texts(s, None)
+    assert texts[3] == "(unreadable: bad sector)"
+    assert texts[4] == preview_text(real_value(s, 4)).lower()
