@@ -93,3 +93,33 @@ def test_search_text_of_an_unreadable_batch_still_finds_the_others(tmp_path: Pat
     texts = extend_search_texts(s, None)
     assert texts[3] == "(unreadable: bad sector)"
     assert texts[4] == preview_text(real_value(s, 4)).lower()
+
+
+def test_context_edit_scan_is_the_workers_and_appends_scan_only_new_records(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Whether a session holds pi 1.6.0 context edits is found in the load's worker (a scan of every
+    record: ~0.3 s on the GUI thread for 900k entries); an append looks at the new records only."""
+    from session_studio.ui import tree_model
+
+    s = _big_enough(tmp_path, 30)
+    scans: list[int] = []
+    real = tree_model.has_context_edits
+
+    def recording(session: Session, start: int = 0) -> bool:
+        scans.append(start)
+        return real(session, start)
+
+    monkeypatch.setattr(tree_model, "has_context_edits", recording)
+    model = tree_model.SessionTreeModel()
+    path = s.path_indices(s.leaf_index())
+    model.set_session(s, path, None, context_edits=False)
+    assert scans == []
+    with open(s.path, "ab") as fh:
+        fh.write(
+            b'{"type":"message","id":"x1","parentId":"e0029","timestamp":"2025-01-01T11:00:00.000Z",'
+            b'"message":{"role":"user","content":"more","timestamp":1}}\n'
+        )
+    assert s.refresh() == [30]
+    model.rebuild(s.path_indices(s.leaf_index()))
+    assert scans == [30]

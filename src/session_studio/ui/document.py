@@ -75,6 +75,8 @@ class Loaded:
     outline: Any = None  # the default-filter tree outline, built in the worker
     #: the pi profile the file is read as, and why (detect_profile, as the CLI does)
     profile: ProfileChoice | None = None
+    #: whether a record is a pi 1.6.0 context edit (None: not looked at; a scan of every record)
+    context_edits: bool | None = None
 
     @property
     def path_indices(self) -> list[int]:
@@ -185,8 +187,13 @@ def load_session(path: str, pin: str = "auto", plain: str = "auto", op: Operatio
     op.report(1000, 1000, "Planning…")
     res = prepare_loaded(session, pin=pin, plain=plain)
     from .outline import build_outline
+    from .pi16 import has_context_edits
 
-    return dataclasses.replace(res, outline=build_outline(session, "default", None, res.path_indices))
+    return dataclasses.replace(
+        res,
+        outline=build_outline(session, "default", None, res.path_indices),
+        context_edits=has_context_edits(session),
+    )
 
 
 load_session.wants_op = True  # type: ignore[attr-defined]  # a marker the TaskRunner reads off the function

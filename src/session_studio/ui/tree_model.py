@@ -116,6 +116,8 @@ class SessionTreeModel(QAbstractItemModel):
         self._pi16_runner: TaskRunner | None = None
         self._pi16_serial = 0
         self._system_tokens: dict[int, Any] = {}
+        #: (session, records looked at, a context edit among them): see _has_context_edits
+        self._edits_scan: tuple[Session, int, bool] | None = None
         self.mode = "default"
         self.query = ""
         #: lowercased search text per record (preview, id), built once per session off the GUI thread
@@ -185,13 +187,20 @@ class SessionTreeModel(QAbstractItemModel):
 
     # ---------------------------------------------------------------- content
     def set_session(
-        self, session: Session | None, active_path: list[int] | None = None, outline: Outline | None = None
+        self,
+        session: Session | None,
+        active_path: list[int] | None = None,
+        outline: Outline | None = None,
+        context_edits: bool | None = None,
     ) -> None:
-        """Show ``session``; ``outline`` is a default-filter outline built in a worker (used if it fits)."""
+        """Show ``session``; ``outline`` is a default-filter outline built in a worker (used if it fits),
+        ``context_edits`` whether its records hold a context edit, if a worker found out."""
         self.beginResetModel()
         if session is not self.session:
             self._search_texts = None
             self.edits = NO_EDITS
+        if session is not None and context_edits is not None:
+            self._edits_scan = (session, len(session.records), context_edits)
         self.session = session
         self._preview.clear()
         self._system_tokens.clear()
@@ -222,7 +231,7 @@ class SessionTreeModel(QAbstractItemModel):
         """The context edits seen from ``path``: here for short paths, in a worker for long ones."""
         self._pi16_serial += 1
         s = self.session
-        if s is None or not has_context_edits(s):
+        if s is None or not self._has_context_edits(s):
             self.edits, self._edits_path = NO_EDITS, None
         elif len(path) <= SYNC_EDIT_PATH:
             self.edits, self._edits_path = context_edit_facts(s, path), None
@@ -231,6 +240,16 @@ class SessionTreeModel(QAbstractItemModel):
             # only ever appended, so their indices still hold)
             self._edits_path = list(path)
             self._start_pi16_work()
+
+    def _has_context_edits(self, s: Session) -> bool:
+        """Whether ``s`` holds a context edit: records are only ever appended, so only the records
+        not looked at yet are (a whole big session's scan is a worker's job: see set_session)."""
+        memo = self._edits_scan
+        scanned, found = (memo[1], memo[2]) if memo is not None and memo[0] is s else (0, False)
+        if not found and scanned < len(s.records):
+            found = has_context_edits(s, scanned)
+        self._edits_scan = (s, len(s.records), found)
+        return found
 
     def prepare_pi16(self, runner: TaskRunner) -> None:
         """Find what is too slow for the GUI thread (edits of a long path, usage totals of a big
