@@ -123,3 +123,71 @@ def test_context_edit_scan_is_the_workers_and_appends_scan_only_new_records(
     assert s.refresh() == [30]
     model.rebuild(s.path_indices(s.leaf_index()))
     assert scans == [30]
+
+
+def test_gc_pauses_are_counted() -> None:
+    """A load and a search build overlap: the GC is back on only when both are done."""
+    import gc
+
+    from session_studio.ui.tasks import hold_gc_pause, paused_gc, release_gc_pause
+
+    assert gc.isenabled()
+    hold_gc_pause()
+    with paused_gc():
+        assert not gc.isenabled()
+    assert not gc.isenabled()
+    release_gc_pause()
+    assert gc.isenabled()
+    release_gc_pause()  # an extra release changes nothing
+    assert gc.isenabled()
+
+
+def test_search_builds_run_without_cyclic_gc(qtbot: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    """The outline of a search allocates a container per entry in a worker: a collection over them
+    held the GIL for ~0.3 s on 900k entries (the watchdog of benchmarks/ui_open.py saw it)."""
+    import gc
+
+    from session_studio.ui import tree_model
+
+    s = _big_enough(tmp_path, 30)
+    seen: list[bool] = []
+    real = tree_model.filtered_outline
+
+    def recording(*args: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(*args)
+
+    monkeypatch.setattr(tree_model, "filtered_outline", recording)
+    model = tree_model.SessionTreeModel()
+    model.set_session(s, s.path_indices(s.leaf_index()))
+    seen.clear()  # that outline was built here, on the GUI thread
+    runner = TaskRunner()
+    done: list[bool] = []
+    model.filter_async(runner, "default", "message 3", lambda: done.append(True))
+    qtbot.waitUntil(lambda: bool(done) and not runner.busy, timeout=10000)
+    assert seen == [False]
+    assert gc.isenabled()
+    assert 0 < len(model.outline) < 30
+
+
+def test_previews_of_a_big_file_are_read_a_screenful_at_a_time(tmp_path: Path, monkeypatch: Any) -> None:
+    """Painting the tree of a big session asks for one row's preview after another; each used to
+    re-open the file (a third of a scroll step's time on the 110 MB session)."""
+    from session_studio.ui import tree_model
+
+    s = _big_enough(tmp_path, 200)
+    model = tree_model.SessionTreeModel()
+    model.chunk_threshold = 10_000  # one flat list
+    model.set_session(s, s.path_indices(s.leaf_index()))
+    opened = [0]
+    real = Session._reopen
+
+    def counting(self: Session) -> Any:
+        opened[0] += 1
+        return real(self)
+
+    monkeypatch.setattr(Session, "_reopen", counting)
+    rows = model.outline.groups[-1]
+    shown = [model.preview(i) for i in rows[50:90]]  # a screenful
+    assert opened[0] == 1
+    assert shown == [preview_text(s.value(i)) for i in rows[50:90]]

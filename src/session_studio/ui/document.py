@@ -37,7 +37,7 @@ from session_studio.core.profile import PIN_SETTINGS, ProfileChoice, detect_prof
 from session_studio.core.projection import Projection
 
 from .errors import explain_failure
-from .tasks import Operation, TaskRunner
+from .tasks import Operation, TaskRunner, hold_gc_pause, release_gc_pause
 
 __all__ = [
     "Loaded",
@@ -278,7 +278,7 @@ class SessionDocument(QObject):
         self.partial: Partial | None = None
         self._partial_pick: Any = None  # entry id the user selected in the partial view
         self._load_op: Operation | None = None
-        self._gc_was_enabled: bool | None = None
+        self._gc_paused = False  # this document holds a GC pause (tasks.hold_gc_pause) while it loads
         self._prep_op: Operation | None = None
         self._watcher = QFileSystemWatcher(self)
         self._watcher.fileChanged.connect(self._on_file_changed)
@@ -316,19 +316,18 @@ class SessionDocument(QObject):
         # No cyclic GC while 100k records are created (a full collection over them holds the GIL for
         # hundreds of ms, whichever thread triggers it); the runner keeps the GIL's time slices
         # short while the worker indexes (tasks.BUSY_SWITCH_INTERVAL).
-        if not self.runner.synchronous and self._gc_was_enabled is None:
-            self._gc_was_enabled = gc.isenabled()
-            gc.disable()
+        if not self.runner.synchronous and not self._gc_paused:
+            self._gc_paused = True
+            hold_gc_pause()
         return op.start()
 
     def _load_ended(self) -> None:
         self._load_op = None
-        if self._gc_was_enabled is not None:
+        if self._gc_paused:
             # the loaded index lives as long as the document: keep later collections from walking it
             gc.freeze()
-            if self._gc_was_enabled:
-                gc.enable()
-            self._gc_was_enabled = None
+            self._gc_paused = False
+            release_gc_pause()
 
     def _on_partial(self, op: Operation, head: Partial) -> None:
         if op is not self._load_op or op.cancelled.is_set():

@@ -39,7 +39,7 @@ from .pi16 import (
 )
 from .plain import rich_tooltip, visible
 from .roles import Roles
-from .tasks import TaskRunner
+from .tasks import TaskRunner, paused_gc
 from .theme import current_theme, entry_icon, kind_of
 
 __all__ = ["CHUNK_BASE", "GUTTER", "BranchDelegate", "SessionTreeModel"]
@@ -63,6 +63,25 @@ _NO_FLAGS = Qt.ItemFlag.NoItemFlags
 #: more changed marks than this repaint the view instead of emitting dataChanged ranges
 #: (a dataChanged range over tens of thousands of rows makes QTreeView walk every row)
 MAX_MARK_RUNS = 64
+#: the roles data() answers after the display, icon, alignment and font roles
+_MARKED_ROLES = frozenset(
+    int(r)
+    for r in (
+        Qt.ItemDataRole.BackgroundRole,
+        Qt.ItemDataRole.ForegroundRole,
+        Qt.ItemDataRole.ToolTipRole,
+        Roles.RECORD,
+        Roles.ACTIVE,
+        Roles.CUT_MARK,
+        Roles.HEAD,
+        LAST_CHAIN,
+        Roles.KIND,
+        Roles.EDIT,
+    )
+)
+#: a preview not read yet is read with those of the rows around it (one file read for a screenful)
+PREVIEW_BATCH = 64
+PREVIEW_BATCH_BEFORE = 16
 #: internal ids at and above this are row blocks, not records
 CHUNK_BASE = 1 << 40
 CHUNK_SPAN = 1 << 20
@@ -280,8 +299,9 @@ class SessionTreeModel(QAbstractItemModel):
         serial = self._pi16_serial
 
         def work() -> tuple[EditFacts | None, UsageTotals | None]:
-            edits = context_edit_facts(s, path) if path is not None else None
-            return edits, usage_totals(s) if want_usage else None
+            with paused_gc():
+                edits = context_edit_facts(s, path) if path is not None else None
+                return edits, usage_totals(s) if want_usage else None
 
         def done(result: tuple[EditFacts | None, UsageTotals | None]) -> None:
             edits, usage = result
@@ -317,7 +337,8 @@ class SessionTreeModel(QAbstractItemModel):
         self._indexing = True
 
         def work() -> list[str]:
-            return extend_search_texts(s, None)
+            with paused_gc():
+                return extend_search_texts(s, None)
 
         def done(texts: list[str]) -> None:
             self._indexing = False
@@ -352,8 +373,9 @@ class SessionTreeModel(QAbstractItemModel):
         self._filtering = True
 
         def work() -> tuple[Outline, list[str] | None]:
-            new_texts = extend_search_texts(s, texts) if query else texts
-            return filtered_outline(s, mode, query, active, new_texts), new_texts
+            with paused_gc():
+                new_texts = extend_search_texts(s, texts) if query else texts
+                return filtered_outline(s, mode, query, active, new_texts), new_texts
 
         def next_pending() -> None:
             self._filtering = False
@@ -438,12 +460,41 @@ class SessionTreeModel(QAbstractItemModel):
         s = self._preview.get(i)
         if s is None:
             assert self.session is not None
-            try:
-                s = preview_text(self.session.value(i))
-            except Exception as e:
-                s = f"(unreadable: {e})"
-            self._preview[i] = s
+            self._read_previews(i)
+            s = self._preview.get(i)
+            if s is None:
+                try:
+                    s = preview_text(self.session.value(i))
+                except Exception as e:
+                    s = f"(unreadable: {e})"
+                self._preview[i] = s
         return s
+
+    def _read_previews(self, i: int) -> None:
+        """The previews of ``i`` and the rows shown after it, read at once: a big file's values are
+        re-read from disk, and one read per painted row (a file open each) made every scroll step
+        of a big session cost tens of ms."""
+        assert self.session is not None
+        o = self.outline
+        g = o.group_of.get(i)
+        if g is None:
+            return
+        rows = o.groups.get(g, ())
+        r = o.row_of[i]
+        wanted = [
+            x for x in rows[max(0, r - PREVIEW_BATCH_BEFORE) : r + PREVIEW_BATCH] if x not in self._preview
+        ]
+        if len(wanted) < 2:
+            return
+        try:
+            values = self.session.values(wanted)
+        except Exception:  # one unreadable row: each is read (and reported) on its own
+            return
+        for x, v in zip(wanted, values, strict=True):
+            try:
+                self._preview[x] = preview_text(v)
+            except Exception as e:
+                self._preview[x] = f"(unreadable: {e})"
 
     # ---------------------------------------------------------------- structure
     def index_of(self, record: int, column: int = 0) -> QModelIndex:
@@ -592,19 +643,20 @@ class SessionTreeModel(QAbstractItemModel):
             if edit == "hidden":  # what the LLM no longer sees is struck out
                 return self._bold_struck if bold else self._struck
             return self._bold if bold else None
-        th = current_theme()
+        if role not in _MARKED_ROLES:  # most of the roles a paint asks for: no marks, no theme
+            return None
         mark = self.marks.get(i, "")
         if role == R.BackgroundRole:
             if mark == "cut":
-                return th.cut_bg
+                return current_theme().cut_bg
             if mark in ("prefix", "turn_start"):
-                return th.prefix
+                return current_theme().prefix
             if i in self.outline.active:
-                return th.active_bg
+                return current_theme().active_bg
             return None
         if role == R.ForegroundRole:
             if i not in self.outline.active or mark == "summarised" or edit == "hidden":
-                return th.muted
+                return current_theme().muted
             return None
         if role == R.ToolTipRole:
             lines = [f"{rec.type} · line {rec.line} · id {rec.id}"]
