@@ -14,7 +14,7 @@ or the selection opens cost anything. A block's ``internalId`` is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QRect, Qt, Signal
@@ -242,7 +242,7 @@ class SessionTreeModel(QAbstractItemModel):
         if active_path is not None:  # the branch moved or entries were appended: edits may apply anew
             self._usage = None
             self._find_edits(active_path)
-        self.outline = self._build(active_path if active_path is not None else sorted(self.outline.active))
+        self.outline = self._build(active_path if active_path is not None else self.outline.active)
         self.endResetModel()
 
     # ---------------------------------------------------------------- pi 1.6.0 facts
@@ -322,7 +322,7 @@ class SessionTreeModel(QAbstractItemModel):
         self.mode, self.query = mode, query.strip().lower()
         self.rebuild()
 
-    def _build(self, active_path: list[int] | None) -> Outline:
+    def _build(self, active_path: Collection[int] | None) -> Outline:
         assert self.session is not None
         texts = None
         if self.query:
@@ -368,7 +368,9 @@ class SessionTreeModel(QAbstractItemModel):
             return
         query = query.strip().lower()
         serial = self._filter_serial
-        active = sorted(self.outline.active)
+        # the outline only asks whether a record is on the active path: the set as it is (never
+        # changed once built), not a sorted copy (~0.2 s of the GUI thread on 900k entries)
+        active = self.outline.active
         texts = self._search_texts
         self._filtering = True
 
@@ -794,7 +796,7 @@ def _search_text(make: Callable[[Any], str], arg: Any) -> str:
 
 
 def filtered_outline(
-    session: Session, mode: str, query: str, active_path: list[int] | None, texts: list[str] | None
+    session: Session, mode: str, query: str, active_path: Collection[int] | None, texts: list[str] | None
 ) -> Outline:
     """The outline for a filter mode and a (lowercased) search query, matched on ``texts``."""
     match = None
