@@ -218,3 +218,21 @@ def test_a_search_hands_the_active_path_to_its_worker_without_copying_it(
     qtbot.waitUntil(lambda: bool(done) and not runner.busy, timeout=10000)
     assert handed == [before] and handed[0] is before
     assert model.outline.active == before  # still the whole path
+
+
+def test_the_load_pauses_gc_only_while_its_worker_runs(qtbot: Any, tmp_path: Path) -> None:
+    """The GC pause of a load belongs to its worker: when the worker is done the GC is back on, even
+    if the window never takes the result (closed meanwhile: the whole test run had the GC off)."""
+    import gc
+
+    from session_studio.ui.document import SessionDocument
+
+    path = write_session(tmp_path / "s.jsonl", [("user", 20), ("assistant", 20)] * 20)
+    runner = TaskRunner()
+    doc = SessionDocument(runner)
+    assert gc.isenabled()
+    doc.open(str(path))
+    assert runner.pool("compute").waitForDone(20000)
+    assert gc.isenabled()  # before the GUI thread has seen the result
+    qtbot.waitUntil(lambda: doc.session is not None and not runner.busy, timeout=20000)
+    assert gc.isenabled()

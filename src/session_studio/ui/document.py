@@ -37,7 +37,7 @@ from session_studio.core.profile import PIN_SETTINGS, ProfileChoice, detect_prof
 from session_studio.core.projection import Projection
 
 from .errors import explain_failure
-from .tasks import Operation, TaskRunner, hold_gc_pause, release_gc_pause
+from .tasks import Operation, TaskRunner, paused_gc
 
 __all__ = [
     "Loaded",
@@ -183,17 +183,22 @@ def load_session(path: str, pin: str = "auto", plain: str = "auto", op: Operatio
             last[0] = permille
             op.report(permille, 1000, "")
 
-    session = Session.open(path, progress=progress, cancel=op.cancelled.is_set, use_cache=USE_INDEX_CACHE)
-    op.report(1000, 1000, "Planning…")
-    res = prepare_loaded(session, pin=pin, plain=plain)
-    from .outline import build_outline
-    from .pi16 import has_context_edits
+    # No cyclic GC while 100k records are created (a full collection over them holds the GIL for
+    # hundreds of ms, whichever thread triggers it); held by the worker, so a load that is cancelled
+    # or whose window goes away never leaves the GC off. The runner keeps the GIL's time slices
+    # short meanwhile (tasks.BUSY_SWITCH_INTERVAL).
+    with paused_gc():
+        session = Session.open(path, progress=progress, cancel=op.cancelled.is_set, use_cache=USE_INDEX_CACHE)
+        op.report(1000, 1000, "Planning…")
+        res = prepare_loaded(session, pin=pin, plain=plain)
+        from .outline import build_outline
+        from .pi16 import has_context_edits
 
-    return dataclasses.replace(
-        res,
-        outline=build_outline(session, "default", None, res.path_indices),
-        context_edits=has_context_edits(session),
-    )
+        return dataclasses.replace(
+            res,
+            outline=build_outline(session, "default", None, res.path_indices),
+            context_edits=has_context_edits(session),
+        )
 
 
 load_session.wants_op = True  # type: ignore[attr-defined]  # a marker the TaskRunner reads off the function
@@ -278,7 +283,6 @@ class SessionDocument(QObject):
         self.partial: Partial | None = None
         self._partial_pick: Any = None  # entry id the user selected in the partial view
         self._load_op: Operation | None = None
-        self._gc_paused = False  # this document holds a GC pause (tasks.hold_gc_pause) while it loads
         self._prep_op: Operation | None = None
         self._watcher = QFileSystemWatcher(self)
         self._watcher.fileChanged.connect(self._on_file_changed)
@@ -313,21 +317,13 @@ class SessionDocument(QObject):
         op.interim.connect(lambda head: self._on_partial(op, head))
         op.progress.connect(lambda done, total, _t: self.load_progress.emit(done * 1000 // max(1, total)))
         self._load_op = op
-        # No cyclic GC while 100k records are created (a full collection over them holds the GIL for
-        # hundreds of ms, whichever thread triggers it); the runner keeps the GIL's time slices
-        # short while the worker indexes (tasks.BUSY_SWITCH_INTERVAL).
-        if not self.runner.synchronous and not self._gc_paused:
-            self._gc_paused = True
-            hold_gc_pause()
         return op.start()
 
     def _load_ended(self) -> None:
         self._load_op = None
-        if self._gc_paused:
+        if not self.runner.synchronous:
             # the loaded index lives as long as the document: keep later collections from walking it
             gc.freeze()
-            self._gc_paused = False
-            release_gc_pause()
 
     def _on_partial(self, op: Operation, head: Partial) -> None:
         if op is not self._load_op or op.cancelled.is_set():
