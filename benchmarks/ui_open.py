@@ -1,17 +1,24 @@
 """Open a huge session in the real window (offscreen) and measure what the user waits for.
 
-    python benchmarks/ui_open.py [SESSION.jsonl]
+    python benchmarks/ui_open.py [SESSION.jsonl] [--no-cli] [--query WORD] [--watchdog MS] [--smoke]
 
 Without an argument a huge session is generated (gen_sessions.py --seed 5 --size huge, ~20 s) or the
 copy at /tmp/huge/huge-s5-000-v3.jsonl is used. Prints JSON: time to the first tree rows (the head
 of a big file is shown while the rest is indexed), time to fully loaded (planned, nothing running),
 peak RSS, the longest GUI-thread stall while loading (a 10 ms QTimer measures how late it fires),
-and the longest stall of each interaction once loaded: scrolling to the end, jumping to the last
-row (End), to the leaf, moving the keepRecentTokens slider, jumping to the cut it moved to.
+and the longest stall of each interaction once loaded: scrolling through the whole tree page by
+page, jumping to the last row (End), to the leaf, typing a search and clearing it (with the time
+until the results are shown), moving the keepRecentTokens slider, jumping to the cut it moved to.
+
+For comparison the CLI's cold ``plan`` of the same file (no index cache) runs first as a
+separate process (``--no-cli`` skips it): its wall time and peak RSS, and the window's ratios.
+``--watchdog MS`` dumps the stack of every thread to stderr whenever the heartbeat is MS late (what
+stalls the GUI thread: its own work, or a worker holding the GIL in one long call).
 """
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import resource
@@ -24,6 +31,31 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = Path("/tmp/huge/huge-s5-000-v3.jsonl")
+
+
+def cli_plan_cold(path: Path) -> dict[str, float]:
+    """Wall time and peak RSS of ``session-studio plan FILE`` without the index cache (a whole process)."""
+    env = dict(os.environ, SESSION_STUDIO_NO_INDEX_CACHE="1", TZ="UTC")
+    cmd = [sys.executable, "-m", "session_studio.cli", "plan", str(path), "--fields", "cut,contextTokens"]
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) not in (0, 3):
+        raise SystemExit(f"ui_open.py: the CLI's plan failed with status {status}")
+    return {"seconds": round(wall, 3), "peak_rss_mb": round(ru.ru_maxrss / 1024, 1)}
+
+
+def option(argv: list[str], name: str) -> str | None:
+    """The value of ``--name VALUE`` (removed from ``argv``)."""
+    if name not in argv:
+        return None
+    i = argv.index(name)
+    if i + 1 >= len(argv):
+        raise SystemExit(f"ui_open.py: {name} needs a value")
+    value = argv[i + 1]
+    del argv[i : i + 2]
+    return value
 
 
 def session_path(argv: list[str]) -> Path:
@@ -56,7 +88,18 @@ def session_path(argv: list[str]) -> Path:
 
 
 def main(argv: list[str]) -> int:
+    argv = list(argv)
+    query = option(argv, "--query") or "quoted"
+    with_cli = "--no-cli" not in argv
+    #: --smoke: every step once or twice, short settling (CI's run on a small file checks the code
+    #: paths; the figures come from the real runs)
+    smoke = "--smoke" in argv
+    argv = [a for a in argv if a != "--smoke"]
+    settle = 0.05 if smoke else 0.3
+    watchdog = option(argv, "--watchdog")
+    argv = [a for a in argv if a != "--no-cli"]
     path = session_path(argv)
+    cli = cli_plan_cold(path) if with_cli else None
     tmp = tempfile.mkdtemp(prefix="ss-bench-")
     os.environ["SESSION_STUDIO_CONFIG_DIR"] = tmp
     os.environ["SESSION_STUDIO_STATE_DIR"] = tmp
@@ -87,6 +130,10 @@ def main(argv: list[str]) -> int:
         last[0] = now
         stall["ticks"] += 1
         stall["max_ms"] = max(stall["max_ms"], float(late))
+        if watchdog is not None:
+            # a C thread dumps every thread's stack (to stderr) when the next tick is this late:
+            # what the GUI thread was doing, or which worker held the GIL meanwhile
+            faulthandler.dump_traceback_later(int(watchdog) / 1000)
 
     timer = QTimer()
     timer.setInterval(10)
@@ -100,38 +147,52 @@ def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     last[0] = clock.elapsed()
     win.open_path(str(path))
-    first_rows = loaded = None
-    deadline = t0 + 600
+    first_rows = usable = loaded = None
+    deadline = t0 + 900
     while time.perf_counter() < deadline:
         QCoreApplication.processEvents()
         now = time.perf_counter() - t0
         if first_rows is None and win.tree_model.rowCount() > 0:
             first_rows = now
-        if (
-            (win.doc.state is not None and win.doc.preparation is not None)
-            or (win.doc.state is not None and win.doc.state.nothing_to_compact)
-        ) and not win.runner.busy:
+        planned = win.doc.state is not None and (
+            win.doc.preparation is not None or win.doc.state.nothing_to_compact
+        )
+        if usable is None and planned:
+            usable = now  # the plan and its preparation are shown (background work may go on)
+        if planned and not win.runner.busy:
             loaded = now
             break
         time.sleep(0.002)
     load_stall = stall["max_ms"]
 
-    def measure(action: object, settle_s: float = 0.3) -> float:
-        """The longest the GUI thread was blocked by ``action`` and what it set off (ms)."""
+    gui_cpu_ms: dict[str, float] = {}
+
+    def measure(
+        action: object, settle_s: float | None = None, *, timed: bool = True, name: str = ""
+    ) -> float:
+        """The longest the GUI thread was blocked by ``action`` and what it set off (ms).
+
+        ``timed``: the action is one GUI-thread step (a key press, a scroll) and counts as a stall
+        as a whole; typing a search runs the event loop itself, so only the heartbeat measures it.
+        The GUI thread's CPU time meanwhile goes to ``gui_cpu_ms[name]`` (the machine may be busy
+        with other work: CPU time shows what is ours)."""
         stall["max_ms"] = 0.0
         QCoreApplication.processEvents()
         stall["max_ms"] = 0.0
         last[0] = clock.elapsed()
+        cpu = time.thread_time()
         t = time.perf_counter()
         action()  # type: ignore[operator]
         win.tree.viewport().repaint()
-        longest = (time.perf_counter() - t) * 1000
-        end = time.perf_counter() + settle_s
+        longest = (time.perf_counter() - t) * 1000 if timed else 0.0
+        end = time.perf_counter() + (settle if settle_s is None else min(settle, settle_s))
         while time.perf_counter() < end or win.runner.busy:
             t = time.perf_counter()
             QCoreApplication.processEvents()
             longest = max(longest, (time.perf_counter() - t) * 1000)
             time.sleep(0.002)
+        if name:
+            gui_cpu_ms[name] = round((time.thread_time() - cpu) * 1000, 1)
         return round(max(longest, stall["max_ms"]), 1)
 
     from PySide6.QtCore import Qt
@@ -144,24 +205,77 @@ def main(argv: list[str]) -> int:
     def slider(v: int) -> None:
         win.planner.keep.slider.setValue(v)
 
+    def scroll_through(pages: int = 40) -> float:
+        """Drag the scroll bar from top to bottom in ``pages`` steps: the longest step (ms)."""
+        bar = win.tree.verticalScrollBar()
+        top = bar.maximum()
+        cpu = time.thread_time()
+        worst = max(measure(lambda k=k: bar.setValue(top * k // pages), 0.02) for k in range(pages + 1))
+        gui_cpu_ms["scroll_through_per_step"] = round((time.thread_time() - cpu) * 1000 / (pages + 1), 1)
+        return worst
+
+    def page_down(times: int = 30) -> float:
+        cpu = time.thread_time()
+        worst = max(measure(lambda: key(Qt.Key.Key_PageDown), 0.02) for _ in range(times))
+        gui_cpu_ms["page_down_per_step"] = round((time.thread_time() - cpu) * 1000 / times, 1)
+        return worst
+
+    search: dict[str, object] = {}
+
+    def type_search(text: str) -> None:
+        """Type ``text`` into the tree's search box at a typist's pace (an empty text clears it)."""
+        if not text:
+            win.search.clear()
+        for ch in text:
+            QTest.keyClick(win.search, ch)
+            end = time.perf_counter() + 0.08
+            while time.perf_counter() < end:
+                QCoreApplication.processEvents()
+                time.sleep(0.002)
+        typed = time.perf_counter()
+        while time.perf_counter() - typed < 300:
+            QCoreApplication.processEvents()
+            if win.tree_model.query == text.lower() and not win.runner.busy:
+                break
+            time.sleep(0.002)
+        search[text or "cleared"] = {
+            "results_after_last_key_s": round(time.perf_counter() - typed, 3),
+            "rows": len(win.tree_model.outline),
+        }
+
     interactions: dict[str, float] = {}
     cut_moved = None
     if loaded is not None:
-        interactions["scroll_to_top"] = measure(win.tree.scrollToTop)
-        interactions["scroll_to_end"] = measure(win.tree.scrollToBottom)
-        interactions["jump_to_first_row_home"] = measure(lambda: key(Qt.Key.Key_Home))
-        interactions["jump_to_last_row_end"] = measure(lambda: key(Qt.Key.Key_End))
-        interactions["jump_to_leaf"] = measure(win.a_leaf.trigger)
+        interactions["scroll_to_top"] = measure(win.tree.scrollToTop, name="scroll_to_top")
+        interactions["scroll_through_max_of_40_steps"] = scroll_through(2 if smoke else 40)
+        interactions["scroll_to_end"] = measure(win.tree.scrollToBottom, name="scroll_to_end")
+        interactions["jump_to_first_row_home"] = measure(
+            lambda: key(Qt.Key.Key_Home), name="jump_to_first_row_home"
+        )
+        interactions["jump_to_last_row_end"] = measure(
+            lambda: key(Qt.Key.Key_End), name="jump_to_last_row_end"
+        )
+        interactions["jump_to_leaf"] = measure(win.a_leaf.trigger, name="jump_to_leaf")
+        interactions["page_down_max_of_30"] = page_down(2 if smoke else 30)
+        interactions["jump_to_leaf_after_paging"] = measure(
+            win.a_leaf.trigger, name="jump_to_leaf_after_paging"
+        )
+        interactions["search_typed"] = measure(lambda: type_search(query), timed=False, name="search_typed")
+        interactions["search_cleared"] = measure(lambda: type_search(""), timed=False, name="search_cleared")
         before = win.doc.state.first_kept_record if win.doc.state else None
         worst = 0.0
-        for v in (30000, 60000, 120000, 200000, 20000, 400000):
+        cpu = time.thread_time()
+        keeps = (30000, 400000) if smoke else (30000, 60000, 120000, 200000, 20000, 400000)
+        for v in keeps:
             worst = max(worst, measure(lambda v=v: slider(v), 0.15))
+        gui_cpu_ms["keep_slider_per_move"] = round((time.thread_time() - cpu) * 1000 / len(keeps), 1)
         interactions["keep_slider_max_of_6_moves"] = worst
         after = win.doc.state.first_kept_record if win.doc.state else None
         cut_moved = before != after
-        interactions["jump_to_cut"] = measure(win.a_goto_cut.trigger)
-        interactions["jump_to_leaf_again"] = measure(win.a_leaf.trigger)
+        interactions["jump_to_cut"] = measure(win.a_goto_cut.trigger, name="jump_to_cut")
+        interactions["jump_to_leaf_again"] = measure(win.a_leaf.trigger, name="jump_to_leaf_again")
     timer.stop()
+    faulthandler.cancel_dump_traceback_later()
     s = win.doc.session
     out = {
         "file": str(path),
@@ -169,6 +283,7 @@ def main(argv: list[str]) -> int:
         "entries": len(s.records) if s else None,
         "first_rows_s": round(first_rows, 3) if first_rows is not None else None,
         "head_shown_s": round(partial[0], 3) if partial else None,
+        "plan_usable_s": round(usable, 3) if usable is not None else None,
         "fully_loaded_s": round(loaded, 3) if loaded is not None else None,
         "file_indexed_s": round(indexed[0], 3) if indexed else None,
         "first_rows_before_whole_file_indexed": bool(
@@ -177,10 +292,19 @@ def main(argv: list[str]) -> int:
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "longest_gui_stall_while_loading_ms": round(load_stall, 1),
         "longest_gui_stall_ms_by_interaction": interactions,
+        "gui_thread_cpu_ms_by_interaction": gui_cpu_ms,
+        "search": {"query": query, **search},
         "slider_moved_the_cut": cut_moved,
         "top_level_rows": win.tree_model.rowCount(),
         "timer_ticks": stall["ticks"],
     }
+    if cli is not None:
+        out["cli_plan_cold"] = cli
+        if loaded is not None:
+            out["ratio_fully_loaded_to_cli"] = round(loaded / cli["seconds"], 2)
+        if usable is not None:
+            out["ratio_plan_usable_to_cli"] = round(usable / cli["seconds"], 2)
+        out["ratio_peak_rss_to_cli"] = round(out["peak_rss_mb"] / cli["peak_rss_mb"], 2)  # type: ignore[operator]
     print(json.dumps(out, indent=2))
     win.close()
     return 0 if loaded is not None else 1

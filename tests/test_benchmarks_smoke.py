@@ -46,7 +46,12 @@ def test_plan_vs_pi_smoke(oracle_home: str, small_session: Path) -> None:
 
 def test_ui_open_smoke(small_session: Path) -> None:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    out = _run_json(str(BENCHMARKS / "ui_open.py"), str(small_session), env=env)
+    out = _run_json(str(BENCHMARKS / "ui_open.py"), str(small_session), "--smoke", env=env)
     assert out["entries"] > 0
-    assert out["fully_loaded_s"] > 0
+    assert 0 < out["plan_usable_s"] <= out["fully_loaded_s"]
     assert out["peak_rss_mb"] > 0
+    assert out["cli_plan_cold"]["seconds"] > 0 and out["cli_plan_cold"]["peak_rss_mb"] > 0
+    stalls = out["longest_gui_stall_ms_by_interaction"]
+    for what in ("scroll_through_max_of_40_steps", "page_down_max_of_30", "search_typed", "jump_to_leaf"):
+        assert stalls[what] >= 0, out
+    assert out["search"]["cleared"]["rows"] >= out["search"]["quoted"]["rows"]

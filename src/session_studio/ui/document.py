@@ -11,7 +11,6 @@ import gc
 import logging
 import math
 import os
-import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +37,7 @@ from session_studio.core.profile import PIN_SETTINGS, ProfileChoice, detect_prof
 from session_studio.core.projection import Projection
 
 from .errors import explain_failure
-from .tasks import Operation, TaskRunner
+from .tasks import Operation, TaskRunner, paused_gc
 
 __all__ = [
     "Loaded",
@@ -57,9 +56,6 @@ log = logging.getLogger(__name__)
 PARTIAL_MIN_BYTES = 24 << 20
 HEAD_BYTES = 4 << 20
 HEAD_PAINT_GRACE_MS = 150
-#: the GIL switch interval while a load runs: the GUI thread's model calls never wait long for the worker
-LOAD_SWITCH_INTERVAL = 0.0001
-_DEFAULT_SWITCH_INTERVAL = sys.getswitchinterval()
 #: None: the core's default (reuse the index of big files). Reading the cache is one long C call
 #: (orjson) that holds the GIL for ~200 ms on a 100 MB session, freezing the GUI thread meanwhile.
 USE_INDEX_CACHE: bool | None = False
@@ -79,6 +75,8 @@ class Loaded:
     outline: Any = None  # the default-filter tree outline, built in the worker
     #: the pi profile the file is read as, and why (detect_profile, as the CLI does)
     profile: ProfileChoice | None = None
+    #: whether a record is a pi 1.6.0 context edit (None: not looked at; a scan of every record)
+    context_edits: bool | None = None
 
     @property
     def path_indices(self) -> list[int]:
@@ -185,12 +183,22 @@ def load_session(path: str, pin: str = "auto", plain: str = "auto", op: Operatio
             last[0] = permille
             op.report(permille, 1000, "")
 
-    session = Session.open(path, progress=progress, cancel=op.cancelled.is_set, use_cache=USE_INDEX_CACHE)
-    op.report(1000, 1000, "Planning…")
-    res = prepare_loaded(session, pin=pin, plain=plain)
-    from .outline import build_outline
+    # No cyclic GC while 100k records are created (a full collection over them holds the GIL for
+    # hundreds of ms, whichever thread triggers it); held by the worker, so a load that is cancelled
+    # or whose window goes away never leaves the GC off. The runner keeps the GIL's time slices
+    # short meanwhile (tasks.BUSY_SWITCH_INTERVAL).
+    with paused_gc():
+        session = Session.open(path, progress=progress, cancel=op.cancelled.is_set, use_cache=USE_INDEX_CACHE)
+        op.report(1000, 1000, "Planning…")
+        res = prepare_loaded(session, pin=pin, plain=plain)
+        from .outline import build_outline
+        from .pi16 import has_context_edits
 
-    return dataclasses.replace(res, outline=build_outline(session, "default", None, res.path_indices))
+        return dataclasses.replace(
+            res,
+            outline=build_outline(session, "default", None, res.path_indices),
+            context_edits=has_context_edits(session),
+        )
 
 
 load_session.wants_op = True  # type: ignore[attr-defined]  # a marker the TaskRunner reads off the function
@@ -275,7 +283,6 @@ class SessionDocument(QObject):
         self.partial: Partial | None = None
         self._partial_pick: Any = None  # entry id the user selected in the partial view
         self._load_op: Operation | None = None
-        self._gc_was_enabled: bool | None = None
         self._prep_op: Operation | None = None
         self._watcher = QFileSystemWatcher(self)
         self._watcher.fileChanged.connect(self._on_file_changed)
@@ -310,25 +317,13 @@ class SessionDocument(QObject):
         op.interim.connect(lambda head: self._on_partial(op, head))
         op.progress.connect(lambda done, total, _t: self.load_progress.emit(done * 1000 // max(1, total)))
         self._load_op = op
-        if not self.runner.synchronous:
-            # The worker holds the GIL while it indexes: a short switch interval keeps the GUI thread's
-            # waits short, and no cyclic GC while 100k records are created (a full collection over
-            # them holds the GIL for hundreds of ms, whichever thread triggers it).
-            sys.setswitchinterval(min(LOAD_SWITCH_INTERVAL, _DEFAULT_SWITCH_INTERVAL))
-            if self._gc_was_enabled is None:
-                self._gc_was_enabled = gc.isenabled()
-                gc.disable()
         return op.start()
 
     def _load_ended(self) -> None:
         self._load_op = None
-        sys.setswitchinterval(_DEFAULT_SWITCH_INTERVAL)
-        if self._gc_was_enabled is not None:
+        if not self.runner.synchronous:
             # the loaded index lives as long as the document: keep later collections from walking it
             gc.freeze()
-            if self._gc_was_enabled:
-                gc.enable()
-            self._gc_was_enabled = None
 
     def _on_partial(self, op: Operation, head: Partial) -> None:
         if op is not self._load_op or op.cancelled.is_set():

@@ -357,7 +357,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.load_banner.hide()
         self.settings.add_recent(s.path)
         self._show_recent()
-        self.tree_model.set_session(s, res.path_indices, res.outline)
+        self.tree_model.set_session(s, res.path_indices, res.outline, res.context_edits)
         self.tree_model.prepare_search(self.runner)  # so that the first search is quick
         self.tree_model.prepare_pi16(self.runner)  # pi 1.6.0 facts too slow for this thread
         self._expand()

@@ -13,7 +13,7 @@ ancestor, so the branch structure stays readable with any filter.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any
@@ -111,7 +111,7 @@ def build_outline(
     session: Session,
     mode: str = "default",
     match: Callable[[int], bool] | None = None,
-    active_path: list[int] | None = None,
+    active_path: Collection[int] | None = None,
 ) -> Outline:
     """Flattened display rows of every branch. Iterative: paths can be 100k deep."""
     records = session.records

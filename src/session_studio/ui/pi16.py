@@ -55,8 +55,10 @@ NO_EDITS = EditFacts()
 SYNC_EDIT_PATH = 10_000
 
 
-def has_context_edits(session: Session) -> bool:
-    return any(r.type == "context_edit" for r in session.records)
+def has_context_edits(session: Session, start: int = 0) -> bool:
+    """Whether a record from ``start`` on is a context edit."""
+    recs = session.records
+    return any(recs[i].type == "context_edit" for i in range(start, len(recs)))
 
 
 def edit_replacement(session: Session, edit: int) -> Any:

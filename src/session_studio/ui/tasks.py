@@ -9,20 +9,28 @@ check, and a cancelled operation never calls its callbacks.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
+import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 from PySide6.QtWidgets import QProgressDialog, QWidget
 
-__all__ = ["Operation", "TaskRunner"]
+__all__ = ["Operation", "TaskRunner", "hold_gc_pause", "paused_gc", "release_gc_pause"]
 
 log = logging.getLogger(__name__)
 
 POOLS = ("compute", "network", "write")
+
+#: the GIL switch interval while background work runs: a worker running Python hands the GIL to the
+#: GUI thread after this long, so each of the GUI thread's calls into Python (a model's data(), a
+#: paint) waits at most this much instead of the default 5 ms (hundreds of such calls make a paint)
+BUSY_SWITCH_INTERVAL = 0.0001
 
 
 class _Job(QRunnable):
@@ -220,6 +228,8 @@ class TaskRunner(QObject):
         was = self.busy
         self._running.add(op)
         if not was:
+            if not self.synchronous:
+                _hold_short_switch_interval()
             self.busy_changed.emit(True)
 
     def _untrack(self, op: Operation) -> None:
@@ -227,6 +237,8 @@ class TaskRunner(QObject):
             return
         self._running.discard(op)
         if not self._running:
+            if not self.synchronous:
+                _release_short_switch_interval()
             self.busy_changed.emit(False)
 
     def wait_idle(self, msecs: int = 30000) -> bool:
@@ -235,3 +247,64 @@ class TaskRunner(QObject):
         for pool in self._pools.values():
             ok = pool.waitForDone(msecs) and ok
         return ok
+
+
+_switch_lock = threading.Lock()
+_switch_holders = 0
+_switch_default = sys.getswitchinterval()
+
+
+def _hold_short_switch_interval() -> None:
+    """Background work starts (any runner): short GIL time slices until the last runner is idle."""
+    global _switch_holders, _switch_default
+    with _switch_lock:
+        if _switch_holders == 0:
+            _switch_default = sys.getswitchinterval()
+            sys.setswitchinterval(min(BUSY_SWITCH_INTERVAL, _switch_default))
+        _switch_holders += 1
+
+
+def _release_short_switch_interval() -> None:
+    global _switch_holders
+    with _switch_lock:
+        _switch_holders = max(0, _switch_holders - 1)
+        if _switch_holders == 0:
+            sys.setswitchinterval(_switch_default)
+
+
+_gc_lock = threading.Lock()
+_gc_holders = 0
+_gc_was_enabled = False
+
+
+def hold_gc_pause() -> None:
+    """No cyclic GC until the matching :func:`release_gc_pause` (counted: loads and builds overlap).
+
+    A worker building a big index or outline allocates a container per entry; the collections that
+    triggers walk all of them while holding the GIL (hundreds of ms on 900k entries, freezing the
+    GUI thread). Those builds make no reference cycles: reference counting frees their garbage."""
+    global _gc_holders, _gc_was_enabled
+    with _gc_lock:
+        if _gc_holders == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_holders += 1
+
+
+def release_gc_pause() -> None:
+    global _gc_holders
+    with _gc_lock:
+        if _gc_holders == 0:
+            return
+        _gc_holders -= 1
+        if _gc_holders == 0 and _gc_was_enabled:
+            gc.enable()
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    hold_gc_pause()
+    try:
+        yield
+    finally:
+        release_gc_pause()

@@ -1,0 +1,238 @@
+"""What keeps the GUI thread responsive while background work runs on a big session (issue 11)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from session_studio.core import Session
+from session_studio.ui import tasks
+from session_studio.ui.outline import preview_text
+from session_studio.ui.tasks import TaskRunner
+from session_studio.ui.tree_model import SEARCH_TEXT_BATCH, extend_search_texts
+
+from .conftest import write_session
+
+
+def _short(interval: float, default: float) -> bool:
+    return math.isclose(interval, min(tasks.BUSY_SWITCH_INTERVAL, default), rel_tol=1e-3)
+
+
+def test_background_work_runs_with_short_gil_slices(qtbot: Any) -> None:
+    """A worker running Python hands the GIL back after BUSY_SWITCH_INTERVAL, not after the default
+    5 ms, while any background work runs (search text, preparation, not just the load); the
+    interval is restored when the runner is idle."""
+    default = sys.getswitchinterval()
+    runner = TaskRunner()
+    seen: list[float] = []
+    op = runner.op(lambda: seen.append(sys.getswitchinterval()))
+    with qtbot.waitSignal(op.succeeded, timeout=5000):
+        op.start()
+    assert len(seen) == 1 and _short(seen[0], default)
+    qtbot.waitUntil(lambda: not runner.busy)
+    assert sys.getswitchinterval() == default
+
+
+def test_two_runners_keep_short_slices_until_both_are_idle(qtbot: Any) -> None:
+    default = sys.getswitchinterval()
+    a, b = TaskRunner(), TaskRunner()
+    a_op, b_op = a.op(lambda: None), b.op(lambda: None)
+    a._track(a_op)
+    b._track(b_op)
+    a._untrack(a_op)
+    assert _short(sys.getswitchinterval(), default)
+    b._untrack(b_op)
+    assert sys.getswitchinterval() == default
+
+
+def _big_enough(tmp_path: Path, n: int) -> Session:
+    spec: list[Any] = []
+    for k in range(n):
+        spec.append(("user" if k % 2 == 0 else "assistant", 20))
+    path = write_session(tmp_path / "s.jsonl", spec)
+    return Session.open(path, keep_values=False)  # values re-read from the file, as for a big file
+
+
+def test_search_text_reads_values_in_batches(tmp_path: Path, monkeypatch: Any) -> None:
+    """The search text of a big session is read with one file handle per batch of records, not one
+    open per record (that made the first search of a 100k-entry session take tens of seconds)."""
+    s = _big_enough(tmp_path, 2 * SEARCH_TEXT_BATCH + 5)
+    opened = [0]
+    real = Session._reopen
+
+    def counting(self: Session) -> Any:
+        opened[0] += 1
+        return real(self)
+
+    monkeypatch.setattr(Session, "_reopen", counting)
+    texts = extend_search_texts(s, None)
+    assert opened[0] == 3  # three batches
+    assert texts == [preview_text(s.value(i)).lower() for i in range(len(s.records))]
+    opened[0] = 0
+    more = extend_search_texts(s, texts[:-5])  # only the missing records are read
+    assert more == texts and opened[0] == 1
+
+
+def test_search_text_of_an_unreadable_batch_still_finds_the_others(tmp_path: Path, monkeypatch: Any) -> None:
+    s = _big_enough(tmp_path, 10)
+
+    def broken_batch(self: Session, indices: Any) -> list[Any]:
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(Session, "values", broken_batch)
+    real_value = Session.value
+
+    def one(self: Session, i: int) -> Any:
+        if i == 3:
+            raise OSError("bad sector")
+        return real_value(self, i)
+
+    monkeypatch.setattr(Session, "value", one)
+    texts = extend_search_texts(s, None)
+    assert texts[3] == "(unreadable: bad sector)"
+    assert texts[4] == preview_text(real_value(s, 4)).lower()
+
+
+def test_context_edit_scan_is_the_workers_and_appends_scan_only_new_records(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Whether a session holds pi 1.6.0 context edits is found in the load's worker (a scan of every
+    record: ~0.3 s on the GUI thread for 900k entries); an append looks at the new records only."""
+    from session_studio.ui import tree_model
+
+    s = _big_enough(tmp_path, 30)
+    scans: list[int] = []
+    real = tree_model.has_context_edits
+
+    def recording(session: Session, start: int = 0) -> bool:
+        scans.append(start)
+        return real(session, start)
+
+    monkeypatch.setattr(tree_model, "has_context_edits", recording)
+    model = tree_model.SessionTreeModel()
+    path = s.path_indices(s.leaf_index())
+    model.set_session(s, path, None, context_edits=False)
+    assert scans == []
+    with open(s.path, "ab") as fh:
+        fh.write(
+            b'{"type":"message","id":"x1","parentId":"e0029","timestamp":"2025-01-01T11:00:00.000Z",'
+            b'"message":{"role":"user","content":"more","timestamp":1}}\n'
+        )
+    assert s.refresh() == [30]
+    model.rebuild(s.path_indices(s.leaf_index()))
+    assert scans == [30]
+
+
+def test_gc_pauses_are_counted() -> None:
+    """A load and a search build overlap: the GC is back on only when both are done."""
+    import gc
+
+    from session_studio.ui.tasks import hold_gc_pause, paused_gc, release_gc_pause
+
+    assert gc.isenabled()
+    hold_gc_pause()
+    with paused_gc():
+        assert not gc.isenabled()
+    assert not gc.isenabled()
+    release_gc_pause()
+    assert gc.isenabled()
+    release_gc_pause()  # an extra release changes nothing
+    assert gc.isenabled()
+
+
+def test_search_builds_run_without_cyclic_gc(qtbot: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    """The outline of a search allocates a container per entry in a worker: a collection over them
+    held the GIL for ~0.3 s on 900k entries (the watchdog of benchmarks/ui_open.py saw it)."""
+    import gc
+
+    from session_studio.ui import tree_model
+
+    s = _big_enough(tmp_path, 30)
+    seen: list[bool] = []
+    real = tree_model.filtered_outline
+
+    def recording(*args: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(*args)
+
+    monkeypatch.setattr(tree_model, "filtered_outline", recording)
+    model = tree_model.SessionTreeModel()
+    model.set_session(s, s.path_indices(s.leaf_index()))
+    seen.clear()  # that outline was built here, on the GUI thread
+    runner = TaskRunner()
+    done: list[bool] = []
+    model.filter_async(runner, "default", "message 3", lambda: done.append(True))
+    qtbot.waitUntil(lambda: bool(done) and not runner.busy, timeout=10000)
+    assert seen == [False]
+    assert gc.isenabled()
+    assert 0 < len(model.outline) < 30
+
+
+def test_previews_of_a_big_file_are_read_a_screenful_at_a_time(tmp_path: Path, monkeypatch: Any) -> None:
+    """Painting the tree of a big session asks for one row's preview after another; each used to
+    re-open the file (a third of a scroll step's time on the 110 MB session)."""
+    from session_studio.ui import tree_model
+
+    s = _big_enough(tmp_path, 200)
+    model = tree_model.SessionTreeModel()
+    model.chunk_threshold = 10_000  # one flat list
+    model.set_session(s, s.path_indices(s.leaf_index()))
+    opened = [0]
+    real = Session._reopen
+
+    def counting(self: Session) -> Any:
+        opened[0] += 1
+        return real(self)
+
+    monkeypatch.setattr(Session, "_reopen", counting)
+    rows = model.outline.groups[-1]
+    shown = [model.preview(i) for i in rows[50:90]]  # a screenful
+    assert opened[0] == 1
+    assert shown == [preview_text(s.value(i)) for i in rows[50:90]]
+
+
+def test_a_search_hands_the_active_path_to_its_worker_without_copying_it(
+    qtbot: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """filter_async sorted the active-path set on the GUI thread for every search (~0.2 s on 900k
+    entries); the outline only asks whether a record is on the path, so the set goes as it is."""
+    from session_studio.ui import tree_model
+
+    s = _big_enough(tmp_path, 30)
+    model = tree_model.SessionTreeModel()
+    model.set_session(s, s.path_indices(s.leaf_index()))
+    handed: list[Any] = []
+    real = tree_model.filtered_outline
+
+    def recording(session: Session, mode: str, query: str, active: Any, texts: Any) -> Any:
+        handed.append(active)
+        return real(session, mode, query, active, texts)
+
+    monkeypatch.setattr(tree_model, "filtered_outline", recording)
+    before = model.outline.active
+    runner = TaskRunner()
+    done: list[bool] = []
+    model.filter_async(runner, "user-only", "", lambda: done.append(True))
+    qtbot.waitUntil(lambda: bool(done) and not runner.busy, timeout=10000)
+    assert handed == [before] and handed[0] is before
+    assert model.outline.active == before  # still the whole path
+
+
+def test_the_load_pauses_gc_only_while_its_worker_runs(qtbot: Any, tmp_path: Path) -> None:
+    """The GC pause of a load belongs to its worker: when the worker is done the GC is back on, even
+    if the window never takes the result (closed meanwhile: the whole test run had the GC off)."""
+    import gc
+
+    from session_studio.ui.document import SessionDocument
+
+    path = write_session(tmp_path / "s.jsonl", [("user", 20), ("assistant", 20)] * 20)
+    runner = TaskRunner()
+    doc = SessionDocument(runner)
+    assert gc.isenabled()
+    doc.open(str(path))
+    assert runner.pool("compute").waitForDone(20000)
+    assert gc.isenabled()  # before the GUI thread has seen the result
+    qtbot.waitUntil(lambda: doc.session is not None and not runner.busy, timeout=20000)
+    assert gc.isenabled()
