@@ -159,6 +159,8 @@ class RealTokenCounts(QObject):
         self._items: list[MessageCount] | None = None
         self._items_key: list[Any] | None = None
         self._path_op: Operation | None = None
+        #: the decisions of the newest plan, being worked out in the pool (see _show)
+        self._decide_op: Operation | None = None
         self._provider_text = ""  # the provider's count of the current path (kept across its plans)
         self._entry_ops: dict[int, Operation] = {}
         document.loaded.connect(self._on_loaded)
@@ -292,9 +294,32 @@ class RealTokenCounts(QObject):
 
     # ------------------------------------------------------------------ results
     def _show(self, state: PlanState, items: list[MessageCount]) -> None:
+        """The decisions real tokens change, for this plan: a sweep over the path (the cut walked
+        again with real counts), so it runs in the compute pool; only the newest plan's result is
+        shown (a slider drag supersedes the ones before)."""
         assert self.tokenizer is not None
-        result = real_path_tokens(state, items, self.tokenizer)
+        if self._decide_op is not None:
+            self._decide_op.cancel()
+        op = self.runner.op(real_path_tokens, state, items, self.tokenizer)
+        op.on_success(functools.partial(self._on_decided, op))
+        op.on_failure(functools.partial(self._on_decide_failed, op))
+        self._decide_op = op
+        op.start()
+
+    def _on_decided(self, op: Operation, result: Any) -> None:
+        if op is not self._decide_op:
+            return  # decided for a plan that is no longer shown
+        self._decide_op = None
         self._set_view(PathTokensView(result, "", self._provider_text))
+
+    def _on_decide_failed(self, op: Operation, exc: BaseException, tb: str) -> None:
+        if op is not self._decide_op:
+            return
+        self._decide_op = None
+        if isinstance(exc, RuntimeError) and str(exc) == "cancelled":
+            return
+        log.error("deciding with real tokens failed:\n%s", tb)
+        self._set_view(PathTokensView(None, f"failed ({type(exc).__name__}: {exc})"))
 
     def _on_progress(self, done: int, total: int, _text: str = "") -> None:
         if total:
@@ -346,6 +371,9 @@ class RealTokenCounts(QObject):
         if self._path_op is not None:
             self._path_op.cancel()
             self._path_op = None
+        if self._decide_op is not None:
+            self._decide_op.cancel()
+            self._decide_op = None
 
     def _set_view(self, view: PathTokensView) -> None:
         self.view = view
