@@ -9,10 +9,13 @@ __all__ = ["profile_for", "settings_for"]
 
 
 def profile_for(session: Any, a: argparse.Namespace) -> Any:
-    """The pi profile for this file and `--pi-version` (a ProfileChoice)."""
+    """The pi profile for this file and `--pi-version` (a ProfileChoice); remembered on ``a`` so a
+    failure reports the profile the command used (`cli._report_failure`)."""
     from .core.profile import detect_profile
 
-    return detect_profile(session, getattr(a, "pi_version", "auto"))
+    choice = detect_profile(session, getattr(a, "pi_version", "auto"))
+    a.pi_profile_used = choice.profile
+    return choice
 
 
 def settings_for(session: Any, a: argparse.Namespace, profile: Any) -> tuple[int, int, int, str]:
