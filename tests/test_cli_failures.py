@@ -149,3 +149,23 @@ def test_a_failing_editor_is_one_line(tmp_path: Path) -> None:
     assert r.returncode == 1 and "Traceback" not in err
     assert err.splitlines()[-1].startswith("session-studio: the editor 'false' failed")
     assert session.read_bytes() == before
+
+
+@pytest.mark.parametrize("pin", ["0.80.2", "1.6.0"])
+@pytest.mark.parametrize("command", ["plan", "context"])
+def test_pis_json_error_names_the_profile_used(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], pin: str, command: str
+) -> None:
+    """The error JSON's piVersion is the profile the command read the file with, not always 0.80.2;
+    for a file pi cannot even read, the pinned one, or the one auto picks for a plain file."""
+    from session_studio.core.profile import default_choice
+
+    damaged = _damaged(tmp_path / "s.jsonl", "message-without-message")  # read, then pi throws
+    unreadable = tmp_path / "u.jsonl"  # pi throws while reading: an entry that is a string
+    unreadable.write_bytes(b'{"type":"session","version":1,"id":"x"}\n"abc"\n')
+    for path in (damaged, unreadable):
+        assert cli.main([command, str(path), "--pi-version", pin]) == 3
+        out = json.loads(capfd.readouterr().out)
+        assert out["error"] and out["piVersion"] == pin and out["command"] == command
+    assert cli.main([command, str(unreadable)]) == 3
+    assert json.loads(capfd.readouterr().out)["piVersion"] == default_choice().profile.version

@@ -338,7 +338,8 @@ def _report_failure(a: argparse.Namespace, e: Exception) -> int:
         err(f"session-studio: {e.user_message} (nothing was written)")
         return EXIT_FAILURE
     if isinstance(e, (EntryNotFoundError, SessionLoadError, JsTypeError, RecursionError)) and pi_json:
-        _write_json({"version": 1, "piVersion": "0.80.2", "command": a.command, "error": _pi_message(e)})
+        version = _failed_profile_version(a)
+        _write_json({"version": 1, "piVersion": version, "command": a.command, "error": _pi_message(e)})
         return EXIT_PI_ERROR
     if isinstance(e, EntryNotFoundError):
         err(f"session-studio: {e}")
@@ -367,6 +368,18 @@ def _report_failure(a: argparse.Namespace, e: Exception) -> int:
             f"Please report it (run again with {_DEBUG_ENV}=1 for the details)."
         )
     return EXIT_FAILURE
+
+
+def _failed_profile_version(a: argparse.Namespace) -> str:
+    """The pi profile of a failed command: the one chosen for its file (`profile_for`), else (the
+    file could not even be read) the pinned `--pi-version`, or what auto picks for a plain file."""
+    from .core.profile import default_choice, profile_named
+
+    used = getattr(a, "pi_profile_used", None)
+    if used is not None:
+        return str(used.version)
+    setting = getattr(a, "pi_version", "auto")
+    return (profile_named(setting) if setting != "auto" else default_choice().profile).version
 
 
 def _pi_message(e: BaseException) -> str:

@@ -306,13 +306,16 @@ def _edit_text(text: str) -> str:
 
 
 def _cmd_branch_to(a: argparse.Namespace) -> int:
-    from .cli_common import profile_for
+    from .cli_common import branch_budget_for, profile_for
     from .core import Session
     from .core.context import build_session_context
     from .engine.edits import branch_to
 
     session = Session.open(a.session)
     profile = profile_for(session, a).profile
+    window, reserve, source = branch_budget_for(session, a, profile)
+    if a.summarize:
+        _print(f"branch summary budget: {window - reserve:,} tokens ({source})")
     summarizer, resolved = _summarizer(a, session) if a.summarize else (None, None)
     info = resolved.model_info if resolved is not None else None
     thinking = build_session_context(session).thinking_level if a.summarize else None
@@ -323,6 +326,8 @@ def _cmd_branch_to(a: argparse.Namespace) -> int:
         summarizer=summarizer,
         custom_instructions=a.instructions,
         label=a.label,
+        context_window=window,
+        reserve_tokens=reserve,
         dry_run=a.dry_run,
         prompts=_prompts(a),
         profile=profile,
@@ -466,6 +471,13 @@ def add_action_parsers(sub: Any, plan_options: Any) -> None:
     p.add_argument("--instructions", metavar="TEXT")
     p.add_argument("--label", metavar="TEXT", help="label to attach (persists the move)")
     p.add_argument("--dry-run", action="store_true")
+    p.add_argument(
+        "--context-window",
+        type=int,
+        metavar="N",
+        help="the branch summary's budget is this minus branchSummary.reserveTokens (default: the "
+        "session model's window, else 128000 as pi)",
+    )
     _add_provider_options(p)
     p.set_defaults(func=_cmd_branch_to)
 

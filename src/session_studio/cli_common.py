@@ -5,19 +5,21 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-__all__ = ["profile_for", "settings_for"]
+__all__ = ["branch_budget_for", "profile_for", "settings_for"]
 
 
 def profile_for(session: Any, a: argparse.Namespace) -> Any:
-    """The pi profile for this file and `--pi-version` (a ProfileChoice)."""
+    """The pi profile for this file and `--pi-version` (a ProfileChoice); remembered on ``a`` so a
+    failure reports the profile the command used (`cli._report_failure`)."""
     from .core.profile import detect_profile
 
-    return detect_profile(session, getattr(a, "pi_version", "auto"))
+    choice = detect_profile(session, getattr(a, "pi_version", "auto"))
+    a.pi_profile_used = choice.profile
+    return choice
 
 
-def settings_for(session: Any, a: argparse.Namespace, profile: Any) -> tuple[int, int, int, str]:
-    """keepRecentTokens, reserveTokens, context window: the options, else pi's settings and model
-    (the same source the window uses), read as `profile`'s pi reads them."""
+def _planning_defaults(session: Any, profile: Any) -> Any:
+    """pi's settings and the session model's limits for this file (llm.config.pi_planning_defaults)."""
     from .core.context import build_session_context
     from .llm.config import pi_planning_defaults
 
@@ -26,7 +28,32 @@ def settings_for(session: Any, a: argparse.Namespace, profile: Any) -> tuple[int
     except Exception:  # a damaged path: the overview reports it
         model = None
     cwd = (session.header or {}).get("cwd") if session.header else None
-    pi = pi_planning_defaults(cwd if isinstance(cwd, str) else None, model, profile=profile)
+    return pi_planning_defaults(cwd if isinstance(cwd, str) else None, model, profile=profile)
+
+
+def branch_budget_for(session: Any, a: argparse.Namespace, profile: Any) -> tuple[int, int, str]:
+    """Context window and reserve of a branch summary (§8.4): pi's generateBranchSummary budgets
+    ``(model.contextWindow || 128000) - settings.branchSummary.reserveTokens`` (0.80.2 and 1.6.0
+    alike; the model is the session's). `--context-window` overrides the window."""
+    from .engine.edits import DEFAULT_BRANCH_CONTEXT_WINDOW
+
+    pi = _planning_defaults(session, profile)
+    if a.context_window is not None:
+        window, where = a.context_window, "context window from the options"
+    elif pi.window_known:
+        window, where = pi.context_window, "the session model's context window"
+    else:
+        window, where = (
+            DEFAULT_BRANCH_CONTEXT_WINDOW,
+            f"context window {DEFAULT_BRANCH_CONTEXT_WINDOW:,} (model unknown)",
+        )
+    return window, pi.branch_reserve_tokens, f"{where}; branchSummary.reserveTokens from pi's settings"
+
+
+def settings_for(session: Any, a: argparse.Namespace, profile: Any) -> tuple[int, int, int, str]:
+    """keepRecentTokens, reserveTokens, context window: the options, else pi's settings and model
+    (the same source the window uses), read as `profile`'s pi reads them."""
+    pi = _planning_defaults(session, profile)
     keep = a.keep_recent if a.keep_recent is not None else pi.keep_recent_tokens
     reserve = a.reserve if a.reserve is not None else pi.reserve_tokens
     window = a.context_window if a.context_window is not None else pi.context_window

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from session_studio.ui.bar_geometry import token_x
+from session_studio.core.bar_geometry import token_x
 
 from .conftest import write_session
 

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PySide6.QtCore import QPoint
 
-from session_studio.ui.bar_geometry import bar_spans, span_at, tile, token_x
+from session_studio.core.bar_geometry import bar_spans, span_at, tile, token_x
 from session_studio.ui.document import SessionDocument
 from session_studio.ui.theme import current_theme
 from session_studio.ui.token_bar import ROW_H, BarLayout, TokenBar
@@ -139,7 +139,7 @@ def test_theme_colours_cannot_be_changed_by_a_caller() -> None:
 
 def test_pixel_spans_are_bounded_by_the_width_and_fill_is_pis_count() -> None:
     """The bar's work does not grow with the session: at most one span per pixel column."""
-    from session_studio.ui.bar_geometry import cumulative, fill_tokens, pixel_spans
+    from session_studio.core.bar_geometry import cumulative, fill_tokens, pixel_spans
 
     n = 100_000
     est = [float(10 + (k % 7)) for k in range(n)]

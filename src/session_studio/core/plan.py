@@ -22,11 +22,12 @@ from typing import Any
 
 from .context import SessionContext, build_session_context
 from .cut_points import CutPoint, cut_point_reason, is_valid_cut_point
+from .entries import CompactionEntry, FileDetails
 from .jsvalue import JsTypeError, js_truthy
 from .preparation import CompactionPlan, Preparation, plan_compaction
 from .profile import PROFILE_0_80_2, PiProfile
 from .projected_plan import PathCutPlanner, ProjectedPathPlan
-from .projection import Projection, current_system_message
+from .projection import Projection, current_system_message, system_message_snapshot
 from .session import EntryRecord, Session
 from .tokens import ContextTokens, estimate_tokens_16, should_compact
 
@@ -44,6 +45,7 @@ __all__ = [
     "PlanState",
     "Quirk",
     "item_kind",
+    "planned_compaction_entry",
 ]
 
 #: pi's compaction defaults (settings.json ``compaction.*``) and the window assumed for an unknown model
@@ -682,3 +684,36 @@ class PathPlanner:
                 )
             )
         return q
+
+
+def planned_compaction_entry(
+    session: Session,
+    leaf_index: int,
+    preparation: Preparation,
+    profile: PiProfile,
+    *,
+    summary: str,
+    entry_id: str,
+    timestamp: str,
+    usage: dict[str, Any] | None = None,
+) -> CompactionEntry:
+    """The compaction entry pi appends after the leaf for this preparation, with ``summary``.
+
+    The one construction for the entry written (engine) and the previews (export): pi 1.6.0 adds
+    the summarisation ``usage`` and the replayed system message at the boundary (§10.7); 0.80.2
+    has neither. ``tokensBefore`` and the file lists are the preparation's, as pi stores them."""
+    read, modified = preparation.file_lists
+    leaf_id = session.records[leaf_index].id
+    pi16 = profile.projection
+    return CompactionEntry(
+        id=entry_id,
+        timestamp=timestamp,
+        parent_id=leaf_id,
+        summary=summary,
+        first_kept_entry_id=str(preparation.first_kept_entry_id),
+        tokens_before=preparation.tokens_before,
+        details=FileDetails(read_files=read, modified_files=modified),
+        usage=usage if pi16 else None,
+        from_hook=False,
+        system_message=system_message_snapshot(session, leaf_id, timestamp) if pi16 else None,
+    )

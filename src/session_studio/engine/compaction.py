@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.context import SessionContext, build_session_context
 from ..core.cut_points import CutPoint, cut_point_reason, is_valid_cut_point
-from ..core.entries import CompactionEntry, FileDetails
+from ..core.entries import CompactionEntry
 from ..core.errors import EntryNotFoundError, SessionStudioError
 from ..core.file_ops import format_file_operations
 from ..core.ids import now_iso
@@ -29,10 +29,11 @@ from ..core.plan import (
     PathPlanner,
     PlanKey,
     PlanParams,
+    planned_compaction_entry,
 )
 from ..core.preparation import Preparation
 from ..core.profile import PROFILE_0_80_2, PiProfile
-from ..core.projection import Projection, build_session_projection, system_message_snapshot
+from ..core.projection import Projection, build_session_projection
 from ..core.serialize import serialize_conversation
 from ..core.session import Session
 from ..core.tokens import ContextTokens, estimate_tokens, estimate_tokens_16
@@ -121,24 +122,15 @@ class CompactionOutcome:
 
     def entry(self) -> CompactionEntry:
         d = self.draft
-        read, modified = d.file_lists()
-        session = d.session
-        pi16 = d.profile.projection
-        return CompactionEntry(
-            id=self.entry_id,
-            timestamp=self.timestamp,
-            parent_id=session.records[d.leaf_index].id,
+        return planned_compaction_entry(
+            d.session,
+            d.leaf_index,
+            d.preparation,
+            d.profile,
             summary=self.summary,
-            first_kept_entry_id=d.first_kept_entry_id,
-            tokens_before=d.preparation.tokens_before,
-            details=FileDetails(read_files=read, modified_files=modified),
-            usage=combined_usage(self.usage) if pi16 else None,
-            from_hook=False,
-            system_message=(
-                system_message_snapshot(session, session.records[d.leaf_index].id, self.timestamp)
-                if pi16
-                else None
-            ),
+            entry_id=self.entry_id,
+            timestamp=self.timestamp,
+            usage=combined_usage(self.usage),
         )
 
     def context_after(self) -> SessionContext | Projection:

@@ -4,15 +4,15 @@ Row "now" is the context pi builds (one segment per context message, coloured by
 the provider usage shared over the messages it covers, the chars/4 estimate after it), row
 "after" the projected context after the planned compaction. Lines: the compaction threshold
 (window − reserve) and the window; zones: the reserve and keep-recent; the cut and a split
-turn's prefix. Work is O(items + columns): at most one rectangle per column, whatever the size.
+turn's prefix. The geometry is core.bar_geometry.plan_bar, the window's own: at most one rectangle per column.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
-from ..core.plan import ItemTokens, PlanState
+from ..core.bar_geometry import Span, plan_bar
+from ..core.plan import PlanState
 from .writer import Figure
 
 __all__ = ["KIND_NAMES", "bar_figure"]
@@ -36,56 +36,17 @@ KIND_NAMES = {
 }
 
 
-def _clean(t: float) -> float:
-    return t if t > 0 and math.isfinite(t) else 0.0
-
-
-def _fill(st: PlanState) -> list[float]:
-    """pi's count per item: the usage of the last valid assistant answer shared over the items it
-    covers (in proportion to their estimates), the estimate for the items after it."""
-    est = [_clean(t) for _, _, t in st.item_tokens]
-    tok = st.tokens
-    last = tok.last_usage_index if tok is not None else None
-    if last is None or not 0 <= last < len(est):
-        return est
-    usage = tok.usage_tokens if tok is not None else 0
-    usage = _clean(float(usage)) if isinstance(usage, int | float) and not isinstance(usage, bool) else 0.0
-    covered = sum(est[: last + 1])
-    head = [t * usage / covered for t in est[: last + 1]] if covered > 0 else [0.0] * last + [usage]
-    return head + est[last + 1 :]
-
-
-def _cum(ts: Sequence[float]) -> list[float]:
-    out = [0.0]
-    for t in ts:
-        out.append(out[-1] + t)
-    return out
-
-
 def _x(tokens: float, scale: float) -> float:
     return _X0 + _W * min(max(tokens, 0.0), scale) / scale if scale > 0 else float(_X0)
 
 
-def _row_rects(items: Sequence[ItemTokens], cum: Sequence[float], scale: float, y: int, h: int) -> list[str]:
-    """One rect per run of columns showing the same item (the item under each column's centre)."""
-    n = len(items)
-    if n == 0 or cum[-1] <= 0 or scale <= 0:
-        return []
-    per = scale / _W
-    end_col = min(_W, math.ceil(cum[-1] / per))
+def _row_rects(spans: Sequence[Span], y: int, h: int) -> list[str]:
+    """One rect per span: core's pixel spans are already one per run of columns showing an item."""
     out: list[str] = []
-    j = 0
-    col = 0
-    while col < end_col:
-        t = (col + 0.5) * per
-        while j < n - 1 and cum[j + 1] <= t:
-            j += 1
-        nxt = col + 1
-        while nxt < end_col and cum[j + 1] > (nxt + 0.5) * per:
-            nxt += 1
-        kind = items[j][1] if items[j][1] in KIND_NAMES else "meta"
-        out.append(f'<rect class="k-{kind}" x="{_X0 + col}" y="{y}" width="{nxt - col}" height="{h}"/>')
-        col = nxt
+    for s in spans:
+        if s.w > 0:
+            kind = s.kind if s.kind in KIND_NAMES else "meta"
+            out.append(f'<rect class="k-{kind}" x="{s.x}" y="{y}" width="{s.w}" height="{h}"/>')
     return out
 
 
@@ -95,12 +56,11 @@ def _fmt(n: float) -> str:
 
 def bar_figure(st: PlanState) -> Figure:
     """The bar for ``st`` as an inline SVG and the same facts in words."""
-    fill = _fill(st)
-    cum = _cum(fill)
+    bar = plan_bar(st, _W, _X0)
+    cum = bar.fill_cum
     after = st.after_tokens
-    after_cum = _cum([_clean(t) for _, _, t in after])
     now_total = cum[-1]
-    scale = max(float(st.window), now_total, after_cum[-1], 1.0)
+    scale = bar.scale
     threshold = st.threshold
     parts: list[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_X0 + _W + 10} 150" role="img" '
@@ -123,8 +83,8 @@ def bar_figure(st: PlanState) -> Figure:
         f'<rect class="reserve" x="{x_thr:.1f}" y="{_ROW_NOW - 6}" width="{max(0.0, x_win - x_thr):.1f}" '
         f'height="{_ROW_AFTER + _ROW_H - _ROW_NOW + 12}"/>'
     )
-    parts += _row_rects(st.item_tokens, cum, scale, _ROW_NOW, _ROW_H)
-    parts += _row_rects(after, after_cum, scale, _ROW_AFTER, _ROW_H)
+    parts += _row_rects(bar.now, _ROW_NOW, _ROW_H)
+    parts += _row_rects(bar.after, _ROW_AFTER, _ROW_H)
     add(f'<text class="lbl" x="4" y="{_ROW_NOW + 20}">now</text>')
     add(f'<text class="lbl" x="4" y="{_ROW_AFTER + 20}">after</text>')
     lines: list[str] = [
@@ -155,7 +115,7 @@ def bar_figure(st: PlanState) -> Figure:
         add(f'<text class="axis" x="{min(x_cut + 4, _X0 + _W - 60):.1f}" y="{_ROW_NOW - 12}">cut</text>')
         lines.append(
             f"the cut keeps ~{_fmt(st.kept_tokens)} tokens (chars/4) of the end verbatim; "
-            f"after: ~{_fmt(after_cum[-1])} tokens (the summary counted as "
+            f"after: ~{_fmt(bar.after_total)} tokens (the summary counted as "
             f"{_fmt(after[0][2] if after else 0)})"
             if after
             else "after: nothing to compact"

@@ -10,14 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..core.context import SessionContext, build_session_context
-from ..core.entries import CompactionEntry, FileDetails
 from ..core.ids import now_iso
 from ..core.jsvalue import UNDEFINED
 from ..core.messages import convert_to_llm
-from ..core.plan import PathPlanner, PlanState
+from ..core.plan import PathPlanner, PlanState, planned_compaction_entry
 from ..core.profile import PiProfile
-from ..core.projection import Projection, build_session_projection, system_message_snapshot
+from ..core.projection import Projection, build_session_projection
 from .content import render_message
 from .safe import visible
 from .writer import ReportWriter
@@ -42,20 +43,19 @@ def context_after(
     if prep is None:
         return None
     session = planner.session
-    leaf_id = session.records[planner.leaf_index].id
-    read, modified = prep.file_lists
-    stamp = now_iso()
+    try:
+        entry = planned_compaction_entry(
+            session,
+            planner.leaf_index,
+            prep,
+            planner.profile,
+            summary=summary if summary else PENDING_SUMMARY,
+            entry_id=_PREVIEW_ID,
+            timestamp=now_iso(),
+        )
+    except ValidationError:  # a tokensBefore or file name that is no number or string (hostile usage)
+        return None
     pi16 = planner.profile.projection
-    entry = CompactionEntry(
-        id=_PREVIEW_ID,
-        parent_id=leaf_id if isinstance(leaf_id, str) else None,
-        timestamp=stamp,
-        summary=summary if summary else PENDING_SUMMARY,
-        first_kept_entry_id=str(prep.first_kept_entry_id),
-        tokens_before=prep.tokens_before if isinstance(prep.tokens_before, int | float) else 0,
-        details=FileDetails(read_files=[str(f) for f in read], modified_files=[str(f) for f in modified]),
-        system_message=system_message_snapshot(session, leaf_id, stamp) if pi16 else None,
-    )
     virtual = session.with_virtual_entries([entry.to_json_dict()])
     if pi16:
         return build_session_projection(virtual, _PREVIEW_ID)

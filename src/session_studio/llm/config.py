@@ -511,6 +511,8 @@ class PiPlanningDefaults:
     window_known: bool  # False: the model is unknown, pi's default window is assumed
     max_tokens: int
     source: str  # where the numbers come from, in words
+    #: settings.json ``branchSummary.reserveTokens``: the branch summary's budget is window − this (§8.4)
+    branch_reserve_tokens: int = 16384
 
 
 def pi_planning_defaults(
@@ -549,6 +551,7 @@ def pi_planning_defaults(
         known,
         max_tokens,
         "; ".join(notes),
+        settings.branch_reserve_tokens,
     )
 
 

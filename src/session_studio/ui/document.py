@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import gc
 import logging
-import math
 import os
 import threading
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from session_studio.core.plan import (
 from session_studio.core.preparation import Preparation
 from session_studio.core.profile import PIN_SETTINGS, ProfileChoice, detect_profile
 from session_studio.core.projection import Projection
+from session_studio.core.summary_sections import summary_tokens
 
 from .errors import explain_failure
 from .tasks import Operation, TaskRunner, paused_gc
@@ -683,7 +683,7 @@ class SessionDocument(QObject):
 
 def _summary_tokens(summary_text: str) -> float:
     """The summary's size in the projected context (chars/4, or a placeholder before it exists)."""
-    return float(math.ceil(len(summary_text) / 4) if summary_text else SUMMARY_PLACEHOLDER_TOKENS)
+    return float(summary_tokens(summary_text) if summary_text else SUMMARY_PLACEHOLDER_TOKENS)
 
 
 def _with_summary_tokens(

@@ -1,6 +1,6 @@
 """The token bar: the active path's context against the model's window (custom painted).
 
-Geometry lives in :mod:`bar_geometry`; this widget only draws and hit-tests.
+Geometry lives in :mod:`session_studio.core.bar_geometry`; this widget only draws and hit-tests.
 Row 1 ("now") shows one segment per context message coloured by role, row 2
 ("after") the projected context after the planned compaction. Markers: the
 compaction threshold (window − reserve), the reserve zone, the keep-recent zone,
@@ -15,10 +15,10 @@ from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QFont, QMouseEvent, QPainter, QPaintEvent, QPen, QResizeEvent
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
+from session_studio.core.bar_geometry import Span, cumulative, fill_tokens, pixel_spans, span_at, token_x
 from session_studio.core.explain import tokens_unknown_text
 from session_studio.core.plan import PlanState
 
-from .bar_geometry import Span, cumulative, fill_tokens, pixel_spans, span_at, token_x
 from .plain import rich_tooltip
 from .theme import current_theme
 

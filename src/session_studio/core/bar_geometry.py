@@ -1,5 +1,7 @@
 """Token-bar geometry as pure functions (no Qt): segments → pixel spans.
 
+One source for the window's token bar (ui.token_bar) and the HTML export's static bar
+(export.bar_svg): :func:`plan_bar` places a plan's two rows for a given width.
 Spans are integer ``(x, width)`` pairs that tile ``[x0, x0 + width)`` exactly, with
 no gaps or overlaps, whatever the token values (cumulative rounding).
 """
@@ -11,7 +13,21 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Span", "bar_spans", "cumulative", "fill_tokens", "pixel_spans", "span_at", "tile", "token_x"]
+from .explain import tokens_unknown_text
+from .plan import PlanState
+
+__all__ = [
+    "PlanBar",
+    "Span",
+    "bar_spans",
+    "cumulative",
+    "fill_tokens",
+    "pixel_spans",
+    "plan_bar",
+    "span_at",
+    "tile",
+    "token_x",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,3 +185,47 @@ def pixel_spans(
         )
         px = nxt
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class PlanBar:
+    """A plan's bar at one width: the scale (tokens across the full width) and both rows."""
+
+    scale: float
+    fill_cum: list[float]  # cumulative pi's count per context item (see :func:`fill_tokens`)
+    est_cum: list[float]  # cumulative chars/4 estimate per context item
+    now: list[Span]  # the context pi builds now
+    after: list[Span]  # the projected context after the planned compaction (summary first)
+    after_total: float
+    estimated_from: int  # items from here on are counted by the estimate only
+
+
+def plan_bar(state: PlanState, width: int, x0: int = 0) -> PlanBar:
+    """Both rows of ``state``'s token bar on ``width`` pixels (columns) from ``x0``.
+
+    When pi shows the context size as unknown, no provider usage is spread over the items (the
+    row shows their estimates) and the plan's own count does not stretch the bar.
+    """
+    items = state.item_tokens
+    keys = [k for k, _, _ in items]
+    kinds = [k for _, k, _ in items]
+    est = [t for _, _, t in items]
+    tok = state.tokens
+    unknown = tokens_unknown_text(state) is not None
+    last = tok.last_usage_index if tok is not None and not unknown else None
+    usage = float(tok.usage_tokens) if tok is not None and isinstance(tok.usage_tokens, int | float) else 0.0
+    fill_cum = cumulative(fill_tokens(est, last, usage))
+    est_cum = cumulative(est)
+    estimated_from = (last + 1) if last is not None else 0
+    fk = state.first_kept_item
+    summary = state.after_tokens[0][2] if state.after_tokens else 0.0
+    after_total = summary + est_cum[-1] - est_cum[fk] if state.after_tokens and fk is not None else 0.0
+    counted = state.context_tokens if not unknown else 0.0
+    scale = float(max(state.window, fill_cum[-1], after_total, counted, 1))
+    now = pixel_spans(keys, kinds, fill_cum, scale, width, x0, estimated_from=estimated_from)
+    after: list[Span] = []
+    if state.after_tokens and fk is not None:
+        sw = token_x(summary, scale, width, x0) - x0
+        after = [Span(-1, "compactionSummary", x0, sw, 0.0, summary)]
+        after += pixel_spans(keys, kinds, est_cum, scale, width, x0, first=fk, offset=summary)
+    return PlanBar(scale, fill_cum, est_cum, now, after, after_total, estimated_from)
