@@ -9,7 +9,11 @@ the real MainWindow and the offline summariser: no network, no pi needed.
 
     python docs/screenshots/make.py pi16
 
-renders only the pi 1.6.0 ones (pi16-*.png).
+renders only the pi 1.6.0 ones (pi16-*.png);
+
+    python docs/screenshots/make.py timeline
+
+only the context timeline (timeline.png, timeline-dark.png).
 """
 
 from __future__ import annotations
@@ -85,6 +89,7 @@ def main() -> int:
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     only_pi16 = sys.argv[1:] == ["pi16"]
+    only_timeline = sys.argv[1:] == ["timeline"]
 
     def pump(cond: object = None, timeout: float = 30) -> None:
         end = time.monotonic() + timeout
@@ -124,6 +129,31 @@ def main() -> int:
         settle(w)
         # the status bar would show the (random) temporary path once "Loaded" times out
         w.statusBar().showMessage("A pi 1.6.0 session (tests/ui/pi16_sample.py)")
+
+    def timeline_shots() -> None:
+        """The real pi session with two compactions, the timeline shown, a turn selected from it."""
+        session = TMP / "sessions" / "--home-dev-projects-pi-mono--" / "before-compaction.jsonl"
+        session.parent.mkdir(parents=True, exist_ok=True)
+        session.write_bytes((ROOT / "tests" / "oracle" / "fixtures" / "before-compaction.jsonl").read_bytes())
+        for theme, name in (("light", "timeline.png"), ("dark", "timeline-dark.png")):
+            w = window(theme)
+            open_(w, session)
+            w.a_timeline.setChecked(True)
+            pump(lambda w=w: w.timeline.history is not None, 30)
+            settle(w)
+            chart = w.timeline.chart
+            lay = chart.current_layout()
+            assert lay is not None
+            drop_x = lay.drops[1][1]
+            chart.entry_clicked.emit(chart.hit_at(drop_x + 60, lay.area.top + 40).record)  # type: ignore[union-attr]
+            w.tabs.setCurrentWidget(w.inspector)
+            settle(w)
+            shot(w, name)
+            w.close()
+
+    if only_timeline:
+        timeline_shots()
+        return 0
 
     # pi 1.6.0: the usage filter on, a replaced tool result (both versions); the system message;
     # the compaction with its system snapshot and usage
@@ -173,6 +203,7 @@ def main() -> int:
             shot(w, "preview.png")
         w.close()
 
+    timeline_shots()
     w = window("light")
     open_(w, split)
     w.tree.setFocus(Qt.FocusReason.OtherFocusReason)

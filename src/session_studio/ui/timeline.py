@@ -1,0 +1,416 @@
+"""The context timeline in the window: a chart under the token bar (View → Context timeline).
+
+Everything it shows is core's (core/timeline.py): the history is built off the GUI thread once per
+loaded path and profile (one planner per compaction segment, kept for the next build, so a live
+reload only re-plans the last segment); a what-if slider or a new summary only calls
+``Timeline.with_plan``. Painting draws a layout made once per size and timeline
+(core/timeline_layout.py: one column per pixel), so a 100k-entry path paints in a few ms.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QMouseEvent,
+    QPainter,
+    QPainterPath,
+    QPaintEvent,
+    QPen,
+    QPolygonF,
+    QResizeEvent,
+    QShowEvent,
+)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolTip, QVBoxLayout, QWidget
+
+from session_studio.core.plan import PathPlanner, PlanState
+from session_studio.core.session import Session
+from session_studio.core.timeline import Timeline, build_timeline
+from session_studio.core.timeline_layout import (
+    Hit,
+    PlotArea,
+    TimelineLayout,
+    drop_text,
+    layout_timeline,
+    marker_text,
+    planned_text,
+    point_text,
+    tokens_label,
+)
+
+from .tasks import Operation, TaskRunner
+from .theme import current_theme, role_color
+
+__all__ = ["SegmentPlanners", "TimelineChart", "TimelinePanel"]
+
+_MARGIN_LEFT, _MARGIN_RIGHT, _MARGIN_TOP, _MARGIN_BOTTOM = 46.0, 92.0, 8.0, 20.0
+
+
+class SegmentPlanners:
+    """The planners of a session's earlier compaction segments, kept between builds: the history
+    before the last compaction does not change when pi appends, so a reload builds only the rest."""
+
+    def __init__(self) -> None:
+        self._session: Session | None = None
+        self._planners: dict[tuple[int, str], PathPlanner] = {}
+
+    def factory(self, planner: PathPlanner) -> Callable[[Session, int], PathPlanner]:
+        if planner.session is not self._session:
+            self._session = planner.session
+            self._planners = {}
+        planners = self._planners
+        profile = planner.profile
+
+        def make(session: Session, leaf: int) -> PathPlanner:
+            key = (leaf, profile.version)
+            found = planners.get(key)
+            if found is None:
+                found = planners[key] = PathPlanner(session, leaf, profile=profile)
+            return found
+
+        return make
+
+
+class TimelineChart(QWidget):
+    """The chart: context line, window/threshold/reserve, drops, markers, planned drop."""
+
+    entry_clicked = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.timeline: Timeline | None = None
+        self.session: Session | None = None
+        self.selected = -1
+        self._layout: TimelineLayout | None = None
+        self.setMouseTracking(True)
+        self.setMinimumHeight(120)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setAccessibleName("Context timeline")
+
+    def sizeHint(self) -> QSize:
+        return QSize(800, 190)
+
+    def set_timeline(self, timeline: Timeline | None, session: Session | None) -> None:
+        self.timeline = timeline
+        self.session = session
+        self._layout = None
+        self.update()
+
+    def set_selected(self, record: int) -> None:
+        self.selected = record
+        self.update()
+
+    def plot_area(self) -> PlotArea:
+        return PlotArea(
+            _MARGIN_LEFT,
+            _MARGIN_TOP,
+            max(self.width() - _MARGIN_LEFT - _MARGIN_RIGHT, 10.0),
+            max(self.height() - _MARGIN_TOP - _MARGIN_BOTTOM, 10.0),
+        )
+
+    def current_layout(self) -> TimelineLayout | None:
+        """The layout for the current size and timeline (made once, reused by every paint and hover)."""
+        if self.timeline is None:
+            return None
+        if self._layout is None or self._layout.area != self.plot_area():
+            self._layout = layout_timeline(self.timeline, self.plot_area())
+        return self._layout
+
+    def resizeEvent(self, e: QResizeEvent) -> None:
+        self._layout = None
+        super().resizeEvent(e)
+
+    # ---------------------------------------------------------------- interaction
+    def hit_at(self, x: float, y: float) -> Hit | None:
+        lay = self.current_layout()
+        return lay.hit(x, y) if lay is not None else None
+
+    def describe(self, hit: Hit) -> str:
+        tl = self.timeline
+        if tl is None:
+            return ""
+        if hit.kind == "drop":
+            return drop_text(tl.drops[hit.index])
+        if hit.kind == "marker":
+            return marker_text(tl.markers[hit.index])
+        if hit.kind == "planned":
+            return planned_text(tl)
+        rid = self.session.records[tl.records[hit.index]].id if self.session is not None else None
+        return point_text(tl, hit.index, rid if isinstance(rid, str) else "(no id)")
+
+    def describe_at(self, x: float, y: float) -> str:
+        hit = self.hit_at(x, y)
+        return self.describe(hit) if hit is not None else ""
+
+    def mouseMoveEvent(self, e: QMouseEvent) -> None:
+        p = e.position()
+        text = self.describe_at(p.x(), p.y())
+        if text:
+            QToolTip.showText(e.globalPosition().toPoint(), text, self)
+        else:
+            QToolTip.hideText()
+
+    def mousePressEvent(self, e: QMouseEvent) -> None:
+        if e.button() != Qt.MouseButton.LeftButton:
+            return
+        p = e.position()
+        hit = self.hit_at(p.x(), p.y())
+        if hit is not None and hit.record is not None and hit.record >= 0:
+            self.entry_clicked.emit(hit.record)
+
+    # ---------------------------------------------------------------- painting
+    def paintEvent(self, _e: QPaintEvent) -> None:
+        th = current_theme()
+        p = QPainter(self)
+        p.fillRect(self.rect(), th.base)
+        lay = self.current_layout()
+        if lay is None:
+            p.setPen(th.muted)
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No timeline")
+            p.end()
+            return
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        a = lay.area
+        font = p.font()
+        font.setPointSizeF(max(font.pointSizeF() * 0.85, 7.0))
+        p.setFont(font)
+        p.setPen(QPen(th.grid, 1))
+        for y, _label in lay.y_ticks:
+            p.drawLine(QPointF(a.left, y), QPointF(a.right, y))
+        p.setPen(th.muted)
+        for y, label in lay.y_ticks:
+            p.drawText(
+                QRectF(0, y - 8, a.left - 4, 16),
+                Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                label,
+            )
+        for x, label in lay.x_ticks:
+            p.drawText(QRectF(x - 40, a.bottom + 2, 80, 16), Qt.AlignmentFlag.AlignHCenter, label)
+        self._paint_limits(p, lay)
+        self._paint_selection(p, lay)
+        usage, estimate = role_color("assistant"), role_color("toolResult")
+        spans = QColor(usage)
+        spans.setAlpha(90)
+        p.setPen(QPen(spans, 1))
+        for x, y_low, y_high in lay.spans:
+            p.drawLine(QPointF(x, y_low), QPointF(x, y_high))
+        solid = QPen(usage, 1.6)
+        dashed = QPen(estimate, 1.6, Qt.PenStyle.DashLine)
+        for run in lay.runs:
+            if len(run.xs) < 2:
+                continue
+            p.setPen(dashed if run.estimate else solid)
+            p.drawPolyline(QPolygonF([QPointF(x, y) for x, y in zip(run.xs, run.ys, strict=True)]))
+        self._paint_drops(p, lay)
+        self._paint_markers(p, lay)
+        p.setPen(QPen(th.grid, 1))
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawRect(QRectF(a.left, a.top, a.width, a.height))
+        p.end()
+
+    def _paint_limits(self, p: QPainter, lay: TimelineLayout) -> None:
+        ys = lay.limit_y()
+        tl = lay.timeline
+        if ys is None or tl is None:
+            return
+        th = current_theme()
+        a = lay.area
+        y_window, y_threshold = ys
+        p.fillRect(QRectF(a.left, y_window, a.width, max(y_threshold - y_window, 0.0)), th.reserve)
+        p.setPen(QPen(th.text, 1))
+        p.drawLine(QPointF(a.left, y_window), QPointF(a.right, y_window))
+        p.setPen(QPen(th.threshold, 1, Qt.PenStyle.DashLine))
+        p.drawLine(QPointF(a.left, y_threshold), QPointF(a.right, y_threshold))
+        lim = tl.limits
+        p.setPen(th.muted)
+        label_rect = QRectF(a.right + 4, 0, _MARGIN_RIGHT - 6, 14)
+        known = "" if lim.window_known else "?"
+        p.drawText(
+            label_rect.translated(0, y_window - 7), f"window {tokens_label(lim.context_window)}{known}"
+        )
+        p.setPen(th.threshold)
+        p.drawText(label_rect.translated(0, y_threshold - 7), f"threshold {tokens_label(lim.threshold)}")
+        p.setPen(th.muted)
+        y_reserve = (y_window + y_threshold) / 2 if y_threshold - y_window > 28 else y_threshold + 13
+        p.drawText(label_rect.translated(0, y_reserve - 7), f"reserve {tokens_label(lim.reserve_tokens)}")
+
+    def _paint_selection(self, p: QPainter, lay: TimelineLayout) -> None:
+        tl = lay.timeline
+        if self.selected < 0 or self.session is None or tl is None:
+            return
+        positions = [d.position for d in tl.drops if d.record == self.selected]
+        positions += [m.position for m in tl.markers if m.record == self.selected]
+        k = next((i for i, r in enumerate(tl.records) if r == self.selected), None) if not positions else None
+        if k is not None:
+            positions.append(tl.positions[k])
+        if not positions:
+            return
+        x = lay.x(positions[0])
+        p.setPen(QPen(current_theme().highlight.darker(130), 1, Qt.PenStyle.DotLine))
+        p.drawLine(QPointF(x, lay.area.top), QPointF(x, lay.area.bottom))
+
+    def _paint_drops(self, p: QPainter, lay: TimelineLayout) -> None:
+        color = role_color("compaction")
+        p.setBrush(color)
+        for d, x, y_before, y_after in lay.drops:
+            top = y_after if math.isnan(d.tokens_before) else y_before
+            p.setPen(QPen(color, 2))
+            p.drawLine(QPointF(x, top), QPointF(x, y_after))
+            p.drawEllipse(QPointF(x, y_after), 2.5, 2.5)
+            p.drawText(
+                QPointF(x + 4, min(y_after + 12, lay.area.bottom - 2)),
+                f"summary {tokens_label(d.summary_tokens)}",
+            )
+        if lay.planned is not None:
+            x, y_before, y_after = lay.planned
+            p.setPen(QPen(color, 2, Qt.PenStyle.DashLine))
+            p.drawLine(QPointF(x, y_before), QPointF(x, y_after))
+            p.drawText(QPointF(x + 4, min(y_after + 12, lay.area.bottom - 2)), "planned")
+        p.setBrush(Qt.BrushStyle.NoBrush)
+
+    def _paint_markers(self, p: QPainter, lay: TimelineLayout) -> None:
+        b = lay.area.bottom
+        p.setPen(Qt.PenStyle.NoPen)
+        for m, x in lay.markers:
+            p.setBrush(role_color("bashExecution" if m.kind == "model_change" else "branchSummary"))
+            p.drawPolygon(QPolygonF([QPointF(x, b - 8), QPointF(x - 4, b), QPointF(x + 4, b)]))
+        p.setBrush(Qt.BrushStyle.NoBrush)
+
+
+class _Legend(QWidget):
+    """The chart's key, painted with the chart's own pens (theme colours)."""
+
+    _ITEMS = (
+        ("usage", "provider usage"),
+        ("estimate", "chars/4 estimate"),
+        ("drop", "compaction (summary size)"),
+        ("planned", "planned"),
+        ("branch", "branch summary"),
+        ("model", "model change"),
+    )
+
+    def sizeHint(self) -> QSize:
+        return QSize(640, 16)
+
+    def paintEvent(self, _e: QPaintEvent) -> None:
+        th = current_theme()
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        fm = p.fontMetrics()
+        x = 4.0
+        y = self.height() / 2
+        for key, label in self._ITEMS:
+            path = QPainterPath()
+            if key in ("usage", "estimate", "planned"):
+                color = role_color(
+                    "assistant" if key == "usage" else "toolResult" if key == "estimate" else "compaction"
+                )
+                style = Qt.PenStyle.SolidLine if key == "usage" else Qt.PenStyle.DashLine
+                p.setPen(QPen(color, 1.6, style))
+                if key == "planned":
+                    p.drawLine(QPointF(x + 8, y - 6), QPointF(x + 8, y + 6))
+                else:
+                    p.drawLine(QPointF(x, y), QPointF(x + 18, y))
+            elif key == "drop":
+                p.setPen(QPen(role_color("compaction"), 2))
+                p.drawLine(QPointF(x + 8, y - 6), QPointF(x + 8, y + 6))
+            else:
+                color = role_color("branchSummary" if key == "branch" else "bashExecution")
+                path.addPolygon(
+                    QPolygonF([QPointF(x + 8, y - 5), QPointF(x + 4, y + 4), QPointF(x + 12, y + 4)])
+                )
+                p.fillPath(path, color)
+            p.setPen(th.muted)
+            p.drawText(QPointF(x + 22, y + fm.ascent() / 2 - 1), label)
+            x += 22 + fm.horizontalAdvance(label) + 14
+        p.end()
+
+
+class TimelinePanel(QWidget):
+    """The chart with its key and a status line; follows the document's plan."""
+
+    def __init__(
+        self, runner: TaskRunner, planner_of: Callable[[], PathPlanner | None], parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.runner = runner
+        self.planner_of = planner_of
+        self.chart = TimelineChart()
+        self.status = QLabel()
+        self.status.setProperty("muted", True)
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.segments = SegmentPlanners()
+        #: the planner the shown history was built from, and the plan it shows
+        self.built_for: PathPlanner | None = None
+        self.history: Timeline | None = None
+        self.state: PlanState | None = None
+        self._op: Operation | None = None
+        top = QHBoxLayout()
+        top.setContentsMargins(6, 2, 6, 0)
+        top.addWidget(_Legend(), 1)
+        top.addWidget(self.status)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 2)
+        lay.setSpacing(0)
+        lay.addLayout(top)
+        lay.addWidget(self.chart, 1)
+
+    def follow_plan(self, state: PlanState | None) -> None:
+        """A new plan (parameters, profile, summary, reload): new lines, or a new history if the path
+        or its planner changed. Nothing is built while the panel is hidden."""
+        self.state = state
+        if not self.isVisible():
+            return
+        planner = self.planner_of() if state is not None else None
+        if planner is None:
+            self._cancel()
+            self.built_for = self.history = None
+            self.chart.set_timeline(None, None)
+            self.status.clear()
+            return
+        if planner is self.built_for and self.history is not None:
+            self.chart.set_timeline(self.history.with_plan(state), planner.session)
+            return
+        self._build(planner, state)
+
+    def _cancel(self) -> None:
+        if self._op is not None:
+            self._op.cancel()
+            self._op = None
+
+    def _build(self, planner: PathPlanner, state: PlanState | None) -> None:
+        self._cancel()
+        self.built_for = planner
+        make = self.segments.factory(planner)
+        self.status.setText("building the timeline…")
+
+        def work() -> Timeline:
+            return build_timeline(planner, state, segment_planner=make)
+
+        def done(tl: Timeline) -> None:
+            if self.built_for is not planner:
+                return  # a newer path or profile arrived meanwhile
+            self._op = None
+            self.history = tl
+            self.chart.set_timeline(tl.with_plan(self.state), planner.session)
+            usage = tl.usage_count()
+            self.status.setText(
+                f"pi {tl.profile} · {len(tl):,} turns ({usage:,} by usage, {len(tl) - usage:,} estimated) · "
+                f"{len(tl.drops)} compaction{'s' if len(tl.drops) != 1 else ''}"
+                + (f" · {tl.problems[0]}" if tl.problems else "")
+            )
+
+        def failed(exc: BaseException, _tb: str) -> None:
+            if self.built_for is planner:
+                self._op = None
+                self.status.setText(f"no timeline: {exc}")
+
+        self._op = self.runner.op(work).on_success(done).on_failure(failed)
+        self._op.start()
+
+    def showEvent(self, e: QShowEvent) -> None:
+        super().showEvent(e)
+        self.follow_plan(self.state)  # built on demand: a hidden panel costs nothing
