@@ -22,7 +22,7 @@ from session_studio.core.plan import PathPlanner, PlanParams
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0, PiProfile
 from session_studio.core.session import Session
 from session_studio.core.timeline import Limits, Timeline, build_timeline, downsample
-from session_studio.core.timeline_layout import PlotArea, layout_timeline
+from session_studio.core.timeline_layout import PlotArea, layout_timeline, with_plan_of
 from session_studio.core.timeline_svg import timeline_svg
 from session_studio.core.tokens import assistant_usage_tokens
 from tests.conftest import FIXTURES, ORACLE16_DIR, generate
@@ -261,3 +261,16 @@ def test_the_svg_is_static_and_escapes_hostile_labels() -> None:
     assert any(hostile in t and "javascript:alert(1)" in t for t in titles)
     assert "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&lt;img src=http://evil.example/x&gt;" in svg
     assert svg.count("<title>") >= 1 + 3  # the chart, the drop and both markers
+
+
+def test_a_new_plan_keeps_the_history_s_geometry_unless_the_scale_changes() -> None:
+    planner = PathPlanner(Session.open(FIXTURES / "before-compaction.jsonl"))
+    tl = build_timeline(planner, planner.plan(PlanParams()))
+    lay = layout_timeline(tl, PlotArea(40, 10, 700, 180))
+    other = tl.with_plan(planner.plan(PlanParams(keep_recent_tokens=3000)))
+    kept = with_plan_of(lay, other)
+    assert kept is not None and kept.runs is lay.runs and kept.timeline is other
+    assert other.planned is not None and kept.planned == layout_timeline(other, lay.area).planned
+    assert kept.planned != lay.planned
+    wider = tl.with_plan(planner.plan(PlanParams(context_window=400000)))
+    assert with_plan_of(lay, wider) is None  # the y scale follows the window

@@ -151,8 +151,7 @@ class Timeline:
     @property
     def peak(self) -> float:
         """The highest token value of anything drawn (points, drops, lines, planned drop)."""
-        vals = [v for v in self.tokens if not math.isnan(v)]
-        top = max(vals) if vals else 0.0
+        top = max(self.tokens, default=0.0)  # never NaN: a point without a number is not stored
         for d in self.drops:
             top = max(top, *(v for v in (d.tokens_before, d.tokens_after) if not math.isnan(v)), 0.0)
         if self.planned is not None:

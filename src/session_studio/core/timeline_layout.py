@@ -10,6 +10,7 @@ compaction, whose drop is drawn as its own vertical line.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -20,9 +21,11 @@ __all__ = [
     "PlotArea",
     "Run",
     "TimelineLayout",
+    "column_count",
     "layout_timeline",
     "nice_ticks",
     "tokens_label",
+    "with_plan_of",
 ]
 
 
@@ -141,13 +144,35 @@ class TimelineLayout:
         return Hit("point", k, self.timeline.records[k])
 
 
-def layout_timeline(timeline: Timeline, area: PlotArea) -> TimelineLayout:
-    """Everything to draw ``timeline`` in ``area`` (pixels), from one pass over the pixel columns."""
+def with_plan_of(lay: TimelineLayout, timeline: Timeline) -> TimelineLayout | None:
+    """``lay`` for ``timeline`` (the same history under another plan) without redoing the history's
+    geometry, or None if the y scale changed (then lay it out again)."""
+    if timeline.positions is not lay.timeline.positions or timeline.drops is not lay.timeline.drops:
+        return None
+    if max(timeline.peak * 1.08, 1000.0) != lay.y_top:
+        return None
+    new = dataclasses.replace(lay, timeline=timeline, planned=None)
+    if timeline.planned is not None:
+        p = timeline.planned
+        new.planned = (new.x(p.position), new.y(p.tokens_before), new.y(p.tokens_after))
+    return new
+
+
+def column_count(area: PlotArea) -> int:
+    """One column per pixel of the plot's width."""
+    return max(int(area.width), 1)
+
+
+def layout_timeline(timeline: Timeline, area: PlotArea, columns: Columns | None = None) -> TimelineLayout:
+    """Everything to draw ``timeline`` in ``area`` (pixels), from one pass over the pixel columns.
+
+    ``columns``: the points already downsampled to ``column_count(area)`` columns (a new plan over
+    the same history and width reuses them)."""
     y_top = max(timeline.peak * 1.08, 1000.0)
-    columns = max(int(area.width), 1)
-    cols = downsample(timeline, 0, timeline.x_end, columns)
+    cols = columns if columns is not None else downsample(timeline, 0, timeline.x_end, column_count(area))
+    columns_n = column_count(area)
     lay = TimelineLayout(timeline, area, y_top, cols, [], [], [], [], [], [], None)
-    col_w = area.width / columns
+    col_w = area.width / columns_n
     drops = sorted(timeline.drops, key=lambda d: d.position)
     lay.drops = [(d, lay.x(d.position), lay.y(d.tokens_before), lay.y(d.tokens_after)) for d in drops]
     lay.markers = [(m, lay.x(m.position)) for m in timeline.markers]
@@ -156,11 +181,16 @@ def layout_timeline(timeline: Timeline, area: PlotArea) -> TimelineLayout:
         lay.planned = (lay.x(p.position), lay.y(p.tokens_before), lay.y(p.tokens_after))
     run: Run | None = None
     next_drop = 0
+    # lay.y inlined: this loop runs once per pixel column
+    bottom, scale = area.bottom, area.height / y_top
+    top_clip = area.bottom - 1.05 * area.height
+    positions = timeline.positions
+    prev_y: float | None = None
     for j in range(len(cols)):
         x = area.left + (cols.column[j] + 0.5) * col_w
-        y = lay.y(cols.last[j])
+        y = max(bottom - max(cols.last[j], 0.0) * scale, top_clip)
         estimate = cols.estimates[j] > 0
-        position = timeline.positions[cols.last_point[j]]
+        position = positions[cols.last_point[j]]
         while next_drop < len(lay.drops) and drops[next_drop].position < position:
             _, dx, dy_before, dy_after = lay.drops[next_drop]
             if run is not None:
@@ -169,6 +199,7 @@ def layout_timeline(timeline: Timeline, area: PlotArea) -> TimelineLayout:
                     run.ys.append(dy_before)
                 lay.runs.append(run)
             run = Run(estimate, [dx], [dy_after])
+            prev_y = dy_after
             next_drop += 1
         if run is None:
             run = Run(estimate)
@@ -177,9 +208,14 @@ def layout_timeline(timeline: Timeline, area: PlotArea) -> TimelineLayout:
             run = Run(estimate, [run.xs[-1]], [run.ys[-1]]) if run.xs else Run(estimate)
         run.xs.append(x)
         run.ys.append(y)
-        y_low, y_high = lay.y(cols.low[j]), lay.y(cols.high[j])
-        if y_low - y_high >= 1.0:
+        # a column's spread is drawn where the line through the last values does not cover it
+        y_low = max(bottom - max(cols.low[j], 0.0) * scale, top_clip)
+        y_high = max(bottom - max(cols.high[j], 0.0) * scale, top_clip)
+        near_low = max(y, prev_y) if prev_y is not None else y
+        near_high = min(y, prev_y) if prev_y is not None else y
+        if y_low - near_low >= 1.0 or near_high - y_high >= 1.0:
             lay.spans.append((x, y_low, y_high))
+        prev_y = y
     for d, dx, dy_before, dy_after in lay.drops[next_drop:]:  # compactions after the last point
         if run is not None and not math.isnan(d.tokens_before):
             run.xs.append(dx)

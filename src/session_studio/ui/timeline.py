@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QLineF, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QMouseEvent,
@@ -28,17 +28,19 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolTip, QVBoxL
 
 from session_studio.core.plan import PathPlanner, PlanState
 from session_studio.core.session import Session
-from session_studio.core.timeline import Timeline, build_timeline
+from session_studio.core.timeline import Columns, Timeline, build_timeline
 from session_studio.core.timeline_layout import (
     Hit,
     PlotArea,
     TimelineLayout,
+    column_count,
     drop_text,
     layout_timeline,
     marker_text,
     planned_text,
     point_text,
     tokens_label,
+    with_plan_of,
 )
 
 from .tasks import Operation, TaskRunner
@@ -74,6 +76,27 @@ class SegmentPlanners:
         return make
 
 
+class _Drawables:
+    """The layout as Qt objects, made once per layout: a paint is a handful of draw calls."""
+
+    def __init__(self, lay: TimelineLayout) -> None:
+        # one polyline per run (QPainterPath strokes are several times slower on long lines)
+        self.runs = [
+            (run.estimate, QPolygonF([QPointF(x, y) for x, y in zip(run.xs, run.ys, strict=True)]))
+            for run in lay.runs
+            if len(run.xs) >= 2
+        ]
+        self.spans = [QLineF(x, y_low, x, y_high) for x, y_low, y_high in lay.spans]
+        self.branch_markers = QPainterPath()
+        self.model_markers = QPainterPath()
+        b = lay.area.bottom
+        for m, x in lay.markers:
+            path = self.model_markers if m.kind == "model_change" else self.branch_markers
+            path.addPolygon(
+                QPolygonF([QPointF(x, b - 8), QPointF(x - 4, b), QPointF(x + 4, b), QPointF(x, b - 8)])
+            )
+
+
 class TimelineChart(QWidget):
     """The chart: context line, window/threshold/reserve, drops, markers, planned drop."""
 
@@ -85,6 +108,9 @@ class TimelineChart(QWidget):
         self.session: Session | None = None
         self.selected = -1
         self._layout: TimelineLayout | None = None
+        self._drawables: _Drawables | None = None
+        #: the downsampled columns and what they were made from (history arrays, width)
+        self._columns: tuple[tuple[int, int, int], Columns] | None = None
         self.setMouseTracking(True)
         self.setMinimumHeight(120)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
@@ -96,7 +122,9 @@ class TimelineChart(QWidget):
     def set_timeline(self, timeline: Timeline | None, session: Session | None) -> None:
         self.timeline = timeline
         self.session = session
-        self._layout = None
+        # a new plan over the same history keeps the drawn history (only lines and planned drop move)
+        same = with_plan_of(self._layout, timeline) if self._layout and timeline else None
+        self._layout = same
         self.update()
 
     def set_selected(self, record: int) -> None:
@@ -112,11 +140,18 @@ class TimelineChart(QWidget):
         )
 
     def current_layout(self) -> TimelineLayout | None:
-        """The layout for the current size and timeline (made once, reused by every paint and hover)."""
-        if self.timeline is None:
+        """The layout for the current size and timeline (made once, reused by every paint and hover;
+        a new plan over the same history and width reuses the downsampled columns)."""
+        tl = self.timeline
+        if tl is None:
             return None
-        if self._layout is None or self._layout.area != self.plot_area():
-            self._layout = layout_timeline(self.timeline, self.plot_area())
+        area = self.plot_area()
+        if self._layout is None or self._layout.area != area:
+            key = (id(tl.positions), id(tl.tokens), column_count(area))
+            cols = self._columns[1] if self._columns is not None and self._columns[0] == key else None
+            self._layout = layout_timeline(tl, area, cols)
+            self._columns = (key, self._layout.columns)
+            self._drawables = _Drawables(self._layout)
         return self._layout
 
     def resizeEvent(self, e: QResizeEvent) -> None:
@@ -191,21 +226,24 @@ class TimelineChart(QWidget):
             p.drawText(QRectF(x - 40, a.bottom + 2, 80, 16), Qt.AlignmentFlag.AlignHCenter, label)
         self._paint_limits(p, lay)
         self._paint_selection(p, lay)
-        usage, estimate = role_color("assistant"), role_color("toolResult")
+        drawables = self._drawables
+        assert drawables is not None
+        usage = role_color("assistant")
         spans = QColor(usage)
         spans.setAlpha(90)
         p.setPen(QPen(spans, 1))
-        for x, y_low, y_high in lay.spans:
-            p.drawLine(QPointF(x, y_low), QPointF(x, y_high))
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)  # vertical pixel columns
+        p.drawLines(drawables.spans)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         solid = QPen(usage, 1.6)
-        dashed = QPen(estimate, 1.6, Qt.PenStyle.DashLine)
-        for run in lay.runs:
-            if len(run.xs) < 2:
-                continue
-            p.setPen(dashed if run.estimate else solid)
-            p.drawPolyline(QPolygonF([QPointF(x, y) for x, y in zip(run.xs, run.ys, strict=True)]))
+        dashed = QPen(role_color("toolResult"), 1.6, Qt.PenStyle.DashLine)
+        for estimate, polyline in drawables.runs:
+            p.setPen(dashed if estimate else solid)
+            p.drawPolyline(polyline)
         self._paint_drops(p, lay)
-        self._paint_markers(p, lay)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)  # hundreds of 8-pixel triangles
+        p.fillPath(drawables.branch_markers, role_color("branchSummary"))
+        p.fillPath(drawables.model_markers, role_color("bashExecution"))
         p.setPen(QPen(th.grid, 1))
         p.setBrush(Qt.BrushStyle.NoBrush)
         p.drawRect(QRectF(a.left, a.top, a.width, a.height))
@@ -243,9 +281,8 @@ class TimelineChart(QWidget):
             return
         positions = [d.position for d in tl.drops if d.record == self.selected]
         positions += [m.position for m in tl.markers if m.record == self.selected]
-        k = next((i for i, r in enumerate(tl.records) if r == self.selected), None) if not positions else None
-        if k is not None:
-            positions.append(tl.positions[k])
+        if not positions and self.selected in tl.records:
+            positions.append(tl.positions[tl.records.index(self.selected)])
         if not positions:
             return
         x = lay.x(positions[0])
@@ -269,14 +306,6 @@ class TimelineChart(QWidget):
             p.setPen(QPen(color, 2, Qt.PenStyle.DashLine))
             p.drawLine(QPointF(x, y_before), QPointF(x, y_after))
             p.drawText(QPointF(x + 4, min(y_after + 12, lay.area.bottom - 2)), "planned")
-        p.setBrush(Qt.BrushStyle.NoBrush)
-
-    def _paint_markers(self, p: QPainter, lay: TimelineLayout) -> None:
-        b = lay.area.bottom
-        p.setPen(Qt.PenStyle.NoPen)
-        for m, x in lay.markers:
-            p.setBrush(role_color("bashExecution" if m.kind == "model_change" else "branchSummary"))
-            p.drawPolygon(QPolygonF([QPointF(x, b - 8), QPointF(x - 4, b), QPointF(x + 4, b)]))
         p.setBrush(Qt.BrushStyle.NoBrush)
 
 
