@@ -21,7 +21,7 @@ from session_studio.core.jsvalue import u16len
 from session_studio.core.plan import PathPlanner, PlanParams
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0, PiProfile
 from session_studio.core.session import Session
-from session_studio.core.timeline import Limits, Timeline, build_timeline, downsample
+from session_studio.core.timeline import Limits, Timeline, branch_leaf, build_timeline, downsample
 from session_studio.core.timeline_layout import PlotArea, layout_timeline, with_plan_of
 from session_studio.core.timeline_svg import timeline_svg
 from session_studio.core.tokens import assistant_usage_tokens
@@ -274,3 +274,18 @@ def test_a_new_plan_keeps_the_history_s_geometry_unless_the_scale_changes() -> N
     assert kept.planned != lay.planned
     wider = tl.with_plan(planner.plan(PlanParams(context_window=400000)))
     assert with_plan_of(lay, wider) is None  # the y scale follows the window
+
+
+def test_branch_leaf_follows_the_newest_child_down_to_a_leaf() -> None:
+    s = session_of(
+        U(40),
+        A(8),
+        U(40, id="old", parentId="e1"),
+        A(8, id="old-a", parentId="old"),
+        U(40, id="new", parentId="e1"),
+    )
+    assert branch_leaf(s, s.get_index("e1")) == s.get_index("new")  # the newest child wins
+    assert branch_leaf(s, s.get_index("old")) == s.get_index("old-a")
+    assert branch_leaf(s, s.get_index("new")) == s.get_index("new")
+    tl = build_timeline(PathPlanner(s, branch_leaf(s, s.get_index("old"))))
+    assert tl.leaf_record == s.get_index("old-a") and list(tl.positions) == [1, 3]

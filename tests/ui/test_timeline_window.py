@@ -112,3 +112,29 @@ def test_follows_sliders_profile_and_live_reload(window: Any, qtbot: Any, tmp_pa
     assert chart.timeline.tokens[-1] == 5010.0 and chart.timeline.from_usage[-1] == 1
     window.a_timeline.trigger()
     assert not window.timeline.isVisible()
+
+
+def test_selected_branch_shows_the_branch_of_an_entry_off_the_active_path(
+    window: Any, qtbot: Any, branching_session: Path
+) -> None:
+    chart = _shown(window, qtbot, branching_session)
+    d = window.doc
+    s = d.session
+    active = d.loaded_state.planner
+    off = next(r.index for r in s.records if r.index not in active.positions and r.type == "message")
+    d.select(off)
+    assert chart.timeline.leaf_record == active.leaf_index  # the active path until asked
+    window.timeline.branch_box.setChecked(True)
+    qtbot.waitUntil(lambda: chart.timeline.leaf_record != active.leaf_index)
+    shown = window.timeline.built_for
+    assert off in shown.positions and not s.children(s.records[chart.timeline.leaf_record].id)
+    assert "branch to" in window.timeline.status.text()
+    # its plan uses the document's settings on that path
+    d.set_params(reserve=40000)
+    assert chart.timeline.limits.reserve_tokens == 40000 and window.timeline.built_for is shown
+    # a click on the chart selects an entry of the shown branch and keeps the branch
+    x, y = _point_x(chart, chart.timeline.records[0])
+    qtbot.mouseClick(chart, Qt.MouseButton.LeftButton, pos=QPoint(x, y))
+    assert d.selected == chart.timeline.records[0] and window.timeline.built_for is shown
+    window.timeline.branch_box.setChecked(False)
+    qtbot.waitUntil(lambda: chart.timeline.leaf_record == active.leaf_index)

@@ -52,6 +52,7 @@ __all__ = [
     "Marker",
     "PlannedDrop",
     "Timeline",
+    "branch_leaf",
     "build_timeline",
     "downsample",
 ]
@@ -219,6 +220,20 @@ def downsample(timeline: Timeline, x0: float, x1: float, columns: int) -> Column
             out.estimates.append((hi - lo) - sum(usage[lo:hi]))
         lo = hi
     return out
+
+
+def branch_leaf(session: Session, record: int) -> int:
+    """The leaf of ``record``'s branch: from it, the newest child (file order: the last appended)
+    down to an entry without children. A timeline of "the selected entry's branch" ends there, so
+    the selected entry is on it."""
+    seen = {record}
+    cur = record
+    while True:
+        children = session.children(session.records[cur].id)
+        if not children or children[-1] in seen:
+            return cur
+        cur = children[-1]
+        seen.add(cur)
 
 
 def _plan_parts(state: PlanState | None) -> tuple[Limits, PlannedDrop | None]:

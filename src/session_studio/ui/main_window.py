@@ -159,7 +159,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         d.plan_changed.connect(self.timeline.follow_plan)
         d.after_changed.connect(self.timeline.follow_plan)
         d.closed.connect(lambda: self.timeline.follow_plan(None))
-        d.selection_changed.connect(self.timeline.chart.set_selected)
+        d.selection_changed.connect(self.timeline.set_selected)
         self.timeline.chart.entry_clicked.connect(d.select)
         self.planner.params_changed.connect(lambda k, r, w: d.set_params(k, r, w))
         self.planner.auto_cut_requested.connect(d.clear_manual_cut)

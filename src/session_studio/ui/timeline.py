@@ -9,6 +9,7 @@ reload only re-plans the last segment); a what-if slider or a new summary only c
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 
@@ -24,11 +25,11 @@ from PySide6.QtGui import (
     QResizeEvent,
     QShowEvent,
 )
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolTip, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
 from session_studio.core.plan import PathPlanner, PlanState
 from session_studio.core.session import Session
-from session_studio.core.timeline import Columns, Timeline, build_timeline
+from session_studio.core.timeline import Columns, Timeline, branch_leaf, build_timeline
 from session_studio.core.timeline_layout import (
     Hit,
     PlotArea,
@@ -374,6 +375,9 @@ class TimelinePanel(QWidget):
         self.segments = SegmentPlanners()
         #: the planner the shown history was built from, and the plan it shows
         self.built_for: PathPlanner | None = None
+        #: (the document's planner, the selected entry whose branch is shown or None) of the history
+        self.built_key: tuple[PathPlanner, int | None] | None = None
+        self.selected = -1
         self.history: Timeline | None = None
         self.state: PlanState | None = None
         self._op: Operation | None = None
@@ -381,6 +385,13 @@ class TimelinePanel(QWidget):
         top.setContentsMargins(6, 2, 6, 0)
         top.addWidget(_Legend(), 1)
         top.addWidget(self.status)
+        self.branch_box = QCheckBox("Selected branch")
+        self.branch_box.setToolTip(
+            "Show the branch of the entry selected in the tree (down to its newest leaf) instead of the "
+            "active path"
+        )
+        self.branch_box.toggled.connect(lambda _on: self.follow_plan(self.state))
+        top.addWidget(self.branch_box)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 2)
         lay.setSpacing(0)
@@ -393,47 +404,87 @@ class TimelinePanel(QWidget):
         self.state = state
         if not self.isVisible():
             return
-        planner = self.planner_of() if state is not None else None
-        if planner is None:
+        active = self.planner_of() if state is not None else None
+        if active is None or state is None:
             self._cancel()
+            self.built_key = None
             self.built_for = self.history = None
             self.chart.set_timeline(None, None)
             self.status.clear()
             return
-        if planner is self.built_for and self.history is not None:
-            self.chart.set_timeline(self.history.with_plan(state), planner.session)
+        key = (active, self._branch_of(active))
+        if key == self.built_key and self.history is not None and self.built_for is not None:
+            self.chart.set_timeline(self.history.with_plan(self._state_for(self.built_for)), active.session)
             return
-        self._build(planner, state)
+        self._build(key, state)
+
+    def set_selected(self, record: int) -> None:
+        """The document's selection: marked on the chart; with "Selected branch" on, an entry off the
+        shown path switches the chart to its branch."""
+        self.selected = record
+        self.chart.set_selected(record)
+        if self.branch_box.isChecked():
+            self.follow_plan(self.state)
+
+    def _branch_of(self, active: PathPlanner) -> int | None:
+        """The selected entry when the chart shows its branch (None: the active path). An entry on the
+        path shown already keeps it (a click on the chart never switches the path)."""
+        if not self.branch_box.isChecked() or self.selected < 0:
+            return None
+        shown = self.built_for
+        key = self.built_key
+        if shown is not None and key is not None and key[0] is active and self.selected in shown.positions:
+            return key[1]
+        return None if self.selected in active.positions else self.selected
+
+    def _state_for(self, planner: PathPlanner) -> PlanState | None:
+        """The plan of the shown path: the document's, or the same settings on the selected branch
+        (without the manual cut: it is a position on the active path)."""
+        st = self.state
+        if st is None or planner is self.planner_of():
+            return st
+        return planner.plan(dataclasses.replace(st.params, manual_cut=None), window_known=st.window_known)
 
     def _cancel(self) -> None:
         if self._op is not None:
             self._op.cancel()
             self._op = None
 
-    def _build(self, planner: PathPlanner, state: PlanState | None) -> None:
+    def _build(self, key: tuple[PathPlanner, int | None], state: PlanState) -> None:
         self._cancel()
-        self.built_for = planner
-        make = self.segments.factory(planner)
+        self.built_key = key
+        active, selected = key
+        make = self.segments.factory(active)
         self.status.setText("building the timeline…")
+        params = dataclasses.replace(state.params, manual_cut=None)
 
-        def work() -> Timeline:
-            return build_timeline(planner, state, segment_planner=make)
+        def work() -> tuple[PathPlanner, Timeline]:
+            if selected is None:
+                return active, build_timeline(active, state, segment_planner=make)
+            leaf = branch_leaf(active.session, selected)
+            planner = PathPlanner(active.session, leaf, profile=active.profile)
+            st = planner.plan(params, window_known=state.window_known)
+            return planner, build_timeline(planner, st, segment_planner=make)
 
-        def done(tl: Timeline) -> None:
-            if self.built_for is not planner:
-                return  # a newer path or profile arrived meanwhile
+        def done(result: tuple[PathPlanner, Timeline]) -> None:
+            if self.built_key is not key:
+                return  # a newer path, branch or profile arrived meanwhile
+            planner, tl = result
             self._op = None
+            self.built_for = planner
             self.history = tl
-            self.chart.set_timeline(tl.with_plan(self.state), planner.session)
+            self.chart.set_timeline(tl.with_plan(self._state_for(planner)), planner.session)
             usage = tl.usage_count()
+            leaf_id = planner.session.records[tl.leaf_record].id if tl.leaf_record is not None else None
+            where = f"branch to {leaf_id} · " if planner is not active else ""
             self.status.setText(
-                f"pi {tl.profile} · {len(tl):,} turns ({usage:,} by usage, {len(tl) - usage:,} estimated) · "
-                f"{len(tl.drops)} compaction{'s' if len(tl.drops) != 1 else ''}"
+                f"{where}pi {tl.profile} · {len(tl):,} turns ({usage:,} by usage, {len(tl) - usage:,} "
+                f"estimated) · {len(tl.drops)} compaction{'s' if len(tl.drops) != 1 else ''}"
                 + (f" · {tl.problems[0]}" if tl.problems else "")
             )
 
         def failed(exc: BaseException, _tb: str) -> None:
-            if self.built_for is planner:
+            if self.built_key is key:
                 self._op = None
                 self.status.setText(f"no timeline: {exc}")
 
