@@ -272,6 +272,9 @@ def test_a_new_plan_keeps_the_history_s_geometry_unless_the_scale_changes() -> N
     assert kept is not None and kept.runs is lay.runs and kept.timeline is other
     assert other.planned is not None and kept.planned == layout_timeline(other, lay.area).planned
     assert kept.planned != lay.planned
+    assert lay.y_top == 225000  # the peak (window 200k) + 8 %, rounded up to 25k
+    slightly = tl.with_plan(planner.plan(PlanParams(context_window=205000)))
+    assert with_plan_of(lay, slightly) is not None  # the same scale: only the lines move
     wider = tl.with_plan(planner.plan(PlanParams(context_window=400000)))
     assert with_plan_of(lay, wider) is None  # the y scale follows the window
 

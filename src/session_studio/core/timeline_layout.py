@@ -26,6 +26,7 @@ __all__ = [
     "nice_ticks",
     "tokens_label",
     "with_plan_of",
+    "y_scale_top",
 ]
 
 
@@ -144,12 +145,21 @@ class TimelineLayout:
         return Hit("point", k, self.timeline.records[k])
 
 
+def y_scale_top(timeline: Timeline) -> float:
+    """The tokens at the plot's top: 8 % over the highest value, rounded up to a quarter of its
+    power of ten (a what-if window a few thousand tokens wider keeps the scale, and the drawn
+    history with it)."""
+    v = max(timeline.peak * 1.08, 1000.0)
+    step = 10.0 ** math.floor(math.log10(v)) / 4
+    return float(math.ceil(v / step) * step)
+
+
 def with_plan_of(lay: TimelineLayout, timeline: Timeline) -> TimelineLayout | None:
     """``lay`` for ``timeline`` (the same history under another plan) without redoing the history's
     geometry, or None if the y scale changed (then lay it out again)."""
     if timeline.positions is not lay.timeline.positions or timeline.drops is not lay.timeline.drops:
         return None
-    if max(timeline.peak * 1.08, 1000.0) != lay.y_top:
+    if y_scale_top(timeline) != lay.y_top:
         return None
     new = dataclasses.replace(lay, timeline=timeline, planned=None)
     if timeline.planned is not None:
@@ -168,7 +178,7 @@ def layout_timeline(timeline: Timeline, area: PlotArea, columns: Columns | None 
 
     ``columns``: the points already downsampled to ``column_count(area)`` columns (a new plan over
     the same history and width reuses them)."""
-    y_top = max(timeline.peak * 1.08, 1000.0)
+    y_top = y_scale_top(timeline)
     cols = columns if columns is not None else downsample(timeline, 0, timeline.x_end, column_count(area))
     columns_n = column_count(area)
     lay = TimelineLayout(timeline, area, y_top, cols, [], [], [], [], [], [], None)
