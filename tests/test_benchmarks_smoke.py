@@ -50,3 +50,12 @@ def test_ui_open_smoke(small_session: Path) -> None:
     assert out["entries"] > 0
     assert out["fully_loaded_s"] > 0
     assert out["peak_rss_mb"] > 0
+
+
+def test_ui_timeline_smoke(small_session: Path) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    out = _run_json(str(BENCHMARKS / "ui_timeline.py"), str(small_session), env=env)
+    for version in ("0.80.2", "1.6.0"):
+        run = out[version]
+        assert run["points"] > 0 and run["build_s"] >= 0 and run["rebuild_after_append_s"] >= 0
+        assert run["paint_ms"]["median"] > 0 and run["hover_ms"]["median"] > 0
