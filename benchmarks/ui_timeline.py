@@ -126,7 +126,7 @@ def main(argv: list[str]) -> int:
         assert lay is not None
         mid_y = lay.area.top + lay.area.height / 2
         hover = [
-            _timed(lambda k=k: chart.describe_at(lay.area.left + lay.area.width * k / 49, mid_y))
+            _timed(lambda k=k, a=lay.area, y=mid_y: chart.describe_at(a.left + a.width * k / 49, y))
             for k in range(50)
         ]
         slider = []
