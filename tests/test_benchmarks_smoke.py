@@ -55,3 +55,12 @@ def test_ui_open_smoke(small_session: Path) -> None:
     for what in ("scroll_through_max_of_40_steps", "page_down_max_of_30", "search_typed", "jump_to_leaf"):
         assert stalls[what] >= 0, out
     assert out["search"]["cleared"]["rows"] >= out["search"]["quoted"]["rows"]
+
+
+def test_ui_timeline_smoke(small_session: Path) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    out = _run_json(str(BENCHMARKS / "ui_timeline.py"), str(small_session), env=env)
+    for version in ("0.80.2", "1.6.0"):
+        run = out[version]
+        assert run["points"] > 0 and run["build_s"] >= 0 and run["rebuild_after_append_s"] >= 0
+        assert run["paint_ms"]["median"] > 0 and run["hover_ms"]["median"] > 0

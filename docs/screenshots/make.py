@@ -18,6 +18,10 @@ only the side-by-side view of both pis' plans (profiles-side-by-side.png);
     python docs/screenshots/make.py ab
 
 only ab-summaries.png: two candidate summaries of the real session (Compare summaries).
+
+    python docs/screenshots/make.py timeline
+
+only the context timeline (timeline.png, timeline-dark.png).
 """
 
 from __future__ import annotations
@@ -95,6 +99,7 @@ def main() -> int:
     only_pi16 = sys.argv[1:] == ["pi16"]
     only_profiles = sys.argv[1:] == ["profiles"]
     only_ab = sys.argv[1:] == ["ab"]
+    only_timeline = sys.argv[1:] == ["timeline"]
 
     def pump(cond: object = None, timeout: float = 30) -> None:
         end = time.monotonic() + timeout
@@ -134,6 +139,27 @@ def main() -> int:
         settle(w)
         # the status bar would show the (random) temporary path once "Loaded" times out
         w.statusBar().showMessage("A pi 1.6.0 session (tests/ui/pi16_sample.py)")
+
+    def timeline_shots() -> None:
+        """The real pi session with two compactions, the timeline shown, a turn selected from it."""
+        session = TMP / "sessions" / "--home-dev-projects-pi-mono--" / "before-compaction.jsonl"
+        session.parent.mkdir(parents=True, exist_ok=True)
+        session.write_bytes((ROOT / "tests" / "oracle" / "fixtures" / "before-compaction.jsonl").read_bytes())
+        for theme, name in (("light", "timeline.png"), ("dark", "timeline-dark.png")):
+            w = window(theme)
+            open_(w, session)
+            w.a_timeline.setChecked(True)
+            pump(lambda w=w: w.timeline.history is not None, 30)
+            settle(w)
+            chart = w.timeline.chart
+            lay = chart.current_layout()
+            assert lay is not None
+            drop_x = lay.drops[1][1]
+            chart.entry_clicked.emit(chart.hit_at(drop_x + 60, lay.area.top + 40).record)  # type: ignore[union-attr]
+            w.tabs.setCurrentWidget(w.inspector)
+            settle(w)
+            shot(w, name)
+            w.close()
 
     def compare_shot(session: Path) -> None:
         """Two offline candidates of the same plan: pi's default prompt, and custom instructions."""
@@ -181,6 +207,9 @@ def main() -> int:
 
     if only_ab:
         compare_shot(upgraded(ROOT / "tests" / "oracle" / "fixtures" / "before-compaction.jsonl"))
+        return 0
+    if only_timeline:
+        timeline_shots()
         return 0
 
     # pi 1.6.0: the usage filter on, a replaced tool result (both versions); the system message;
@@ -250,6 +279,7 @@ def main() -> int:
         w.close()
     compare_shot(upgraded(main_session))
 
+    timeline_shots()
     w = window("light")
     open_(w, split)
     w.tree.setFocus(Qt.FocusReason.OtherFocusReason)

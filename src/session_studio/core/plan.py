@@ -414,6 +414,16 @@ class PathPlanner:
     def model(self) -> Any:
         return self.context.model if self.context is not None else None
 
+    @property
+    def item_positions(self) -> list[int]:
+        """The path position of each context item (-1: a compaction's summary or snapshot), sorted."""
+        return self._item_positions
+
+    @property
+    def item_cum(self) -> list[float]:
+        """[0, t0, t0+t1, …] over ``item_tokens``: the context's size up to each item."""
+        return self._item_cum
+
     def _build_items(self, ctx: SessionContext) -> None:
         recs = self.session.records
         position = self.positions

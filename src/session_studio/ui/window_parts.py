@@ -48,6 +48,7 @@ from .profile_compare import TAB_TITLE, ProfileCompareView
 from .settings import AppSettings
 from .tasks import Operation, TaskRunner
 from .theme import current_theme
+from .timeline import TimelinePanel
 from .token_bar import TokenBar
 from .tree_model import BranchDelegate, SessionTreeModel
 
@@ -163,6 +164,11 @@ class WindowParts(QMainWindow):
         self.legacy_banner = LegacyBanner()
         self.load_banner = LoadingBanner()
         self.bar = TokenBar()
+        self.timeline = TimelinePanel(
+            self.runner, lambda: self.doc.loaded_state.planner if self.doc.loaded_state else None
+        )
+        self.timeline.setMinimumHeight(170)
+        self.timeline.setVisible(False)  # View → Context timeline
         ws = QWidget()
         wl = QVBoxLayout(ws)
         wl.setContentsMargins(0, 0, 0, 0)
@@ -171,6 +177,7 @@ class WindowParts(QMainWindow):
         wl.addWidget(self.banner)
         wl.addWidget(self.legacy_banner)
         wl.addWidget(self.bar)
+        wl.addWidget(self.timeline)
         line = QFrame()
         line.setFrameShape(QFrame.Shape.HLine)
         line.setFrameShadow(QFrame.Shadow.Sunken)
@@ -233,6 +240,8 @@ class WindowParts(QMainWindow):
             "Count tokens with the pro&vider",
             tip="Send the active path's context to the configured Anthropic provider's count_tokens endpoint",
         )
+        self.a_timeline = act("Context &timeline", "Ctrl+T", "Show how the context grew and was compacted")
+        self.a_timeline.setCheckable(True)
         self.a_about = act("&About Session Studio")
         self.a_recent_menu = None
         self.theme_group = QActionGroup(self)
@@ -256,6 +265,7 @@ class WindowParts(QMainWindow):
         m = mb.addMenu("&Edit")
         m.addAction(self.a_find)
         m = mb.addMenu("&View")
+        m.addAction(self.a_timeline)
         tm = m.addMenu("&Theme")
         tm.addActions(list(self.theme_actions.values()))
         m.addAction(self.a_compare)

@@ -1,0 +1,284 @@
+"""Where the timeline's parts go in a plot of a given size: one pure function for the window's
+widget and the static SVG, so both draw the same lines, drops and markers (and a test can check
+the geometry without Qt).
+
+The points are reduced to one column per pixel (:func:`~session_studio.core.timeline.downsample`);
+the context line is split into runs of one style (provider usage: solid; estimate: dashed; a column
+with any estimate counts as estimate, so a rare estimate stays visible) and broken at each
+compaction, whose drop is drawn as its own vertical line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+from .timeline import Columns, Drop, Marker, Timeline, downsample
+
+__all__ = [
+    "Hit",
+    "PlotArea",
+    "Run",
+    "TimelineLayout",
+    "column_count",
+    "layout_timeline",
+    "nice_ticks",
+    "tokens_label",
+    "with_plan_of",
+    "y_scale_top",
+]
+
+
+def tokens_label(v: float) -> str:
+    """120000 → "120k", 1500 → "1.5k", 950 → "950"."""
+    if math.isnan(v):
+        return "?"
+    if abs(v) >= 1_000_000:
+        return f"{v / 1_000_000:.3g}M"
+    if abs(v) >= 1000:
+        return f"{v / 1000:.3g}k"
+    return f"{v:.0f}"
+
+
+def nice_ticks(top: float, count: int = 5) -> list[float]:
+    """0 and round steps (1, 2 or 5 × 10^k) up to ``top``: about ``count`` labels on an axis."""
+    if top <= 0 or math.isnan(top) or math.isinf(top):
+        return [0.0]
+    raw = top / max(count, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    return [k * step for k in range(int(top // step) + 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class PlotArea:
+    left: float
+    top: float
+    width: float
+    height: float
+
+    @property
+    def right(self) -> float:
+        return self.left + self.width
+
+    @property
+    def bottom(self) -> float:
+        return self.top + self.height
+
+
+@dataclass(slots=True)
+class Run:
+    """A piece of the context line drawn in one style."""
+
+    estimate: bool
+    xs: list[float] = field(default_factory=list)
+    ys: list[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """What is under the pointer: a point (index into the timeline's columns), a drop, a marker or
+    the planned drop."""
+
+    kind: str  # "point" | "drop" | "marker" | "planned"
+    index: int
+    record: int | None
+
+
+@dataclass
+class TimelineLayout:
+    timeline: Timeline
+    area: PlotArea
+    y_top: float  # tokens at the plot's top edge
+    columns: Columns
+    runs: list[Run]
+    #: (x, y_low, y_high) where a pixel column's points spread over more than a pixel
+    spans: list[tuple[float, float, float]]
+    y_ticks: list[tuple[float, str]]
+    x_ticks: list[tuple[float, str]]
+    drops: list[tuple[Drop, float, float, float]]  # drop, x, y before, y after
+    markers: list[tuple[Marker, float]]
+    planned: tuple[float, float, float] | None  # x, y before, y after
+
+    def x(self, position: float) -> float:
+        a = self.area
+        return a.left + (position / self.timeline.x_end) * a.width
+
+    def y(self, tokens: float) -> float:
+        a = self.area
+        if math.isnan(tokens):
+            return a.bottom
+        return a.bottom - min(max(tokens / self.y_top, 0.0), 1.05) * a.height
+
+    def position_at(self, px: float) -> float:
+        a = self.area
+        return (px - a.left) / max(a.width, 1e-9) * self.timeline.x_end
+
+    def limit_y(self) -> tuple[float, float] | None:
+        """y of the window and of the threshold lines, if the window is drawn."""
+        lim = self.timeline.limits
+        if lim.context_window <= 0:
+            return None
+        return self.y(float(lim.context_window)), self.y(float(lim.threshold))
+
+    def hit(self, px: float, py: float, slack: float = 5.0) -> Hit | None:
+        """The drop, marker, planned drop or point under (px, py); drops and markers win within
+        ``slack`` pixels, else the nearest point of the timeline."""
+        a = self.area
+        if not (a.left - slack <= px <= a.right + slack):
+            return None
+        best: tuple[float, Hit] | None = None
+        for i, (d, x, _, _) in enumerate(self.drops):
+            if abs(x - px) <= slack and (best is None or abs(x - px) < best[0]):
+                best = (abs(x - px), Hit("drop", i, d.record))
+        for i, (m, x) in enumerate(self.markers):
+            if abs(x - px) <= slack and py >= a.bottom - 14 and (best is None or abs(x - px) < best[0]):
+                best = (abs(x - px), Hit("marker", i, m.record))
+        if best is not None:
+            return best[1]
+        if self.planned is not None and abs(self.planned[0] - px) <= slack:
+            return Hit("planned", 0, None)
+        k = self.timeline.nearest_point(self.position_at(px))
+        if k is None:
+            return None
+        return Hit("point", k, self.timeline.records[k])
+
+
+def y_scale_top(timeline: Timeline) -> float:
+    """The tokens at the plot's top: 8 % over the highest value, rounded up to a quarter of its
+    power of ten (a what-if window a few thousand tokens wider keeps the scale, and the drawn
+    history with it)."""
+    v = max(timeline.peak * 1.08, 1000.0)
+    step = 10.0 ** math.floor(math.log10(v)) / 4
+    return float(math.ceil(v / step) * step)
+
+
+def with_plan_of(lay: TimelineLayout, timeline: Timeline) -> TimelineLayout | None:
+    """``lay`` for ``timeline`` (the same history under another plan) without redoing the history's
+    geometry, or None if the y scale changed (then lay it out again)."""
+    if timeline.positions is not lay.timeline.positions or timeline.drops is not lay.timeline.drops:
+        return None
+    if y_scale_top(timeline) != lay.y_top:
+        return None
+    new = dataclasses.replace(lay, timeline=timeline, planned=None)
+    if timeline.planned is not None:
+        p = timeline.planned
+        new.planned = (new.x(p.position), new.y(p.tokens_before), new.y(p.tokens_after))
+    return new
+
+
+def column_count(area: PlotArea) -> int:
+    """One column per pixel of the plot's width."""
+    return max(int(area.width), 1)
+
+
+def layout_timeline(timeline: Timeline, area: PlotArea, columns: Columns | None = None) -> TimelineLayout:
+    """Everything to draw ``timeline`` in ``area`` (pixels), from one pass over the pixel columns.
+
+    ``columns``: the points already downsampled to ``column_count(area)`` columns (a new plan over
+    the same history and width reuses them)."""
+    y_top = y_scale_top(timeline)
+    cols = columns if columns is not None else downsample(timeline, 0, timeline.x_end, column_count(area))
+    columns_n = column_count(area)
+    lay = TimelineLayout(timeline, area, y_top, cols, [], [], [], [], [], [], None)
+    col_w = area.width / columns_n
+    drops = sorted(timeline.drops, key=lambda d: d.position)
+    lay.drops = [(d, lay.x(d.position), lay.y(d.tokens_before), lay.y(d.tokens_after)) for d in drops]
+    lay.markers = [(m, lay.x(m.position)) for m in timeline.markers]
+    if timeline.planned is not None:
+        p = timeline.planned
+        lay.planned = (lay.x(p.position), lay.y(p.tokens_before), lay.y(p.tokens_after))
+    run: Run | None = None
+    next_drop = 0
+    # lay.y inlined: this loop runs once per pixel column
+    bottom, scale = area.bottom, area.height / y_top
+    top_clip = area.bottom - 1.05 * area.height
+    positions = timeline.positions
+    prev_y: float | None = None
+    for j in range(len(cols)):
+        x = area.left + (cols.column[j] + 0.5) * col_w
+        y = max(bottom - max(cols.last[j], 0.0) * scale, top_clip)
+        estimate = cols.estimates[j] > 0
+        position = positions[cols.last_point[j]]
+        while next_drop < len(lay.drops) and drops[next_drop].position < position:
+            _, dx, dy_before, dy_after = lay.drops[next_drop]
+            if run is not None:
+                if not math.isnan(drops[next_drop].tokens_before):
+                    run.xs.append(dx)
+                    run.ys.append(dy_before)
+                lay.runs.append(run)
+            run = Run(estimate, [dx], [dy_after])
+            prev_y = dy_after
+            next_drop += 1
+        if run is None:
+            run = Run(estimate)
+        elif run.estimate != estimate:
+            lay.runs.append(run)
+            run = Run(estimate, [run.xs[-1]], [run.ys[-1]]) if run.xs else Run(estimate)
+        run.xs.append(x)
+        run.ys.append(y)
+        # a column's spread is drawn where the line through the last values does not cover it
+        y_low = max(bottom - max(cols.low[j], 0.0) * scale, top_clip)
+        y_high = max(bottom - max(cols.high[j], 0.0) * scale, top_clip)
+        near_low = max(y, prev_y) if prev_y is not None else y
+        near_high = min(y, prev_y) if prev_y is not None else y
+        if y_low - near_low >= 1.0 or near_high - y_high >= 1.0:
+            lay.spans.append((x, y_low, y_high))
+        prev_y = y
+    for d, dx, dy_before, dy_after in lay.drops[next_drop:]:  # compactions after the last point
+        if run is not None and not math.isnan(d.tokens_before):
+            run.xs.append(dx)
+            run.ys.append(dy_before)
+        if run is not None:
+            lay.runs.append(run)
+        run = Run(run.estimate if run is not None else False, [dx], [dy_after])
+    if run is not None:
+        lay.runs.append(run)
+    lay.y_ticks = [(lay.y(v), tokens_label(v)) for v in nice_ticks(y_top * 0.98)]
+    lay.x_ticks = [
+        (lay.x(v), f"#{v:,.0f}")
+        for v in nice_ticks(float(timeline.x_end), max(int(area.width // 110), 1))
+        if v <= timeline.x_end
+    ]
+    return lay
+
+
+def _tokens_text(v: float) -> str:
+    return "unknown" if math.isnan(v) else f"{v:,.0f}"
+
+
+def drop_text(d: Drop) -> str:
+    return (
+        f"compaction {d.entry_id} (path #{d.position:,})\n"
+        f"context {_tokens_text(d.tokens_before)} → {_tokens_text(d.tokens_after)} tokens "
+        f"(tokensBefore → summary + kept, chars/4)\n"
+        f"summary {_tokens_text(d.summary_tokens)} tokens"
+    )
+
+
+def marker_text(m: Marker) -> str:
+    if m.kind == "model_change":
+        return f"model change {m.entry_id} (path #{m.position:,})\nmodel {m.label}"
+    return (
+        f"branch summary {m.entry_id} (path #{m.position:,})\n{_tokens_text(m.tokens)} tokens in the context"
+    )
+
+
+def planned_text(timeline: Timeline) -> str:
+    p = timeline.planned
+    if p is None:
+        return ""
+    return (
+        f"planned compaction (pi {timeline.profile})\n"
+        f"context {_tokens_text(p.tokens_before)} → {_tokens_text(p.tokens_after)} tokens\n"
+        f"summary {_tokens_text(p.summary_tokens)} tokens"
+    )
+
+
+def point_text(timeline: Timeline, k: int, entry_id: str) -> str:
+    source = "provider usage" if timeline.from_usage[k] else "chars/4 estimate"
+    return (
+        f"assistant message {entry_id} (path #{timeline.positions[k]:,})\n"
+        f"context {_tokens_text(timeline.tokens[k])} tokens · {source}"
+    )

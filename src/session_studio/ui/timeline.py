@@ -1,0 +1,496 @@
+"""The context timeline in the window: a chart under the token bar (View → Context timeline).
+
+Everything it shows is core's (core/timeline.py): the history is built off the GUI thread once per
+loaded path and profile (one planner per compaction segment, kept for the next build, so a live
+reload only re-plans the last segment); a what-if slider or a new summary only calls
+``Timeline.with_plan``. Painting draws a layout made once per size and timeline
+(core/timeline_layout.py: one column per pixel), so a 100k-entry path paints in a few ms.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+
+from PySide6.QtCore import QLineF, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QMouseEvent,
+    QPainter,
+    QPainterPath,
+    QPaintEvent,
+    QPen,
+    QPolygonF,
+    QResizeEvent,
+    QShowEvent,
+)
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSizePolicy, QToolTip, QVBoxLayout, QWidget
+
+from session_studio.core.plan import PathPlanner, PlanState
+from session_studio.core.session import Session
+from session_studio.core.timeline import Columns, Timeline, branch_leaf, build_timeline
+from session_studio.core.timeline_layout import (
+    Hit,
+    PlotArea,
+    TimelineLayout,
+    column_count,
+    drop_text,
+    layout_timeline,
+    marker_text,
+    planned_text,
+    point_text,
+    tokens_label,
+    with_plan_of,
+)
+
+from .tasks import Operation, TaskRunner
+from .theme import current_theme, role_color
+
+__all__ = ["SegmentPlanners", "TimelineChart", "TimelinePanel"]
+
+_MARGIN_LEFT, _MARGIN_RIGHT, _MARGIN_TOP, _MARGIN_BOTTOM = 46.0, 92.0, 8.0, 20.0
+
+
+class SegmentPlanners:
+    """The planners of a session's earlier compaction segments, kept between builds: the history
+    before the last compaction does not change when pi appends, so a reload builds only the rest."""
+
+    def __init__(self) -> None:
+        self._session: Session | None = None
+        self._planners: dict[tuple[int, str], PathPlanner] = {}
+
+    def factory(self, planner: PathPlanner) -> Callable[[Session, int], PathPlanner]:
+        if planner.session is not self._session:
+            self._session = planner.session
+            self._planners = {}
+        planners = self._planners
+        profile = planner.profile
+
+        def make(session: Session, leaf: int) -> PathPlanner:
+            key = (leaf, profile.version)
+            found = planners.get(key)
+            if found is None:
+                found = planners[key] = PathPlanner(session, leaf, profile=profile)
+            return found
+
+        return make
+
+
+class _Drawables:
+    """The layout as Qt objects, made once per layout: a paint is a handful of draw calls."""
+
+    def __init__(self, lay: TimelineLayout) -> None:
+        # one polyline per run (QPainterPath strokes are several times slower on long lines)
+        self.runs = [
+            (run.estimate, QPolygonF([QPointF(x, y) for x, y in zip(run.xs, run.ys, strict=True)]))
+            for run in lay.runs
+            if len(run.xs) >= 2
+        ]
+        self.spans = [QLineF(x, y_low, x, y_high) for x, y_low, y_high in lay.spans]
+        self.branch_markers = QPainterPath()
+        self.model_markers = QPainterPath()
+        b = lay.area.bottom
+        for m, x in lay.markers:
+            path = self.model_markers if m.kind == "model_change" else self.branch_markers
+            path.addPolygon(
+                QPolygonF([QPointF(x, b - 8), QPointF(x - 4, b), QPointF(x + 4, b), QPointF(x, b - 8)])
+            )
+
+
+class TimelineChart(QWidget):
+    """The chart: context line, window/threshold/reserve, drops, markers, planned drop."""
+
+    entry_clicked = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.timeline: Timeline | None = None
+        self.session: Session | None = None
+        self.selected = -1
+        self._layout: TimelineLayout | None = None
+        self._drawables: _Drawables | None = None
+        #: the downsampled columns and what they were made from (history arrays, width)
+        self._columns: tuple[tuple[int, int, int], Columns] | None = None
+        self.setMouseTracking(True)
+        self.setMinimumHeight(120)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setAccessibleName("Context timeline")
+
+    def sizeHint(self) -> QSize:
+        return QSize(800, 190)
+
+    def set_timeline(self, timeline: Timeline | None, session: Session | None) -> None:
+        self.timeline = timeline
+        self.session = session
+        # a new plan over the same history keeps the drawn history (only lines and planned drop move)
+        same = with_plan_of(self._layout, timeline) if self._layout and timeline else None
+        self._layout = same
+        self.update()
+
+    def set_selected(self, record: int) -> None:
+        self.selected = record
+        self.update()
+
+    def plot_area(self) -> PlotArea:
+        return PlotArea(
+            _MARGIN_LEFT,
+            _MARGIN_TOP,
+            max(self.width() - _MARGIN_LEFT - _MARGIN_RIGHT, 10.0),
+            max(self.height() - _MARGIN_TOP - _MARGIN_BOTTOM, 10.0),
+        )
+
+    def current_layout(self) -> TimelineLayout | None:
+        """The layout for the current size and timeline (made once, reused by every paint and hover;
+        a new plan over the same history and width reuses the downsampled columns)."""
+        tl = self.timeline
+        if tl is None:
+            return None
+        area = self.plot_area()
+        if self._layout is None or self._layout.area != area:
+            key = (id(tl.positions), id(tl.tokens), column_count(area))
+            cols = self._columns[1] if self._columns is not None and self._columns[0] == key else None
+            self._layout = layout_timeline(tl, area, cols)
+            self._columns = (key, self._layout.columns)
+            self._drawables = _Drawables(self._layout)
+        return self._layout
+
+    def resizeEvent(self, e: QResizeEvent) -> None:
+        self._layout = None
+        super().resizeEvent(e)
+
+    # ---------------------------------------------------------------- interaction
+    def hit_at(self, x: float, y: float) -> Hit | None:
+        lay = self.current_layout()
+        return lay.hit(x, y) if lay is not None else None
+
+    def describe(self, hit: Hit) -> str:
+        tl = self.timeline
+        if tl is None:
+            return ""
+        if hit.kind == "drop":
+            return drop_text(tl.drops[hit.index])
+        if hit.kind == "marker":
+            return marker_text(tl.markers[hit.index])
+        if hit.kind == "planned":
+            return planned_text(tl)
+        rid = self.session.records[tl.records[hit.index]].id if self.session is not None else None
+        return point_text(tl, hit.index, rid if isinstance(rid, str) else "(no id)")
+
+    def describe_at(self, x: float, y: float) -> str:
+        hit = self.hit_at(x, y)
+        return self.describe(hit) if hit is not None else ""
+
+    def mouseMoveEvent(self, e: QMouseEvent) -> None:
+        p = e.position()
+        text = self.describe_at(p.x(), p.y())
+        if text:
+            QToolTip.showText(e.globalPosition().toPoint(), text, self)
+        else:
+            QToolTip.hideText()
+
+    def mousePressEvent(self, e: QMouseEvent) -> None:
+        if e.button() != Qt.MouseButton.LeftButton:
+            return
+        p = e.position()
+        hit = self.hit_at(p.x(), p.y())
+        if hit is not None and hit.record is not None and hit.record >= 0:
+            self.entry_clicked.emit(hit.record)
+
+    # ---------------------------------------------------------------- painting
+    def paintEvent(self, _e: QPaintEvent) -> None:
+        th = current_theme()
+        p = QPainter(self)
+        p.fillRect(self.rect(), th.base)
+        lay = self.current_layout()
+        if lay is None:
+            p.setPen(th.muted)
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No timeline")
+            p.end()
+            return
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        a = lay.area
+        font = p.font()
+        font.setPointSizeF(max(font.pointSizeF() * 0.85, 7.0))
+        p.setFont(font)
+        p.setPen(QPen(th.grid, 1))
+        for y, _label in lay.y_ticks:
+            p.drawLine(QPointF(a.left, y), QPointF(a.right, y))
+        p.setPen(th.muted)
+        for y, label in lay.y_ticks:
+            p.drawText(
+                QRectF(0, y - 8, a.left - 4, 16),
+                Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                label,
+            )
+        for x, label in lay.x_ticks:
+            p.drawText(QRectF(x - 40, a.bottom + 2, 80, 16), Qt.AlignmentFlag.AlignHCenter, label)
+        self._paint_limits(p, lay)
+        self._paint_selection(p, lay)
+        drawables = self._drawables
+        assert drawables is not None
+        usage = role_color("assistant")
+        spans = QColor(usage)
+        spans.setAlpha(90)
+        p.setPen(QPen(spans, 1))
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)  # vertical pixel columns
+        p.drawLines(drawables.spans)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        solid = QPen(usage, 1.6)
+        dashed = QPen(role_color("toolResult"), 1.6, Qt.PenStyle.DashLine)
+        for estimate, polyline in drawables.runs:
+            p.setPen(dashed if estimate else solid)
+            p.drawPolyline(polyline)
+        self._paint_drops(p, lay)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)  # hundreds of 8-pixel triangles
+        p.fillPath(drawables.branch_markers, role_color("branchSummary"))
+        p.fillPath(drawables.model_markers, role_color("bashExecution"))
+        p.setPen(QPen(th.grid, 1))
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawRect(QRectF(a.left, a.top, a.width, a.height))
+        p.end()
+
+    def _paint_limits(self, p: QPainter, lay: TimelineLayout) -> None:
+        ys = lay.limit_y()
+        tl = lay.timeline
+        if ys is None or tl is None:
+            return
+        th = current_theme()
+        a = lay.area
+        y_window, y_threshold = ys
+        p.fillRect(QRectF(a.left, y_window, a.width, max(y_threshold - y_window, 0.0)), th.reserve)
+        p.setPen(QPen(th.text, 1))
+        p.drawLine(QPointF(a.left, y_window), QPointF(a.right, y_window))
+        p.setPen(QPen(th.threshold, 1, Qt.PenStyle.DashLine))
+        p.drawLine(QPointF(a.left, y_threshold), QPointF(a.right, y_threshold))
+        lim = tl.limits
+        p.setPen(th.muted)
+        label_rect = QRectF(a.right + 4, 0, _MARGIN_RIGHT - 6, 14)
+        known = "" if lim.window_known else "?"
+        p.drawText(
+            label_rect.translated(0, y_window - 7), f"window {tokens_label(lim.context_window)}{known}"
+        )
+        p.setPen(th.threshold)
+        p.drawText(label_rect.translated(0, y_threshold - 7), f"threshold {tokens_label(lim.threshold)}")
+        p.setPen(th.muted)
+        y_reserve = (y_window + y_threshold) / 2 if y_threshold - y_window > 28 else y_threshold + 13
+        p.drawText(label_rect.translated(0, y_reserve - 7), f"reserve {tokens_label(lim.reserve_tokens)}")
+
+    def _paint_selection(self, p: QPainter, lay: TimelineLayout) -> None:
+        tl = lay.timeline
+        if self.selected < 0 or self.session is None or tl is None:
+            return
+        positions = [d.position for d in tl.drops if d.record == self.selected]
+        positions += [m.position for m in tl.markers if m.record == self.selected]
+        if not positions and self.selected in tl.records:
+            positions.append(tl.positions[tl.records.index(self.selected)])
+        if not positions:
+            return
+        x = lay.x(positions[0])
+        p.setPen(QPen(current_theme().highlight.darker(130), 1, Qt.PenStyle.DotLine))
+        p.drawLine(QPointF(x, lay.area.top), QPointF(x, lay.area.bottom))
+
+    def _paint_drops(self, p: QPainter, lay: TimelineLayout) -> None:
+        color = role_color("compaction")
+        p.setBrush(color)
+        for d, x, y_before, y_after in lay.drops:
+            top = y_after if math.isnan(d.tokens_before) else y_before
+            p.setPen(QPen(color, 2))
+            p.drawLine(QPointF(x, top), QPointF(x, y_after))
+            p.drawEllipse(QPointF(x, y_after), 2.5, 2.5)
+            p.drawText(
+                QPointF(x + 4, min(y_after + 12, lay.area.bottom - 2)),
+                f"summary {tokens_label(d.summary_tokens)}",
+            )
+        if lay.planned is not None:
+            x, y_before, y_after = lay.planned
+            p.setPen(QPen(color, 2, Qt.PenStyle.DashLine))
+            p.drawLine(QPointF(x, y_before), QPointF(x, y_after))
+            p.drawText(QPointF(x + 4, min(y_after + 12, lay.area.bottom - 2)), "planned")
+        p.setBrush(Qt.BrushStyle.NoBrush)
+
+
+class _Legend(QWidget):
+    """The chart's key, painted with the chart's own pens (theme colours)."""
+
+    _ITEMS = (
+        ("usage", "provider usage"),
+        ("estimate", "chars/4 estimate"),
+        ("drop", "compaction (summary size)"),
+        ("planned", "planned"),
+        ("branch", "branch summary"),
+        ("model", "model change"),
+    )
+
+    def sizeHint(self) -> QSize:
+        return QSize(640, 16)
+
+    def paintEvent(self, _e: QPaintEvent) -> None:
+        th = current_theme()
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        fm = p.fontMetrics()
+        x = 4.0
+        y = self.height() / 2
+        for key, label in self._ITEMS:
+            path = QPainterPath()
+            if key in ("usage", "estimate", "planned"):
+                color = role_color(
+                    "assistant" if key == "usage" else "toolResult" if key == "estimate" else "compaction"
+                )
+                style = Qt.PenStyle.SolidLine if key == "usage" else Qt.PenStyle.DashLine
+                p.setPen(QPen(color, 1.6, style))
+                if key == "planned":
+                    p.drawLine(QPointF(x + 8, y - 6), QPointF(x + 8, y + 6))
+                else:
+                    p.drawLine(QPointF(x, y), QPointF(x + 18, y))
+            elif key == "drop":
+                p.setPen(QPen(role_color("compaction"), 2))
+                p.drawLine(QPointF(x + 8, y - 6), QPointF(x + 8, y + 6))
+            else:
+                color = role_color("branchSummary" if key == "branch" else "bashExecution")
+                path.addPolygon(
+                    QPolygonF([QPointF(x + 8, y - 5), QPointF(x + 4, y + 4), QPointF(x + 12, y + 4)])
+                )
+                p.fillPath(path, color)
+            p.setPen(th.muted)
+            p.drawText(QPointF(x + 22, y + fm.ascent() / 2 - 1), label)
+            x += 22 + fm.horizontalAdvance(label) + 14
+        p.end()
+
+
+class TimelinePanel(QWidget):
+    """The chart with its key and a status line; follows the document's plan."""
+
+    def __init__(
+        self, runner: TaskRunner, planner_of: Callable[[], PathPlanner | None], parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.runner = runner
+        self.planner_of = planner_of
+        self.chart = TimelineChart()
+        self.status = QLabel()
+        self.status.setProperty("muted", True)
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.segments = SegmentPlanners()
+        #: the planner the shown history was built from, and the plan it shows
+        self.built_for: PathPlanner | None = None
+        #: (the document's planner, the selected entry whose branch is shown or None) of the history
+        self.built_key: tuple[PathPlanner, int | None] | None = None
+        self.selected = -1
+        self.history: Timeline | None = None
+        self.state: PlanState | None = None
+        self._op: Operation | None = None
+        top = QHBoxLayout()
+        top.setContentsMargins(6, 2, 6, 0)
+        top.addWidget(_Legend(), 1)
+        top.addWidget(self.status)
+        self.branch_box = QCheckBox("Selected branch")
+        self.branch_box.setToolTip(
+            "Show the branch of the entry selected in the tree (down to its newest leaf) instead of the "
+            "active path"
+        )
+        self.branch_box.toggled.connect(lambda _on: self.follow_plan(self.state))
+        top.addWidget(self.branch_box)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 2)
+        lay.setSpacing(0)
+        lay.addLayout(top)
+        lay.addWidget(self.chart, 1)
+
+    def follow_plan(self, state: PlanState | None) -> None:
+        """A new plan (parameters, profile, summary, reload): new lines, or a new history if the path
+        or its planner changed. Nothing is built while the panel is hidden."""
+        self.state = state
+        if not self.isVisible():
+            return
+        active = self.planner_of() if state is not None else None
+        if active is None or state is None:
+            self._cancel()
+            self.built_key = None
+            self.built_for = self.history = None
+            self.chart.set_timeline(None, None)
+            self.status.clear()
+            return
+        key = (active, self._branch_of(active))
+        if key == self.built_key and self.history is not None and self.built_for is not None:
+            self.chart.set_timeline(self.history.with_plan(self._state_for(self.built_for)), active.session)
+            return
+        self._build(key, state)
+
+    def set_selected(self, record: int) -> None:
+        """The document's selection: marked on the chart; with "Selected branch" on, an entry off the
+        shown path switches the chart to its branch."""
+        self.selected = record
+        self.chart.set_selected(record)
+        if self.branch_box.isChecked():
+            self.follow_plan(self.state)
+
+    def _branch_of(self, active: PathPlanner) -> int | None:
+        """The selected entry when the chart shows its branch (None: the active path). An entry on the
+        path shown already keeps it (a click on the chart never switches the path)."""
+        if not self.branch_box.isChecked() or self.selected < 0:
+            return None
+        shown = self.built_for
+        key = self.built_key
+        if shown is not None and key is not None and key[0] is active and self.selected in shown.positions:
+            return key[1]
+        return None if self.selected in active.positions else self.selected
+
+    def _state_for(self, planner: PathPlanner) -> PlanState | None:
+        """The plan of the shown path: the document's, or the same settings on the selected branch
+        (without the manual cut: it is a position on the active path)."""
+        st = self.state
+        if st is None or planner is self.planner_of():
+            return st
+        return planner.plan(dataclasses.replace(st.params, manual_cut=None), window_known=st.window_known)
+
+    def _cancel(self) -> None:
+        if self._op is not None:
+            self._op.cancel()
+            self._op = None
+
+    def _build(self, key: tuple[PathPlanner, int | None], state: PlanState) -> None:
+        self._cancel()
+        self.built_key = key
+        active, selected = key
+        make = self.segments.factory(active)
+        self.status.setText("building the timeline…")
+        params = dataclasses.replace(state.params, manual_cut=None)
+
+        def work() -> tuple[PathPlanner, Timeline]:
+            if selected is None:
+                return active, build_timeline(active, state, segment_planner=make)
+            leaf = branch_leaf(active.session, selected)
+            planner = PathPlanner(active.session, leaf, profile=active.profile)
+            st = planner.plan(params, window_known=state.window_known)
+            return planner, build_timeline(planner, st, segment_planner=make)
+
+        def done(result: tuple[PathPlanner, Timeline]) -> None:
+            if self.built_key is not key:
+                return  # a newer path, branch or profile arrived meanwhile
+            planner, tl = result
+            self._op = None
+            self.built_for = planner
+            self.history = tl
+            self.chart.set_timeline(tl.with_plan(self._state_for(planner)), planner.session)
+            usage = tl.usage_count()
+            leaf_id = planner.session.records[tl.leaf_record].id if tl.leaf_record is not None else None
+            where = f"branch to {leaf_id} · " if planner is not active else ""
+            self.status.setText(
+                f"{where}pi {tl.profile} · {len(tl):,} turns ({usage:,} by usage, {len(tl) - usage:,} "
+                f"estimated) · {len(tl.drops)} compaction{'s' if len(tl.drops) != 1 else ''}"
+                + (f" · {tl.problems[0]}" if tl.problems else "")
+            )
+
+        def failed(exc: BaseException, _tb: str) -> None:
+            if self.built_key is key:
+                self._op = None
+                self.status.setText(f"no timeline: {exc}")
+
+        self._op = self.runner.op(work).on_success(done).on_failure(failed)
+        self._op.start()
+
+    def showEvent(self, e: QShowEvent) -> None:
+        super().showEvent(e)
+        self.follow_plan(self.state)  # built on demand: a hidden panel costs nothing

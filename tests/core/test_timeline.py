@@ -1,0 +1,294 @@
+"""The context timeline's data: points, drops, markers, limits, planned drop, downsampling, SVG.
+
+The reference values come from elsewhere than the timeline's segment walk: hand-counted chars/4 on
+a built session, the context pi builds for a leaf at each compaction (buildSessionContext /
+the 1.6.0 projection), the raw usage of each message, and the PlanState the token bar draws.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import xml.etree.ElementTree as ET
+from array import array
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_studio.core.context import build_session_context
+from session_studio.core.jsvalue import u16len
+from session_studio.core.plan import PathPlanner, PlanParams
+from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0, PiProfile
+from session_studio.core.session import Session
+from session_studio.core.timeline import Limits, Timeline, branch_leaf, build_timeline, downsample
+from session_studio.core.timeline_layout import PlotArea, layout_timeline, with_plan_of
+from session_studio.core.timeline_svg import timeline_svg
+from session_studio.core.tokens import assistant_usage_tokens
+from tests.conftest import FIXTURES, ORACLE16_DIR, generate
+from tests.core.util import A, U, session_of
+
+PROFILES = [PROFILE_0_80_2, PROFILE_1_6_0]
+
+
+def _compaction(summary: str, first_kept: str, before: int, **kw: Any) -> dict[str, Any]:
+    return {
+        "type": "compaction",
+        "summary": summary,
+        "firstKeptEntryId": first_kept,
+        "tokensBefore": before,
+        **kw,
+    }
+
+
+def _hand_session() -> Session:
+    # e0 user 400 chars (100 tokens); e1 assistant, usage 150; e2 user 80 (20); e3 aborted assistant
+    # 40 chars (10, usage not valid); e4 compaction keeping from e2, summary 48 chars (12 tokens);
+    # e5 model change; e6 user 20 (5); e7 failed assistant (stopReason error) 8 chars (2)
+    return session_of(
+        U(400),
+        A(40, total=150),
+        U(80),
+        A(40, total=999, stop="aborted"),
+        _compaction("s" * 48, "e2", 777),
+        {"type": "model_change", "provider": "openai", "modelId": "gpt-<b>"},
+        U(20),
+        A(8, total=500, stop="error"),
+    )
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.version)
+def test_points_drops_and_markers_of_a_hand_counted_session(profile: PiProfile) -> None:
+    s = _hand_session()
+    tl = build_timeline(PathPlanner(s, profile=profile))
+    # e1: provider usage; e3: aborted, so the estimate of e0..e3 = 100+10+20+10; e7: estimate of
+    # the rebuilt context: summary 12 + kept e2, e3 (20+10) + e6 5 + e7 2
+    assert list(tl.positions) == [1, 3, 7]
+    assert list(tl.tokens) == [150.0, 140.0, 49.0]
+    assert list(tl.from_usage) == [1, 0, 0]
+    (drop,) = tl.drops
+    assert (drop.position, drop.entry_id, drop.tokens_before, drop.tokens_after, drop.summary_tokens) == (
+        4,
+        "e4",
+        777.0,
+        42.0,
+        12.0,
+    )
+    (marker,) = tl.markers
+    assert (marker.kind, marker.label, marker.position) == ("model_change", "openai/gpt-<b>", 5)
+
+
+def _reference_after(session: Session, path: list[int], k: int, profile: PiProfile) -> float:
+    """The context pi builds for a leaf at the compaction itself, summed item by item."""
+    if profile.projection:
+        return sum(t for _, _, t in PathPlanner(session, path[k], profile=profile).item_tokens)
+    ctx = build_session_context(session, path=path[: k + 1])
+    return float(sum(ctx.message_tokens()))
+
+
+def _check_drops(session: Session, profile: PiProfile) -> int:
+    planner = PathPlanner(session, profile=profile)
+    tl = build_timeline(planner)
+    path = planner.path
+    compactions = [k for k, r in enumerate(path) if session.records[r].type == "compaction"]
+    assert [d.position for d in tl.drops] == compactions
+    for d in tl.drops:
+        value = session.value(path[d.position])
+        assert d.tokens_before == value["tokensBefore"]
+        assert d.tokens_after == _reference_after(session, path, d.position, profile)
+        assert d.summary_tokens == math.ceil(u16len(value["summary"]) / 4)
+    return len(tl.drops)
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.version)
+def test_drops_equal_tokens_before_to_after_on_real_pi_sessions(profile: PiProfile) -> None:
+    assert _check_drops(Session.open(FIXTURES / "before-compaction.jsonl"), profile) == 2
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.version)
+def test_drops_equal_tokens_before_to_after_on_generated_sessions(profile: PiProfile, tmp_path: Path) -> None:
+    files = generate(tmp_path / "gen", "--seed", "5", "--count", "4", "--size", "medium")
+    assert sum(_check_drops(Session.open(f), profile) for f in files) >= 3
+
+
+def test_the_drop_after_a_1_6_0_compaction_holds_the_system_snapshot() -> None:
+    assert (
+        _check_drops(Session.open(ORACLE16_DIR / "cases" / "m7-split-after-compaction.jsonl"), PROFILE_1_6_0)
+        == 1
+    )
+    snapshot = {"role": "system", "content": "y" * 40, "timestamp": 1}  # 10 tokens
+    s = session_of(
+        {"type": "message", "message": {"role": "system", "content": "x" * 80, "timestamp": 1}},
+        U(400),
+        A(40, total=150),
+        U(80),
+        A(40, total=160),
+        _compaction("s" * 48, "e3", 777, systemMessage=snapshot),
+        U(20),
+        A(8, total=500, stop="error"),
+    )
+    (drop,) = build_timeline(PathPlanner(s, profile=PROFILE_1_6_0)).drops
+    # snapshot 10 + summary 12 + kept e3 (20) and e4 (10); 0.80.2 has no snapshot: 42
+    assert (drop.tokens_after, drop.summary_tokens) == (52.0, 12.0)
+    assert build_timeline(PathPlanner(s, profile=PROFILE_0_80_2)).drops[0].tokens_after == 42.0
+    assert _check_drops(s, PROFILE_1_6_0) == 1
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.version)
+@pytest.mark.parametrize("name", ["before-compaction.jsonl", "large-session.jsonl"])
+def test_points_agree_with_the_usage_and_the_token_bar(name: str, profile: PiProfile) -> None:
+    s = Session.open(FIXTURES / name)
+    planner = PathPlanner(s, profile=profile)
+    state = planner.plan(PlanParams())
+    tl = build_timeline(planner, state)
+    path = planner.path
+    last_compaction = max((k for k, r in enumerate(path) if s.records[r].type == "compaction"), default=-1)
+    assistants = [
+        k for k, r in enumerate(path) if s.records[r].type == "message" and s.records[r].role == "assistant"
+    ]
+    assert list(tl.positions) == assistants
+    # the token bar's items, in context order: the context at an assistant is the sum up to it
+    running: dict[int, float] = {}
+    total = 0.0
+    for rec, _, t in state.item_tokens:
+        total += t
+        running[rec] = total
+    checked_estimates = 0
+    for k, pos in enumerate(tl.positions):
+        message = s.value(path[pos])["message"]
+        usage = assistant_usage_tokens(message)
+        assert bool(tl.from_usage[k]) == (usage is not None)
+        if usage is not None:
+            assert tl.tokens[k] == usage
+        elif pos > last_compaction:
+            assert tl.tokens[k] == running[path[pos]]
+            checked_estimates += 1
+    assert tl.usage_count() > 0 and len(tl) > tl.usage_count()
+    assert checked_estimates > 0
+    # the limits and the planned drop are the plan's
+    assert tl.limits == Limits(state.window, state.reserve, state.window_known)
+    assert tl.planned is not None
+    assert tl.planned.tokens_before == state.context_tokens
+    assert tl.planned.tokens_after == sum(t for _, _, t in state.after_tokens)
+
+
+def test_with_plan_moves_the_lines_and_the_planned_drop() -> None:
+    planner = PathPlanner(Session.open(FIXTURES / "before-compaction.jsonl"))
+    tl = build_timeline(planner, planner.plan(PlanParams()))
+    small = planner.plan(PlanParams(keep_recent_tokens=5000, reserve_tokens=30000, context_window=190000))
+    moved = tl.with_plan(small)
+    assert moved.limits.threshold == 160000
+    assert moved.planned is not None and tl.planned is not None
+    assert moved.planned.tokens_after < tl.planned.tokens_after
+    assert moved.positions is tl.positions  # the history is shared, not rebuilt
+    nothing = planner.plan(PlanParams(keep_recent_tokens=10**9))
+    assert tl.with_plan(nothing).planned is None
+
+
+def _timeline_of(positions: list[int], tokens: list[float], usage: list[int]) -> Timeline:
+    return Timeline(
+        "0.80.2",
+        max(positions, default=0) + 1,
+        None,
+        array("q", positions),
+        array("q", positions),
+        array("d", tokens),
+        array("b", usage),
+        (),
+        (),
+        Limits(200000, 16384, True),
+        None,
+    )
+
+
+def test_downsampling_keeps_each_column_s_min_max_and_last() -> None:
+    rnd = random.Random(7)
+    positions = sorted(rnd.sample(range(100_000), 20_000))
+    tokens = [rnd.uniform(0, 200_000) for _ in positions]
+    usage = [rnd.random() < 0.9 for _ in positions]
+    tl = _timeline_of(positions, tokens, [int(u) for u in usage])
+    cols = downsample(tl, 0, tl.x_end, 300)
+    width = tl.x_end / 300
+    expected: dict[int, list[int]] = {}
+    for i, p in enumerate(positions):
+        expected.setdefault(min(int(p / width), 299), []).append(i)
+    assert list(cols.column) == sorted(expected)
+    for j, c in enumerate(cols.column):
+        idx = expected[c]
+        assert cols.low[j] == min(tokens[i] for i in idx)
+        assert cols.high[j] == max(tokens[i] for i in idx)
+        assert cols.last[j] == tokens[idx[-1]] and cols.last_point[j] == idx[-1]
+        assert cols.estimates[j] == sum(not usage[i] for i in idx)
+    assert min(cols.low) == min(tokens) and max(cols.high) == max(tokens)
+
+
+def test_layout_breaks_the_line_at_drops_and_styles_estimates() -> None:
+    s = _hand_session()
+    tl = build_timeline(PathPlanner(s))
+    lay = layout_timeline(tl, PlotArea(0, 0, 800, 200))
+    ((_, drop_x, y_before, y_after),) = lay.drops
+    assert [r.estimate for r in lay.runs] == [False, True, True]
+    assert lay.runs[1].xs[-1] == drop_x and lay.runs[1].ys[-1] == y_before
+    assert lay.runs[2].xs[0] == drop_x and lay.runs[2].ys[0] == y_after
+    hit = lay.hit(drop_x, 100)
+    assert hit is not None and (hit.kind, hit.record) == ("drop", tl.drops[0].record)
+    far = lay.hit(799, 100)
+    assert far is not None and far.kind == "point" and far.record == tl.records[-1]
+
+
+def test_the_svg_is_static_and_escapes_hostile_labels() -> None:
+    hostile = '<script>alert(1)</script>"<img src=http://evil.example/x>'
+    s = session_of(
+        U(400),
+        A(40, total=150),
+        _compaction("s" * 48, "e0", 777),
+        {"type": "model_change", "provider": hostile, "modelId": "javascript:alert(1)"},
+        {"type": "branch_summary", "fromId": "e0", "summary": hostile, "id": hostile},
+        U(20),
+        A(8, total=300),
+    )
+    svg = timeline_svg(build_timeline(PathPlanner(s)), width=640, height=200)
+    assert svg.startswith("<svg") and svg.endswith("</svg>")
+    root = ET.fromstring(svg)
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    tags = {el.tag.rsplit("}", 1)[-1] for el in root.iter()}
+    assert tags <= {"svg", "title", "rect", "line", "text", "path", "circle", "g"}
+    attributes = {name.rsplit("}", 1)[-1].lower() for el in root.iter() for name in el.attrib}
+    assert not attributes & {"href", "src", "style"} and not any(a.startswith("on") for a in attributes)
+    assert "url(" not in svg
+    # the hostile strings survive as text of the tooltips, not as markup
+    titles = [el.text or "" for el in root.iter("{http://www.w3.org/2000/svg}title")]
+    assert any(hostile in t and "javascript:alert(1)" in t for t in titles)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&lt;img src=http://evil.example/x&gt;" in svg
+    assert svg.count("<title>") >= 1 + 3  # the chart, the drop and both markers
+
+
+def test_a_new_plan_keeps_the_history_s_geometry_unless_the_scale_changes() -> None:
+    planner = PathPlanner(Session.open(FIXTURES / "before-compaction.jsonl"))
+    tl = build_timeline(planner, planner.plan(PlanParams()))
+    lay = layout_timeline(tl, PlotArea(40, 10, 700, 180))
+    other = tl.with_plan(planner.plan(PlanParams(keep_recent_tokens=3000)))
+    kept = with_plan_of(lay, other)
+    assert kept is not None and kept.runs is lay.runs and kept.timeline is other
+    assert other.planned is not None and kept.planned == layout_timeline(other, lay.area).planned
+    assert kept.planned != lay.planned
+    assert lay.y_top == 225000  # the peak (window 200k) + 8 %, rounded up to 25k
+    slightly = tl.with_plan(planner.plan(PlanParams(context_window=205000)))
+    assert with_plan_of(lay, slightly) is not None  # the same scale: only the lines move
+    wider = tl.with_plan(planner.plan(PlanParams(context_window=400000)))
+    assert with_plan_of(lay, wider) is None  # the y scale follows the window
+
+
+def test_branch_leaf_follows_the_newest_child_down_to_a_leaf() -> None:
+    s = session_of(
+        U(40),
+        A(8),
+        U(40, id="old", parentId="e1"),
+        A(8, id="old-a", parentId="old"),
+        U(40, id="new", parentId="e1"),
+    )
+    assert branch_leaf(s, s.get_index("e1")) == s.get_index("new")  # the newest child wins
+    assert branch_leaf(s, s.get_index("old")) == s.get_index("old-a")
+    assert branch_leaf(s, s.get_index("new")) == s.get_index("new")
+    tl = build_timeline(PathPlanner(s, branch_leaf(s, s.get_index("old"))))
+    assert tl.leaf_record == s.get_index("old-a") and list(tl.positions) == [1, 3]
