@@ -263,6 +263,24 @@ def test_the_svg_is_static_and_escapes_hostile_labels() -> None:
     assert svg.count("<title>") >= 1 + 3  # the chart, the drop and both markers
 
 
+def test_the_svg_stays_well_formed_with_control_and_bidi_characters() -> None:
+    """A model name may hold characters XML refuses even escaped (NUL, ESC) and bidi overrides:
+    the SVG stays parseable (a browser shows nothing of an ill-formed one) and shows them as escapes."""
+    name = "evil\x00\x1b[31m\u202ereversed\ufffe"
+    s = session_of(
+        U(400),
+        A(40, total=150),
+        {"type": "model_change", "provider": name, "modelId": "m\x07"},
+        U(20),
+        A(8, total=300),
+    )
+    svg = timeline_svg(build_timeline(PathPlanner(s)), width=640, height=200)
+    root = ET.fromstring(svg)  # raises on a character XML does not allow
+    titles = " ".join(el.text or "" for el in root.iter("{http://www.w3.org/2000/svg}title"))
+    assert "evil\\u0000\\u001b[31m\\u202ereversed\\ufffe" in titles and "m\\u0007" in titles
+    assert "\u202e" not in svg and "\x00" not in svg
+
+
 def test_a_new_plan_keeps_the_history_s_geometry_unless_the_scale_changes() -> None:
     planner = PathPlanner(Session.open(FIXTURES / "before-compaction.jsonl"))
     tl = build_timeline(planner, planner.plan(PlanParams()))

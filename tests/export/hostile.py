@@ -161,6 +161,10 @@ OWN_TAGS = {
     "rect",
     "line",
     "text",
+    # the context timeline (core.timeline_svg)
+    "g",
+    "path",
+    "circle",
 }
 
 

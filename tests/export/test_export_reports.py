@@ -18,6 +18,8 @@ from session_studio.core.messages import convert_to_llm
 from session_studio.core.oracle_schema import context_output, plan_output
 from session_studio.core.plan import PathPlanner, PlanParams
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0, PiProfile
+from session_studio.core.timeline import build_timeline
+from session_studio.core.timeline_svg import timeline_svg
 from session_studio.export import ExportOptions, export_report, figure_section, write_report
 from session_studio.export.context_report import PENDING_SUMMARY, context_after
 from tests.conftest import FIXTURES, ROOT, generate
@@ -149,13 +151,28 @@ def test_the_after_context_uses_the_summary_given(tmp_path: Path) -> None:
     assert "Ship the &lt;b&gt;refactor&lt;/b&gt;." in page and PENDING_SUMMARY.split(".")[0] not in page
 
 
-def test_a_figure_section_lands_after_the_token_bar() -> None:
+def test_a_figure_section_lands_after_the_token_bar_and_the_timeline() -> None:
     planner = PathPlanner(Session.open(FIXTURES / "before-compaction.jsonl"))
     svg = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><rect width="5" height="5"/></svg>'
-    extra = figure_section("Context timeline", "timeline", svg, "the context over time")
+    extra = figure_section("Another figure", "extra", svg, "something else")
     page = render(planner, "plan", "html", extra_sections=[extra])
-    assert page.index('id="token-bar"') < page.index('id="timeline"') < page.index('id="cut"')
+    assert page.index('id="token-bar"') < page.index('id="timeline"') < page.index('id="extra"')
+    assert page.index('id="extra"') < page.index('id="cut"')
     assert svg in page
+
+
+def test_the_plan_report_draws_cores_timeline_with_its_drops() -> None:
+    """The plan report's timeline is core's chart of the same plan (drawn by core.timeline_svg);
+    the Markdown report lists each compaction's drop as text."""
+    planner = PathPlanner(Session.open(FIXTURES / "before-compaction.jsonl"))
+    st = planner.plan(PlanParams())
+    timeline = build_timeline(planner, st)
+    assert timeline.drops  # the real session has compactions
+    page = render(planner, "plan", "html")
+    assert timeline_svg(timeline, width=1000, height=260) in page
+    md = render(planner, "plan", "md")
+    for d in timeline.drops:
+        assert f"compaction at #{d.position}: {d.tokens_before:,.0f} → {d.tokens_after:,.0f} tokens" in md
 
 
 class CountingStream(io.StringIO):

@@ -11,8 +11,9 @@ XML-escaped, because entry ids and model names come from the (untrusted) session
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
-from html import escape
+from html import escape as _html_escape
 
 from .timeline import Timeline
 from .timeline_layout import (
@@ -37,6 +38,19 @@ _DROP = "#d0452f"
 _RESERVE = "#dc4632"
 _BRANCH = "#0f8f9c"
 _MODEL = "#7b5cd6"
+
+
+#: characters XML 1.0 does not allow even escaped (C0 controls but tab/LF/CR, lone surrogates,
+#: U+FFFE/U+FFFF) and the bidi controls that would reorder a label: shown as \uXXXX instead
+_NOT_XML_TEXT = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def escape(s: str) -> str:
+    """``s`` as XML text: escaped, and characters an XML parser refuses (a session's model name can
+    hold any) written out as ``\\uXXXX`` so the SVG stays well-formed and the label reads as stored."""
+    return _html_escape(_NOT_XML_TEXT.sub(lambda m: f"\\u{ord(m.group()):04x}", s))
 
 
 def _f(v: float) -> str:

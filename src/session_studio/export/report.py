@@ -18,11 +18,13 @@ from typing import TextIO
 from ..core.ids import now_iso
 from ..core.plan import PathPlanner, PlanParams, PlanState
 from ..core.session import Session
+from ..core.timeline import build_timeline
+from ..core.timeline_svg import timeline_svg
 from .content import render_entry
 from .context_report import context_after, write_context
 from .html_writer import HtmlWriter
 from .markdown_writer import MarkdownWriter
-from .plan_report import ReportSection, plan_sections, write_sections
+from .plan_report import ReportSection, figure_section, plan_sections, write_sections
 from .safe import visible
 from .writer import ReportWriter
 
@@ -90,6 +92,36 @@ def _write_path(w: ReportWriter, planner: PathPlanner, st: PlanState) -> None:
             render_entry(w, s, start + k, s.records[i], v, marks.get(i, ""))
 
 
+def _tokens(value: float) -> str:
+    return "?" if value != value else f"{value:,.0f}"
+
+
+def timeline_section(planner: PathPlanner, st: PlanState) -> ReportSection:
+    """The context timeline of the plan's path (core.timeline, drawn by core.timeline_svg): the
+    chart, and for the Markdown report its drops and markers as text."""
+    timeline = build_timeline(planner, st)
+    text = [
+        f"compaction at #{d.position}: {_tokens(d.tokens_before)} → {_tokens(d.tokens_after)} tokens "
+        f"(summary {_tokens(d.summary_tokens)})"
+        for d in timeline.drops
+    ]
+    text += [f"{m.kind.replace('_', ' ')} at #{m.position}: {m.label}" for m in timeline.markers]
+    if timeline.planned is not None:
+        pd = timeline.planned
+        text.append(
+            f"planned compaction now: {_tokens(pd.tokens_before)} → {_tokens(pd.tokens_after)} tokens"
+        )
+    usage = sum(timeline.from_usage)
+    caption = (
+        f"The context at each of the path's {len(timeline.tokens):,} assistant turns ({usage:,} from "
+        f"provider usage, solid; {len(timeline.tokens) - usage:,} by pi's chars/4 estimate, dashed), "
+        f"the window and threshold, each compaction's drop and the planned one."
+    )
+    return figure_section(
+        "Context timeline", "timeline", timeline_svg(timeline, width=1000, height=260), caption, text
+    )
+
+
 def write_report(
     out: TextIO,
     planner: PathPlanner,
@@ -114,7 +146,7 @@ def write_report(
         _write_path(w, planner, st)
     elif options.what == "plan":
         sections = plan_sections(st)
-        sections[2:2] = list(options.extra_sections)
+        sections[2:2] = [timeline_section(planner, st), *options.extra_sections]
         write_sections(w, sections)
     else:
         w.heading(2, "Context now", "context-before")
