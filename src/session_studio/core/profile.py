@@ -121,7 +121,15 @@ def _compaction_marker(value: Any) -> str | None:
 
 def pi16_marker(session: Session) -> str | None:
     """The first 1.6.0-only shape in the file, in words, or None for a plain v3 file."""
-    for i, r in enumerate(session.records):
+    recs = session.records
+    # the first usage/context_edit/system message from the columns; compactions and branch
+    # summaries before it are read one by one
+    firsts = [recs.first_of_type("usage"), recs.first_of_type("context_edit"), recs.first_with_role("system")]
+    limit = min((i for i in firsts if i is not None), default=len(recs))
+    for i in [*recs.indices_of_types(("compaction", "branch_summary"), limit), limit]:
+        if i == len(recs):
+            break
+        r = recs[i]
         t = r.type
         if t == "usage" or t == "context_edit":
             return f"a {t} entry (line {r.line})"
