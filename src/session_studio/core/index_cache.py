@@ -42,7 +42,7 @@ from .errors import LoadCancelled
 from .fingerprint import PROBE_BYTES, open_regular
 from .jsvalue import UNDEFINED, JsTypeError
 from .reader import LoadIssue, parse_line, snippet
-from .record_table import RecordTable
+from .record_table import COLUMNS, RecordTable
 
 __all__ = [
     "FORMAT",
@@ -73,7 +73,7 @@ _INDEXING_MODULES = (
     "migrate.py",
 )
 #: the table's columns, in file order
-_COLUMNS = ("lines", "offsets", "lengths", "types", "roles", "ids", "parents", "tokens", "usage", "flags")
+_COLUMNS = COLUMNS
 
 
 @functools.cache

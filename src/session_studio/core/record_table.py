@@ -30,8 +30,10 @@ from typing import Any, overload
 from .jsvalue import UNDEFINED, JsTypeError, js_key
 from .tokens import assistant_usage_tokens, estimate_tokens
 
-__all__ = ["EntryRecord", "IdIndex", "RecordTable", "message_facts"]
+__all__ = ["COLUMNS", "EntryRecord", "IdIndex", "RecordTable", "message_facts"]
 
+#: the array columns of a table (the timestamps are one bytearray besides)
+COLUMNS = ("lines", "offsets", "lengths", "types", "roles", "ids", "parents", "tokens", "usage", "flags")
 _HEX8 = re.compile(r"[0-9a-f]{8}")
 _ID_UNDEFINED = -1
 _ID_NULL = -2
@@ -257,35 +259,56 @@ class RecordTable(Sequence["EntryRecord"]):
         c.virtual_values = dict(self.virtual_values)
         return c
 
-    def extend_from(self, other: RecordTable, line_shift: int) -> None:
-        """Append `other`'s records (indexed by another process from a later part of the file)."""
+    def without_columns(self) -> RecordTable:
+        """This table's side tables with empty columns (the columns travel apart, see column_bytes)."""
+        c = RecordTable.__new__(RecordTable)
+        c.__dict__.update(self.__dict__)
+        for name in COLUMNS:
+            setattr(c, name, array(getattr(self, name).typecode))
+        c.timestamps = bytearray()
+        c.values = None
+        return c
+
+    def column_bytes(self) -> Iterator[bytes]:
+        """Each column's bytes in COLUMNS order, then the timestamps."""
+        for name in COLUMNS:
+            yield getattr(self, name).tobytes()
+        yield bytes(self.timestamps)
+
+    def extend_from(
+        self, other: RecordTable, line_shift: int, columns: Iterator[bytes] | None = None
+    ) -> None:
+        """Append `other`'s records (indexed by another process from a later part of the file).
+
+        `columns`: `other`'s column bytes (column_bytes() order) when `other` came without
+        them, so that only one column at a time is held twice.
+        """
         base = len(self.flags)
-        self.lines.extend(array("q", [x + line_shift for x in other.lines]) if line_shift else other.lines)
-        self.offsets.extend(other.offsets)
-        self.lengths.extend(other.lengths)
         sym = [self.symbol(v) for v in other.symbols]
-        if sym == list(range(len(sym))):
-            self.types.extend(other.types)
-            self.roles.extend(other.roles)
-        else:
-            self.types.extend(array("I", [sym[c] for c in other.types]))
-            self.roles.extend(array("I", [sym[c] for c in other.roles]))
-        if other.ids_other:
-            for col, src in ((self.ids, other.ids), (self.parents, other.parents)):
-                col.extend(array("q", [c if c >= -2 else self.pack_id(other.ids_other[-3 - c]) for c in src]))
-        else:
-            self.ids.extend(other.ids)
-            self.parents.extend(other.parents)
-        self.timestamps += other.timestamps
-        self.tokens.extend(other.tokens)
-        self.usage.extend(other.usage)
-        self.flags.extend(other.flags)
-        for mine, theirs in (
+        same_symbols = sym == list(range(len(sym)))
+        source = columns if columns is not None else other.column_bytes()
+        for name, data in zip((*COLUMNS, "timestamps"), source, strict=True):
+            if name == "timestamps":
+                self.timestamps += data
+                continue
+            col = getattr(self, name)
+            theirs = array(col.typecode, data)
+            del data
+            if name == "lines" and line_shift:
+                theirs = array("q", [x + line_shift for x in theirs])
+            elif name in ("types", "roles") and not same_symbols:
+                theirs = array("I", [sym[c] for c in theirs])
+            elif name in ("ids", "parents") and other.ids_other:
+                others = other.ids_other
+                theirs = array("q", [c if c >= -2 else self.pack_id(others[-3 - c]) for c in theirs])
+            col.extend(theirs)
+            del theirs
+        for mine, other_side in (
             (self.objects, other.objects),
             (self.patches, other.patches),
             (self.label_facts, other.label_facts),
         ):
-            for k, v in theirs.items():
+            for k, v in other_side.items():
                 mine[k + base] = v  # type: ignore[assignment]
         if self.values is not None:
             self.values.extend(other.values or [None] * len(other))
@@ -507,7 +530,7 @@ class IdIndex:
     def rebuild(self) -> None:
         """Index every record of the table again (after a bulk load, or a removal)."""
         ids = self._table.ids
-        self._sorted = array("Q", sorted([(c << 32) | i for i, c in enumerate(ids) if c >= 0]))
+        self._sorted = _sorted_ids(ids)
         self._unique = _no_repeats(self._sorted)
         self._recent = {}
         self._other = {}
@@ -628,3 +651,16 @@ def _first(column: array[int], code: int) -> int | None:
         return column.index(code)
     except ValueError:
         return None
+
+
+def _sorted_ids(ids: array[int]) -> array[int]:
+    """(id << 32 | index) of the 8-hex ids, sorted: bucketed by the id's top byte first, so
+    at most 1/256 of them are Python ints at a time (a list of all would cost ~40 MB at 1 GB)."""
+    buckets = [array("Q") for _ in range(256)]
+    for i, c in enumerate(ids):
+        if c >= 0:
+            buckets[c >> 24].append((c << 32) | i)
+    out = array("Q")
+    for b in buckets:
+        out.extend(array("Q", sorted(b)))
+    return out

@@ -25,7 +25,7 @@ from .fingerprint import FileFingerprint, fingerprint_fd, open_regular, open_reg
 from .jsvalue import UNDEFINED, js_key, js_string, js_truthy
 from .migrate import js_compare, needs_migration, new_entry_id, version_of
 from .reader import LoadIssue, RawValue, iter_values, parse_line
-from .record_table import EntryRecord, IdIndex, RecordTable, message_facts
+from .record_table import COLUMNS, EntryRecord, IdIndex, RecordTable, message_facts
 
 __all__ = ["CURRENT_LEAF", "KEEP_VALUES_MAX_BYTES", "EntryRecord", "Session"]
 
@@ -249,14 +249,22 @@ class Session:
             if progress is not None or cancel is not None:
                 values = _watched(values, split, progress, cancel)
             session = cls._from_values(p, values, issues, False, finish=False)
-            payload = recv.recv()
+            part, tail_issues, tail_size = recv.recv()
+            columns = (recv.recv_bytes() for _ in range(len(COLUMNS) + 1))
+            if session.migrated or session.reset:
+                for _ in columns:  # not needed, but the worker waits until they are read
+                    pass
+            else:
+                # the worker's columns one at a time: the two halves are never held twice
+                line_shift = _count_lines(fh, split)  # the worker numbered its lines from 1
+                base = len(session.records)
+                session.records.extend_from(part, line_shift, columns)
         except BaseException:
             proc.terminate()  # it may be blocked sending to us; we will not read it
             raise
         finally:
             proc.join()
             recv.close()
-        part, tail_issues, tail_size = payload
         if session.migrated or session.reset:
             # legacy files need the sequential migration pass: read the second half normally
             fh.seek(0)
@@ -264,9 +272,6 @@ class Session:
             session = cls._from_values(p, iter_values(fh, issues), issues, False)
             session.size = fh.tell()
             return session
-        line_shift = _count_lines(fh, split)  # the worker numbered its lines from 1
-        base = len(session.records)
-        session.records.extend_from(part, line_shift)
         session._apply_labels(sorted(i + base for i in part.label_facts))
         for i in tail_issues:
             issues.append(LoadIssue(i.line + line_shift, i.offset, i.kind, i.message, i.dropped))
@@ -795,5 +800,8 @@ def _scan_worker(path: str, start: int, end: int, conn: Any) -> None:
         for raw in iter_values(fh, issues, start, 1, None):
             part._add_record(raw, False)  # a later session header becomes an issue
         size = fh.tell()
-    conn.send((part.records, issues, size))
+    conn.send((part.records.without_columns(), issues, size))
+    for data in part.records.column_bytes():
+        conn.send_bytes(data)
+        del data
     conn.close()
