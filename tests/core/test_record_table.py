@@ -35,7 +35,9 @@ ODD_ENTRIES: list[dict[str, Any]] = [
 
 def _write(p: Path, entries: list[Any]) -> Path:
     p.write_bytes(
-        (json.dumps(HEADER) + "\n" + "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries)).encode()
+        (
+            json.dumps(HEADER) + "\n" + "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries)
+        ).encode()
     )
     return p
 
@@ -71,7 +73,9 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _facts(s: Session) -> list[tuple[Any, ...]]:
-    return [(r.type, r.id, r.parent_id, r.timestamp, r.role, r.tokens, r.usage_tokens, r.error) for r in s.records]
+    return [
+        (r.type, r.id, r.parent_id, r.timestamp, r.role, r.tokens, r.usage_tokens, r.error) for r in s.records
+    ]
 
 
 @pytest.mark.parametrize("keep", [True, False])
@@ -158,6 +162,8 @@ def test_the_cache_is_read_in_chunks_with_progress_and_cancel(
     assert len(warm.records) == 1999
     assert len(calls) > 50  # one call per chunk: the reading thread lets others run in between
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+    size = p.stat().st_size  # reported on the file's scale, as a cold load does
+    assert all(t == size and 0 <= d <= size for d, t in calls) and calls[-1] == (size, size)
     with pytest.raises(LoadCancelled):
         Session.open(p, keep_values=False, use_cache=True, cancel=lambda: True)
 

@@ -182,7 +182,16 @@ class Session:
     ) -> Session | None:
         from . import index_cache
 
-        cached = index_cache.load_cached(p, size, progress, cancel)
+        scaled = None
+        if progress is not None:
+            report = progress
+
+            def scaled(
+                done: int, total: int
+            ) -> None:  # cache bytes → the file's bytes, as a cold load reports
+                report(size * done // max(total, 1), size)
+
+        cached = index_cache.load_cached(p, size, scaled, cancel)
         if cached is None:
             return None
         with open_regular(p) as fh:
