@@ -32,7 +32,7 @@ def test_cache_roundtrip_append_and_rewrite(tmp_path: Path, cache_here: Path) ->
     p = tmp_path / "s.jsonl"
     p.write_bytes(to_bytes(values[:5]))
     cold = open_(p)
-    assert list((cache_here / "index").glob("*.json"))
+    assert list((cache_here / "index").glob("*.idx"))
     warm = open_(p)
     assert facts(warm) == facts(cold) and warm.labels == cold.labels and warm.leaf_id == cold.leaf_id
     with open(p, "ab") as fh:  # pi appends

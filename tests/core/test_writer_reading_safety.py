@@ -198,7 +198,7 @@ def test_the_index_cache_keeps_no_content(tmp_path: Path, cache_here: Path) -> N
     p = tmp_path / "s.jsonl"
     p.write_bytes(to_bytes(values) + f'{{"broken {secret}\n'.encode() + b"0\n" + to_bytes(values[1:]))
     cold = Session.open(p, keep_values=False, use_cache=True)
-    (cache_file,) = (cache_here / "index").glob("*.json")
+    (cache_file,) = (cache_here / "index").glob("*.idx")
     assert secret.encode() not in cache_file.read_bytes()
     warm = Session.open(p, keep_values=False, use_cache=True)
     assert warm.header == cold.header and warm.header["cwd"] == f"/home/{secret}"

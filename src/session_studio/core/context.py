@@ -12,6 +12,7 @@ from typing import Any
 
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy
 from .messages import branch_summary_message, compaction_summary_message, custom_message
+from .record_table import ERROR
 from .session import CURRENT_LEAF, Session
 from .tokens import ContextTokens, estimate_tokens, js_plus
 
@@ -145,19 +146,31 @@ def context_settings(session: Session, path: list[int]) -> tuple[Any, Any, int |
     recs = session.records
     compaction = None
     last_model = last_thinking = None
+    types, roles, flags = (
+        recs.types,
+        recs.roles,
+        recs.flags,
+    )  # codes, not a record view per entry: paths are long
+    thinking_code, model_code = recs.code("thinking_level_change"), recs.code("model_change")
+    message_code, compaction_code, assistant = (
+        recs.code("message"),
+        recs.code("compaction"),
+        recs.code("assistant"),
+    )
     for i in path:
-        r = recs[i]
-        t = r.type
-        if t == "thinking_level_change":
+        t = types[i]
+        if t == thinking_code:
             last_thinking = i
-        elif t == "model_change":
+        elif t == model_code:
             last_model = i
-        elif t == "message":
-            if r.error is not None:
-                raise r.error  # pi reads entry.message.role here
-            if r.role == "assistant":
+        elif t == message_code:
+            if flags[i] & ERROR:
+                error = recs[i].error
+                assert error is not None
+                raise error  # pi reads entry.message.role here
+            if roles[i] == assistant:
                 last_model = i
-        elif t == "compaction":
+        elif t == compaction_code:
             compaction = i
     # the last setting on the path wins: read only those entries
     thinking: Any = "off"

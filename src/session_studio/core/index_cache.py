@@ -3,17 +3,24 @@
 pi's files only grow, so a cached index stays valid for the bytes it covers: it
 is used when the file's first 64 KiB and the 64 KiB before the cached size are
 unchanged, and the lines appended since are indexed with `Session.refresh()`.
-The cache holds the index only (offsets, ids, parent ids, types, roles,
-timestamps, token estimates and the line numbers and kinds of damaged lines),
-never message content: the header is re-read from the file through its byte
-span, and the excerpts quoted in load-issue messages are re-read from the lines
-they quote. Entries are keyed by the file's path and by a version of the code
-that computes the index (a changed estimator never reuses an old index). It lives
-in `$XDG_CACHE_HOME/session-studio/index/` (`SESSION_STUDIO_CACHE_DIR` overrides;
+The cache holds the index only (the columns of a :class:`RecordTable`: offsets,
+ids, parent ids, types, roles, timestamps, token estimates, and the line numbers
+and kinds of damaged lines), never message content: the header and the labels
+are re-read from the file through their byte spans, and the excerpts quoted in
+load-issue messages are re-read from the lines they quote. Entries are keyed by
+the file's path and by a version of the code that computes the index (a changed
+estimator never reuses an old index). It lives in
+`$XDG_CACHE_HOME/session-studio/index/` (`SESSION_STUDIO_CACHE_DIR` overrides;
 `SESSION_STUDIO_NO_INDEX_CACHE=1` disables it).
 
-This module knows nothing of `Session`: it stores and returns plain index columns
-(`EntryRecord.facts()` tuples) and the session builds itself from them.
+The file is binary: a magic line, the length of a JSON head (what the columns
+cannot hold: issues, distinct type/role values, unusual ids and per-record
+oddities), the head, then each column's raw bytes. It is read in chunks of
+CHUNK_BYTES with `progress(done, total)` between them, so a thread reading it
+never holds the GIL for long and the reader can show progress or cancel.
+
+This module knows nothing of `Session`: it stores and returns plain columns and
+the session builds itself from them.
 """
 
 from __future__ import annotations
@@ -21,17 +28,21 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-import math
 import os
+import sys
+from array import array
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
+from .errors import LoadCancelled
 from .fingerprint import PROBE_BYTES, open_regular
 from .jsvalue import UNDEFINED, JsTypeError
-from .reader import LoadIssue, snippet
+from .reader import LoadIssue, parse_line, snippet
+from .record_table import COLUMNS, RecordTable
 
 __all__ = [
     "FORMAT",
@@ -45,12 +56,24 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-FORMAT = 2
+FORMAT = 3
 MIN_CACHED_BYTES = 8 * 1024 * 1024
-_UNDEF = 0  # stands for `undefined` in fields that otherwise hold only strings or null
+#: how much of a column is read between two progress calls
+CHUNK_BYTES = 4 * 1024 * 1024
+_MAGIC = b"session-studio index\n"
 _SNIPPET_MARK = "\x00snippet\x00"
 #: the modules whose code decides what an index row holds
-_INDEXING_MODULES = ("reader.py", "session.py", "tokens.py", "jsvalue.py", "jsparse.py", "migrate.py")
+_INDEXING_MODULES = (
+    "reader.py",
+    "session.py",
+    "record_table.py",
+    "tokens.py",
+    "jsvalue.py",
+    "jsparse.py",
+    "migrate.py",
+)
+#: the table's columns, in file order
+_COLUMNS = COLUMNS
 
 
 @functools.cache
@@ -75,7 +98,9 @@ class CachedIndex:
     header_line: int | None
     source_version: Any
     issues: list[LoadIssue]
-    facts: list[tuple[Any, ...]]  # EntryRecord.facts() per record
+    table: RecordTable
+    #: the table's sorted 8-hex id index (IdIndex's), so a reopen need not sort again
+    sorted_ids: array[int]
 
 
 def cache_dir() -> Path | None:
@@ -95,7 +120,7 @@ def _cache_file(path: str) -> Path | None:
     key = hashlib.sha256(
         code_version().encode() + b"\0" + os.path.realpath(path).encode("utf-8", "surrogateescape")
     ).hexdigest()[:40]
-    return d / f"{key}.json"
+    return d / f"{key}.idx"
 
 
 def _probe(path: str, size: int) -> tuple[str, str]:
@@ -116,50 +141,50 @@ def _line_excerpt(fh: Any, offset: int) -> str:
 
 
 def _enc(v: Any) -> Any:
-    if v is UNDEFINED:
-        return _UNDEF
-    if v is None or type(v) is str:
-        return v
-    raise ValueError("unusual value")
+    """A JSON value or `undefined`, as JSON (`undefined` has no JSON form: ["u"])."""
+    return ["u"] if v is UNDEFINED else ["v", v]
 
 
-def _dec(v: Any) -> Any:
-    return UNDEFINED if v == _UNDEF and type(v) is int else v
+def _dec(v: list[Any]) -> Any:
+    return UNDEFINED if v[0] == "u" else v[1]
 
 
-def _row(f: tuple[Any, ...]) -> list[Any]:
-    line, offset, length, typ, rid, pid, ts, role, t, u, error = f
-    if isinstance(t, JsTypeError):
-        tok: Any = str(t)
-    elif type(t) is float and math.isnan(t):
-        tok = None
-    elif type(t) in (int, float):
-        tok = t
-    else:
-        raise ValueError("unusual token value")
-    if u is not None and type(u) not in (int, float):
-        raise ValueError("unusual usage value")
-    err = None if error is None else str(error)
-    return [line, offset, length, _enc(typ), _enc(rid), _enc(pid), _enc(ts), _enc(role), tok, u, err]
+def _object_row(o: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in o.items():
+        if k == "error" or isinstance(v, JsTypeError):
+            out[k] = {"error": str(v)}
+        elif k == "timestamp":
+            out[k] = _enc(v)
+        elif type(v) is int:
+            out[k] = {"int": str(v)}  # beyond a double's exact range
+        else:
+            raise ValueError("unusual index value")
+    return out
 
 
-def _facts(row: list[Any]) -> tuple[Any, ...]:
-    line, offset, length, typ, rid, pid, ts, role, tok, usage, err = row
-    error = JsTypeError(err) if err is not None else None
-    if type(tok) is str:
-        tok = error if error is not None else JsTypeError(tok)
-    elif tok is None:
-        tok = math.nan
-    return (line, offset, length, _dec(typ), _dec(rid), _dec(pid), _dec(ts), _dec(role), tok, usage, error)
+def _object_value(o: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    error = JsTypeError(o["error"]["error"]) if "error" in o else None
+    for k, v in o.items():
+        if k == "error":
+            out[k] = error
+        elif k == "timestamp":
+            out[k] = _dec(v)
+        elif "error" in v:
+            out[k] = error if error is not None and str(error) == v["error"] else JsTypeError(v["error"])
+        else:
+            out[k] = int(v["int"])
+    return out
 
 
 def save_index(path: str, index: CachedIndex, *, cacheable: bool = True) -> None:
     """Write `index` of `path` to the cache (silently skipped for unusual files)."""
     f = _cache_file(path)
-    if f is None or not cacheable or index.header_span is None:
+    t = index.table
+    if f is None or not cacheable or index.header_span is None or t.patches or t.values:
         return
     try:
-        rows = [_row(fact) for fact in index.facts]
         issues = []
         with open_regular(path) as fh:
             for i in index.issues:
@@ -167,58 +192,152 @@ def save_index(path: str, index: CachedIndex, *, cacheable: bool = True) -> None
                 message = i.message.replace(excerpt, _SNIPPET_MARK)
                 issues.append([i.line, i.offset, i.kind, message, i.dropped])
         head, tail = _probe(path, index.size)
-        doc = {
+        columns = [getattr(t, name) for name in _COLUMNS]
+        meta = {
             "format": FORMAT,
             "code": code_version(),
             "path": os.path.realpath(path),
             "size": index.size,
             "head": head,
             "tail": tail,
+            "byteorder": sys.byteorder,
             "headerSpan": list(index.header_span),
             "sourceVersion": index.source_version,
             "headerLine": index.header_line,
             "issues": issues,
-            "records": rows,
+            "records": len(t),
+            "symbols": [_enc(v) for v in t.symbols[1:]],
+            "idsOther": t.ids_other,
+            "objects": [[i, _object_row(o)] for i, o in t.objects.items()],
+            "labels": sorted(t.label_facts),
+            "columns": [[c.typecode, c.itemsize, len(c)] for c in columns],
+            "timestampBytes": len(t.timestamps),
+            "sortedIds": len(index.sorted_ids),
         }
-        data = orjson.dumps(doc)
+        head_bytes = orjson.dumps(meta)
         f.parent.mkdir(parents=True, exist_ok=True)
         tmp = f.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_bytes(data)
+        with open(tmp, "wb") as out:
+            out.write(_MAGIC + len(head_bytes).to_bytes(8, "little") + head_bytes)
+            for c in columns:
+                c.tofile(out)
+            out.write(t.timestamps)
+            index.sorted_ids.tofile(out)
         os.replace(tmp, f)
     except (ValueError, OSError, TypeError, orjson.JSONEncodeError) as e:
         logger.debug("index cache not written for %s: %s", path, e)
 
 
-def load_cached(path: str, size: int) -> CachedIndex | None:
-    """The cached index of `path` if it still describes the file's first bytes."""
+def _read_column(
+    fh: BinaryIO,
+    col: array[Any] | bytearray,
+    nbytes: int,
+    step: Callable[[int], None],
+) -> None:
+    """Fill `col` with `nbytes` from `fh`, CHUNK_BYTES at a time, calling `step(bytes)` after each."""
+    left = nbytes
+    while left > 0:
+        chunk = fh.read(min(CHUNK_BYTES, left))
+        if not chunk:
+            raise ValueError("the cache file is truncated")
+        if isinstance(col, bytearray):
+            col += chunk
+        else:
+            col.frombytes(chunk)
+        left -= len(chunk)
+        step(len(chunk))
+
+
+def load_cached(
+    path: str,
+    size: int,
+    progress: Callable[[int, int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> CachedIndex | None:
+    """The cached index of `path` if it still describes the file's first bytes.
+
+    Read in chunks; between two chunks `progress(bytes_read, cache_bytes)` is called
+    and `cancel()` returning True stops with LoadCancelled.
+    """
     f = _cache_file(path)
     if f is None:
         return None
     try:
-        doc = orjson.loads(f.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        fh = open(f, "rb")  # noqa: SIM115 - closed below
+    except OSError:
         return None
-    try:
-        if doc.get("format") != FORMAT or doc.get("code") != code_version():
+    with fh:
+        try:
+            total = os.fstat(fh.fileno()).st_size
+            if fh.read(len(_MAGIC)) != _MAGIC:
+                return None
+            n = int.from_bytes(fh.read(8), "little")
+            meta = orjson.loads(fh.read(n))
+            if meta.get("format") != FORMAT or meta.get("code") != code_version():
+                return None
+            if meta["path"] != os.path.realpath(path) or meta["size"] > size:
+                return None
+            if meta["byteorder"] != sys.byteorder:
+                return None
+            if _probe(path, meta["size"]) != (meta["head"], meta["tail"]):
+                return None
+            table = RecordTable(False)
+            done = len(_MAGIC) + 8 + n
+
+            def step(k: int) -> None:
+                nonlocal done
+                done += k
+                if cancel is not None and cancel():
+                    raise LoadCancelled("loading was cancelled")
+                if progress is not None:
+                    progress(done, total)
+
+            for name, (typecode, itemsize, count) in zip(_COLUMNS, meta["columns"], strict=True):
+                col = getattr(table, name)
+                if col.typecode != typecode or col.itemsize != itemsize:
+                    return None
+                _read_column(fh, col, count * itemsize, step)
+            _read_column(fh, table.timestamps, meta["timestampBytes"], step)
+            sorted_ids = array("Q")
+            _read_column(fh, sorted_ids, meta["sortedIds"] * sorted_ids.itemsize, step)
+            if any(len(getattr(table, name)) != meta["records"] for name in _COLUMNS):
+                return None
+            for v in meta["symbols"]:
+                table.symbol(_dec(v))
+            for v in meta["idsOther"]:
+                table.pack_id(v)
+            table.objects = {int(i): _object_value(o) for i, o in meta["objects"]}
+            issues = []
+            with open_regular(path) as src:
+                for line, offset, kind, message, dropped in meta["issues"]:
+                    if _SNIPPET_MARK in message:
+                        message = message.replace(_SNIPPET_MARK, _line_excerpt(src, offset))
+                    issues.append(LoadIssue(line, offset, kind, message, dropped))
+                for i in meta["labels"]:
+                    table.label_facts[i] = _label_facts(src, table, i)
+            off, length = meta["headerSpan"]
+            return CachedIndex(
+                meta["size"],
+                (int(off), int(length)),
+                meta["headerLine"],
+                meta["sourceVersion"],
+                issues,
+                table,
+                sorted_ids,
+            )
+        except (KeyError, TypeError, ValueError, OSError, IndexError, orjson.JSONDecodeError):
             return None
-        if doc["path"] != os.path.realpath(path) or doc["size"] > size:
-            return None
-        if _probe(path, doc["size"]) != (doc["head"], doc["tail"]):
-            return None
-        issues = []
-        with open_regular(path) as fh:
-            for line, offset, kind, message, dropped in doc["issues"]:
-                if _SNIPPET_MARK in message:
-                    message = message.replace(_SNIPPET_MARK, _line_excerpt(fh, offset))
-                issues.append(LoadIssue(line, offset, kind, message, dropped))
-        off, length = doc["headerSpan"]
-        return CachedIndex(
-            doc["size"],
-            (int(off), int(length)),
-            doc["headerLine"],
-            doc["sourceVersion"],
-            issues,
-            [_facts(row) for row in doc["records"]],
-        )
-    except (KeyError, TypeError, ValueError, OSError):
-        return None
+
+
+def _label_facts(fh: BinaryIO, table: RecordTable, i: int) -> tuple[Any, Any, Any]:
+    """(targetId, label, timestamp) of label record `i`, re-read from the session file."""
+    fh.seek(table.offsets[i])
+    raw = fh.read(table.lengths[i])
+    value, _, _ = parse_line(raw)
+    if type(value) is not dict or value.get("id", UNDEFINED) != table.id_of(i):
+        raise ValueError("the label is no longer there")
+    return (
+        value.get("targetId", UNDEFINED),
+        value.get("label", UNDEFINED),
+        value.get("timestamp", UNDEFINED),
+    )

@@ -119,21 +119,32 @@ def _compaction_marker(value: Any) -> str | None:
     return None
 
 
+#: compaction/branch summary values read at once while looking for a 1.6.0 marker
+_MARKER_BATCH = 256
+
+
 def pi16_marker(session: Session) -> str | None:
     """The first 1.6.0-only shape in the file, in words, or None for a plain v3 file."""
-    for i, r in enumerate(session.records):
-        t = r.type
-        if t == "usage" or t == "context_edit":
-            return f"a {t} entry (line {r.line})"
-        if t == "message" and r.role == "system":
-            return f'a role:"system" message (line {r.line})'
-        if t == "compaction":
-            what = _compaction_marker(session.value(i))
-            if what is not None:
-                return f"{what} (line {r.line})"
-        elif t == "branch_summary":
-            v = session.value(i)
-            if type(v) is dict and "usage" in v:
+    recs = session.records
+    # the first usage/context_edit/system message from the columns; compactions and branch
+    # summaries before it are read in batches (one sequential read each, not one open per value)
+    firsts = [recs.first_of_type("usage"), recs.first_of_type("context_edit"), recs.first_with_role("system")]
+    limit = min((i for i in firsts if i is not None), default=len(recs))
+    candidates = [*recs.indices_of_types(("compaction", "branch_summary"), limit), limit]
+    for start in range(0, len(candidates), _MARKER_BATCH):
+        batch = [i for i in candidates[start : start + _MARKER_BATCH] if i < len(recs)]
+        for i, v in zip(batch, session.values(batch), strict=True):
+            r = recs[i]
+            t = r.type
+            if t == "usage" or t == "context_edit":
+                return f"a {t} entry (line {r.line})"
+            if t == "message" and r.role == "system":
+                return f'a role:"system" message (line {r.line})'
+            if t == "compaction":
+                what = _compaction_marker(v)
+                if what is not None:
+                    return f"{what} (line {r.line})"
+            elif t == "branch_summary" and type(v) is dict and "usage" in v:
                 return f"a branch summary with usage (line {r.line})"
     return None
 

@@ -281,7 +281,9 @@ def first_index_of_id(session: Session, path: list[int], entry_id: Any) -> int:
     """`path.findIndex((e) => e.id === entry_id)`; plain `==` where `===` means the same for strings."""
     recs = session.records
     if type(entry_id) is str:
-        return next((k for k, i in enumerate(path) if recs[i].id == entry_id), -1)
+        code = recs.id_code(entry_id)  # compare the packed id column: paths are long
+        ids = recs.ids
+        return -1 if code is None else next((k for k, i in enumerate(path) if ids[i] == code), -1)
     return next((k for k, i in enumerate(path) if js_strict_eq(recs[i].id, entry_id)), -1)
 
 

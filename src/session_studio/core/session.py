@@ -22,10 +22,10 @@ from typing import Any, BinaryIO
 
 from .errors import EntryNotFoundError, SessionFileError, SessionLoadError
 from .fingerprint import FileFingerprint, fingerprint_fd, open_regular, open_regular_fd, still_prefix
-from .jsvalue import UNDEFINED, JsTypeError, js_key, js_string, js_truthy
+from .jsvalue import UNDEFINED, js_key, js_string, js_truthy
 from .migrate import js_compare, needs_migration, new_entry_id, version_of
 from .reader import LoadIssue, RawValue, iter_values, parse_line
-from .tokens import assistant_usage_tokens, estimate_tokens
+from .record_table import COLUMNS, EntryRecord, IdIndex, RecordTable, message_facts
 
 __all__ = ["CURRENT_LEAF", "KEEP_VALUES_MAX_BYTES", "EntryRecord", "Session"]
 
@@ -34,120 +34,6 @@ CURRENT_LEAF: Any = object()
 
 #: Files up to this size keep every parsed value in memory; bigger ones re-read on demand.
 KEEP_VALUES_MAX_BYTES = 48 * 1024 * 1024
-
-
-class EntryRecord:
-    """What the index knows about one entry (a kept, non-header value)."""
-
-    __slots__ = (
-        "error",
-        "id",
-        "index",
-        "length",
-        "line",
-        "offset",
-        "parent_id",
-        "patch",
-        "role",
-        "timestamp",
-        "tokens",
-        "type",
-        "usage_tokens",
-        "value",
-    )
-
-    def __init__(self, index: int, raw: RawValue) -> None:
-        self.index = index
-        self.line = raw.line
-        self.offset = raw.offset
-        self.length = raw.length
-        self.value: Any = raw.value
-        self.patch: dict[str, Any] | None = None
-        v = raw.value
-        if type(v) is dict:
-            self.type: Any = v.get("type", UNDEFINED)
-            self.id: Any = v.get("id", UNDEFINED)
-            self.parent_id: Any = v.get("parentId", UNDEFINED)
-            self.timestamp: Any = v.get("timestamp", UNDEFINED)
-        else:
-            self.type = self.id = self.parent_id = self.timestamp = UNDEFINED
-        self.role: Any = UNDEFINED
-        #: estimateTokens(message) for message entries (int, nan, or the JsTypeError pi would throw)
-        self.tokens: Any = 0
-        #: calculateContextTokens of valid assistant usage (§4.3), else None
-        self.usage_tokens: Any = None
-        #: the TypeError pi throws reading `entry.message.role` (message missing), else None
-        self.error: JsTypeError | None = None
-
-    def facts(self) -> tuple[Any, ...]:
-        """The index fields, for sending a record between processes."""
-        return (
-            self.line,
-            self.offset,
-            self.length,
-            self.type,
-            self.id,
-            self.parent_id,
-            self.timestamp,
-            self.role,
-            self.tokens,
-            self.usage_tokens,
-            self.error,
-        )
-
-    @classmethod
-    def from_facts(cls, index: int, f: tuple[Any, ...]) -> EntryRecord:
-        r = cls.__new__(cls)
-        r.index = index
-        (
-            r.line,
-            r.offset,
-            r.length,
-            r.type,
-            r.id,
-            r.parent_id,
-            r.timestamp,
-            r.role,
-            r.tokens,
-            r.usage_tokens,
-            r.error,
-        ) = f
-        r.value = None
-        r.patch = None
-        return r
-
-    def compute_message_facts(self, value: Any) -> None:
-        if self.type != "message":
-            return
-        msg = value.get("message", UNDEFINED)
-        if msg is None or msg is UNDEFINED:
-            what = "null" if msg is None else "undefined"
-            self.error = JsTypeError(f"Cannot read properties of {what} (reading 'role')")
-            self.tokens = self.error
-            return
-        self.role = msg.get("role", UNDEFINED) if type(msg) is dict else UNDEFINED
-        try:
-            self.tokens = estimate_tokens(msg)
-        except JsTypeError as e:
-            self.tokens = e
-        try:
-            self.usage_tokens = assistant_usage_tokens(msg)
-        except JsTypeError:
-            self.usage_tokens = None
-
-    @property
-    def is_message(self) -> bool:
-        return bool(self.type == "message")
-
-    def token_value(self) -> int | float:
-        """The token estimate, raising where pi would throw."""
-        t = self.tokens
-        if isinstance(t, JsTypeError):
-            raise t
-        return t  # type: ignore[no-any-return]
-
-    def __repr__(self) -> str:
-        return f"<EntryRecord #{self.index} line {self.line} {self.type!r} {self.id!r}>"
 
 
 def _no_header_reason(first: RawValue | None, issues: list[LoadIssue]) -> str:
@@ -169,7 +55,7 @@ class Session:
 
     path: str
     header: dict[str, Any] | None
-    records: list[EntryRecord]
+    records: RecordTable
     issues: list[LoadIssue]
     source_version: Any
     migrated: bool
@@ -177,7 +63,7 @@ class Session:
     size: int
     keep_values: bool
     mtime_ns: int = 0
-    by_id: dict[Any, int] = field(default_factory=dict)
+    by_id: IdIndex = None  # type: ignore[assignment]  # made in __post_init__
     leaf_id: Any = None
     labels: dict[Any, tuple[str, Any]] = field(default_factory=dict)
     partial_tail: bool = False
@@ -191,6 +77,10 @@ class Session:
     #: what the user must be told about writes made through this view (e.g. pi appended meanwhile)
     notes: list[str] = field(default_factory=list)
     _children: dict[Any, list[int]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.by_id is None:
+            self.by_id = IdIndex(self.records)
 
     # ------------------------------------------------------------------ loading
     @classmethod
@@ -226,7 +116,7 @@ class Session:
             st.st_size >= index_cache.MIN_CACHED_BYTES if use_cache is None else use_cache
         )
         if cached_ok:
-            cached = cls._from_cache(p, st.st_size)
+            cached = cls._from_cache(p, st.st_size, progress, cancel)
             if cached is not None:
                 cached.refresh()  # lines appended since the index was cached
                 if progress is not None:
@@ -260,7 +150,8 @@ class Session:
                     session.header_line,
                     session.source_version,
                     session.issues,
-                    [r.facts() for r in session.records],
+                    session.records,
+                    session.by_id.sorted_ids(),
                 ),
                 cacheable=not (session.reset or session.migrated or session.partial_tail),
             )
@@ -282,10 +173,25 @@ class Session:
                 )
 
     @classmethod
-    def _from_cache(cls, p: str, size: int) -> Session | None:
+    def _from_cache(
+        cls,
+        p: str,
+        size: int,
+        progress: Callable[[int, int], None] | None = None,
+        cancel: Callable[[], bool] | None = None,
+    ) -> Session | None:
         from . import index_cache
 
-        cached = index_cache.load_cached(p, size)
+        scaled = None
+        if progress is not None:
+            report = progress
+
+            def scaled(
+                done: int, total: int
+            ) -> None:  # cache bytes → the file's bytes, as a cold load reports
+                report(size * done // max(total, 1), size)
+
+        cached = index_cache.load_cached(p, size, scaled, cancel)
         if cached is None:
             return None
         with open_regular(p) as fh:
@@ -299,7 +205,7 @@ class Session:
             session = cls(
                 p,
                 header,
-                [],
+                cached.table,
                 list(cached.issues),
                 cached.source_version,
                 False,
@@ -309,13 +215,25 @@ class Session:
                 header_line=cached.header_line,
                 header_span=cached.header_span,
             )
-            for n, f in enumerate(cached.facts):
-                rec = EntryRecord.from_facts(n, f)
-                session.records.append(rec)
-                session._index_record(rec)
+            session.by_id.restore(cached.sorted_ids)
+            session._apply_labels(sorted(cached.table.label_facts))
+            t = session.records
+            session.leaf_id = t.id_of(len(t) - 1) if len(t) else None
             session._note_tail()
             session._took_fingerprint(fh.fileno())
         return session
+
+    def _apply_labels(self, indices: Iterable[int]) -> None:
+        """pi's label map after the label records `indices` (in file order)."""
+        facts = self.records.label_facts
+        for i in indices:
+            target, label, timestamp = facts[i]
+            key = js_key(target)
+            if js_truthy(label):
+                # JavaScript Map.set keeps an existing key's position, as a dict does
+                self.labels[key] = (label, timestamp)
+            else:
+                self.labels.pop(key, None)
 
     @classmethod
     def _open_parallel(
@@ -339,15 +257,23 @@ class Session:
             values = iter_values(fh, issues, 0, 1, split)
             if progress is not None or cancel is not None:
                 values = _watched(values, split, progress, cancel)
-            session = cls._from_values(p, values, issues, False)
-            payload = recv.recv()
+            session = cls._from_values(p, values, issues, False, finish=False)
+            part, tail_issues, tail_size = recv.recv()
+            columns = (recv.recv_bytes() for _ in range(len(COLUMNS) + 1))
+            if session.migrated or session.reset:
+                for _ in columns:  # not needed, but the worker waits until they are read
+                    pass
+            else:
+                # the worker's columns one at a time: the two halves are never held twice
+                line_shift = _count_lines(fh, split)  # the worker numbered its lines from 1
+                base = len(session.records)
+                session.records.extend_from(part, line_shift, columns)
         except BaseException:
             proc.terminate()  # it may be blocked sending to us; we will not read it
             raise
         finally:
             proc.join()
             recv.close()
-        facts, tail_issues, tail_size = payload
         if session.migrated or session.reset:
             # legacy files need the sequential migration pass: read the second half normally
             fh.seek(0)
@@ -355,19 +281,10 @@ class Session:
             session = cls._from_values(p, iter_values(fh, issues), issues, False)
             session.size = fh.tell()
             return session
-        line_shift = _count_lines(fh, split)  # the worker numbered its lines from 1
-        for f in facts:
-            f = (f[0] + line_shift, *f[1:])
-            if f[3] == "session":
-                issues.append(
-                    LoadIssue(f[0], f[1], "extra_header", "a second session header; pi ignores it", False)
-                )
-                continue
-            rec = EntryRecord.from_facts(len(session.records), f)
-            session.records.append(rec)
-            session._index_record(rec)
+        session._apply_labels(sorted(i + base for i in part.label_facts))
         for i in tail_issues:
             issues.append(LoadIssue(i.line + line_shift, i.offset, i.kind, i.message, i.dropped))
+        session._finish_bulk()
         session.size = tail_size
         session._note_tail()
         return session
@@ -384,8 +301,9 @@ class Session:
 
     @classmethod
     def _from_values(
-        cls, path: str, values: Iterator[RawValue], issues: list[LoadIssue], keep: bool
+        cls, path: str, values: Iterator[RawValue], issues: list[LoadIssue], keep: bool, finish: bool = True
     ) -> Session:
+        """The session of `values`; `finish=False` leaves byId to be built after more records."""
         first = next(values, None)
         header_ok = (
             first is not None
@@ -412,7 +330,7 @@ class Session:
                     True,
                 ),
             )
-            s = cls(path, None, [], issues, None, False, True, 0, keep)
+            s = cls(path, None, RecordTable(keep), issues, None, False, True, 0, keep)
             return s
         assert first is not None
         header: dict[str, Any] = first.value
@@ -424,7 +342,7 @@ class Session:
         s = cls(
             path,
             header,
-            [],
+            RecordTable(keep),
             issues,
             source_version,
             migrating,
@@ -442,6 +360,8 @@ class Session:
             s._load_v1(values, v2)
         else:
             s._load(values, v2)
+        if finish:
+            s._finish_bulk()
         return s
 
     def _note_extra_header(self, raw: RawValue) -> None:
@@ -454,32 +374,49 @@ class Session:
     ) -> EntryRecord | None:
         """Turn a kept value into a record (None for a later header); `patch` carries v1 ids."""
         v = raw.value
-        if type(v) is dict and v.get("type") == "session":
-            self._note_extra_header(raw)
-            return None
-        rec = EntryRecord(len(self.records), raw)
+        if type(v) is dict:
+            typ = v.get("type", UNDEFINED)
+            if typ == "session":
+                self._note_extra_header(raw)
+                return None
+            rid = v.get("id", UNDEFINED)
+            parent = v.get("parentId", UNDEFINED)
+            timestamp = v.get("timestamp", UNDEFINED)
+        else:
+            typ = rid = parent = timestamp = UNDEFINED
         if patch is not None:
-            rec.patch = patch
-            rec.id, rec.parent_id = patch["id"], patch["parentId"]
-        if rename_hook and rec.type == "message":
+            rid, parent = patch["id"], patch["parentId"]
+        if rename_hook and typ == "message":
             msg = v.get("message")
             if type(msg) is dict and msg.get("role") == "hookMessage":
                 msg["role"] = "custom"
-                if rec.patch is None:
-                    rec.patch = {}
-                rec.patch["hook"] = True
-        if type(v) is dict:
-            rec.compute_message_facts(v)
-        self.records.append(rec)
-        if not self.keep_values:
-            rec.value = None
-        return rec
+                patch = {} if patch is None else patch
+                patch["hook"] = True
+        role: Any = UNDEFINED
+        tokens: Any = 0
+        usage: Any = None
+        error = None
+        if typ == "message":
+            role, tokens, usage, error = message_facts(v)
+        t = self.records
+        i = t.append(
+            raw.line, raw.offset, raw.length, typ, rid, parent, timestamp, role, tokens, usage, error, v
+        )
+        if patch is not None:
+            t.patches[i] = patch
+        if typ == "label":
+            t.label_facts[i] = (
+                v.get("targetId", UNDEFINED),
+                v.get("label", UNDEFINED),
+                v.get("timestamp", UNDEFINED),
+            )
+        return EntryRecord(t, i)
 
     def _load(self, values: Iterable[RawValue], rename_hook: bool) -> None:
         for raw in values:
             rec = self._add_record(raw, rename_hook)
             if rec is not None:
-                self._index_record(rec)
+                self._index_record(rec, bulk=True)
         self._note_tail()
 
     def _load_v1(self, values: Iterable[RawValue], rename_hook: bool) -> None:
@@ -531,7 +468,7 @@ class Session:
                     elif i > len(all_vals):
                         forward.append((rec, i))
             all_vals.append(rec)
-            self._index_record(rec)
+            self._index_record(rec, bulk=True)
         for rec, i in forward:
             # a forward index points at a value that has no assigned id yet: its raw id, if any
             if i < len(all_vals) and isinstance(all_vals[i], EntryRecord) and raw_ids[i] is not UNDEFINED:
@@ -544,20 +481,23 @@ class Session:
     def _note_tail(self) -> None:
         self.partial_tail = any(i.kind == "no_final_newline" for i in self.issues[-2:])
 
-    def _index_record(self, rec: EntryRecord) -> None:
-        self.by_id[js_key(rec.id)] = rec.index
-        self.leaf_id = rec.id
+    def _index_record(self, rec: EntryRecord, bulk: bool = False) -> None:
+        """Add a record to byId, the leaf and the labels (`bulk`: byId is rebuilt at the end)."""
+        i = rec.index
+        if bulk:
+            self.by_id.add_other(i)
+        else:
+            self.by_id.add(i)
         self._children = None
-        if rec.type == "label":
-            v = self.value(rec.index)
-            target = v.get("targetId", UNDEFINED)
-            label = v.get("label", UNDEFINED)
-            key = js_key(target)
-            if js_truthy(label):
-                # JavaScript Map.set keeps an existing key's position, as a dict does
-                self.labels[key] = (label, v.get("timestamp", UNDEFINED))
-            else:
-                self.labels.pop(key, None)
+        if i in self.records.label_facts:
+            self._apply_labels((i,))
+        if not bulk:
+            self.leaf_id = rec.id
+
+    def _finish_bulk(self) -> None:
+        """After records were added with bulk=True: byId over all of them, and the leaf."""
+        self.by_id.rebuild()
+        self.leaf_id = self.records.id_of(len(self.records) - 1) if len(self.records) else None
 
     # ------------------------------------------------------------------ values
     def value(self, index: int) -> Any:
@@ -645,29 +585,40 @@ class Session:
         out = [start]
         seen = {start}
         by_id = self.by_id
-        records = self.records
-        cur = records[start]
+        by_code = by_id.by_code
+        only_holder = by_id.only_holder
+        table = self.records
+        parents = table.parents
+        ids = table.ids
+        cur = start
         while True:
-            pid = cur.parent_id
-            if not js_truthy(pid):
-                break
-            nxt = by_id.get(js_key(pid))
+            code = parents[cur]
+            nxt: int | None
+            if code >= 0:  # an 8-hex id (always truthy)
+                if cur > 0 and ids[cur - 1] == code and only_holder(code, cur - 1):
+                    nxt = cur - 1  # the parent is the previous line, and nothing else has its id
+                else:
+                    nxt = by_code(code)
+            else:
+                pid = table.unpack_id(code)
+                nxt = by_id.get(js_key(pid)) if js_truthy(pid) else None
             if nxt is None:
                 break
             if nxt in seen:
+                rec = table[cur]
                 self.issues.append(
                     LoadIssue(
-                        cur.line,
-                        cur.offset,
+                        rec.line,
+                        rec.offset,
                         "cycle",
-                        f"parentId cycle at entry {cur.id!r}: pi would loop forever here",
+                        f"parentId cycle at entry {rec.id!r}: pi would loop forever here",
                         False,
                     )
                 )
                 break
             seen.add(nxt)
             out.append(nxt)
-            cur = records[nxt]
+            cur = nxt
         out.reverse()
         return out
 
@@ -713,17 +664,16 @@ class Session:
         import copy
 
         clone = copy.copy(self)
-        clone.records = list(self.records)
-        clone.by_id = dict(self.by_id)
+        clone.records = self.records.copy()
+        clone.by_id = self.by_id.for_table(clone.records)
         clone.labels = dict(self.labels)
         clone.issues = list(self.issues)
         clone._children = None
         for e in entries:
-            raw = RawValue(-1, -1, 0, e)
-            rec = EntryRecord(len(clone.records), raw)
-            rec.compute_message_facts(e)
-            clone.records.append(rec)
-            clone._index_record(rec)
+            rec = clone._add_record(RawValue(-1, -1, 0, e), False)
+            if rec is not None:
+                clone.records.virtual_values[rec.index] = e
+                clone._index_record(rec)
         return clone
 
     # ------------------------------------------------------------------ live
@@ -780,11 +730,10 @@ class Session:
         return base_line + gap.count(b"\n")
 
     def _reindex_all(self) -> None:
-        self.by_id.clear()
         self.labels.clear()
-        self.leaf_id = None
-        for r in self.records:
-            self._index_record(r)
+        for i in range(len(self.records)):
+            self._index_record(EntryRecord(self.records, i), bulk=True)
+        self._finish_bulk()
 
 
 @contextlib.contextmanager
@@ -853,21 +802,15 @@ def _count_lines(fh: BinaryIO, end: int) -> int:
 
 
 def _scan_worker(path: str, start: int, end: int, conn: Any) -> None:
-    """Index [start, end) of a file (in a forked process); send facts back."""
+    """Index [start, end) of a file (in a forked process); send its record table back."""
     issues: list[LoadIssue] = []
-    facts = []
+    part = Session(path, None, RecordTable(False), issues, None, False, False, 0, False)
     with open(path, "rb") as fh:
         for raw in iter_values(fh, issues, start, 1, None):
-            v = raw.value
-            if type(v) is dict and v.get("type") == "session":
-                facts.append(
-                    (raw.line, raw.offset, raw.length, "session", None, None, None, None, 0, None, None)
-                )
-                continue
-            rec = EntryRecord(0, raw)
-            if type(v) is dict:
-                rec.compute_message_facts(v)
-            facts.append(rec.facts())
+            part._add_record(raw, False)  # a later session header becomes an issue
         size = fh.tell()
-    conn.send((facts, issues, size))
+    conn.send((part.records.without_columns(), issues, size))
+    for data in part.records.column_bytes():
+        conn.send_bytes(data)
+        del data
     conn.close()

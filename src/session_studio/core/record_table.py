@@ -1,0 +1,666 @@
+"""The session index as compact columns, and the records as light views over them.
+
+A 1 GB session holds ~900k entries; one Python object per entry with a dozen
+attributes (plus its id, parent id and timestamp strings) costs ~900 bytes each.
+Here every fact lives in an `array` column (~90 bytes an entry in all):
+
+* line, offset, length of the entry's line;
+* type and role as codes into a small table of the distinct values seen;
+* id and parent id packed: pi's 8-hex-digit ids as their number, `undefined`,
+  `null` and anything else (uuids, numbers, objects…) as negative codes into a list;
+* the timestamp as its 24 ASCII bytes (pi's ISO form; other values aside);
+* token estimate and usage tokens as doubles, with flags saying int/float/None/error.
+
+`EntryRecord` is a view (table, index) made on demand with the attributes the
+planner reads; `IdIndex` is pi's `byId` map over the id column: a sorted array
+of (id << 32 | index) for the 8-hex ids, a dict for the rest and for the few
+records appended after the bulk load. Values are exactly those of the former
+per-entry objects (the oracle tests compare them with pi's).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+from array import array
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+from .jsvalue import UNDEFINED, JsTypeError, js_key
+from .tokens import assistant_usage_tokens, estimate_tokens
+
+__all__ = ["COLUMNS", "EntryRecord", "IdIndex", "RecordTable", "message_facts"]
+
+#: the array columns of a table (the timestamps are one bytearray besides)
+COLUMNS = ("lines", "offsets", "lengths", "types", "roles", "ids", "parents", "tokens", "usage", "flags")
+_HEX8 = re.compile(r"[0-9a-f]{8}")
+_ID_UNDEFINED = -1
+_ID_NULL = -2
+_TS_BYTES = 24  # "2025-10-19T22:39:25.412Z"
+_TS_BLANK = b" " * _TS_BYTES
+
+#: flag bits of a record
+TOKENS_INT = 1  # the token estimate is an int (else a float, e.g. NaN)
+TOKENS_OBJECT = 2  # the token estimate is kept in `objects` (a JsTypeError, or an int too big for a double)
+USAGE_SET = 4  # usage tokens is a number (else None)
+USAGE_INT = 8
+USAGE_OBJECT = 16  # usage kept in `objects` (an int too big for a double)
+TIMESTAMP_OBJECT = 32  # the timestamp is not pi's ISO form: kept in `objects`
+ERROR = 64  # reading message.role throws: the error is the token value (in `objects`)
+
+_DOUBLE_EXACT = 2**53
+
+
+def message_facts(value: Any) -> tuple[Any, Any, Any, JsTypeError | None]:
+    """(role, tokens, usage tokens, error) of a message entry's value, as pi computes them."""
+    msg = value.get("message", UNDEFINED)
+    if msg is None or msg is UNDEFINED:
+        what = "null" if msg is None else "undefined"
+        error = JsTypeError(f"Cannot read properties of {what} (reading 'role')")
+        return UNDEFINED, error, None, error
+    role = msg.get("role", UNDEFINED) if type(msg) is dict else UNDEFINED
+    tokens: Any
+    try:
+        tokens = estimate_tokens(msg)
+    except JsTypeError as e:
+        tokens = e
+    try:
+        usage = assistant_usage_tokens(msg)
+    except JsTypeError:
+        usage = None
+    return role, tokens, usage, None
+
+
+class RecordTable(Sequence["EntryRecord"]):
+    """The records of a session, column by column (see the module doc)."""
+
+    def __init__(self, keep_values: bool = False) -> None:
+        self.lines = array("q")
+        self.offsets = array("q")
+        self.lengths = array("q")
+        self.types = array("I")
+        self.roles = array("I")
+        self.ids = array("q")
+        self.parents = array("q")
+        self.timestamps = bytearray()
+        self.tokens = array("d")
+        self.usage = array("d")
+        self.flags = array("B")
+        #: distinct type/role values; code 0 is `undefined`
+        self.symbols: list[Any] = [UNDEFINED]
+        self._symbol_codes: dict[Any, int] = {}
+        #: ids that are not 8 hex digits (code -3 - k is ids_other[k])
+        self.ids_other: list[Any] = []
+        self._other_codes: dict[str, int] = {}
+        #: per record, what the columns cannot hold (see the flag bits): index → (field → value)
+        self.objects: dict[int, dict[str, Any]] = {}
+        #: v1 migration patches and hookMessage renames: index → patch
+        self.patches: dict[int, dict[str, Any]] = {}
+        #: label records: index → (targetId, label, timestamp) as pi's label map reads them
+        self.label_facts: dict[int, tuple[Any, Any, Any]] = {}
+        #: the parsed values (small files only)
+        self.values: list[Any] | None = [] if keep_values else None
+        #: values of records that exist only in memory (previews of entries not written yet)
+        self.virtual_values: dict[int, Any] = {}
+
+    # ------------------------------------------------------------ encoding
+    def symbol(self, v: Any) -> int:
+        if v is UNDEFINED:
+            return 0
+        try:
+            key = (type(v), v)
+            code = self._symbol_codes.get(key)
+        except TypeError:  # an object or array as `type`: never equal to another one
+            self.symbols.append(v)
+            return len(self.symbols) - 1
+        if code is None:
+            code = self._symbol_codes[key] = len(self.symbols)
+            self.symbols.append(v)
+        return code
+
+    def pack_id(self, v: Any) -> int:
+        if type(v) is str:
+            if len(v) == 8 and _HEX8.fullmatch(v):
+                return int(v, 16)
+            code = self._other_codes.get(v)
+            if code is None:
+                code = self._other_codes[v] = -3 - len(self.ids_other)
+                self.ids_other.append(v)
+            return code
+        if v is UNDEFINED:
+            return _ID_UNDEFINED
+        if v is None:
+            return _ID_NULL
+        self.ids_other.append(v)
+        return -2 - len(self.ids_other)
+
+    def unpack_id(self, code: int) -> Any:
+        if code >= 0:
+            return f"{code:08x}"
+        if code == _ID_UNDEFINED:
+            return UNDEFINED
+        if code == _ID_NULL:
+            return None
+        return self.ids_other[-3 - code]
+
+    # ------------------------------------------------------------ building
+    def append(
+        self,
+        line: int,
+        offset: int,
+        length: int,
+        typ: Any,
+        rid: Any,
+        parent: Any,
+        timestamp: Any,
+        role: Any = UNDEFINED,
+        tokens: Any = 0,
+        usage: Any = None,
+        error: JsTypeError | None = None,
+        value: Any = None,
+    ) -> int:
+        """Add one record; returns its index."""
+        i = len(self.flags)
+        self.lines.append(line)
+        self.offsets.append(offset)
+        self.lengths.append(length)
+        self.types.append(self.symbol(typ))
+        self.roles.append(self.symbol(role))
+        self.ids.append(self.pack_id(rid))
+        self.parents.append(self.pack_id(parent))
+        flags = 0
+        extra: dict[str, Any] | None = None
+        if type(timestamp) is str and len(timestamp) == _TS_BYTES and timestamp.isascii():
+            self.timestamps += timestamp.encode()
+        else:
+            self.timestamps += _TS_BLANK
+            flags |= TIMESTAMP_OBJECT
+            extra = {"timestamp": timestamp}
+        t = type(tokens)
+        if t is int and -_DOUBLE_EXACT <= tokens <= _DOUBLE_EXACT:
+            self.tokens.append(tokens)
+            flags |= TOKENS_INT
+        elif t is float:
+            self.tokens.append(tokens)
+        else:
+            self.tokens.append(0.0)
+            flags |= TOKENS_OBJECT
+            extra = extra or {}
+            extra["tokens"] = tokens
+        u = type(usage)
+        if usage is None:
+            self.usage.append(0.0)
+        elif u is int and -_DOUBLE_EXACT <= usage <= _DOUBLE_EXACT:
+            self.usage.append(usage)
+            flags |= USAGE_SET | USAGE_INT
+        elif u is float:
+            self.usage.append(usage)
+            flags |= USAGE_SET
+        else:
+            self.usage.append(0.0)
+            flags |= USAGE_SET | USAGE_OBJECT
+            extra = extra or {}
+            extra["usage"] = usage
+        if error is not None:
+            flags |= ERROR
+            extra = extra or {}
+            extra["error"] = error
+        self.flags.append(flags)
+        if extra is not None:
+            self.objects[i] = extra
+        if self.values is not None:
+            self.values.append(value)
+        return i
+
+    def pop(self, index: int = -1) -> EntryRecord:
+        """Remove the last record (the only one refresh ever drops)."""
+        n = len(self.flags)
+        if index not in (-1, n - 1) or n == 0:
+            raise IndexError("only the last record can be removed")
+        rec = self[n - 1]
+        for col in (self.lines, self.offsets, self.lengths, self.types, self.roles, self.ids, self.parents):
+            col.pop()
+        for col2 in (self.tokens, self.usage):
+            col2.pop()
+        self.flags.pop()
+        del self.timestamps[-_TS_BYTES:]
+        for side in (self.objects, self.patches, self.label_facts, self.virtual_values):
+            side.pop(n - 1, None)
+        if self.values is not None:
+            self.values.pop()
+        return rec
+
+    def copy(self) -> RecordTable:
+        c = RecordTable.__new__(RecordTable)
+        c.__dict__.update(self.__dict__)
+        for name in (
+            "lines",
+            "offsets",
+            "lengths",
+            "types",
+            "roles",
+            "ids",
+            "parents",
+            "tokens",
+            "usage",
+            "flags",
+        ):
+            setattr(c, name, array(getattr(self, name).typecode, getattr(self, name)))
+        c.timestamps = bytearray(self.timestamps)
+        c.symbols = list(self.symbols)
+        c._symbol_codes = dict(self._symbol_codes)
+        c.ids_other = list(self.ids_other)
+        c._other_codes = dict(self._other_codes)
+        c.objects = dict(self.objects)
+        c.patches = dict(self.patches)
+        c.label_facts = dict(self.label_facts)
+        c.values = None if self.values is None else list(self.values)
+        c.virtual_values = dict(self.virtual_values)
+        return c
+
+    def without_columns(self) -> RecordTable:
+        """This table's side tables with empty columns (the columns travel apart, see column_bytes)."""
+        c = RecordTable.__new__(RecordTable)
+        c.__dict__.update(self.__dict__)
+        for name in COLUMNS:
+            setattr(c, name, array(getattr(self, name).typecode))
+        c.timestamps = bytearray()
+        c.values = None
+        return c
+
+    def column_bytes(self) -> Iterator[bytes]:
+        """Each column's bytes in COLUMNS order, then the timestamps."""
+        for name in COLUMNS:
+            yield getattr(self, name).tobytes()
+        yield bytes(self.timestamps)
+
+    def extend_from(
+        self, other: RecordTable, line_shift: int, columns: Iterator[bytes] | None = None
+    ) -> None:
+        """Append `other`'s records (indexed by another process from a later part of the file).
+
+        `columns`: `other`'s column bytes (column_bytes() order) when `other` came without
+        them, so that only one column at a time is held twice.
+        """
+        base = len(self.flags)
+        sym = [self.symbol(v) for v in other.symbols]
+        same_symbols = sym == list(range(len(sym)))
+        source = columns if columns is not None else other.column_bytes()
+        for name, data in zip((*COLUMNS, "timestamps"), source, strict=True):
+            if name == "timestamps":
+                self.timestamps += data
+                continue
+            col = getattr(self, name)
+            theirs = array(col.typecode, data)
+            del data
+            if name == "lines" and line_shift:
+                theirs = array("q", [x + line_shift for x in theirs])
+            elif name in ("types", "roles") and not same_symbols:
+                theirs = array("I", [sym[c] for c in theirs])
+            elif name in ("ids", "parents") and other.ids_other:
+                others = other.ids_other
+                theirs = array("q", [c if c >= -2 else self.pack_id(others[-3 - c]) for c in theirs])
+            col.extend(theirs)
+            del theirs
+        for mine, other_side in (
+            (self.objects, other.objects),
+            (self.patches, other.patches),
+            (self.label_facts, other.label_facts),
+        ):
+            for k, v in other_side.items():
+                mine[k + base] = v  # type: ignore[assignment]
+        if self.values is not None:
+            self.values.extend(other.values or [None] * len(other))
+
+    # ------------------------------------------------------------ reading
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RecordTable | list):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __len__(self) -> int:
+        return len(self.flags)
+
+    @overload
+    def __getitem__(self, i: int) -> EntryRecord: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[EntryRecord]: ...
+    def __getitem__(self, i: int | slice) -> EntryRecord | list[EntryRecord]:
+        n = len(self.flags)
+        if type(i) is int and 0 <= i < n:  # the common case first: the planner's loops
+            return EntryRecord(self, i)
+        if isinstance(i, slice):
+            return [EntryRecord(self, j) for j in range(*i.indices(n))]
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("record index out of range")
+        return EntryRecord(self, i)
+
+    def __iter__(self) -> Iterator[EntryRecord]:
+        return map(EntryRecord, itertools.repeat(self), range(len(self.flags)))
+
+    def __reversed__(self) -> Iterator[EntryRecord]:
+        for i in range(len(self.flags) - 1, -1, -1):
+            yield EntryRecord(self, i)
+
+    # column lookups for the loops that visit every record (no view per record)
+    def code(self, symbol: str) -> int:
+        """The type/role code of a string value, -1 if no record has it."""
+        return self._symbol_codes.get((str, symbol), -1)
+
+    def id_code(self, v: str) -> int | None:
+        """The id column's code of a string id, None if no record has it."""
+        if len(v) == 8 and _HEX8.fullmatch(v):
+            return int(v, 16)
+        return self._other_codes.get(v)
+
+    def first_of_type(self, symbol: str) -> int | None:
+        return _first(self.types, self.code(symbol))
+
+    def first_with_role(self, role: str) -> int | None:
+        """The first message record with this role (only messages have a role)."""
+        return _first(self.roles, self.code(role))
+
+    def indices_of_types(self, symbols: tuple[str, ...], end: int | None = None) -> list[int]:
+        codes = {self.code(x) for x in symbols} - {-1}
+        types = self.types
+        stop = len(types) if end is None else min(end, len(types))
+        return [i for i in range(stop) if types[i] in codes] if codes else []
+
+    def type_of(self, i: int) -> Any:
+        return self.symbols[self.types[i]]
+
+    def id_of(self, i: int) -> Any:
+        return self.unpack_id(self.ids[i])
+
+    def timestamp_of(self, i: int) -> Any:
+        if self.flags[i] & TIMESTAMP_OBJECT:
+            return self.objects[i]["timestamp"]
+        return self.timestamps[i * _TS_BYTES : (i + 1) * _TS_BYTES].decode()
+
+    def tokens_of(self, i: int) -> Any:
+        f = self.flags[i]
+        if f & TOKENS_INT:
+            return int(self.tokens[i])
+        if f & TOKENS_OBJECT:
+            return self.objects[i]["tokens"]
+        return self.tokens[i]
+
+    def usage_of(self, i: int) -> Any:
+        f = self.flags[i]
+        if not f & USAGE_SET:
+            return None
+        if f & USAGE_INT:
+            return int(self.usage[i])
+        if f & USAGE_OBJECT:
+            return self.objects[i]["usage"]
+        return self.usage[i]
+
+
+class EntryRecord:
+    """What the index knows about one entry (a kept, non-header value): a view of a table row."""
+
+    __slots__ = ("_table", "index")
+
+    def __init__(self, table: RecordTable, index: int) -> None:
+        self._table = table
+        self.index = index
+
+    @property
+    def line(self) -> int:
+        return self._table.lines[self.index]
+
+    @property
+    def offset(self) -> int:
+        return self._table.offsets[self.index]
+
+    @property
+    def length(self) -> int:
+        return self._table.lengths[self.index]
+
+    @property
+    def type(self) -> Any:
+        t = self._table
+        return t.symbols[t.types[self.index]]
+
+    @property
+    def role(self) -> Any:
+        t = self._table
+        return t.symbols[t.roles[self.index]]
+
+    @property
+    def id(self) -> Any:
+        return self._table.unpack_id(self._table.ids[self.index])
+
+    @property
+    def parent_id(self) -> Any:
+        return self._table.unpack_id(self._table.parents[self.index])
+
+    @property
+    def timestamp(self) -> Any:
+        return self._table.timestamp_of(self.index)
+
+    @property
+    def tokens(self) -> Any:
+        """estimateTokens(message) for message entries (int, nan, or the JsTypeError pi would throw)."""
+        return self._table.tokens_of(self.index)
+
+    @property
+    def usage_tokens(self) -> Any:
+        """calculateContextTokens of valid assistant usage (§4.3), else None."""
+        return self._table.usage_of(self.index)
+
+    @property
+    def error(self) -> JsTypeError | None:
+        """The TypeError pi throws reading `entry.message.role` (message missing), else None."""
+        t = self._table
+        if t.flags[self.index] & ERROR:
+            err: JsTypeError = t.objects[self.index]["error"]
+            return err
+        return None
+
+    @property
+    def value(self) -> Any:
+        """The parsed value if kept in memory (small files), else None (re-read through the session)."""
+        t = self._table
+        if t.values is None:
+            return t.virtual_values.get(self.index)
+        return t.values[self.index]
+
+    @property
+    def patch(self) -> dict[str, Any] | None:
+        return self._table.patches.get(self.index)
+
+    @property
+    def is_message(self) -> bool:
+        return bool(self.type == "message")
+
+    def token_value(self) -> int | float:
+        """The token estimate, raising where pi would throw."""
+        t = self.tokens
+        if isinstance(t, JsTypeError):
+            raise t
+        return t  # type: ignore[no-any-return]
+
+    def facts(self) -> tuple[Any, ...]:
+        """The index fields, as one tuple (to compare two indexes of the same file)."""
+        return (
+            self.line,
+            self.offset,
+            self.length,
+            self.type,
+            self.id,
+            self.parent_id,
+            self.timestamp,
+            self.role,
+            self.tokens,
+            self.usage_tokens,
+            self.error,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, EntryRecord) and other._table is self._table and other.index == self.index
+
+    def __hash__(self) -> int:
+        return hash((id(self._table), self.index))
+
+    def __repr__(self) -> str:
+        return f"<EntryRecord #{self.index} line {self.line} {self.type!r} {self.id!r}>"
+
+
+class IdIndex:
+    """pi's `byId` (id → the last record with it) over a table's id column.
+
+    Keys are `js_key(id)`. The 8-hex ids of the bulk load live in one sorted array of
+    (id << 32 | index); other ids, and records added after `rebuild`, in dicts.
+    """
+
+    def __init__(self, table: RecordTable) -> None:
+        self._table = table
+        self._sorted = array("Q")
+        self._recent: dict[int, int] = {}  # packed 8-hex id → index, added since rebuild
+        self._other: dict[Any, int] = {}  # js_key → index for every other id
+        #: no 8-hex id occurs twice in the sorted array
+        self._unique = True
+
+    def rebuild(self) -> None:
+        """Index every record of the table again (after a bulk load, or a removal)."""
+        ids = self._table.ids
+        self._sorted = _sorted_ids(ids)
+        self._unique = _no_repeats(self._sorted)
+        self._recent = {}
+        self._other = {}
+        unpack = self._table.unpack_id
+        for i, c in enumerate(ids):
+            if c < 0:
+                self._other[js_key(unpack(c))] = i
+
+    def sorted_ids(self) -> array[int]:
+        """The sorted (id << 32 | index) array, for the index cache (valid right after rebuild)."""
+        return self._sorted
+
+    def restore(self, sorted_ids: array[int]) -> None:
+        """Take a cached sorted array (of this table's ids) instead of sorting again."""
+        self._sorted = sorted_ids
+        self._unique = _no_repeats(sorted_ids)
+        self._recent = {}
+        unpack = self._table.unpack_id
+        self._other = {}
+        for i, c in enumerate(self._table.ids):
+            if c < 0:
+                self._other[js_key(unpack(c))] = i
+
+    def add(self, index: int) -> None:
+        c = self._table.ids[index]
+        if c >= 0:
+            self._recent[c] = index
+        else:
+            self._other[js_key(self._table.unpack_id(c))] = index
+
+    def add_other(self, index: int) -> None:
+        """During a bulk load: index a record now only if its id is not 8 hex digits."""
+        c = self._table.ids[index]
+        if c < 0:
+            self._other[js_key(self._table.unpack_id(c))] = index
+
+    def copy(self) -> IdIndex:
+        c = IdIndex(self._table)
+        c._sorted = self._sorted  # never changed in place: rebuild makes a new one
+        c._unique = self._unique
+        c._recent = dict(self._recent)
+        c._other = dict(self._other)
+        return c
+
+    def for_table(self, table: RecordTable) -> IdIndex:
+        """This index over a copy of its table (same records)."""
+        c = self.copy()
+        c._table = table
+        return c
+
+    def only_holder(self, code: int, index: int) -> bool:
+        """True if record `index`, whose id is `code`, is certainly the one byId maps it to
+        (no other record has that id): lets a path walk skip the lookup for a parent that
+        is the previous line, as it nearly always is."""
+        return self._unique and code not in self._recent
+
+    def by_code(self, code: int) -> int | None:
+        """The record of a packed 8-hex id."""
+        i = self._recent.get(code)
+        if i is not None:
+            return i
+        s = self._sorted
+        k = bisect.bisect_right(s, (code << 32) | 0xFFFFFFFF) - 1
+        if k >= 0 and s[k] >> 32 == code:
+            return s[k] & 0xFFFFFFFF
+        return None
+
+    def get(self, key: Any, default: int | None = None) -> int | None:
+        if type(key) is str and len(key) == 8 and _HEX8.fullmatch(key):
+            i = self.by_code(int(key, 16))
+        else:
+            i = self._other.get(key)
+        return default if i is None else i
+
+    def __contains__(self, key: object) -> bool:
+        return self.get(key) is not None
+
+    def __getitem__(self, key: Any) -> int:
+        i = self.get(key)
+        if i is None:
+            raise KeyError(key)
+        return int(i)
+
+    def _all(self) -> dict[Any, int]:
+        out: dict[Any, int] = {}
+        for packed in self._sorted:
+            out[f"{packed >> 32:08x}"] = packed & 0xFFFFFFFF
+        for c, i in self._recent.items():
+            out[f"{c:08x}"] = i
+        out.update(self._other)
+        return out
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._all())
+
+    def items(self) -> Any:
+        return self._all().items()
+
+
+def _no_repeats(sorted_ids: array[int]) -> bool:
+    """True if no id occurs twice among sorted (id << 32 | index) values."""
+    previous = -1
+    for packed in sorted_ids:
+        hi = packed >> 32
+        if hi == previous:
+            return False
+        previous = hi
+    return True
+
+
+def _first(column: array[int], code: int) -> int | None:
+    if code < 0:
+        return None
+    try:
+        return column.index(code)
+    except ValueError:
+        return None
+
+
+def _sorted_ids(ids: array[int]) -> array[int]:
+    """(id << 32 | index) of the 8-hex ids, sorted: bucketed by the id's top byte first, so
+    at most 1/256 of them are Python ints at a time (a list of all would cost ~40 MB at 1 GB)."""
+    buckets = [array("Q") for _ in range(256)]
+    for i, c in enumerate(ids):
+        if c >= 0:
+            buckets[c >> 24].append((c << 32) | i)
+    out = array("Q")
+    for b in buckets:
+        out.extend(array("Q", sorted(b)))
+    return out

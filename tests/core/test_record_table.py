@@ -1,0 +1,184 @@
+"""The columnar index: every fact as the per-entry objects held it, byId, the parallel scan, the cache."""
+
+from __future__ import annotations
+
+import json
+import math
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_studio.core import Session, index_cache
+from session_studio.core.errors import LoadCancelled
+from session_studio.core.jsvalue import UNDEFINED, JsTypeError
+from session_studio.core.record_table import message_facts
+from tests.core.util import HEADER, A, T, U, chain, to_bytes
+
+#: every kind of value the columns must give back unchanged
+ODD_ENTRIES: list[dict[str, Any]] = [
+    U("plain", id="0a1b2c3d", parentId=None, timestamp="2025-01-01T00:00:00.000Z"),
+    A("upper-case id", id="ABCDEF12", parentId="0a1b2c3d", timestamp="2025-01-01"),
+    T(7, id="123e4567-e89b-12d3-a456-426614174000", parentId="ABCDEF12"),
+    U("numeric id", id=42, parentId="123e4567-e89b-12d3-a456-426614174000", timestamp=17),
+    {"type": "message", "id": "deadbeef", "parentId": 42},  # no message: pi throws reading its role
+    {"type": "message", "id": "cafe0001", "parentId": "deadbeef", "message": None},
+    A("nan usage", id="cafe0002", parentId="cafe0001", total=2**60),
+    {"type": {"odd": "type"}, "id": {"an": "object"}, "parentId": "cafe0002"},
+    {"type": "label", "id": "cafe0003", "parentId": None, "targetId": "0a1b2c3d", "label": "L"},
+    {"type": "custom", "parentId": "cafe0003"},  # no id, no timestamp
+    [1, 2, 3],  # an array pi keeps as an entry
+    U("same id again", id="0a1b2c3d", parentId="cafe0003"),
+]
+
+
+def _write(p: Path, entries: list[Any]) -> Path:
+    p.write_bytes(
+        (
+            json.dumps(HEADER) + "\n" + "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries)
+        ).encode()
+    )
+    return p
+
+
+def _expected_facts(v: Any) -> tuple[Any, ...]:
+    """What the former per-entry object held, computed from the value itself."""
+    if type(v) is not dict:
+        return (UNDEFINED,) * 4 + (UNDEFINED, 0, None, None)
+    role: Any = UNDEFINED
+    tokens: Any = 0
+    usage: Any = None
+    error = None
+    if v.get("type") == "message":
+        role, tokens, usage, error = message_facts(v)
+    return (
+        v.get("type", UNDEFINED),
+        v.get("id", UNDEFINED),
+        v.get("parentId", UNDEFINED),
+        v.get("timestamp", UNDEFINED),
+        role,
+        tokens,
+        usage,
+        error,
+    )
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, JsTypeError) or isinstance(b, JsTypeError):
+        return type(a) is type(b) and str(a) == str(b)
+    if type(a) is float and math.isnan(a):
+        return type(b) is float and math.isnan(b)
+    return type(a) is type(b) and a == b
+
+
+def _facts(s: Session) -> list[tuple[Any, ...]]:
+    return [
+        (r.type, r.id, r.parent_id, r.timestamp, r.role, r.tokens, r.usage_tokens, r.error) for r in s.records
+    ]
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_columns_give_back_every_value(tmp_path: Path, keep: bool) -> None:
+    p = _write(tmp_path / "s.jsonl", ODD_ENTRIES)
+    s = Session.open(p, keep_values=keep, use_cache=False)
+    got = _facts(s)
+    want = [_expected_facts(v) for v in ODD_ENTRIES]
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert all(_same(x, y) for x, y in zip(g, w, strict=True)), (g, w)
+    # the token value of an entry without a message is the error it raises, the same object
+    assert s.records[4].tokens is s.records[4].error
+    assert s.records[6].usage_tokens == 2**60  # an int, not a float
+    assert type(s.records[0].tokens) is int
+
+
+def test_by_id_keeps_the_last_record_of_a_repeated_id(tmp_path: Path) -> None:
+    p = _write(tmp_path / "s.jsonl", ODD_ENTRIES)
+    s = Session.open(p, keep_values=False, use_cache=False)
+    assert s.by_id.get("0a1b2c3d") == len(ODD_ENTRIES) - 1
+    assert s.by_id.get("ABCDEF12") == 1 and s.by_id.get("abcdef12") is None
+    assert s.get_index(42) == 3 and s.get_index(42.0) == 3 and s.get_index("42") is None
+    assert "cafe0003" in s.by_id and "cafe0004" not in s.by_id
+    # the leaf's parent is cafe0003, whose parent is null
+    assert s.path_indices(s.leaf_index()) == [8, 11]
+    # a path through a repeated id follows byId, not the previous line
+    assert s.path_indices(2) == [8, 11, 1, 2]
+
+
+def test_a_parent_on_the_previous_line_with_a_later_twin_follows_byid(tmp_path: Path) -> None:
+    entries = chain(U("a"), A("b"), U("c"), A("d"))
+    entries.append({**U("twin of e1"), "id": "e1", "parentId": None})
+    s = Session.from_bytes(to_bytes(entries))
+    assert s.path_indices(2) == [4, 2]  # e2's parent e1 is line 3 by byId, not the record before it
+
+
+def test_parallel_scan_equals_the_sequential_one(tmp_path: Path) -> None:
+    entries: list[Any] = list(chain(*[U(i) if i % 2 else A(i) for i in range(1, 400)]))
+    entries[300] = {**entries[300], "id": "123e4567-e89b-12d3-a456-426614174000"}
+    entries.insert(320, HEADER)  # a second header in the worker's half
+    entries.insert(330, {"type": "label", "id": "lab1", "parentId": None, "targetId": "e2", "label": "two"})
+    entries.insert(340, {"type": "label", "id": "lab2", "parentId": None, "targetId": "e2"})
+    entries.insert(341, {"type": "label", "id": "lab3", "parentId": None, "targetId": "e3", "label": "3"})
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(to_bytes(entries))
+    seq = Session.open(p, keep_values=False, parallel=False, use_cache=False)
+    par = Session.open(p, keep_values=False, parallel=True, use_cache=False)
+    assert [repr(r.facts()) for r in par.records] == [repr(r.facts()) for r in seq.records]
+    assert [(i.line, i.kind) for i in par.issues] == [(i.line, i.kind) for i in seq.issues]
+    assert par.labels == seq.labels == {"e3": ("3", UNDEFINED)}
+    assert par.leaf_id == seq.leaf_id
+    for key in ("e5", "123e4567-e89b-12d3-a456-426614174000", "lab3", "nope"):
+        assert par.by_id.get(key) == seq.by_id.get(key)
+
+
+@pytest.fixture
+def cache_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SESSION_STUDIO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("SESSION_STUDIO_NO_INDEX_CACHE", raising=False)
+    return tmp_path / "cache"
+
+
+def test_the_cache_gives_back_every_value(tmp_path: Path, cache_here: Path) -> None:
+    p = _write(tmp_path / "s.jsonl", ODD_ENTRIES)
+    cold = Session.open(p, keep_values=False, use_cache=True)
+    assert index_cache.load_cached(str(p), p.stat().st_size) is not None
+    warm = Session.open(p, keep_values=False, use_cache=True)
+    assert [repr(r.facts()) for r in warm.records] == [repr(r.facts()) for r in cold.records]
+    assert warm.labels == cold.labels and warm.leaf_id == cold.leaf_id
+    assert warm.path_indices(2) == cold.path_indices(2)
+    assert warm.records[4].tokens is warm.records[4].error
+
+
+def test_the_cache_is_read_in_chunks_with_progress_and_cancel(
+    tmp_path: Path, cache_here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(to_bytes(chain(*[U(i) for i in range(1, 2000)])))
+    Session.open(p, keep_values=False, use_cache=True)
+    monkeypatch.setattr(index_cache, "CHUNK_BYTES", 1024)
+    calls: list[tuple[int, int]] = []
+    warm = Session.open(p, keep_values=False, use_cache=True, progress=lambda d, t: calls.append((d, t)))
+    assert len(warm.records) == 1999
+    assert len(calls) > 50  # one call per chunk: the reading thread lets others run in between
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+    size = p.stat().st_size  # reported on the file's scale, as a cold load does
+    assert all(t == size and 0 <= d <= size for d, t in calls) and calls[-1] == (size, size)
+    with pytest.raises(LoadCancelled):
+        Session.open(p, keep_values=False, use_cache=True, cancel=lambda: True)
+
+
+def test_the_index_holds_no_object_per_entry(tmp_path: Path) -> None:
+    """~100 bytes an entry in columns (the per-entry objects took ~900)."""
+    p = tmp_path / "s.jsonl"
+    n = 20000
+    entries = [(U if i % 2 else A)(i % 50 + 1, id=f"{i:08x}") for i in range(n)]
+    p.write_bytes(to_bytes(chain(*entries)))  # pi's ids: 8 hex digits
+    tracemalloc.start()
+    try:
+        s = Session.open(p, keep_values=False, use_cache=False, parallel=False)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(s.records) == n
+    assert held / n < 200, f"{held / n:.0f} bytes an entry"
