@@ -28,10 +28,13 @@ _RSS_MARK = "peak-rss-kb="
 
 def _run(args: list[str], timeout: float, code: str = "") -> tuple[int, str, float]:
     prog = (
-        f"{code}\nimport atexit, resource, sys\n"
+        f"{code}\nimport atexit, sys\n"
         "atexit.register(lambda: print('"
         + _RSS_MARK
-        + "%d' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr))\n"
+        # VmHWM, not ru_maxrss: Linux carries ru_maxrss over exec, so a child of a big test process
+        # would report its parent's peak
+        + "%s' % [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')][0],"
+        " file=sys.stderr))\n"
         f"from session_studio.cli import main\nraise SystemExit(main({args!r}))"
     )
     t0 = time.monotonic()
