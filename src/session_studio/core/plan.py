@@ -143,6 +143,15 @@ class PlanMarks(Mapping[int, str]):
         m = self.overlay.get(record)
         return m if m is not None else self.base[record]
 
+    def get(self, record: int, default: str | None = None) -> str | None:  # type: ignore[override]
+        # direct lookups: Mapping.get would go through __getitem__ and raise/catch a KeyError
+        # for every unmarked record (most of the rows a tree paint asks about)
+        m = self.overlay.get(record)
+        return m if m is not None else self.base.get(record, default)
+
+    def __contains__(self, record: object) -> bool:
+        return record in self.overlay or record in self.base
+
     def __iter__(self) -> Iterator[int]:
         return iter(self.base)
 

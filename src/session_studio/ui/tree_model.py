@@ -831,19 +831,27 @@ class BranchDelegate(QStyledItemDelegate):
             rec = model.record_of(index)
             in_group = index.column() == 0 and rec >= 0 and model.outline.group_of.get(rec, ROOT) != ROOT
         else:
+            rec = -1
             in_group = index.column() == 0 and index.parent().isValid()
         if index.column() == 0 and not in_group and isinstance(model, SessionTreeModel) and rec >= 0:
             in_group = len(model.outline.groups.get(ROOT, ())) > 0 and bool(
                 model.outline.heads & set(model.outline.groups[ROOT][:1])
             )
-        mark = index.data(Roles.CUT_MARK)
+        direct = model if isinstance(model, SessionTreeModel) and rec >= 0 else None
+        # the row's facts straight from the model: a role asked through the index is a round trip
+        # through Qt and the whole of data() per cell, several per painted row
+        mark = direct.marks.get(rec, "") if direct is not None else index.data(Roles.CUT_MARK)
         if not in_group:
             super().paint(painter, option, index)
         else:
             opt = QStyleOptionViewItem(option)
             r = opt.rect
-            head = bool(index.data(Roles.HEAD))
-            last = bool(index.data(LAST_CHAIN))
+            if direct is not None:
+                head = rec in direct.outline.heads
+                last = rec in direct.outline.last_chain
+            else:
+                head = bool(index.data(Roles.HEAD))
+                last = bool(index.data(LAST_CHAIN))
             th = current_theme()
             painter.save()
             bg = index.data(Qt.ItemDataRole.BackgroundRole)
