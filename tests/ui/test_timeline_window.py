@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QPoint, Qt
-from PySide6.QtWidgets import QToolTip
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QApplication, QToolTip
 
 from tests.ui.conftest import write_session
 
@@ -35,6 +36,22 @@ def _shown(window: Any, qtbot: Any, path: Path) -> Any:
     return window.timeline.chart
 
 
+def _hover(chart: Any, x: int, y: int) -> None:
+    """The pointer moves over the chart (with mouse tracking on). Sent to the chart itself: the
+    offscreen platform routes QTest.mouseMove by its own idea of the window's place, which misses
+    a panel that appeared in the same event-loop turn."""
+    at = QPointF(x, y)
+    event = QMouseEvent(
+        QEvent.Type.MouseMove,
+        at,
+        QPointF(chart.mapToGlobal(at)),
+        Qt.MouseButton.NoButton,
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    QApplication.sendEvent(chart, event)
+
+
 def _point_x(chart: Any, record: int) -> tuple[int, int]:
     lay = chart.current_layout()
     tl = chart.timeline
@@ -51,7 +68,7 @@ def test_hover_names_the_entry_and_click_selects_it_in_tree_and_bar(
     assert len(tl.drops) == 1 and tl.drops[0].tokens_before == 19000
     target = s.get_index("e0005")  # an assistant message before the compaction
     x, y = _point_x(chart, target)
-    qtbot.mouseMove(chart, QPoint(x, y))
+    _hover(chart, x, y)
     qtbot.waitUntil(lambda: QToolTip.isVisible())
     text = QToolTip.text()
     assert "assistant message e0005" in text and "provider usage" in text
