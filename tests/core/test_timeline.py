@@ -281,6 +281,26 @@ def test_the_svg_stays_well_formed_with_control_and_bidi_characters() -> None:
     assert "\u202e" not in svg and "\x00" not in svg
 
 
+def test_crowded_drop_labels_are_left_out_not_overlapped() -> None:
+    """Compactions a few pixels apart: one label is drawn, every drop keeps its <title>."""
+    s = session_of(
+        U(400),
+        A(40, total=150),
+        _compaction("s" * 48, "e0", 777),
+        U(20),
+        A(8, total=300),
+        _compaction("t" * 48, "e0", 888),
+        U(20),
+        A(8, total=320),
+    )
+    svg = timeline_svg(build_timeline(PathPlanner(s)), width=200, height=120)
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    labels = [el.text for el in root.iter(f"{ns}text") if (el.text or "").startswith("summary ")]
+    titles = [el.text or "" for el in root.iter(f"{ns}title") if "compaction" in (el.text or "")]
+    assert len(labels) == 1 and len(titles) == 2
+
+
 def test_a_new_plan_keeps_the_history_s_geometry_unless_the_scale_changes() -> None:
     planner = PathPlanner(Session.open(FIXTURES / "before-compaction.jsonl"))
     tl = build_timeline(planner, planner.plan(PlanParams()))

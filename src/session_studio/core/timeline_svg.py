@@ -148,12 +148,17 @@ def timeline_svg(timeline: Timeline, *, width: int = 900, height: int = 260) -> 
             continue
         style = f'stroke="{_ESTIMATE}" stroke-dasharray="4 3"' if run.estimate else f'stroke="{_USAGE}"'
         out.append(f'<path d="{_path_d(run)}" fill="none" {style} stroke-width="1.5"/>')
+    free_from = -math.inf  # a label that would overlap the previous one is left out (the <title> names it)
     for d, x, y_before, y_after in lay.drops:
         top = y_before if not math.isnan(d.tokens_before) else y_after
+        label = f"summary {tokens_label(d.summary_tokens)}"
+        shown = x + 3 >= free_from
+        if shown:
+            free_from = x + 3 + len(label) * 5.5 + 6  # ~5.5 px a character at font-size 9
         out.append(
             f'<g><line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(y_after)}" stroke="{_DROP}" '
             f'stroke-width="2"/><circle cx="{_f(x)}" cy="{_f(y_after)}" r="2.5" fill="{_DROP}"/>'
-            + _text(x + 3, y_after + 12, f"summary {tokens_label(d.summary_tokens)}", fill=_DROP, size=9)
+            + (_text(x + 3, y_after + 12, label, fill=_DROP, size=9) if shown else "")
             + _title(drop_text(d))
             + "</g>"
         )

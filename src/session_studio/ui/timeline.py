@@ -293,15 +293,19 @@ class TimelineChart(QWidget):
     def _paint_drops(self, p: QPainter, lay: TimelineLayout) -> None:
         color = role_color("compaction")
         p.setBrush(color)
+        fm = p.fontMetrics()
+        free_from = (
+            -math.inf
+        )  # labels that would overlap the previous one are left out (hover names each drop)
         for d, x, y_before, y_after in lay.drops:
             top = y_after if math.isnan(d.tokens_before) else y_before
             p.setPen(QPen(color, 2))
             p.drawLine(QPointF(x, top), QPointF(x, y_after))
             p.drawEllipse(QPointF(x, y_after), 2.5, 2.5)
-            p.drawText(
-                QPointF(x + 4, min(y_after + 12, lay.area.bottom - 2)),
-                f"summary {tokens_label(d.summary_tokens)}",
-            )
+            label = f"summary {tokens_label(d.summary_tokens)}"
+            if x + 4 >= free_from:
+                p.drawText(QPointF(x + 4, min(y_after + 12, lay.area.bottom - 2)), label)
+                free_from = x + 4 + fm.horizontalAdvance(label) + 6
         if lay.planned is not None:
             x, y_before, y_after = lay.planned
             p.setPen(QPen(color, 2, Qt.PenStyle.DashLine))
