@@ -56,9 +56,10 @@ log = logging.getLogger(__name__)
 PARTIAL_MIN_BYTES = 24 << 20
 HEAD_BYTES = 4 << 20
 HEAD_PAINT_GRACE_MS = 150
-#: None: the core's default (reuse the index of big files). Reading the cache is one long C call
-#: (orjson) that holds the GIL for ~200 ms on a 100 MB session, freezing the GUI thread meanwhile.
-USE_INDEX_CACHE: bool | None = False
+#: None: the core's default (reuse the index of big files). The cache is binary columns read in
+#: 4 MB chunks (a ~1 ms call each, progress and cancel between them), so the GUI thread keeps the GIL
+#: while a reopen reads it; False would index every big file from scratch.
+USE_INDEX_CACHE: bool | None = None
 
 
 @dataclass(frozen=True)
