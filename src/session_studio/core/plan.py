@@ -46,6 +46,7 @@ __all__ = [
     "Quirk",
     "item_kind",
     "planned_compaction_entry",
+    "with_summary_tokens",
 ]
 
 #: pi's compaction defaults (settings.json ``compaction.*``) and the window assumed for an unknown model
@@ -736,3 +737,13 @@ def planned_compaction_entry(
         from_hook=False,
         system_message=system_message_snapshot(session, leaf_id, timestamp) if pi16 else None,
     )
+
+
+def with_summary_tokens(after: list[ItemTokens], summary_tokens: float) -> list[ItemTokens]:
+    """``after`` (a PlanState's projected context) with the new summary counted as
+    ``summary_tokens``: the edited summary changes only its own item (under 1.6.0 the system
+    snapshot comes first and keeps its size)."""
+    return [
+        (-1, kind, summary_tokens) if pos == -1 and kind == "compactionSummary" else (pos, kind, t)
+        for pos, kind, t in after
+    ]

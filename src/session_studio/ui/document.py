@@ -30,6 +30,7 @@ from session_studio.core.plan import (
     PlanParams,
     PlanState,
     Quirk,
+    with_summary_tokens,
 )
 from session_studio.core.preparation import Preparation
 from session_studio.core.profile import PIN_SETTINGS, ProfileChoice, detect_profile
@@ -690,9 +691,7 @@ def _summary_tokens(summary_text: str) -> float:
 def _with_summary_tokens(
     after: list[tuple[int, str, float]], summary_text: str
 ) -> list[tuple[int, str, float]]:
-    if not after or after[0][0] != -1:
-        return after
-    return [(-1, after[0][1], _summary_tokens(summary_text)), *after[1:]]
+    return with_summary_tokens(after, _summary_tokens(summary_text))
 
 
 def compute_plan_state(
