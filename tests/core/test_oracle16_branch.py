@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from session_studio.core.jsvalue import js_stringify
-from session_studio.core.oracle_schema import branch_output
+from session_studio.core.oracle_schema import BRANCH_FIELDS, branch_output
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
 from session_studio.core.session import Session
 from tests.conftest import ORACLE16_DIR, ROOT, Oracle16
@@ -26,20 +26,8 @@ from tests.conftest import ORACLE16_DIR, ROOT, Oracle16
 pytestmark = pytest.mark.oracle
 
 CASES_DIR = ORACLE16_DIR / "cases"
-BRANCH_FIELDS = (
-    "commonAncestorId",
-    "entryIds",
-    "entries",
-    "messages",
-    "llmMessages",
-    "serialized",
-    "fileOps",
-    "readFiles",
-    "modifiedFiles",
-    "fileOpsFormatted",
-    "totalTokens",
-    "error",
-)
+#: what `branch` prints, and pi's error when it throws
+FIELDS = (*BRANCH_FIELDS, "error")
 #: files whose segment reads differently under 1.6.0 (context edits, system messages): the
 #: comparison would pass for them with 0.80.2 semantics only if the check were blind
 PROFILE_SENSITIVE = {
@@ -79,7 +67,7 @@ def _differences(oracle16: Oracle16, path: Path) -> list[str]:
         )
         ours = _js(branch_output(session, old_leaf, target, budget, PROFILE_1_6_0)[0])
         assert theirs["piVersion"] == ours["piVersion"] == "1.6.0"
-        for k in BRANCH_FIELDS:
+        for k in FIELDS:
             if theirs.get(k) != ours.get(k):
                 diffs.append(f"{path.name} {old_leaf}->{target} budget {budget}: {k} differs")
     return diffs

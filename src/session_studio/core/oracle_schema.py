@@ -54,6 +54,20 @@ PLAN_FIELDS = [
 ]
 #: the 1.6.0 oracle's extra fields (its README): printed under the 1.6.0 profile only, as the
 #: 0.80.2 oracle knows none of them
+#: the fields of `branch` (the oracle's names, in its order)
+BRANCH_FIELDS = (
+    "commonAncestorId",
+    "entryIds",
+    "entries",
+    "messages",
+    "llmMessages",
+    "serialized",
+    "fileOps",
+    "readFiles",
+    "modifiedFiles",
+    "fileOpsFormatted",
+    "totalTokens",
+)
 PI16_PLAN_FIELDS = frozenset({"contextTokensPlain", "projectedEntryIds", "rawCut"})
 DEFAULT_RESERVE = DEFAULT_RESERVE_TOKENS
 DEFAULT_KEEP_RECENT = DEFAULT_KEEP_RECENT_TOKENS
@@ -390,17 +404,4 @@ def branch_output(
     f["modifiedFiles"] = lambda: memo.get("fileLists")[1]
     f["fileOpsFormatted"] = lambda: format_file_operations(memo.get("readFiles"), memo.get("modifiedFiles"))
     f["totalTokens"] = lambda: memo.get("prepared").total_tokens
-    names = [
-        "commonAncestorId",
-        "entryIds",
-        "entries",
-        "messages",
-        "llmMessages",
-        "serialized",
-        "fileOps",
-        "readFiles",
-        "modifiedFiles",
-        "fileOpsFormatted",
-        "totalTokens",
-    ]
-    return _finish(out, memo.collect(names, out))
+    return _finish(out, memo.collect(list(BRANCH_FIELDS), out))
