@@ -18,11 +18,10 @@ import bisect
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .context import SessionContext, build_session_context
 from .cut_points import CutPoint, cut_point_reason, is_valid_cut_point
-from .entries import CompactionEntry, FileDetails
 from .jsvalue import JsTypeError, js_truthy
 from .preparation import CompactionPlan, Preparation, plan_compaction
 from .profile import PROFILE_0_80_2, PiProfile
@@ -30,6 +29,9 @@ from .projected_plan import PathCutPlanner, ProjectedPathPlan
 from .projection import Projection, current_system_message, system_message_snapshot
 from .session import EntryRecord, Session
 from .tokens import ContextTokens, estimate_tokens_16, should_compact
+
+if TYPE_CHECKING:  # pydantic costs ~0.3 s to import: only the commit and export build entries
+    from .entries import CompactionEntry
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
@@ -722,6 +724,8 @@ def planned_compaction_entry(
     The one construction for the entry written (engine) and the previews (export): pi 1.6.0 adds
     the summarisation ``usage`` and the replayed system message at the boundary (§10.7); 0.80.2
     has neither. ``tokensBefore`` and the file lists are the preparation's, as pi stores them."""
+    from .entries import CompactionEntry, FileDetails
+
     read, modified = preparation.file_lists
     leaf_id = session.records[leaf_index].id
     pi16 = profile.projection
