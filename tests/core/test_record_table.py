@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from session_studio.core import Session, index_cache
 from session_studio.core.errors import LoadCancelled
@@ -30,6 +32,63 @@ ODD_ENTRIES: list[dict[str, Any]] = [
     {"type": "custom", "parentId": "cafe0003"},  # no id, no timestamp
     [1, 2, 3],  # an array pi keeps as an entry
     U("same id again", id="0a1b2c3d", parentId="cafe0003"),
+]
+
+#: shapes next to the bulk loader's common case (hex ids, ISO timestamp, an int estimate)
+BULK_EDGES: list[dict[str, Any]] = [
+    A("float usage", id="cafe0004", parentId="0a1b2c3d", timestamp="2025-01-01T00:00:00.000Z", total=2.5),
+    A("ts not ascii", id="cafe0005", parentId="cafe0004", timestamp="2025-01-01T00:00:00.000é"),
+    U("upper parent", id="cafe0006", parentId="CAFE0005", timestamp="2025-01-01T00:00:00.000Z"),
+    U("no parent key", id="cafe0007", timestamp="2025-01-01T00:00:00.000Z"),
+    {
+        "type": "message",
+        "id": "cafe0008",
+        "parentId": None,
+        "timestamp": "2025-01-01T00:00:00.000Z",
+        "message": {"role": 7, "content": "numeric role"},
+    },
+    {
+        "type": "message",
+        "id": "cafe0009",
+        "parentId": None,
+        "timestamp": "2025-01-01T00:00:00.000Z",
+        "message": {"content": "no role"},
+    },
+    {
+        "type": "message",
+        "id": "cafe000a",
+        "parentId": None,
+        "timestamp": "2025-01-01T00:00:00.000Z",
+        "message": "a string",
+    },
+    {
+        "type": "message",
+        "id": "cafe000b",
+        "parentId": None,
+        "timestamp": "2025-01-01T00:00:00.000Z",
+        "message": {"role": "assistant", "content": "not a list", "usage": {"totalTokens": 5}},
+    },
+    {
+        "type": "model_change",
+        "id": "cafe000c",
+        "parentId": "cafe000b",
+        "timestamp": "2025-01-01T00:00:00.000Z",
+    },
+    {
+        "type": "message",
+        "id": "cafe000d",
+        "parentId": "cafe000c",
+        "timestamp": "2025-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": [{"type": "text", "text": "\U0001f600 astral"}]},
+    },
+    {
+        "type": "label",
+        "id": "cafe000e",
+        "parentId": "cafe000d",
+        "timestamp": "2025-01-01T00:00:00.000Z",
+        "targetId": "cafe0004",
+        "label": "B",
+    },
 ]
 
 
@@ -80,10 +139,10 @@ def _facts(s: Session) -> list[tuple[Any, ...]]:
 
 @pytest.mark.parametrize("keep", [True, False])
 def test_columns_give_back_every_value(tmp_path: Path, keep: bool) -> None:
-    p = _write(tmp_path / "s.jsonl", ODD_ENTRIES)
+    p = _write(tmp_path / "s.jsonl", ODD_ENTRIES + BULK_EDGES)
     s = Session.open(p, keep_values=keep, use_cache=False)
     got = _facts(s)
-    want = [_expected_facts(v) for v in ODD_ENTRIES]
+    want = [_expected_facts(v) for v in ODD_ENTRIES + BULK_EDGES]
     assert len(got) == len(want)
     for g, w in zip(got, want, strict=True):
         assert all(_same(x, y) for x, y in zip(g, w, strict=True)), (g, w)
@@ -91,6 +150,81 @@ def test_columns_give_back_every_value(tmp_path: Path, keep: bool) -> None:
     assert s.records[4].tokens is s.records[4].error
     assert s.records[6].usage_tokens == 2**60  # an int, not a float
     assert type(s.records[0].tokens) is int
+    assert s.labels["cafe0004"] == ("B", "2025-01-01T00:00:00.000Z")  # a label of the common shape
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "type": st.sampled_from(["message", "label", "custom", "session", 3]),
+                "id": st.sampled_from(["0a1b2c3d", "0A1B2C3D", "0a1b2c3", "e1", 5, None]),
+                "parentId": st.sampled_from(["0a1b2c3d", "ffffffff", "xyz", None, 1.5]),
+                "timestamp": st.sampled_from(
+                    ["2025-01-01T00:00:00.000Z", "2025-01-01T00:00:00.000\u00e9", 1]
+                ),
+                "targetId": st.sampled_from(["0a1b2c3d", "e1"]),
+                "label": st.sampled_from(["L", "", None]),
+                "message": st.one_of(
+                    st.none(),
+                    st.text(max_size=3),
+                    st.fixed_dictionaries(
+                        {},
+                        optional={
+                            "role": st.sampled_from(["user", "assistant", "toolResult", "custom", 1]),
+                            "content": st.one_of(
+                                st.text(max_size=8),
+                                st.lists(
+                                    st.fixed_dictionaries(
+                                        {"type": st.sampled_from(["text", "thinking", "image", "toolCall"])},
+                                        optional={
+                                            "text": st.one_of(st.text(max_size=8), st.integers()),
+                                            "thinking": st.text(max_size=8),
+                                            "name": st.text(max_size=4),
+                                            "arguments": st.dictionaries(
+                                                st.text(max_size=3),
+                                                st.one_of(st.integers(), st.floats(allow_nan=False)),
+                                                max_size=2,
+                                            ),
+                                        },
+                                    ),
+                                    max_size=3,
+                                ),
+                            ),
+                            "usage": st.one_of(
+                                st.none(),
+                                st.fixed_dictionaries(
+                                    {
+                                        "totalTokens": st.one_of(
+                                            st.integers(-5, 2**60), st.floats(allow_nan=False)
+                                        )
+                                    }
+                                ),
+                            ),
+                            "stopReason": st.sampled_from(["stop", "aborted", "error"]),
+                        },
+                    ),
+                ),
+            },
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_the_bulk_loader_equals_the_general_path(tmp_path: Path, entries: list[dict[str, Any]]) -> None:
+    """Big files are indexed by one loop for the common entry shape (Session._load_common);
+    small ones, whose values are kept, by `_add_record` for every entry: the facts are the same."""
+    p = _write(tmp_path / "s.jsonl", entries)
+    general = Session.open(p, keep_values=True, use_cache=False)
+    bulk = Session.open(p, keep_values=False, use_cache=False)
+    assert len(general.records) == len(bulk.records)
+    for g, b in zip(_facts(general), _facts(bulk), strict=True):
+        assert all(_same(x, y) for x, y in zip(g, b, strict=True)), (g, b)
+    assert general.records.flags == bulk.records.flags
+    assert general.labels == bulk.labels and general.leaf_id == bulk.leaf_id
+    assert [(i.line, i.kind) for i in general.issues] == [(i.line, i.kind) for i in bulk.issues]
 
 
 def test_by_id_keeps_the_last_record_of_a_repeated_id(tmp_path: Path) -> None:

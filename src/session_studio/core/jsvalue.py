@@ -11,7 +11,6 @@ here wherever the JavaScript result would differ from the Python one.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any, Final
 
 __all__ = [
@@ -110,14 +109,12 @@ def js_key(v: Any) -> Any:
     return ("object", id(v))
 
 
-_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
-
-
 def u16len(s: str) -> int:
     """JavaScript `s.length` (UTF-16 code units): astral characters count twice."""
     if s.isascii():
         return len(s)
-    return len(s) + len(_ASTRAL.findall(s))
+    # one C pass; faster than finding the astral characters with a regex (lone surrogates count 1)
+    return len(s.encode("utf-16-le", "surrogatepass")) >> 1
 
 
 def u16slice_head(s: str, n: int) -> str:

@@ -71,6 +71,10 @@ def _is_falsy(v: Any) -> bool:
     return v is None or v is False or v == "" or (type(v) in (int, float) and v == 0)
 
 
+_loads = orjson.loads
+_JSONDecodeError = orjson.JSONDecodeError
+
+
 def parse_line(raw: bytes) -> tuple[Any, str | None, str | None]:
     """Parse one line as pi would. Returns (value or None, issue kind, issue message)."""
     try:
@@ -262,6 +266,14 @@ def _no_newline_issue(line_no: int, offset: int, dropped: bool) -> LoadIssue:
 
 
 def _one(raw: bytes, line_no: int, offset: int, issues: list[LoadIssue]) -> RawValue | None:
+    if raw and raw[-1] != 13:  # the common case first: an object on a line of its own
+        try:
+            value = _loads(raw)
+        except _JSONDecodeError:
+            pass
+        else:
+            if type(value) is dict:  # an object is never falsy and has no issue to note
+                return RawValue(line_no, offset, len(raw), value)
     if raw.endswith(b"\r"):
         issues.append(LoadIssue(line_no, offset, "crlf", "line ends with \\r (CRLF); harmless to pi", False))
     if not raw:

@@ -35,6 +35,7 @@ __all__ = ["COLUMNS", "EntryRecord", "IdIndex", "RecordTable", "message_facts"]
 #: the array columns of a table (the timestamps are one bytearray besides)
 COLUMNS = ("lines", "offsets", "lengths", "types", "roles", "ids", "parents", "tokens", "usage", "flags")
 _HEX8 = re.compile(r"[0-9a-f]{8}")
+_HEX_DIGITS = "0123456789abcdef"
 _ID_UNDEFINED = -1
 _ID_NULL = -2
 _TS_BYTES = 24  # "2025-10-19T22:39:25.412Z"
@@ -70,6 +71,11 @@ def message_facts(value: Any) -> tuple[Any, Any, Any, JsTypeError | None]:
     except JsTypeError:
         usage = None
     return role, tokens, usage, None
+
+
+def _is_hex8(v: str) -> bool:
+    """Whether a str is pi's id form, 8 lowercase hex digits (as `_HEX8`, without a regex call)."""
+    return len(v) == 8 and not v.strip(_HEX_DIGITS)
 
 
 class RecordTable(Sequence["EntryRecord"]):
@@ -121,7 +127,7 @@ class RecordTable(Sequence["EntryRecord"]):
 
     def pack_id(self, v: Any) -> int:
         if type(v) is str:
-            if len(v) == 8 and _HEX8.fullmatch(v):
+            if _is_hex8(v):
                 return int(v, 16)
             code = self._other_codes.get(v)
             if code is None:

@@ -22,10 +22,23 @@ from typing import Any, BinaryIO
 
 from .errors import EntryNotFoundError, SessionFileError, SessionLoadError
 from .fingerprint import FileFingerprint, fingerprint_fd, open_regular, open_regular_fd, still_prefix
-from .jsvalue import UNDEFINED, js_key, js_string, js_truthy
+from .jsvalue import UNDEFINED, JsTypeError, js_key, js_string, js_truthy
 from .migrate import js_compare, needs_migration, new_entry_id, version_of
 from .reader import LoadIssue, RawValue, iter_values, parse_line
-from .record_table import COLUMNS, EntryRecord, IdIndex, RecordTable, message_facts
+from .record_table import (
+    _DOUBLE_EXACT,
+    _ID_NULL,
+    COLUMNS,
+    TOKENS_INT,
+    USAGE_INT,
+    USAGE_SET,
+    EntryRecord,
+    IdIndex,
+    RecordTable,
+    _is_hex8,
+    message_facts,
+)
+from .tokens import assistant_usage_tokens, estimate_tokens
 
 __all__ = ["CURRENT_LEAF", "KEEP_VALUES_MAX_BYTES", "EntryRecord", "Session"]
 
@@ -413,11 +426,113 @@ class Session:
         return EntryRecord(t, i)
 
     def _load(self, values: Iterable[RawValue], rename_hook: bool) -> None:
-        for raw in values:
-            rec = self._add_record(raw, rename_hook)
-            if rec is not None:
-                self._index_record(rec, bulk=True)
+        if rename_hook or self.records.values is not None:
+            for raw in values:
+                rec = self._add_record(raw, rename_hook)
+                if rec is not None:
+                    self._index_record(rec, bulk=True)
+        else:
+            self._load_common(values)
         self._note_tail()
+
+    def _load_common(self, values: Iterable[RawValue]) -> None:
+        """`_add_record` + `_index_record(bulk=True)` for a big file, one loop for the common shape.
+
+        Most entries pi writes are a dict with a string type, 8-hex id and parent (or a null
+        parent), pi's 24-character timestamp and, for messages, an int estimate: those are
+        appended to the columns right here (a third of the load's time otherwise goes into calls
+        and checks per entry). Anything else (labels, headers, odd ids or values, estimate
+        errors) goes through `_add_record`, which computes the same facts the general way.
+        """
+        t = self.records
+        lines, offsets, lengths = t.lines.append, t.offsets.append, t.lengths.append
+        types, roles, ids, parents = t.types.append, t.roles.append, t.ids.append, t.parents.append
+        tokens_col, usage_col, flags_col = t.tokens.append, t.usage.append, t.flags.append
+        stamps = t.timestamps
+        codes: dict[str, int] = {}  # str type/role → its symbol code in t
+        symbol = t.symbol
+        is_hex8 = _is_hex8
+        undefined = UNDEFINED
+        null_id = _ID_NULL
+        tokens_int = TOKENS_INT
+        usage_int = USAGE_SET | USAGE_INT
+        usage_float = USAGE_SET
+        exact = _DOUBLE_EXACT
+        add_record, index_record = self._add_record, self._index_record
+        for raw in values:
+            v = raw.value
+            if type(v) is dict:
+                typ = v.get("type", undefined)
+                rid = v.get("id", undefined)
+                parent = v.get("parentId", undefined)
+                stamp = v.get("timestamp", undefined)
+                if (
+                    type(typ) is str
+                    and typ != "session"
+                    and typ != "label"
+                    and type(rid) is str
+                    and is_hex8(rid)
+                    and (parent is None or (type(parent) is str and is_hex8(parent)))
+                    and type(stamp) is str
+                    and len(stamp) == 24
+                    and stamp.isascii()
+                ):
+                    role: Any = undefined
+                    tokens: Any = 0
+                    usage: Any = None
+                    flags = tokens_int
+                    if typ == "message":
+                        msg = v.get("message")
+                        if type(msg) is not dict:
+                            rec = add_record(raw, False)
+                            if rec is not None:
+                                index_record(rec, bulk=True)
+                            continue
+                        role = msg.get("role", undefined)
+                        try:
+                            tokens = estimate_tokens(msg)
+                            usage = assistant_usage_tokens(msg) if role == "assistant" else None
+                        except JsTypeError:
+                            tokens = None  # the general path keeps the error as the value
+                        if type(tokens) is not int or not -exact <= tokens <= exact:
+                            rec = add_record(raw, False)
+                            if rec is not None:
+                                index_record(rec, bulk=True)
+                            continue
+                        if usage is not None:
+                            if type(usage) is int and -exact <= usage <= exact:
+                                flags |= usage_int
+                            elif type(usage) is float:
+                                flags |= usage_float
+                            else:
+                                rec = add_record(raw, False)
+                                if rec is not None:
+                                    index_record(rec, bulk=True)
+                                continue
+                    code = codes.get(typ)
+                    if code is None:
+                        code = codes[typ] = symbol(typ)
+                    if type(role) is str:
+                        known = codes.get(role)
+                        role_code = codes[role] = symbol(role) if known is None else known
+                    else:
+                        role_code = symbol(role)  # 0 for undefined
+                    lines(raw.line)
+                    offsets(raw.offset)
+                    lengths(raw.length)
+                    types(code)
+                    roles(role_code)
+                    ids(int(rid, 16))
+                    parents(null_id if parent is None else int(parent, 16))
+                    stamps += stamp.encode()
+                    tokens_col(tokens)
+                    usage_col(0.0 if usage is None else usage)
+                    flags_col(flags)
+                    continue
+            rec = add_record(raw, False)
+            if rec is not None:
+                index_record(rec, bulk=True)
+        self._children = None
 
     def _load_v1(self, values: Iterable[RawValue], rename_hook: bool) -> None:
         # v1 → v2: every value gets a fresh id and the previous value as parent;
@@ -806,8 +921,7 @@ def _scan_worker(path: str, start: int, end: int, conn: Any) -> None:
     issues: list[LoadIssue] = []
     part = Session(path, None, RecordTable(False), issues, None, False, False, 0, False)
     with open(path, "rb") as fh:
-        for raw in iter_values(fh, issues, start, 1, None):
-            part._add_record(raw, False)  # a later session header becomes an issue
+        part._load(iter_values(fh, issues, start, 1, None), False)  # a later header becomes an issue
         size = fh.tell()
     conn.send((part.records.without_columns(), issues, size))
     for data in part.records.column_bytes():
