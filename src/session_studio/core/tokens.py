@@ -140,6 +140,11 @@ def _number_length_correction(args: dict[str, Any]) -> int:
     return delta
 
 
+#: what any float (a '.' or an exponent after a digit) or an integer past 2**53 (16+ digits)
+#: looks like in orjson's output; strings may match too, which only costs the exact walk
+_MAYBE_ODD_NUMBER = re.compile(rb"[0-9][.eE]|[0-9]{16}")
+
+
 def _args_len_fast(args: dict[str, Any]) -> int:
     """len(JSON.stringify(args)) from orjson's output, corrected for numbers."""
     try:
@@ -147,6 +152,8 @@ def _args_len_fast(args: dict[str, Any]) -> int:
     except (orjson.JSONEncodeError, TypeError):
         raise _Slow from None  # lone surrogates, huge integers, deep nesting
     n = len(b) if b.isascii() else u16len(b.decode("utf-8"))
+    if _MAYBE_ODD_NUMBER.search(b) is None:
+        return n  # only integers of at most 15 digits: JSON.stringify prints them as orjson does
     return n + _number_length_correction(args)
 
 
