@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from session_studio.core.file_ops import FileOps
@@ -431,3 +433,49 @@ def test_installed_pi_falls_back_to_pi_version(tmp_path: Any, monkeypatch: pytes
         assert "pi 1.6.0 is installed" in profile.default_choice().reason
     finally:
         profile.installed_pi_version.cache_clear()
+
+
+def _summary_lines(entries: list[dict[str, Any]]) -> bytes:
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "s1",
+        "timestamp": "2025-01-01T00:00:00.000Z",
+        "cwd": "/p",
+    }
+    return b"".join(orjson.dumps(e) + b"\n" for e in [header, *entries])
+
+
+@pytest.mark.parametrize(
+    ("extra", "marked"),
+    [
+        ({}, False),
+        ({"summary": 'the "usage" of words, an id "cafe0001" and "systemMessage"'}, False),
+        ({"usage": {"input": 1}}, True),
+        ({"systemMessage": {"role": "system", "content": "x"}}, True),
+        ({"firstKeptEntryId": "cafe0001"}, True),  # retain-none: its own id
+        ({"\u0075sage": 1}, True),  # spelled with an escape in the file below
+    ],
+)
+def test_the_marker_reads_summaries_whose_bytes_may_hold_one(
+    tmp_path: Path, extra: dict[str, Any], marked: bool
+) -> None:
+    """Issue 11: a big file's summaries are ruled out by their bytes; the verdict is the value's."""
+    compaction = {
+        "type": "compaction",
+        "id": "cafe0001",
+        "parentId": None,
+        "timestamp": "2025-01-01T00:00:00.000Z",
+        "summary": "s",
+        "firstKeptEntryId": "0a1b2c3d",
+        "tokensBefore": 5,
+        **extra,
+    }
+    data = _summary_lines([compaction])
+    if "usage" in extra and extra["usage"] == 1:
+        data = data.replace(b'"usage":1', b'"\\u0075sage":1')
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(data)
+    for keep in (True, False):
+        session = Session.open(p, keep_values=keep, use_cache=False)
+        assert (pi16_marker(session) is not None) is marked, keep

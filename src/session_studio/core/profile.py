@@ -123,6 +123,25 @@ def _compaction_marker(value: Any) -> str | None:
 _MARKER_BATCH = 256
 
 
+def _may_mark(recs: Any, i: int, raw: bytes) -> bool:
+    """Whether summary record `i`'s line can hold a 1.6.0 marker, from its bytes alone.
+
+    A key "usage"/"systemMessage" shows as those quoted bytes, and firstKeptEntryId equal to the
+    entry's own id means the quoted id twice; an escaped key or id (\\u…) is possible only with a
+    backslash-u. A big session's thousand summaries are mostly ruled out without parsing them.
+    """
+    if b'"usage"' in raw or b"\\u" in raw:
+        return True
+    if recs.type_of(i) != "compaction":
+        return False
+    if b'"systemMessage"' in raw:
+        return True
+    own = recs.id_of(i)
+    if i in recs.patches or type(own) is not str or not own.isascii() or not own.replace("-", "").isalnum():
+        return True  # a migrated id, or one a writer may spell with escapes: read the value
+    return raw.count(b'"' + own.encode() + b'"') >= 2
+
+
 def pi16_marker(session: Session) -> str | None:
     """The first 1.6.0-only shape in the file, in words, or None for a plain v3 file."""
     recs = session.records
@@ -131,6 +150,11 @@ def pi16_marker(session: Session) -> str | None:
     firsts = [recs.first_of_type("usage"), recs.first_of_type("context_edit"), recs.first_with_role("system")]
     limit = min((i for i in firsts if i is not None), default=len(recs))
     candidates = [*recs.indices_of_types(("compaction", "branch_summary"), limit), limit]
+    if recs.values is None:  # values on disk: rule summaries out by their bytes before parsing
+        n = len(recs)
+        stored = [i for i in candidates if i < n and i not in recs.virtual_values]
+        lines = dict(zip(stored, session.raw_lines(stored), strict=True))
+        candidates = [i for i in candidates if i not in lines or _may_mark(recs, i, lines[i])]
     for start in range(0, len(candidates), _MARKER_BATCH):
         batch = [i for i in candidates[start : start + _MARKER_BATCH] if i < len(recs)]
         for i, v in zip(batch, session.values(batch), strict=True):

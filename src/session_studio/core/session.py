@@ -641,6 +641,22 @@ class Session:
                     out[j] = self._reread(fh, self.records[i])
         return out
 
+    def raw_lines(self, indices: Iterable[int]) -> list[bytes]:
+        """The bytes of these records' lines in the file (one sequential read)."""
+        idx = list(indices)
+        out = [b""] * len(idx)
+        t = self.records
+        order = sorted((t.offsets[i], j, i) for j, i in enumerate(idx))
+        if order:
+            with self._reopen() as fh:
+                for offset, j, i in order:
+                    fh.seek(offset)
+                    raw = fh.read(t.lengths[i])
+                    if len(raw) != t.lengths[i]:
+                        raise self._changed_while_reading(f"line {t.lines[i]} is no longer there")
+                    out[j] = raw
+        return out
+
     def _changed_while_reading(self, why: str) -> SessionFileError:
         return SessionFileError(f"{self.path}: the file changed while it was being read ({why}); reload it")
 
