@@ -167,6 +167,7 @@ def iter_values(
     line_offset = start_offset  # where the unfinished line starts
     skipping: tuple[bytes, bool] | None = None  # (its first bytes, too long?) while skipping a line
     remaining = -1 if end_offset is None else end_offset - start_offset
+    loads, decode_error = _loads, _JSONDecodeError
     while remaining != 0:
         if skipping is not None:
             hole = _hole_length(fh, line_offset + parts_len, remaining)
@@ -204,9 +205,19 @@ def iter_values(
             nl = chunk.find(b"\n", pos)
         while nl >= 0:
             raw = chunk[pos:nl]
-            rv = _one(raw, line_no, chunk_offset + pos, issues)
-            if rv is not None:
-                yield rv
+            # the common case inline (see _one): an object on a line of its own
+            value = None
+            if nl > pos and chunk[nl - 1] != 13:
+                try:
+                    value = loads(raw)
+                except decode_error:
+                    value = None
+            if type(value) is dict:
+                yield RawValue(line_no, chunk_offset + pos, nl - pos, value)
+            else:
+                rv = _one(raw, line_no, chunk_offset + pos, issues)
+                if rv is not None:
+                    yield rv
             line_no += 1
             pos = nl + 1
             nl = chunk.find(b"\n", pos)
