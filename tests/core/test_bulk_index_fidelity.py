@@ -49,3 +49,17 @@ def test_the_big_file_index_plans_as_the_kept_values_do(
         assert kept.records.values is not None and bulk.records.values is None
         for profile in (PROFILE_0_80_2, PROFILE_1_6_0):
             assert _plan(bulk, profile) == _plan(kept, profile), (f.name, profile.version)
+
+
+def test_the_parallel_scan_of_damaged_files_equals_the_sequential_one(tmp_path: Path) -> None:
+    """Damaged lines (blank, CRLF, broken JSON, falsy values, a torn tail) in either half: the
+    second process's line numbers are shifted by the newlines the first one read."""
+    files = generate(tmp_path / "damaged", "--seed", "7404", "--count", "8", "--damaged")
+    for f in files:
+        seq = Session.open(f, keep_values=False, parallel=False, use_cache=False)
+        par = Session.open(f, keep_values=False, parallel=True, use_cache=False)
+        assert [repr(r.facts()) for r in par.records] == [repr(r.facts()) for r in seq.records], f.name
+        assert [(i.line, i.offset, i.kind) for i in par.issues] == [
+            (i.line, i.offset, i.kind) for i in seq.issues
+        ], f.name
+        assert par.leaf_id == seq.leaf_id and par.labels == seq.labels

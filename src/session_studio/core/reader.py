@@ -154,11 +154,13 @@ def iter_values(
     start_offset: int = 0,
     start_line: int = 1,
     end_offset: int | None = None,
+    lines_read: list[int] | None = None,
 ) -> Iterator[RawValue]:
     """Yield every value pi keeps, reading `fh` from `start_offset` (to `end_offset`) in chunks.
 
     `end_offset` must be just after a newline (or the end of the file). Memory stays
-    bounded by MAX_LINE_BYTES plus a chunk whatever the file holds.
+    bounded by MAX_LINE_BYTES plus a chunk whatever the file holds. `lines_read` gets the
+    number of newlines read appended once the values are exhausted.
     """
     fh.seek(start_offset)
     line_no = start_line
@@ -231,6 +233,8 @@ def iter_values(
             if too_long or (parts_len > HOPELESS_CHECK_BYTES and _hopeless(parts[0][:4096])):
                 skipping = (head, too_long)
                 parts = []
+    if lines_read is not None:
+        lines_read.append(line_no - start_line)
     if skipping is not None:
         issues.append(_skipped_issue(line_no, line_offset, parts_len, *skipping))
         issues.append(_no_newline_issue(line_no, line_offset, True))

@@ -267,7 +267,8 @@ class Session:
         proc.start()
         send.close()
         try:
-            values = iter_values(fh, issues, 0, 1, split)
+            lines_read: list[int] = []
+            values = iter_values(fh, issues, 0, 1, split, lines_read)
             if progress is not None or cancel is not None:
                 values = _watched(values, split, progress, cancel)
             session = cls._from_values(p, values, issues, False, finish=False)
@@ -278,7 +279,7 @@ class Session:
                     pass
             else:
                 # the worker's columns one at a time: the two halves are never held twice
-                line_shift = _count_lines(fh, split)  # the worker numbered its lines from 1
+                (line_shift,) = lines_read  # the worker numbered its lines from 1
                 base = len(session.records)
                 session.records.extend_from(part, line_shift, columns)
         except BaseException:
@@ -917,19 +918,6 @@ def _split_point(fh: BinaryIO, size: int) -> int | None:
             pos = fh.tell() - len(chunk) + nl + 1
             fh.seek(0)
             return pos if pos < size else None
-
-
-def _count_lines(fh: BinaryIO, end: int) -> int:
-    fh.seek(0)
-    n = 0
-    remaining = end
-    while remaining > 0:
-        chunk = fh.read(min(1 << 24, remaining))
-        if not chunk:
-            break
-        n += chunk.count(b"\n")
-        remaining -= len(chunk)
-    return n
 
 
 def _scan_worker(path: str, start: int, end: int, conn: Any) -> None:
