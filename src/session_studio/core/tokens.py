@@ -297,6 +297,10 @@ def assistant_usage_tokens(message: Any) -> Any:
     if stop == "aborted" or stop == "error":
         return None
     usage = message["usage"]
+    if type(usage) is dict:  # the usual shape: a positive integer totalTokens is the answer
+        total = usage.get("totalTokens")
+        if type(total) is int and total > 0:
+            return total
     if not js_truthy(usage):
         return None
     tokens = calculate_context_tokens(usage)
