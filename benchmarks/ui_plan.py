@@ -20,50 +20,18 @@ Prints JSON:
 from __future__ import annotations
 
 import json
-import os
-import statistics
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-DEFAULT = Path("/tmp/huge/huge-s1-000-v3.jsonl")
+from window_bench import ms_stats, open_loaded_window, session_path, timed
 
 
 def main(argv: list[str]) -> int:
-    path = Path(argv[0]) if argv else DEFAULT
-    if not path.is_file():
-        raise SystemExit(f"ui_plan.py: no session file {path} (see the module docstring)")
-    tmp = tempfile.mkdtemp(prefix="ss-bench-")
-    os.environ["SESSION_STUDIO_CONFIG_DIR"] = tmp
-    os.environ["SESSION_STUDIO_STATE_DIR"] = tmp
-    os.environ.setdefault("PI_CODING_AGENT_DIR", tmp)
+    path = session_path(argv, "ui_plan.py")
+    win, loaded_s = open_loaded_window(path, "ui_plan.py")
     from PySide6.QtCore import QCoreApplication, QElapsedTimer, QTimer
     from PySide6.QtTest import QTest
-    from PySide6.QtWidgets import QApplication
 
-    from session_studio.ui.main_window import MainWindow, stylesheet
-    from session_studio.ui.settings import AppSettings
-    from session_studio.ui.theme import apply_theme
-
-    app = QApplication.instance() or QApplication([sys.argv[0]])
-    apply_theme(app, "light")
-    app.setStyleSheet(stylesheet())
-    win = MainWindow(AppSettings(Path(tmp) / "s.ini"), sessions_root=tmp)
-    win.resize(1600, 1000)
-    win.show()
-    t0 = time.perf_counter()
-    win.open_path(str(path))
-    while time.perf_counter() - t0 < 900:
-        QCoreApplication.processEvents()
-        if win.doc.state is not None and not win.runner.busy and not win.doc.preparing:
-            break
-        time.sleep(0.005)
-    st = win.doc.state
-    if st is None:
-        raise SystemExit("ui_plan.py: the session did not load")
-    loaded_s = time.perf_counter() - t0
     from session_studio.ui.token_bar import TokenBar
 
     doc, bar = win.doc, win.findChild(TokenBar)
@@ -73,16 +41,18 @@ def main(argv: list[str]) -> int:
             QCoreApplication.processEvents()
 
     # 1. slider step → new plan shown
-    steps: list[float] = []
+    steps: list[tuple[float, float]] = []
     keeps = [20000 + 7000 * k for k in range(20)]
-    for v in keeps:
-        settle()
-        t = time.perf_counter()
+
+    def step(v: int) -> None:
         win.planner.keep.slider.setValue(v)
         win.planner.flush_params()  # what the debounce timer does once the slider rests
         QCoreApplication.processEvents()  # paints what the new plan changed (bar, panel, tree rows)
         QCoreApplication.processEvents()
-        steps.append((time.perf_counter() - t) * 1000)
+
+    for v in keeps:
+        settle()
+        steps.append(timed(lambda v=v: step(v)))
     # 2. token-bar paint with the cut on a metadata entry
     pl = doc.loaded_state.planner if doc.loaded_state else None
     meta_cut = None
@@ -92,17 +62,18 @@ def main(argv: list[str]) -> int:
             if pos > 0 and recs[pl.path[pos - 1]].type not in ("message", "compaction"):
                 meta_cut = pos
                 break
-    paints: list[float] = []
+    paints: list[tuple[float, float]] = []
     if meta_cut is not None:
         doc.set_manual_cut(pl.path[meta_cut])  # type: ignore[union-attr]
         settle()
         fk = doc.state.cut.first_kept_index if doc.state and doc.state.cut else None
         first_kept_type = doc.session.records[pl.path[fk]].type if fk is not None and doc.session else None  # type: ignore[union-attr]
-        for _ in range(20):
-            t = time.perf_counter()
+
+        def paint() -> None:
             bar.set_state(doc.state)
             bar.repaint()
-            paints.append((time.perf_counter() - t) * 1000)
+
+        paints.extend(timed(paint) for _ in range(20))
     else:
         first_kept_type = None
     doc.clear_manual_cut()
@@ -157,17 +128,12 @@ def main(argv: list[str]) -> int:
     cold = type_word("compaction")
     warm = type_word("readme")
 
-    def ms(xs: list[float]) -> dict[str, float | None]:
-        if not xs:
-            return {"median": None, "max": None}
-        return {"median": round(statistics.median(xs), 2), "max": round(max(xs), 2)}
-
     out = {
         "file": str(path),
         "entries": len(doc.session.records) if doc.session else None,
         "loaded_s": round(loaded_s, 1),
-        "slider_step_to_plan_shown_ms": ms(steps),
-        "token_bar_paint_cut_on_metadata_ms": ms(paints),
+        "slider_step_to_plan_shown_ms": ms_stats(steps),
+        "token_bar_paint_cut_on_metadata_ms": ms_stats(paints),
         "cut_first_kept_type": first_kept_type,
         "search_cold": cold,
         "search_warm": warm,

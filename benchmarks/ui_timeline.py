@@ -21,73 +21,22 @@ loaded machine the second is what the code costs):
 from __future__ import annotations
 
 import json
-import os
-import statistics
 import sys
-import tempfile
 import time
-from collections.abc import Callable
-from pathlib import Path
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-DEFAULT = Path("/tmp/huge/huge-s1-000-v3.jsonl")
-
-
-def _ms(samples: list[tuple[float, float]]) -> dict[str, float]:
-    """Median and max of (wall, CPU of this thread) samples, in ms; on a loaded machine the CPU
-    time is what the code costs, the wall time what the user waited."""
-    wall = [w for w, _ in samples]
-    cpu = [c for _, c in samples]
-    return {
-        "median": round(statistics.median(wall) * 1000, 2),
-        "max": round(max(wall) * 1000, 2),
-        "cpu_median": round(statistics.median(cpu) * 1000, 2),
-        "cpu_max": round(max(cpu) * 1000, 2),
-    }
-
-
-def _timed(fn: Callable[[], object]) -> tuple[float, float]:
-    t, c = time.perf_counter(), time.thread_time()
-    fn()
-    return time.perf_counter() - t, time.thread_time() - c
+from window_bench import ms_stats, open_loaded_window, session_path, timed, wait_until
 
 
 def main(argv: list[str]) -> int:
-    path = Path(argv[0]) if argv else DEFAULT
-    if not path.is_file():
-        raise SystemExit(f"ui_timeline.py: no session file {path} (see the module docstring)")
-    tmp = tempfile.mkdtemp(prefix="ss-bench-")
-    os.environ["SESSION_STUDIO_CONFIG_DIR"] = tmp
-    os.environ["SESSION_STUDIO_STATE_DIR"] = tmp
-    os.environ.setdefault("PI_CODING_AGENT_DIR", tmp)
-    from PySide6.QtCore import QCoreApplication
-    from PySide6.QtWidgets import QApplication
-
+    path = session_path(argv, "ui_timeline.py")
+    win, _ = open_loaded_window(path, "ui_timeline.py")
     from session_studio.core.plan import PathPlanner, PlanParams
     from session_studio.core.timeline import build_timeline
-    from session_studio.ui.main_window import MainWindow, stylesheet
-    from session_studio.ui.settings import AppSettings
-    from session_studio.ui.theme import apply_theme
     from session_studio.ui.timeline import SegmentPlanners
 
-    app = QApplication.instance() or QApplication([sys.argv[0]])
-    apply_theme(app, "light")
-    app.setStyleSheet(stylesheet())
-    win = MainWindow(AppSettings(Path(tmp) / "s.ini"), sessions_root=tmp)
-    win.resize(1600, 1000)
-    win.show()
+    def wait(cond: object) -> None:
+        wait_until(cond, "ui_timeline.py")  # type: ignore[arg-type]
 
-    def wait(cond: object, limit: float = 900) -> None:
-        t0 = time.perf_counter()
-        while time.perf_counter() - t0 < limit:
-            QCoreApplication.processEvents()
-            if cond():  # type: ignore[operator]
-                return
-            time.sleep(0.005)
-        raise SystemExit("ui_timeline.py: timed out")
-
-    win.open_path(str(path))
-    wait(lambda: win.doc.state is not None and not win.runner.busy and not win.doc.preparing)
     doc, panel = win.doc, win.timeline
     chart = panel.chart
     out: dict[str, object] = {"file": str(path), "entries": len(doc.session.records)}
@@ -118,7 +67,7 @@ def main(argv: list[str]) -> int:
         def paint(relayout: bool) -> tuple[float, float]:
             if relayout:
                 chart._layout = None
-            return _timed(chart.repaint)
+            return timed(chart.repaint)
 
         paint_samples = [paint(True) for _ in range(20)]
         repaint_samples = [paint(False) for _ in range(20)]
@@ -126,7 +75,7 @@ def main(argv: list[str]) -> int:
         assert lay is not None
         mid_y = lay.area.top + lay.area.height / 2
         hover = [
-            _timed(lambda k=k, a=lay.area, y=mid_y: chart.describe_at(a.left + a.width * k / 49, y))
+            timed(lambda k=k, a=lay.area, y=mid_y: chart.describe_at(a.left + a.width * k / 49, y))
             for k in range(50)
         ]
         slider = []
@@ -139,7 +88,7 @@ def main(argv: list[str]) -> int:
                 panel.follow_plan(st)  # type: ignore[arg-type]
                 chart.repaint()
 
-            slider.append(_timed(step))
+            slider.append(timed(step))
         out[version] = {
             "path_entries": tl.path_length,
             "points": len(tl),
@@ -151,10 +100,10 @@ def main(argv: list[str]) -> int:
             "rebuild_after_append_s": round(rebuild_s, 3),
             "rebuild_after_append_cpu_s": round(rebuild_cpu_s, 3),
             "chart_px": [chart.width(), chart.height()],
-            "paint_ms": _ms(paint_samples),
-            "repaint_ms": _ms(repaint_samples),
-            "hover_ms": _ms(hover),
-            "slider_ms": _ms(slider),
+            "paint_ms": ms_stats(paint_samples),
+            "repaint_ms": ms_stats(repaint_samples),
+            "hover_ms": ms_stats(hover),
+            "slider_ms": ms_stats(slider),
         }
     print(json.dumps(out, indent=2))
     win.close()

@@ -20,34 +20,18 @@ def profile_for(session: Any, a: argparse.Namespace) -> Any:
 
 def _planning_defaults(session: Any, profile: Any) -> Any:
     """pi's settings and the session model's limits for this file (llm.config.pi_planning_defaults)."""
-    from .core.context import build_session_context
-    from .llm.config import pi_planning_defaults
+    from .engine.branch_budget import session_planning_defaults
 
-    try:
-        model = build_session_context(session).model
-    except Exception:  # a damaged path: the overview reports it
-        model = None
-    cwd = (session.header or {}).get("cwd") if session.header else None
-    return pi_planning_defaults(cwd if isinstance(cwd, str) else None, model, profile=profile)
+    return session_planning_defaults(session, profile)
 
 
 def branch_budget_for(session: Any, a: argparse.Namespace, profile: Any) -> tuple[int, int, str]:
-    """Context window and reserve of a branch summary (§8.4): pi's generateBranchSummary budgets
-    ``(model.contextWindow || 128000) - settings.branchSummary.reserveTokens`` (0.80.2 and 1.6.0
-    alike; the model is the session's). `--context-window` overrides the window."""
-    from .engine.edits import DEFAULT_BRANCH_CONTEXT_WINDOW
+    """Context window and reserve of a branch summary (engine.branch_budget, which the window
+    asks too); `--context-window` overrides the window."""
+    from .engine.branch_budget import branch_summary_budget
 
-    pi = _planning_defaults(session, profile)
-    if a.context_window is not None:
-        window, where = a.context_window, "context window from the options"
-    elif pi.window_known:
-        window, where = pi.context_window, "the session model's context window"
-    else:
-        window, where = (
-            DEFAULT_BRANCH_CONTEXT_WINDOW,
-            f"context window {DEFAULT_BRANCH_CONTEXT_WINDOW:,} (model unknown)",
-        )
-    return window, pi.branch_reserve_tokens, f"{where}; branchSummary.reserveTokens from pi's settings"
+    budget = branch_summary_budget(session, profile, a.context_window)
+    return budget.context_window, budget.reserve_tokens, budget.source
 
 
 def settings_for(session: Any, a: argparse.Namespace, profile: Any) -> tuple[int, int, int, str]:

@@ -22,7 +22,13 @@ from session_studio.core.plan import PathPlanner, PlanParams
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0, PiProfile
 from session_studio.core.session import Session
 from session_studio.core.timeline import Limits, Timeline, branch_leaf, build_timeline, downsample
-from session_studio.core.timeline_layout import PlotArea, layout_timeline, with_plan_of
+from session_studio.core.timeline_layout import (
+    LABEL_DESCENT,
+    PlotArea,
+    layout_timeline,
+    svg_label_width,
+    with_plan_of,
+)
 from session_studio.core.timeline_svg import timeline_svg
 from session_studio.core.tokens import assistant_usage_tokens
 from tests.conftest import FIXTURES, ORACLE16_DIR, generate
@@ -330,3 +336,51 @@ def test_branch_leaf_follows_the_newest_child_down_to_a_leaf() -> None:
     assert branch_leaf(s, s.get_index("new")) == s.get_index("new")
     tl = build_timeline(PathPlanner(s, branch_leaf(s, s.get_index("old"))))
     assert tl.leaf_record == s.get_index("old-a") and list(tl.positions) == [1, 3]
+
+
+def _label_session() -> Session:
+    """A compaction that drops the context near the foot, then model changes standing under where
+    its label goes."""
+    return session_of(
+        U(400),
+        A(40, total=150_000),
+        _compaction("s" * 48, "e0", 150_000),
+        {"type": "model_change", "provider": "openai", "modelId": "gpt-4o"},
+        {"type": "model_change", "provider": "anthropic", "modelId": "claude-sonnet-4-5"},
+        U(20),
+        A(8, total=2_000),
+        {"type": "model_change", "provider": "openai", "modelId": "gpt-4o"},
+        U(20),
+        A(8, total=3_000),
+    )
+
+
+def test_drop_labels_stay_above_the_marker_triangles_in_the_svg() -> None:
+    """A compaction's label under its dot would cross the row of markers at the chart's foot: it is
+    lifted above them (the text's bottom above the triangles' tips wherever they share an x)."""
+    ns = "{http://www.w3.org/2000/svg}"
+    root = ET.fromstring(timeline_svg(build_timeline(PathPlanner(_label_session())), width=400, height=160))
+    tips = []  # (x left, x right, y of the tip) of each marker triangle
+    for el in root.iter(f"{ns}path"):
+        d = el.get("d") or ""
+        if d.endswith("Z"):
+            (_, ty), (lx, _), (rx, _) = [tuple(map(float, p[1:].split(","))) for p in d[:-2].split(" ")]
+            tips.append((lx, rx, ty))
+    assert len(tips) == 3
+    labels = [el for el in root.iter(f"{ns}text") if (el.text or "").startswith("summary ")]
+    assert len(labels) == 1
+    x, y = float(labels[0].get("x") or 0), float(labels[0].get("y") or 0)
+    right = x + svg_label_width(labels[0].text or "")
+    under = [tip for lx, rx, tip in tips if lx <= right and rx >= x]
+    assert under, "the test needs a marker under the label"
+    assert all(y + LABEL_DESCENT <= tip for tip in under), (y, under)
+
+
+def test_without_markers_under_it_a_drop_label_stays_under_its_dot() -> None:
+    s = session_of(
+        U(400), A(40, total=150_000), _compaction("s" * 48, "e0", 150_000), U(20), A(8, total=2_000)
+    )
+    lay = layout_timeline(build_timeline(PathPlanner(s)), PlotArea(40, 10, 300, 120))
+    ((_, _, _, y_after),) = lay.drops
+    (label,) = lay.drop_labels
+    assert label is not None and label.baseline == min(y_after + 12, lay.area.bottom - 2)

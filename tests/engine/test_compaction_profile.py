@@ -91,10 +91,13 @@ def test_split_turn_requests_run_one_after_the_other(tmp_path: Path) -> None:
     assert "usage" not in old_entry and "systemMessage" not in old_entry
 
 
-def test_no_usage_is_written_when_the_provider_reports_none(tmp_path: Path) -> None:
+def test_zero_usage_is_written_when_the_provider_reports_none(tmp_path: Path) -> None:
+    """pi-ai starts an answer at zero usage and keeps it when the provider reports nothing."""
     session = _open(tmp_path, "m1-system-first.jsonl")
     draft = draft_compaction(session, keep_recent_tokens=100, profile=PROFILE_1_6_0)
-    assert "usage" not in summarize_draft(draft, Recorder(usage=None)).entry().to_json_dict()
+    usage = summarize_draft(draft, Recorder(usage=None)).entry().to_json_dict()["usage"]
+    assert {k: usage[k] for k in USAGE} == dict.fromkeys(USAGE, 0)
+    assert usage["cost"]["total"] == 0
 
 
 @pytest.mark.parametrize(

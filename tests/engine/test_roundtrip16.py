@@ -23,6 +23,7 @@ from session_studio.core.oracle_schema import plan_output
 from session_studio.core.profile import PROFILE_1_6_0
 from session_studio.engine import commit_compaction, draft_compaction, summarize_draft
 from session_studio.engine.compaction import NothingToCompactError
+from session_studio.llm.base import SummaryRequest, SummaryResult
 from tests.conftest import ORACLE16_DIR, Oracle16
 from tests.engine.test_roundtrip import openai
 
@@ -105,3 +106,36 @@ def test_compact_under_1_6_0_matches_pi_on_scenarios(
         keep = rows[len(rows) // 2]["keepRecentTokens"] if len(rows) >= 2 else 2000
         done += _roundtrip(oracle16, mock_llm, src, tmp_path, keep) == "compacted"
     assert done >= 4
+
+
+class _NoUsage:
+    """A summarizer whose provider reports no usage (the offline one, a bare proxy)."""
+
+    def summarize(self, request: SummaryRequest, *, on_text: Any = None, cancel: Any = None) -> SummaryResult:
+        return SummaryResult("## Goal\nno usage reported", "stop", None, None)
+
+
+def test_without_reported_usage_the_entry_stores_pi_1_6_0s_zeros(oracle16: Oracle16, tmp_path: Path) -> None:
+    """pi-ai starts every answer at zero usage: a provider reporting none leaves zeros, and a split
+    turn's two calls are combined (combineUsage). The stored object, key order included, is pi's."""
+    splits = set()
+    for name, keep in {
+        "m1-system-first.jsonl": 100,
+        "m2-edit-null.jsonl": 300,
+        "m3-example-e.jsonl": 150,
+    }.items():
+        pi_file = tmp_path / f"{name}.pi.jsonl"
+        pi = oracle16.run(
+            "compact", str(CASES / name), "--keep-recent", str(keep), "--out", str(pi_file), "--no-usage"
+        )
+        theirs = json.loads(pi_file.read_bytes().splitlines()[-1])  # as written: pi's key order
+        shutil.copy(CASES / name, tmp_path / name)
+        draft = draft_compaction(
+            Session.open(tmp_path / name), keep_recent_tokens=keep, profile=PROFILE_1_6_0
+        )
+        entry = summarize_draft(draft, _NoUsage()).entry().to_json_dict()
+        assert json.dumps(entry["usage"]) == json.dumps(theirs["usage"]), name
+        assert theirs["usage"]["totalTokens"] == 0
+        splits.add(len(draft.requests))
+        assert pi["preparation"]["isSplitTurn"] == draft.preparation.is_split_turn
+    assert splits == {1, 2}  # one call, and a split turn's two combined

@@ -24,6 +24,7 @@ from session_studio.core.jsvalue import js_stringify
 from session_studio.core.oracle_schema import context_output
 from session_studio.core.profile import PROFILE_1_6_0
 from session_studio.engine.edits import branch_to
+from session_studio.llm.base import SummaryRequest, SummaryResult
 from tests.conftest import ORACLE16_DIR, ROOT, Oracle16
 from tests.engine.test_roundtrip import openai
 
@@ -73,6 +74,13 @@ def _assert_same_as_pi(oracle16: Oracle16, src: Path, ours: Path, entry: dict[st
     # pi's own navigation gives the same context apart from the entry's timestamp
     strip = lambda msgs: [_without_timestamp(m) for m in msgs]  # noqa: E731
     assert strip(pi["contextAfter"]["messages"]) == strip(mine["context"]["messages"]), src.name
+
+
+class _NoUsage:
+    """A summarizer whose provider reports no usage."""
+
+    def summarize(self, request: SummaryRequest, *, on_text: Any = None, cancel: Any = None) -> SummaryResult:
+        return SummaryResult("## Goal\nno usage reported", "stop", None, None)
 
 
 def _roundtrip(oracle16: Oracle16, mock: dict[str, str], src: Path, work: Path) -> dict[str, Any]:
@@ -173,3 +181,19 @@ def test_cli_branch_to_writes_what_pi_1_6_0_writes(
     # the CLI has no --context-window for branch-to: the default window (128000) budgets the
     # segment, which holds the whole of this small case either way
     _assert_same_as_pi(oracle16, src, ours, entry, target)
+
+
+def test_without_reported_usage_the_branch_summary_stores_pi_1_6_0s_zeros(
+    oracle16: Oracle16, tmp_path: Path
+) -> None:
+    src = CASES / "m2-edit-null.jsonl"
+    ours = tmp_path / "ours.jsonl"
+    shutil.copy(src, ours)
+    target = _target(src)
+    pi_file = tmp_path / "pi.jsonl"
+    pi = oracle16.run("branch-summary", str(src), "--to", target, "--out", str(pi_file), "--no-usage")
+    assert "error" not in pi, pi.get("error")
+    theirs = json.loads(pi_file.read_bytes().splitlines()[-1])  # as written: pi's key order
+    out = branch_to(Session.open(ours), target, summarize=True, summarizer=_NoUsage(), profile=PROFILE_1_6_0)
+    assert out.entry is not None and theirs["usage"]["totalTokens"] == 0
+    assert json.dumps(out.entry["usage"]) == json.dumps(theirs["usage"])

@@ -8,12 +8,14 @@ themselves are checked against the real pi in tests/engine/test_roundtrip16_bran
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from session_studio.cli import main
 from session_studio.ui.main_window import MainWindow
 
 CASE = Path(__file__).resolve().parent.parent / "oracle" / "pi-1.6.0" / "cases" / "m2-edit-null.jsonl"
@@ -61,3 +63,31 @@ def test_pinned_to_0_80_2_the_window_writes_0_80_2s(qtbot: Any, window: MainWind
     shutil.copy(CASE, work)
     entry = _branch_with_summary(qtbot, window, work, "0.80.2")
     assert entry["fromId"] == entry["parentId"] and "usage" not in entry
+
+
+@pytest.mark.usefixtures("yes")
+def test_the_window_budgets_the_summary_with_pis_branch_summary_reserve_as_the_cli_does(
+    qtbot: Any, window: MainWindow, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """settings.json's `branchSummary.reserveTokens` leaves room for the newest entries only: the
+    window's summary covers what `branch-to --summarize` covers (engine.branch_budget for both)."""
+    agent = Path(os.environ["PI_CODING_AGENT_DIR"])
+    agent.mkdir(parents=True, exist_ok=True)
+    (agent / "settings.json").write_text(json.dumps({"branchSummary": {"reserveTokens": 128000 - 120}}))
+    work = tmp_path / "w.jsonl"
+    shutil.copy(CASE, work)
+    cli_copy = tmp_path / "c.jsonl"
+    shutil.copy(CASE, cli_copy)
+    ours = _branch_with_summary(qtbot, window, work, "auto")
+    target = ours["parentId"]
+    assert main(["branch-to", str(cli_copy), target, "--summarize", "--provider", "offline"]) == 0
+    capsys.readouterr()
+    cli = json.loads(cli_copy.read_bytes().splitlines()[-1])
+    assert (ours["summary"], ours["details"]) == (cli["summary"], cli["details"])
+    # the reserve mattered: with pi's default the whole abandoned branch fits and is summarised
+    (agent / "settings.json").unlink()
+    default_copy = tmp_path / "d.jsonl"
+    shutil.copy(CASE, default_copy)
+    assert main(["branch-to", str(default_copy), target, "--summarize", "--provider", "offline"]) == 0
+    capsys.readouterr()
+    assert json.loads(default_copy.read_bytes().splitlines()[-1])["summary"] != ours["summary"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -258,3 +259,26 @@ def test_an_edit_without_replacement_says_pi_fails_on_it(
     shown = _inspect(qtbot, window, "e0002")
     assert "has no replacement: pi 1.6.0 fails reading its content" in shown
     assert "pi 1.6.0 cannot build this branch's context (Cannot read properties of undefined" in shown
+
+
+def test_an_edited_entrys_token_line_counts_what_pi_sends(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    """The tooltip's and the inspector's token line of an entry a context edit replaces count the
+    edited text (core's 1.6.0 projection), not the 2,000-token stored result, and say so."""
+    w = _session(qtbot, window, tmp_path)
+    replacement = "[tool output pruned: 8000 chars]"
+    tip = html.unescape(_cell(w, "e0011", 0, Qt.ItemDataRole.ToolTipRole))
+    found = re.search(r"Tokens: pi estimate [^<]*", tip)  # one line of the rich tooltip
+    assert found, tip
+    line = found.group(0)
+    assert line.startswith(f"Tokens: pi estimate {math.ceil(len(replacement) / 4):,} · real ")
+    assert line.endswith(" · as edited by context edit e0014")
+    real = int(line.split(" · real ")[1].split(" ")[0].replace(",", ""))
+    assert 0 < real < 50  # the replacement's tokens, not the stored text's
+    _inspect(qtbot, w, "e0011")
+    assert w.inspector.tokens.text() == line.removeprefix("Tokens: ")
+    hidden = html.unescape(_cell(w, "e0008", 0, Qt.ItemDataRole.ToolTipRole))
+    assert "Tokens: 0 in the context: hidden by context edit e0013" in hidden
+    _inspect(qtbot, w, "e0010")  # not edited: the stored entry, as before
+    assert "as edited" not in w.inspector.tokens.text()

@@ -155,3 +155,32 @@ def test_selected_branch_shows_the_branch_of_an_entry_off_the_active_path(
     assert d.selected == chart.timeline.records[0] and window.timeline.built_for is shown
     window.timeline.branch_box.setChecked(False)
     qtbot.waitUntil(lambda: chart.timeline.leaf_record == active.leaf_index)
+
+
+def test_compaction_labels_stay_above_the_marker_row(window: Any, qtbot: Any, tmp_path: Path) -> None:
+    """The label of a compaction that drops the context near the foot is lifted over the model
+    change triangles standing under it (the layout places it, measured in the chart's font)."""
+    from PySide6.QtGui import QFontMetricsF
+
+    from session_studio.core.timeline_layout import LABEL_DESCENT, MARKER_HALF_WIDTH, MARKER_HEIGHT
+
+    spec: list[Any] = [("user", 3000), ("assistant", 3000)]
+    for _ in range(6):
+        spec += [("user", 400), ("assistant", 2000)]
+    spec.append(
+        {"type": "compaction", "summary": "s" * 400, "firstKeptEntryId": "e0013", "tokensBefore": 19000}
+    )
+    spec += [
+        {"type": "model_change", "provider": "openai", "modelId": "gpt-4o"},
+        ("user", 30),
+        ("assistant", 40),
+    ]
+    spec += [{"type": "model_change", "provider": "anthropic", "modelId": "claude-sonnet-4-5"}, ("user", 30)]
+    chart = _shown(window, qtbot, write_session(tmp_path / "labels.jsonl", spec))
+    lay = chart.current_layout()
+    (label,) = lay.drop_labels
+    assert label is not None and len(lay.markers) == 2
+    right = label.x + QFontMetricsF(chart.label_font()).horizontalAdvance(label.text)
+    under = [x for _, x in lay.markers if x - MARKER_HALF_WIDTH <= right and x + MARKER_HALF_WIDTH >= label.x]
+    assert under, "the test needs a marker under the label"
+    assert label.baseline + LABEL_DESCENT <= lay.area.bottom - MARKER_HEIGHT

@@ -52,6 +52,7 @@ __all__ = [
     "TokenizerChoice",
     "TokenizerUnavailableError",
     "context_item_messages",
+    "count_edited_entry",
     "count_entry",
     "count_items",
     "count_message",
@@ -438,6 +439,17 @@ def count_entry(
     """Real tokens of one entry: what the inspector and the tree's tooltip show next to pi's estimate."""
     total = ZERO
     for m in entry_messages(value, entry_type, profile):
+        total = total + count_message(m, count)
+    return total
+
+
+def count_edited_entry(session: Any, record: int, edit: int, count: Callable[[str], int]) -> MessageCount:
+    """Real tokens of what pi 1.6.0 sends for an entry the context edit at record `edit` replaces
+    (projectContextEntry with the edit): the edited content, not the stored one."""
+    from .projection import project_context_entry
+
+    total = ZERO
+    for m in project_context_entry(session, record, edit):
         total = total + count_message(m, count)
     return total
 

@@ -10,13 +10,18 @@ compaction, whose drop is drawn as its own vertical line.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .timeline import Columns, Drop, Marker, Timeline, downsample
 
 __all__ = [
+    "MARKER_HALF_WIDTH",
+    "MARKER_HEIGHT",
+    "DropLabel",
     "Hit",
     "PlotArea",
     "Run",
@@ -24,6 +29,7 @@ __all__ = [
     "column_count",
     "layout_timeline",
     "nice_ticks",
+    "svg_label_width",
     "tokens_label",
     "with_plan_of",
     "y_scale_top",
@@ -76,6 +82,31 @@ class Run:
     ys: list[float] = field(default_factory=list)
 
 
+#: the marker triangles stand on the plot's foot: this tall, twice this wide
+MARKER_HEIGHT = 8.0
+MARKER_HALF_WIDTH = 4.0
+#: a drop's label starts this far right of its line, its baseline this far below the drop's dot
+LABEL_DX, LABEL_DY = 4.0, 12.0
+#: room under a label's baseline (descenders) and above it (the text), in pixels
+LABEL_DESCENT, LABEL_ASCENT = 3.0, 9.0
+#: labels closer than this on the x axis would run into each other: the later one is left out
+LABEL_GAP = 6.0
+
+
+def svg_label_width(text: str) -> float:
+    """A drop label's width in the SVG (font-size 9: about 5.5 px a character)."""
+    return len(text) * 5.5
+
+
+@dataclass(frozen=True, slots=True)
+class DropLabel:
+    """Where a drop's label is written: "summary N" (a compaction) or "planned"."""
+
+    x: float  # where the text starts
+    baseline: float
+    text: str
+
+
 @dataclass(frozen=True, slots=True)
 class Hit:
     """What is under the pointer: a point (index into the timeline's columns), a drop, a marker or
@@ -100,6 +131,13 @@ class TimelineLayout:
     drops: list[tuple[Drop, float, float, float]]  # drop, x, y before, y after
     markers: list[tuple[Marker, float]]
     planned: tuple[float, float, float] | None  # x, y before, y after
+    #: width of a label's text in the renderer's font (the window measures, the SVG estimates)
+    label_width: Callable[[str], float] = svg_label_width
+    #: the label of each drop in `drops` (None: left out, it would run into the previous one)
+    drop_labels: list[DropLabel | None] = field(default_factory=list)
+    planned_label: DropLabel | None = None
+    #: the markers' x, sorted (which labels would cross the row of triangles)
+    marker_xs: list[float] = field(default_factory=list)
 
     def x(self, position: float) -> float:
         a = self.area
@@ -121,6 +159,23 @@ class TimelineLayout:
         if lim.context_window <= 0:
             return None
         return self.y(float(lim.context_window)), self.y(float(lim.threshold))
+
+    def place_label(self, x: float, y_after: float, text: str) -> DropLabel | None:
+        """A drop label beside its line, under its dot, but above the marker triangles where one
+        stands under the text (labels crossing the row of triangles made both unreadable); None
+        when the plot is too short for it there."""
+        a = self.area
+        left = x + LABEL_DX
+        baseline = min(y_after + LABEL_DY, a.bottom - 2)
+        right = left + self.label_width(text)
+        xs = self.marker_xs
+        k = bisect.bisect_left(xs, left - MARKER_HALF_WIDTH - 1)
+        under = k < len(xs) and xs[k] <= right + MARKER_HALF_WIDTH + 1
+        if under and baseline + LABEL_DESCENT > a.bottom - MARKER_HEIGHT - 1:
+            baseline = a.bottom - MARKER_HEIGHT - 1 - LABEL_DESCENT
+        if baseline - LABEL_ASCENT < a.top:
+            return None
+        return DropLabel(left, baseline, text)
 
     def hit(self, px: float, py: float, slack: float = 5.0) -> Hit | None:
         """The drop, marker, planned drop or point under (px, py); drops and markers win within
@@ -161,11 +216,29 @@ def with_plan_of(lay: TimelineLayout, timeline: Timeline) -> TimelineLayout | No
         return None
     if y_scale_top(timeline) != lay.y_top:
         return None
-    new = dataclasses.replace(lay, timeline=timeline, planned=None)
-    if timeline.planned is not None:
-        p = timeline.planned
-        new.planned = (new.x(p.position), new.y(p.tokens_before), new.y(p.tokens_after))
+    new = dataclasses.replace(lay, timeline=timeline, planned=None, planned_label=None)
+    _place_planned(new)
     return new
+
+
+def _place_planned(lay: TimelineLayout) -> None:
+    p = lay.timeline.planned
+    if p is not None:
+        lay.planned = (lay.x(p.position), lay.y(p.tokens_before), lay.y(p.tokens_after))
+        lay.planned_label = lay.place_label(lay.planned[0], lay.planned[2], "planned")
+
+
+def _place_drop_labels(lay: TimelineLayout) -> None:
+    """Each drop's "summary N", left to right; one that would run into the previous label is left
+    out (hover and the SVG's <title> still name each drop)."""
+    free_from = -math.inf
+    for d, x, _, y_after in lay.drops:
+        label = lay.place_label(x, y_after, f"summary {tokens_label(d.summary_tokens)}")
+        if label is None or label.x < free_from:
+            lay.drop_labels.append(None)
+            continue
+        lay.drop_labels.append(label)
+        free_from = label.x + lay.label_width(label.text) + LABEL_GAP
 
 
 def column_count(area: PlotArea) -> int:
@@ -173,22 +246,28 @@ def column_count(area: PlotArea) -> int:
     return max(int(area.width), 1)
 
 
-def layout_timeline(timeline: Timeline, area: PlotArea, columns: Columns | None = None) -> TimelineLayout:
+def layout_timeline(
+    timeline: Timeline,
+    area: PlotArea,
+    columns: Columns | None = None,
+    label_width: Callable[[str], float] = svg_label_width,
+) -> TimelineLayout:
     """Everything to draw ``timeline`` in ``area`` (pixels), from one pass over the pixel columns.
 
     ``columns``: the points already downsampled to ``column_count(area)`` columns (a new plan over
-    the same history and width reuses them)."""
+    the same history and width reuses them). ``label_width``: a label's width in the font it is
+    drawn with."""
     y_top = y_scale_top(timeline)
     cols = columns if columns is not None else downsample(timeline, 0, timeline.x_end, column_count(area))
     columns_n = column_count(area)
-    lay = TimelineLayout(timeline, area, y_top, cols, [], [], [], [], [], [], None)
+    lay = TimelineLayout(timeline, area, y_top, cols, [], [], [], [], [], [], None, label_width)
     col_w = area.width / columns_n
     drops = sorted(timeline.drops, key=lambda d: d.position)
     lay.drops = [(d, lay.x(d.position), lay.y(d.tokens_before), lay.y(d.tokens_after)) for d in drops]
     lay.markers = [(m, lay.x(m.position)) for m in timeline.markers]
-    if timeline.planned is not None:
-        p = timeline.planned
-        lay.planned = (lay.x(p.position), lay.y(p.tokens_before), lay.y(p.tokens_after))
+    lay.marker_xs = sorted(x for _, x in lay.markers)
+    _place_drop_labels(lay)
+    _place_planned(lay)
     run: Run | None = None
     next_drop = 0
     # lay.y inlined: this loop runs once per pixel column

@@ -17,6 +17,8 @@ from html import escape as _html_escape
 
 from .timeline import Timeline
 from .timeline_layout import (
+    MARKER_HALF_WIDTH,
+    MARKER_HEIGHT,
     PlotArea,
     Run,
     drop_text,
@@ -148,34 +150,34 @@ def timeline_svg(timeline: Timeline, *, width: int = 900, height: int = 260) -> 
             continue
         style = f'stroke="{_ESTIMATE}" stroke-dasharray="4 3"' if run.estimate else f'stroke="{_USAGE}"'
         out.append(f'<path d="{_path_d(run)}" fill="none" {style} stroke-width="1.5"/>')
-    free_from = -math.inf  # a label that would overlap the previous one is left out (the <title> names it)
-    for d, x, y_before, y_after in lay.drops:
+    for (d, x, y_before, y_after), drop_label in zip(lay.drops, lay.drop_labels, strict=True):
         top = y_before if not math.isnan(d.tokens_before) else y_after
-        label = f"summary {tokens_label(d.summary_tokens)}"
-        shown = x + 3 >= free_from
-        if shown:
-            free_from = x + 3 + len(label) * 5.5 + 6  # ~5.5 px a character at font-size 9
         out.append(
             f'<g><line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(y_after)}" stroke="{_DROP}" '
             f'stroke-width="2"/><circle cx="{_f(x)}" cy="{_f(y_after)}" r="2.5" fill="{_DROP}"/>'
-            + (_text(x + 3, y_after + 12, label, fill=_DROP, size=9) if shown else "")
+            + (
+                _text(drop_label.x, drop_label.baseline, drop_label.text, fill=_DROP, size=9)
+                if drop_label is not None
+                else ""
+            )
             + _title(drop_text(d))
             + "</g>"
         )
+    b, mh, mw = area.bottom, MARKER_HEIGHT, MARKER_HALF_WIDTH
     for m, x in lay.markers:
         color = _MODEL if m.kind == "model_change" else _BRANCH
-        b = area.bottom
         out.append(
-            f'<path d="M{_f(x)},{_f(b - 8)} L{_f(x - 4)},{_f(b)} L{_f(x + 4)},{_f(b)} Z" fill="{color}">'
+            f'<path d="M{_f(x)},{_f(b - mh)} L{_f(x - mw)},{_f(b)} L{_f(x + mw)},{_f(b)} Z" fill="{color}">'
             + _title(marker_text(m))
             + "</path>"
         )
     if lay.planned is not None:
         x, y_before, y_after = lay.planned
+        planned = lay.planned_label
         out.append(
             f'<g><line x1="{_f(x)}" y1="{_f(y_before)}" x2="{_f(x)}" y2="{_f(y_after)}" stroke="{_DROP}" '
             f'stroke-width="2" stroke-dasharray="4 3"/>'
-            + _text(x + 3, y_after + 12, "planned", fill=_DROP, size=9)
+            + (_text(planned.x, planned.baseline, planned.text, fill=_DROP, size=9) if planned else "")
             + _title(planned_text(timeline))
             + "</g>"
         )

@@ -165,20 +165,43 @@ def requested_headings(draft: CompactionDraft) -> tuple[str, ...]:
     return tuple(out)
 
 
-def combined_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None:
-    """The `usage` pi 1.6.0 stores on a compaction: the summarisation calls' usage, summed for a
-    split turn (combineUsage), or None when the provider reported none.
+def call_usage(reported: dict[str, Any] | None) -> dict[str, Any]:
+    """The usage pi 1.6.0 keeps for one summarisation call. pi-ai starts every answer with zero
+    usage and overwrites it with what the provider reports, so a provider that reports nothing
+    leaves zeros (and a cost without `totalFromProvider`); a reported usage gets a cost from the
+    model's prices (calculateCost, which marks `totalFromProvider: false`). Session Studio knows
+    no prices, so the cost is 0; pi's cost totals read `usage.cost.total` and need the object."""
+    cost: dict[str, Any] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    out: dict[str, Any] = {name: 0 for name in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")}
+    if reported:
+        for name in out:
+            out[name] = int(reported.get(name, 0) or 0)
+        cost["totalFromProvider"] = False
+    out["cost"] = cost
+    return out
 
-    pi adds a `cost` computed from the model's prices; Session Studio knows no prices, so the
-    cost is written as 0 (pi's cost totals read `usage.cost.total` and need the object)."""
-    reported = [u for u in usages if u]
-    if not reported or len(reported) != len(usages):
+
+def combined_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """The `usage` pi 1.6.0 stores on a compaction or branch summary: each summarisation call's
+    (`call_usage`), summed for a split turn (combineUsage, whose cost is provider-reported only
+    when both parts are: never here). None only when no call was made."""
+    if not usages:
         return None
-    out: dict[str, Any] = {}
-    for name in ("input", "output", "cacheRead", "cacheWrite"):
-        out[name] = sum(int(u.get(name, 0) or 0) for u in reported)
-    out["totalTokens"] = sum(int(u.get("totalTokens", 0) or 0) for u in reported)
-    out["cost"] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    calls = [call_usage(u) for u in usages]
+    if len(calls) == 1:
+        return calls[0]
+    out: dict[str, Any] = {
+        name: sum(int(c[name]) for c in calls)
+        for name in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+    }
+    out["cost"] = {
+        "input": 0,
+        "output": 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "total": 0,
+        "totalFromProvider": False,
+    }
     return out
 
 

@@ -239,18 +239,23 @@ def branch_job(
     profile: PiProfile = PROFILE_0_80_2,
     thinking_level: Any = None,
 ) -> BranchOutcome:
-    """branch_to as the file's pi (`profile`: the profile the window reads the file as)."""
+    """branch_to as the file's pi (`profile`: the profile the window reads the file as), budgeted
+    as the CLI's `branch-to` does (engine.branch_budget: pi's settings.json and the session's
+    model); `context_window` is the user's override of the model's window."""
     from session_studio.engine import branch_to
+    from session_studio.engine.branch_budget import branch_summary_budget
 
     if not summarize:
         return branch_to(session, target_id, from_leaf_id=from_leaf_id, refresh=False)
+    budget = branch_summary_budget(session, profile, context_window)
     with _closing(make_summarizer_for(provider, config)) as summarizer:
         return branch_to(
             session,
             target_id,
             summarize=True,
             summarizer=summarizer,
-            context_window=context_window,
+            context_window=budget.context_window,
+            reserve_tokens=budget.reserve_tokens,
             on_text=on_text,
             cancel=cancel,
             from_leaf_id=from_leaf_id,

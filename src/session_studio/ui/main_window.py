@@ -151,6 +151,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.real_tokens.entries_counted.connect(self.inspector.refresh_tokens)
         self.inspector.token_line = self.real_tokens.entry_line
         self.tree_model.token_line = self.real_tokens.entry_line
+        self.real_tokens.edit_facts = lambda: self.tree_model.edits  # an edited entry: what pi sends
         self.a_count_provider.triggered.connect(
             lambda: self.real_tokens.count_with_provider(
                 self.custom_provider_config() if self.preview.provider.currentData() == "custom" else None

@@ -260,6 +260,18 @@ def provider_config(values: dict[str, str] | None) -> ProviderConfig | None:
     )
 
 
+def titled_column(title: QLabel, view: QWidget) -> QWidget:
+    """A view under its title, the view taking the height: the panes of the preview and of the
+    summary candidates."""
+    w = QWidget()
+    lay = QVBoxLayout(w)
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.setSpacing(3)
+    lay.addWidget(title)
+    lay.addWidget(view, 1)
+    return w
+
+
 def _mono() -> Any:
     return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
 
@@ -369,15 +381,6 @@ class PreviewPane(QWidget):
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        def col(title: QLabel, view: QPlainTextEdit) -> QWidget:
-            w = QWidget()
-            lay = QVBoxLayout(w)
-            lay.setContentsMargins(0, 0, 0, 0)
-            lay.setSpacing(3)
-            lay.addWidget(title)
-            lay.addWidget(view, 1)
-            return w
-
         summary_title = QLabel("<b>Summary</b> (editable)")
         files_title = QLabel("<b>Files</b> read / modified")
         files_title.setToolTip("Appended to the summary as <read-files> / <modified-files>")
@@ -386,14 +389,14 @@ class PreviewPane(QWidget):
         self.files.setMaximumHeight(16777215)
         self.files.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         upper = QSplitter(Qt.Orientation.Horizontal)
-        upper.addWidget(col(summary_title, self.summary))
-        upper.addWidget(col(files_title, self.files))
+        upper.addWidget(titled_column(summary_title, self.summary))
+        upper.addWidget(titled_column(files_title, self.files))
         upper.setStretchFactor(0, 3)
         upper.setStretchFactor(1, 2)
         upper.setChildrenCollapsible(False)
         ctx = QSplitter(Qt.Orientation.Horizontal)
-        ctx.addWidget(col(self.before_title, self.before))
-        ctx.addWidget(col(self.after_title, self.after))
+        ctx.addWidget(titled_column(self.before_title, self.before))
+        ctx.addWidget(titled_column(self.after_title, self.after))
         ctx.setChildrenCollapsible(False)
         # summary + files above, the two contexts below: every pane keeps a readable width
         split = QSplitter(Qt.Orientation.Vertical)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,7 @@ from ..core.real_tokens import (
     RealPathTokens,
     TokenizerChoice,
     TokenizerUnavailableError,
+    count_edited_entry,
     count_entry,
     count_items,
     entry_estimate,
@@ -34,6 +36,7 @@ from ..core.real_tokens import (
     tokenizer_for_model,
 )
 from .document import Loaded, SessionDocument
+from .pi16 import NO_EDITS, EditFacts
 from .tasks import Operation, TaskRunner
 
 __all__ = ["PathTokensView", "RealTokenCounts", "entry_tokens_line"]
@@ -135,6 +138,10 @@ def _count_entry_job(session: Any, record: int, encoding: str, profile: PiProfil
     return count_entry(session.value(record), rec.type, load_counter(encoding), profile)
 
 
+def _count_edited_job(session: Any, record: int, edit: int, encoding: str) -> MessageCount:
+    return count_edited_entry(session, record, edit, load_counter(encoding))
+
+
 class RealTokenCounts(QObject):
     """Owns the counts of the open session; the views ask it and listen to it."""
 
@@ -155,6 +162,10 @@ class RealTokenCounts(QObject):
         self.unavailable: str | None = None
         self.view = PathTokensView(None, "")
         self._entries: dict[int, MessageCount] = {}
+        #: (record, context edit) → count of the entry as the edit leaves it for the LLM
+        self._edited: dict[tuple[int, int], MessageCount] = {}
+        #: the context edits seen from the tree's active path (None: none are looked at)
+        self.edit_facts: Callable[[], EditFacts] | None = None
         self._cache_key: tuple[Any, ...] | None = None
         self._items: list[MessageCount] | None = None
         self._items_key: list[Any] | None = None
@@ -162,7 +173,7 @@ class RealTokenCounts(QObject):
         #: the decisions of the newest plan, being worked out in the pool (see _show)
         self._decide_op: Operation | None = None
         self._provider_text = ""  # the provider's count of the current path (kept across its plans)
-        self._entry_ops: dict[int, Operation] = {}
+        self._entry_ops: dict[int | tuple[int, int], Operation] = {}
         document.loaded.connect(self._on_loaded)
         document.plan_changed.connect(self._on_plan)
         document.closed.connect(self._on_closed)
@@ -182,6 +193,10 @@ class RealTokenCounts(QObject):
         rec = s.records[record]
         if rec.type not in ("message", "custom_message", "branch_summary", "compaction"):
             return ""
+        edits = self.edit_facts() if self.edit_facts is not None else NO_EDITS
+        edit = edits.applied.get(record)
+        if edit is not None:
+            return self._edited_line(record, edit, edits)
         if rec.type == "message" and rec.role != "system":
             t = rec.tokens
             estimate: float | None = float(t) if isinstance(t, int | float) and t == t else None
@@ -194,6 +209,44 @@ class RealTokenCounts(QObject):
             self.request_entry(record)
             got = self._entries.get(record)  # a synchronous runner has it now
         return entry_tokens_line(estimate, got, self.tokenizer)
+
+    def _edited_line(self, record: int, edit: int, edits: EditFacts) -> str:
+        """The line of an entry a pi 1.6.0 context edit hides or replaces: what pi sends (core's
+        projection), said to be edited."""
+        s = self.document.session
+        assert s is not None
+        edit_id = s.records[edit].id
+        if record in edits.hidden:
+            return f"0 in the context: hidden by context edit {edit_id}"
+        t = edits.replaced_tokens.get(record)  # the 1.6.0 projection's estimate of the edited entry
+        estimate = float(t) if isinstance(t, int | float) and t == t else None
+        note = f"as edited by context edit {edit_id}"
+        if self.unavailable is not None:
+            return entry_tokens_line(estimate, None, None, f"{self.unavailable} · {note}")
+        key = (record, edit)
+        if key not in self._edited:
+            self._request_edited(record, edit)
+        return f"{entry_tokens_line(estimate, self._edited.get(key), self.tokenizer)} · {note}"
+
+    def _request_edited(self, record: int, edit: int) -> None:
+        s = self.document.session
+        key = (record, edit)
+        if s is None or self.tokenizer is None or key in self._entry_ops:
+            return
+        op = self.runner.op(_count_edited_job, s, record, edit, self.tokenizer.encoding)
+        op.on_success(functools.partial(self._on_edited, key, self._cache_key))
+        op.on_failure(functools.partial(self._on_entry_failed, key))
+        self._entry_ops[key] = op
+        op.start()
+
+    def _on_edited(
+        self, key: tuple[int, int], cache_key: tuple[Any, ...] | None, count: MessageCount
+    ) -> None:
+        self._entry_ops.pop(key, None)
+        if cache_key != self._cache_key:
+            return  # counted for another file or tokenizer
+        self._edited[key] = count
+        self.entries_counted.emit(frozenset({key[0]}))
 
     def request_entry(self, record: int) -> None:
         s = self.document.session
@@ -229,6 +282,7 @@ class RealTokenCounts(QObject):
     def _on_loaded(self, res: Loaded) -> None:
         # a fresh index (another file, a reload, a file rewritten on disk): nothing counted applies
         self._entries.clear()
+        self._edited.clear()
         self._cache_key = None
         self._items = None
         self._items_key = None
@@ -245,6 +299,7 @@ class RealTokenCounts(QObject):
         key = (s.path, header_id, choice.encoding, res.profile.profile.version if res.profile else "")
         if key != self._cache_key or len(s.records) < self._known_records:
             self._entries.clear()
+            self._edited.clear()
             self._items = None
         self._cache_key = key
         self._known_records = len(s.records)
@@ -258,6 +313,7 @@ class RealTokenCounts(QObject):
             op.cancel()
         self._entry_ops.clear()
         self._entries.clear()
+        self._edited.clear()
         self._cache_key = None
         self._items = None
         self.tokenizer = None
@@ -359,8 +415,9 @@ class RealTokenCounts(QObject):
         self._entries[record] = count
         self.entries_counted.emit(frozenset({record}))
 
-    def _on_entry_failed(self, record: int, exc: BaseException, tb: str) -> None:
-        self._entry_ops.pop(record, None)
+    def _on_entry_failed(self, key: int | tuple[int, int], exc: BaseException, tb: str) -> None:
+        self._entry_ops.pop(key, None)
+        record = key if isinstance(key, int) else key[0]
         if isinstance(exc, TokenizerUnavailableError):
             self.unavailable = str(exc)
             self.entries_counted.emit(frozenset({record}))

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 from session_studio.core.summary_sections import FileListKept, SummaryKept
 
 from .plain import break_long_lines
-from .preview import MAX_VIEW_CHARS, PROVIDERS, SUMMARY_EDIT_DEBOUNCE_MS, ContextPair
+from .preview import MAX_VIEW_CHARS, PROVIDERS, SUMMARY_EDIT_DEBOUNCE_MS, ContextPair, titled_column
 from .theme import current_theme
 
 if TYPE_CHECKING:
@@ -197,20 +197,11 @@ class CandidatePane(QFrame):
         run.addStretch(1)
         run.addWidget(self.commit_button)
 
-        def col(title: QLabel, view: QWidget) -> QWidget:
-            w = QWidget()
-            lay = QVBoxLayout(w)
-            lay.setContentsMargins(0, 0, 0, 0)
-            lay.setSpacing(2)
-            lay.addWidget(title)
-            lay.addWidget(view, 1)
-            return w
-
         summary_title = QLabel("<b>Summary</b> (editable)")
         split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(col(summary_title, self.summary))
-        split.addWidget(col(self.kept_title, self.kept))
-        split.addWidget(col(self.after_title, self.after))
+        split.addWidget(titled_column(summary_title, self.summary))
+        split.addWidget(titled_column(self.kept_title, self.kept))
+        split.addWidget(titled_column(self.after_title, self.after))
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 3)  # the twelve-odd headings and two file lists without scrolling
         split.setStretchFactor(2, 2)

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from PySide6.QtCore import QLineF, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
+    QFont,
+    QFontMetricsF,
     QMouseEvent,
     QPainter,
     QPainterPath,
@@ -31,6 +33,8 @@ from session_studio.core.plan import PathPlanner, PlanState
 from session_studio.core.session import Session
 from session_studio.core.timeline import Columns, Timeline, branch_leaf, build_timeline
 from session_studio.core.timeline_layout import (
+    MARKER_HALF_WIDTH,
+    MARKER_HEIGHT,
     Hit,
     PlotArea,
     TimelineLayout,
@@ -90,11 +94,11 @@ class _Drawables:
         self.spans = [QLineF(x, y_low, x, y_high) for x, y_low, y_high in lay.spans]
         self.branch_markers = QPainterPath()
         self.model_markers = QPainterPath()
-        b = lay.area.bottom
+        b, h, w = lay.area.bottom, MARKER_HEIGHT, MARKER_HALF_WIDTH
         for m, x in lay.markers:
             path = self.model_markers if m.kind == "model_change" else self.branch_markers
             path.addPolygon(
-                QPolygonF([QPointF(x, b - 8), QPointF(x - 4, b), QPointF(x + 4, b), QPointF(x, b - 8)])
+                QPolygonF([QPointF(x, b - h), QPointF(x - w, b), QPointF(x + w, b), QPointF(x, b - h)])
             )
 
 
@@ -150,10 +154,16 @@ class TimelineChart(QWidget):
         if self._layout is None or self._layout.area != area:
             key = (id(tl.positions), id(tl.tokens), column_count(area))
             cols = self._columns[1] if self._columns is not None and self._columns[0] == key else None
-            self._layout = layout_timeline(tl, area, cols)
+            self._layout = layout_timeline(tl, area, cols, QFontMetricsF(self.label_font()).horizontalAdvance)
             self._columns = (key, self._layout.columns)
             self._drawables = _Drawables(self._layout)
         return self._layout
+
+    def label_font(self) -> QFont:
+        """The chart's text: a little smaller than the widget's (the layout measures labels in it)."""
+        font = self.font()
+        font.setPointSizeF(max(font.pointSizeF() * 0.85, 7.0))
+        return font
 
     def resizeEvent(self, e: QResizeEvent) -> None:
         self._layout = None
@@ -210,9 +220,7 @@ class TimelineChart(QWidget):
             return
         p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         a = lay.area
-        font = p.font()
-        font.setPointSizeF(max(font.pointSizeF() * 0.85, 7.0))
-        p.setFont(font)
+        p.setFont(self.label_font())
         p.setPen(QPen(th.grid, 1))
         for y, _label in lay.y_ticks:
             p.drawLine(QPointF(a.left, y), QPointF(a.right, y))
@@ -293,24 +301,19 @@ class TimelineChart(QWidget):
     def _paint_drops(self, p: QPainter, lay: TimelineLayout) -> None:
         color = role_color("compaction")
         p.setBrush(color)
-        fm = p.fontMetrics()
-        free_from = (
-            -math.inf
-        )  # labels that would overlap the previous one are left out (hover names each drop)
-        for d, x, y_before, y_after in lay.drops:
+        p.setPen(QPen(color, 2))
+        for (d, x, y_before, y_after), label in zip(lay.drops, lay.drop_labels, strict=True):
             top = y_after if math.isnan(d.tokens_before) else y_before
-            p.setPen(QPen(color, 2))
             p.drawLine(QPointF(x, top), QPointF(x, y_after))
             p.drawEllipse(QPointF(x, y_after), 2.5, 2.5)
-            label = f"summary {tokens_label(d.summary_tokens)}"
-            if x + 4 >= free_from:
-                p.drawText(QPointF(x + 4, min(y_after + 12, lay.area.bottom - 2)), label)
-                free_from = x + 4 + fm.horizontalAdvance(label) + 6
+            if label is not None:  # placed by the layout: clear of the markers and of each other
+                p.drawText(QPointF(label.x, label.baseline), label.text)
         if lay.planned is not None:
             x, y_before, y_after = lay.planned
             p.setPen(QPen(color, 2, Qt.PenStyle.DashLine))
             p.drawLine(QPointF(x, y_before), QPointF(x, y_after))
-            p.drawText(QPointF(x + 4, min(y_after + 12, lay.area.bottom - 2)), "planned")
+            if lay.planned_label is not None:
+                p.drawText(QPointF(lay.planned_label.x, lay.planned_label.baseline), "planned")
         p.setBrush(Qt.BrushStyle.NoBrush)
 
 

@@ -237,7 +237,7 @@ class WriteCommands(SummaryGeneration):
             True,
             provider,
             config,
-            d.window or None,
+            _window_override(d),
             dlg.stream.text.emit,
             cancel,
             self._entry_id(d.working_leaf_index()),
@@ -351,6 +351,15 @@ def _menu_path(action: QAction) -> str:
     name = action.text().replace("&", "")
     menus = [w for w in action.associatedObjects() if hasattr(w, "title") and w.title()]
     return f"{menus[0].title().replace('&', '')} ▸ {name}" if menus else name
+
+
+def _window_override(doc: Any) -> int | None:
+    """The planner's context window when the user changed it from the one pi's settings and the
+    session's model give (the window's `--context-window`); else None: the budget's own choice."""
+    loaded = doc.loaded_state
+    if loaded is None or not doc.window or doc.window == loaded.window:
+        return None
+    return int(doc.window)
 
 
 def _branch_profile(doc: Any) -> tuple[Any, Any]:
