@@ -176,9 +176,12 @@ def plan_output(
         return session.path_indices(session.leaf_index(leaf_id))
 
     def context() -> SessionContext | Projection:
+        # a leaf that exists: buildSessionPath's path is getBranch's (walked once, not twice on a
+        # big path); a missing one falls back to the last entry there, not here
+        shared = memo.get("path") if session.leaf_index(leaf_id) is not None else None
         if profile.projection:
-            return build_session_projection(session, leaf_id)
-        return build_session_context(session, leaf_id)
+            return build_session_projection(session, leaf_id, path=shared)
+        return build_session_context(session, leaf_id, path=shared)
 
     def entry_tokens() -> dict[str, Any]:
         res: dict[str, Any] = {}
