@@ -1,6 +1,6 @@
 """Open a huge session in the real window (offscreen) and measure what the user waits for.
 
-    python benchmarks/ui_open.py [SESSION.jsonl] [--no-cli] [--query WORD] [--watchdog MS] [--smoke]
+    python benchmarks/ui_open.py [SESSION.jsonl] [--no-cli] [--query WORD] [--watchdog MS] [--profile N] [--smoke]
 
 Without an argument a huge session is generated (gen_sessions.py --seed 5 --size huge, ~20 s) or the
 copy at /tmp/huge/huge-s5-000-v3.jsonl is used. Prints JSON: time to the first tree rows (the head
@@ -13,14 +13,17 @@ until the results are shown), moving the keepRecentTokens slider, jumping to the
 For comparison the CLI's cold ``plan`` of the same file (no index cache) runs first as a
 separate process (``--no-cli`` skips it): its wall time and peak RSS, and the window's ratios.
 ``--watchdog MS`` dumps the stack of every thread to stderr whenever the heartbeat is MS late (what
-stalls the GUI thread: its own work, or a worker holding the GIL in one long call).
+stalls the GUI thread: its own work, or a worker holding the GIL in one long call). ``--profile N``
+prints, for each interaction, the N costliest calls of the GUI thread meanwhile (cProfile, to stderr).
 """
 
 from __future__ import annotations
 
+import cProfile
 import faulthandler
 import json
 import os
+import pstats
 import resource
 import subprocess
 import sys
@@ -97,6 +100,9 @@ def main(argv: list[str]) -> int:
     argv = [a for a in argv if a != "--smoke"]
     settle = 0.05 if smoke else 0.3
     watchdog = option(argv, "--watchdog")
+    #: --profile N: cProfile the GUI thread during each interaction, print its N costliest calls
+    #: (cumulative) to stderr
+    profile_top = option(argv, "--profile")
     argv = [a for a in argv if a != "--no-cli"]
     path = session_path(argv)
     cli = cli_plan_cold(path) if with_cli else None
@@ -140,12 +146,28 @@ def main(argv: list[str]) -> int:
     timer.timeout.connect(tick)
     timer.start()
 
+    def profiled(name: str) -> cProfile.Profile | None:
+        """A running GUI-thread profile for ``name`` (with --profile), else None."""
+        if not profile_top or not name:
+            return None
+        prof = cProfile.Profile()
+        prof.enable()
+        return prof
+
+    def report_profile(name: str, prof: cProfile.Profile | None) -> None:
+        if prof is None:
+            return
+        prof.disable()
+        print(f"--- {name}: GUI-thread profile", file=sys.stderr)
+        pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(int(profile_top or 0))
+
     indexed: list[float] = []
     win.doc.loaded.connect(lambda _res: indexed.append(time.perf_counter() - t0))
     partial: list[float] = []
     win.doc.partial_loaded.connect(lambda _h: partial.append(time.perf_counter() - t0))
     t0 = time.perf_counter()
     last[0] = clock.elapsed()
+    load_prof = profiled("loading")
     win.open_path(str(path))
     first_rows = usable = loaded = None
     deadline = t0 + 900
@@ -164,6 +186,7 @@ def main(argv: list[str]) -> int:
             break
         time.sleep(0.002)
     load_stall = stall["max_ms"]
+    report_profile("loading", load_prof)
 
     gui_cpu_ms: dict[str, float] = {}
 
@@ -181,6 +204,7 @@ def main(argv: list[str]) -> int:
         stall["max_ms"] = 0.0
         last[0] = clock.elapsed()
         cpu = time.thread_time()
+        prof = profiled(name)
         t = time.perf_counter()
         action()  # type: ignore[operator]
         win.tree.viewport().repaint()
@@ -193,6 +217,7 @@ def main(argv: list[str]) -> int:
             time.sleep(0.002)
         if name:
             gui_cpu_ms[name] = round((time.thread_time() - cpu) * 1000, 1)
+        report_profile(name, prof)
         return round(max(longest, stall["max_ms"]), 1)
 
     from PySide6.QtCore import Qt
@@ -210,13 +235,17 @@ def main(argv: list[str]) -> int:
         bar = win.tree.verticalScrollBar()
         top = bar.maximum()
         cpu = time.thread_time()
+        prof = profiled("scroll_through")
         worst = max(measure(lambda k=k: bar.setValue(top * k // pages), 0.02) for k in range(pages + 1))
+        report_profile("scroll_through", prof)
         gui_cpu_ms["scroll_through_per_step"] = round((time.thread_time() - cpu) * 1000 / (pages + 1), 1)
         return worst
 
     def page_down(times: int = 30) -> float:
         cpu = time.thread_time()
+        prof = profiled("page_down")
         worst = max(measure(lambda: key(Qt.Key.Key_PageDown), 0.02) for _ in range(times))
+        report_profile("page_down", prof)
         gui_cpu_ms["page_down_per_step"] = round((time.thread_time() - cpu) * 1000 / times, 1)
         return worst
 
@@ -265,9 +294,11 @@ def main(argv: list[str]) -> int:
         before = win.doc.state.first_kept_record if win.doc.state else None
         worst = 0.0
         cpu = time.thread_time()
+        prof = profiled("keep_slider")
         keeps = (30000, 400000) if smoke else (30000, 60000, 120000, 200000, 20000, 400000)
         for v in keeps:
             worst = max(worst, measure(lambda v=v: slider(v), 0.15))
+        report_profile("keep_slider", prof)
         gui_cpu_ms["keep_slider_per_move"] = round((time.thread_time() - cpu) * 1000 / len(keeps), 1)
         interactions["keep_slider_max_of_6_moves"] = worst
         after = win.doc.state.first_kept_record if win.doc.state else None
