@@ -120,6 +120,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.setAcceptDrops(True)
         self.resize(1440, 900)
         self._build_widgets()
+        self._init_navigation()
         self._build_actions()
         self._connect_signals()
         self._sized = self._restore_state()
