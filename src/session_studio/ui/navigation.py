@@ -68,7 +68,8 @@ class TreeNavigation(WindowParts):
         shown = before is not None and t.viewport().rect().intersects(before)
         rows = 0
         while pending and (limit < 0 or rows < limit):
-            b = QModelIndex(pending.pop())
+            kept = pending.pop()
+            b = m.index(kept.row(), 0, kept.parent())  # gone (invalid) if the model was reset since
             if b.isValid() and not t.isExpanded(b):
                 rows += m.rowCount(b)
                 t.expand(b)
