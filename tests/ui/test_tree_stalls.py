@@ -1,17 +1,22 @@
-"""What the GUI thread does at once when a selection opens a part of a big tree (issue 11: no stall
-over 100 ms). Counted in expansions and model calls, not in time (timing is the benchmark's job)."""
+"""What the GUI thread does at once when a session loads or a selection opens a part of a big tree
+(issue 11: no stall over 100 ms). Counted in expansions and started workers, not in time (timing is
+the benchmark's job: benchmarks/ui_open.py)."""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtCore import QModelIndex
 
-from session_studio.ui import navigation
+from session_studio.ui import navigation, real_tokens
 from session_studio.ui.main_window import MainWindow
 from session_studio.ui.outline import ROOT
+from session_studio.ui.tasks import Operation, TaskRunner
 
 
 @pytest.fixture
@@ -81,3 +86,93 @@ def test_stepping_into_a_closed_block_opens_its_side_branches_at_once(
     w.a_next.trigger()
     assert w.tree.isExpanded(block) and all(w.tree.isExpanded(b) for b in inside)
     assert m.parent(w.tree.currentIndex()) == block
+
+
+def test_a_delayed_operation_starts_its_worker_from_the_event_loop(qtbot: Any) -> None:
+    runner = TaskRunner()
+    ran = threading.Event()
+    op = runner.op(ran.set).start(after_ms=30)
+    assert runner.busy  # counted as running meanwhile (busy indicators, benchmarks waiting for idle)
+    time.sleep(0.1)  # no event loop: the worker has not been started
+    assert not ran.is_set()
+    qtbot.waitUntil(lambda: not runner.busy)
+    assert ran.is_set() and op.done
+    # cancelled before its worker started: it never runs, and the runner is idle again
+    never = threading.Event()
+    runner.op(never.set).start(after_ms=30).cancel()
+    assert not runner.busy
+    qtbot.wait(100)
+    assert not never.is_set()
+    runner.wait_idle()
+
+
+@pytest.fixture
+def threaded_window(qtbot: Any, tmp_path: Path) -> Iterator[MainWindow]:
+    """The window with background workers, as the app runs it."""
+    from session_studio.ui.settings import AppSettings
+
+    runner = TaskRunner()
+    w = MainWindow(AppSettings(tmp_path / "cfg" / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    yield w
+    qtbot.waitUntil(lambda: not runner.busy, timeout=30000)
+    runner.wait_idle()
+
+
+def test_the_tokenizer_loads_when_the_window_opens_not_with_a_session(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading a tokenizer holds the GIL in one C call: done before a session is opened, it never
+    freezes the tree of a loading session."""
+    loaded: list[tuple[str, bool]] = []
+    gui = threading.get_ident()
+    monkeypatch.setattr(
+        real_tokens, "load_counter", lambda enc: loaded.append((enc, threading.get_ident() != gui)) or len
+    )
+    from session_studio.ui.settings import AppSettings
+
+    runner = TaskRunner()
+    w = MainWindow(AppSettings(tmp_path / "cfg" / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
+    qtbot.addWidget(w)
+    qtbot.waitUntil(lambda: not runner.busy)
+    runner.wait_idle()
+    assert loaded == [("o200k_base", True)]  # in a worker, the encoding most sessions are counted with
+
+
+def test_workers_set_off_by_a_load_start_after_the_load_is_shown(
+    qtbot: Any, threaded_window: MainWindow, branching_session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search text, the real token count and the summariser's imports run in workers that start
+    once the GUI thread has shown the loaded session, not while it does (they would take the GIL in
+    turns with it and make its step several times longer)."""
+    w = threaded_window
+    qtbot.waitUntil(lambda: not w.runner.busy)
+    in_step = [False]
+    started: list[tuple[str, bool]] = []
+    launch = Operation._launch
+
+    def recording(op: Operation) -> None:
+        started.append((getattr(op.fn, "__qualname__", repr(op.fn)), in_step[0]))
+        launch(op)
+
+    monkeypatch.setattr(Operation, "_launch", recording)
+    on_loaded = w.doc._on_loaded
+
+    def loaded(path: str, res: Any) -> None:
+        in_step[0] = True
+        try:
+            on_loaded(path, res)
+        finally:
+            in_step[0] = False
+
+    monkeypatch.setattr(w.doc, "_on_loaded", loaded)
+    w.open_path(str(branching_session))
+    qtbot.waitUntil(lambda: w.doc.state is not None and w.tree_model._search_texts is not None)
+    qtbot.waitUntil(lambda: not w.runner.busy, timeout=30000)
+    names = [name for name, _ in started]
+    assert any("_count_path_job" in n for n in names)
+    assert any("preload_summariser_modules" in n for n in names)
+    assert any("prepare_search" in n for n in names)
+    assert [name for name, during in started if during] == []
