@@ -13,10 +13,14 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QModelIndex
 
+from session_studio.core import Session
 from session_studio.ui import navigation, real_tokens
 from session_studio.ui.main_window import MainWindow
 from session_studio.ui.outline import ROOT
 from session_studio.ui.tasks import Operation, TaskRunner
+from session_studio.ui.tree_model import SessionTreeModel
+
+from .conftest import write_session
 
 
 @pytest.fixture
@@ -176,3 +180,55 @@ def test_workers_set_off_by_a_load_start_after_the_load_is_shown(
     assert any("preload_summariser_modules" in n for n in names)
     assert any("prepare_search" in n for n in names)
     assert [name for name, during in started if during] == []
+
+
+def _nested_branches(path: Path) -> Path:
+    """A main line of 30 entries; side branches off it every 5th entry, each with a nested branch."""
+
+    def msg(k: int, parent: str | None) -> dict[str, Any]:
+        role = "user" if k % 2 == 0 else "assistant"
+        content = [{"type": "text", "text": f"{role} {k}"}]
+        return {"type": "message", "parentId": parent, "message": {"role": role, "content": content}}
+
+    spec: list[Any] = [msg(k, f"e{k - 1:04d}" if k else None) for k in range(30)]
+    for at in range(2, 30, 5):
+        side = len(spec)
+        spec += [msg(side, f"e{at:04d}"), msg(side + 1, f"e{side:04d}"), msg(side + 2, f"e{side + 1:04d}")]
+        spec += [msg(side + 3, f"e{side:04d}"), msg(side + 4, f"e{side + 3:04d}")]  # nested: off `side`
+    spec.append(msg(len(spec), "e0029"))  # the leaf continues the main line
+    return write_session(path, spec)
+
+
+@pytest.mark.parametrize("blocks", [True, False])
+def test_branch_points_are_sorted_into_their_blocks_looking_each_row_up_once(
+    qtbot: Any, tmp_path: Path, blocks: bool
+) -> None:
+    """After each search the branch points are sorted by enclosing block again: nested ones share the
+    walk up to the top, so each row that opens a group is looked up once (a search result of 100k
+    entries has ~1,600 groups)."""
+    s = Session.open(_nested_branches(tmp_path / "nested.jsonl"))
+    m = SessionTreeModel()
+    if blocks:
+        m.chunk_threshold, m.chunk_rows = 10, 4
+    m.set_session(s, s.path_indices(s.leaf_index()))
+    o = m.outline
+    looked: list[int] = []
+    chunk_key = m._chunk_key
+    m._chunk_key = lambda r: looked.append(r) or chunk_key(r)  # type: ignore[method-assign]
+
+    def nearest_block(g: int) -> int:  # the definition, walked for each group
+        x = g
+        while x != ROOT:
+            ck = chunk_key(x)
+            if ck is not None:
+                return ck
+            x = o.group_of.get(x, ROOT)
+        return -1
+
+    assert any(o.group_of.get(g, ROOT) != ROOT for g in o.groups)  # the sample nests side branches
+    blocks_ = [m.index(c, 0) for c in range(m.rowCount()) if m.is_chunk(m.index(c, 0))]
+    assert bool(blocks_) == blocks
+    tops = [(-1, None), *((int(b.internalId()), b) for b in blocks_)]
+    found = {int(b.internalId()) - 1: key for key, under in tops for b in m.branch_points(under)}
+    assert found == {g: nearest_block(g) for g in o.groups if g != ROOT}
+    assert len(looked) == len(set(looked)) <= len(o.groups) - 1
