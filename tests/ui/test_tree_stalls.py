@@ -48,7 +48,28 @@ def _block_with_branch_points(w: MainWindow) -> tuple[QModelIndex, list[QModelIn
     raise AssertionError("the sample has no closed block with two branch points")
 
 
-def test_a_selection_opens_the_side_branches_of_its_block_a_few_at_a_time(
+def test_a_selection_opens_only_the_rows_above_it(
+    qtbot: Any, small_blocks: MainWindow, branching_session: Path
+) -> None:
+    """Jumping into a closed block (the leaf when a session loads, the cut, a search hit) opens the block
+    and the branch point the row is in, not the block's other side branches (thousands of rows to lay
+    out on a big session)."""
+    w = small_blocks
+    _open(qtbot, w, branching_session)
+    m = w.tree_model
+    block, inside = _block_with_branch_points(w)
+    into, other = inside[0], inside[1:]
+    target = m.outline.groups[m.record_of(into)][0]  # the first row of a side branch in the block
+
+    w.doc.select(target)
+    cur = w.tree.currentIndex()
+    assert m.record_of(cur) == target and w.tree.viewport().rect().intersects(w.tree.visualRect(cur))
+    assert w.tree.isExpanded(block) and w.tree.isExpanded(into)
+    qtbot.wait(50)
+    assert not any(w.tree.isExpanded(b) for b in other)
+
+
+def test_a_block_opened_by_hand_opens_its_side_branches_a_few_at_a_time(
     qtbot: Any, small_blocks: MainWindow, branching_session: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     w = small_blocks
@@ -57,20 +78,14 @@ def test_a_selection_opens_the_side_branches_of_its_block_a_few_at_a_time(
     qtbot.waitUntil(lambda: not w._pending_branches)
     block, inside = _block_with_branch_points(w)
     monkeypatch.setattr(navigation, "BRANCH_ROWS_PER_TURN", 1)  # one side branch per turn
-    target = m.outline.groups[ROOT][m.chunk_range(block)[0]]
     opened: list[int] = []
     expand = w.tree.expand
     w.tree.expand = lambda ix: (opened.append(m.record_of(ix)), expand(ix))  # type: ignore[method-assign]
 
-    w.doc.select(target)
-    # the selection opened its block and shows its row; the block's side branches wait for the event loop
-    assert m.record_of(w.tree.currentIndex()) == target and w.tree.isExpanded(block)
-    assert opened == [] and not any(w.tree.isExpanded(b) for b in inside)
+    w.tree.expand(block)
+    assert opened == [-1] and not any(w.tree.isExpanded(b) for b in inside)
     qtbot.waitUntil(lambda: all(w.tree.isExpanded(b) for b in inside))
-    assert sorted(opened) == sorted(m.record_of(b) for b in inside)
-    cur = w.tree.currentIndex()
-    assert m.record_of(cur) == target
-    assert w.tree.viewport().rect().intersects(w.tree.visualRect(cur))
+    assert sorted(opened[1:]) == sorted(m.record_of(b) for b in inside)
 
 
 def test_stepping_into_a_closed_block_opens_its_side_branches_at_once(

@@ -12,7 +12,7 @@ __all__ = ["BRANCH_ROWS_PER_TURN", "TreeNavigation"]
 
 #: rows a row block's branch points may lay out in one turn of the event loop: a block of a big session
 #: holds tens of side branches (thousands of rows, a Python call or more each for the view's layout),
-#: so opening them all at once froze the window for a few hundred ms on every jump into a closed block
+#: so opening them all at once froze the window for a few hundred ms
 BRANCH_ROWS_PER_TURN = 2000
 
 
@@ -26,6 +26,7 @@ class TreeNavigation(WindowParts):
         self._branch_timer.setSingleShot(True)
         self._branch_timer.setInterval(0)
         self._branch_timer.timeout.connect(lambda: self._open_pending_branches())
+        self._selecting = False  # a selection is being shown: the blocks it opens keep side branches shut
 
     def _reselect(self, record: int) -> None:
         if record < 0:
@@ -35,10 +36,17 @@ class TreeNavigation(WindowParts):
             return
         ix = self.tree_model.index_of(shown)
         if ix.isValid() and self.tree.currentIndex().internalId() != ix.internalId():
-            self.tree.selectionModel().setCurrentIndex(
-                ix, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
-            )
-            self.tree.scrollTo(ix)
+            # the view opens the rows above the selected one (its block, the branch points it is in)
+            # and only those: a block of a big session holds tens of side branches, thousands of rows
+            # whose layout (a Python call or more each) froze the window on every jump into a block
+            self._selecting = True
+            try:
+                self.tree.selectionModel().setCurrentIndex(
+                    ix, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+                )
+                self.tree.scrollTo(ix)
+            finally:
+                self._selecting = False
 
     def _on_tree_current(self, cur: QModelIndex, _prev: QModelIndex) -> None:
         rec = self.tree_model.record_of(cur)
@@ -52,9 +60,9 @@ class TreeNavigation(WindowParts):
                 self.tree.expand(ix)
 
     def _on_tree_expanded(self, ix: QModelIndex) -> None:
-        if self.tree_model.is_chunk(ix):
-            # opened a few at a time from the next turn of the event loop on (a selection that opened
-            # the block scrolls to its row first); the current row stays where it is meanwhile
+        if self.tree_model.is_chunk(ix) and not self._selecting:
+            # a block opened by hand: its side branches open a few at a time from the next turn of the
+            # event loop on; the current row stays where it is meanwhile
             self._pending_branches.extend(QPersistentModelIndex(b) for b in self.tree_model.branch_points(ix))
             self._branch_timer.start()
 
