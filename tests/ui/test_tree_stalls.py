@@ -125,6 +125,18 @@ def test_a_delayed_operation_starts_its_worker_from_the_event_loop(qtbot: Any) -
     runner.wait_idle()
 
 
+def test_a_call_later_keeps_the_runner_busy_until_it_is_made(qtbot: Any) -> None:
+    """Work set off later (the search text after a load) is work on its way: whoever waits for the
+    runner to be idle (a test, the benchmark, a screenshot) waits for it too."""
+    runner = TaskRunner()
+    called: list[bool] = []
+    runner.call_later(lambda: called.append(runner.busy), after_ms=30)
+    assert runner.busy and called == []
+    qtbot.waitUntil(lambda: not runner.busy)
+    assert called == [False]  # on the GUI thread, once the wait is over
+    runner.wait_idle()
+
+
 @pytest.fixture
 def threaded_window(qtbot: Any, tmp_path: Path) -> Iterator[MainWindow]:
     """The window with background workers, as the app runs it."""

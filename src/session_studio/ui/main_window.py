@@ -373,7 +373,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
 
         # once this step and the paint after it are done: a worker started now takes the GIL in turns
         # with them (see tasks.AFTER_GUI_STEP_MS)
-        QTimer.singleShot(AFTER_GUI_STEP_MS, self, prepare_search)
+        self.runner.call_later(prepare_search)
         self.tree_model.prepare_pi16(self.runner)  # pi 1.6.0 facts too slow for this thread
         self._expand()
         self.inspector.set_session(s)

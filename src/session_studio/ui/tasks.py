@@ -232,6 +232,11 @@ class TaskRunner(QObject):
             raise ValueError(f"unknown pool {pool!r}")
         return Operation(self, fn, args, pool)
 
+    def call_later(self, fn: Callable[[], None], after_ms: int = AFTER_GUI_STEP_MS) -> Operation:
+        """Call ``fn`` on the GUI thread ``after_ms`` from now (at once when synchronous); the runner
+        counts as busy until then (``fn`` starts background work: it is on its way)."""
+        return self.op(_nothing).on_success(lambda _r: fn()).start(after_ms=after_ms)
+
     @property
     def busy(self) -> bool:
         return bool(self._running)
@@ -259,6 +264,10 @@ class TaskRunner(QObject):
         for pool in self._pools.values():
             ok = pool.waitForDone(msecs) and ok
         return ok
+
+
+def _nothing() -> None:
+    """The worker side of :meth:`TaskRunner.call_later`."""
 
 
 _switch_lock = threading.Lock()
