@@ -42,7 +42,8 @@ class TreeNavigation(WindowParts):
             self._selecting = True
             try:
                 self.tree.selectionModel().setCurrentIndex(
-                    ix, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+                    ix,
+                    QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows,
                 )
                 self.tree.scrollTo(ix)
             finally:
