@@ -1,6 +1,6 @@
 """Open a huge session in the real window (offscreen) and measure what the user waits for.
 
-    python benchmarks/ui_open.py [SESSION.jsonl] [--no-cli] [--query WORD] [--watchdog MS] [--smoke]
+    python benchmarks/ui_open.py [SESSION.jsonl] [--no-cli] [--query WORD] [--watchdog MS] [--profile N] [--smoke]
 
 Without an argument a huge session is generated (gen_sessions.py --seed 5 --size huge, ~20 s) or the
 copy at /tmp/huge/huge-s5-000-v3.jsonl is used. Prints JSON: time to the first tree rows (the head
@@ -9,18 +9,24 @@ peak RSS, the longest GUI-thread stall while loading (a 10 ms QTimer measures ho
 and the longest stall of each interaction once loaded: scrolling through the whole tree page by
 page, jumping to the last row (End), to the leaf, typing a search and clearing it (with the time
 until the results are shown), moving the keepRecentTokens slider, jumping to the cut it moved to.
+Each stall is also given as the GUI thread's CPU time between two heartbeats (``..._cpu_ms``): what
+the GUI thread itself ran, without the time it waited for the GIL or for a core the other processes
+of a busy machine held.
 
 For comparison the CLI's cold ``plan`` of the same file (no index cache) runs first as a
 separate process (``--no-cli`` skips it): its wall time and peak RSS, and the window's ratios.
 ``--watchdog MS`` dumps the stack of every thread to stderr whenever the heartbeat is MS late (what
-stalls the GUI thread: its own work, or a worker holding the GIL in one long call).
+stalls the GUI thread: its own work, or a worker holding the GIL in one long call). ``--profile N``
+prints, for each interaction, the N costliest calls of the GUI thread meanwhile (cProfile, to stderr).
 """
 
 from __future__ import annotations
 
+import cProfile
 import faulthandler
 import json
 import os
+import pstats
 import resource
 import subprocess
 import sys
@@ -97,6 +103,9 @@ def main(argv: list[str]) -> int:
     argv = [a for a in argv if a != "--smoke"]
     settle = 0.05 if smoke else 0.3
     watchdog = option(argv, "--watchdog")
+    #: --profile N: cProfile the GUI thread during each interaction, print its N costliest calls
+    #: (cumulative) to stderr
+    profile_top = option(argv, "--profile")
     argv = [a for a in argv if a != "--no-cli"]
     path = session_path(argv)
     cli = cli_plan_cold(path) if with_cli else None
@@ -118,18 +127,30 @@ def main(argv: list[str]) -> int:
     win.resize(1600, 1000)
     win.show()
     QCoreApplication.processEvents()
+    # the window settles before the file is opened, as when the user picks it from the browser (the
+    # tokenizer is loaded meanwhile: RealTokenCounts.preload)
+    settled = time.perf_counter() + 30
+    while win.runner.busy and time.perf_counter() < settled:
+        QCoreApplication.processEvents()
+        time.sleep(0.005)
 
-    stall = {"max_ms": 0.0, "ticks": 0}
+    stall = {"max_ms": 0.0, "ticks": 0, "max_cpu_ms": 0.0}
     clock = QElapsedTimer()
     clock.start()
     last = [clock.elapsed()]
+    last_cpu = [time.thread_time()]
 
     def tick() -> None:
         now = clock.elapsed()
         late = now - last[0] - 10
         last[0] = now
+        cpu = time.thread_time()
         stall["ticks"] += 1
         stall["max_ms"] = max(stall["max_ms"], float(late))
+        # the GUI thread's own CPU time since the last tick: the stall without the time it waited for
+        # the GIL or for a core (other processes), a steadier figure on a busy machine
+        stall["max_cpu_ms"] = max(stall["max_cpu_ms"], (cpu - last_cpu[0]) * 1000)
+        last_cpu[0] = cpu
         if watchdog is not None:
             # a C thread dumps every thread's stack (to stderr) when the next tick is this late:
             # what the GUI thread was doing, or which worker held the GIL meanwhile
@@ -140,12 +161,30 @@ def main(argv: list[str]) -> int:
     timer.timeout.connect(tick)
     timer.start()
 
+    def profiled(name: str) -> cProfile.Profile | None:
+        """A running GUI-thread profile for ``name`` (with --profile), else None."""
+        if not profile_top or not name:
+            return None
+        prof = cProfile.Profile()
+        prof.enable()
+        return prof
+
+    def report_profile(name: str, prof: cProfile.Profile | None) -> None:
+        if prof is None:
+            return
+        prof.disable()
+        print(f"--- {name}: GUI-thread profile", file=sys.stderr)
+        pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(int(profile_top or 0))
+
     indexed: list[float] = []
     win.doc.loaded.connect(lambda _res: indexed.append(time.perf_counter() - t0))
     partial: list[float] = []
     win.doc.partial_loaded.connect(lambda _h: partial.append(time.perf_counter() - t0))
     t0 = time.perf_counter()
     last[0] = clock.elapsed()
+    last_cpu[0] = time.thread_time()
+    stall["max_cpu_ms"] = 0.0
+    load_prof = profiled("loading")
     win.open_path(str(path))
     first_rows = usable = loaded = None
     deadline = t0 + 900
@@ -164,11 +203,20 @@ def main(argv: list[str]) -> int:
             break
         time.sleep(0.002)
     load_stall = stall["max_ms"]
+    load_stall_cpu = stall["max_cpu_ms"]
+    report_profile("loading", load_prof)
 
     gui_cpu_ms: dict[str, float] = {}
+    #: per interaction: the most CPU time the GUI thread spent between two heartbeats (see tick)
+    step_cpu_ms: dict[str, float] = {}
 
     def measure(
-        action: object, settle_s: float | None = None, *, timed: bool = True, name: str = ""
+        action: object,
+        settle_s: float | None = None,
+        *,
+        timed: bool = True,
+        name: str = "",
+        group: str = "",
     ) -> float:
         """The longest the GUI thread was blocked by ``action`` and what it set off (ms).
 
@@ -178,9 +226,11 @@ def main(argv: list[str]) -> int:
         with other work: CPU time shows what is ours)."""
         stall["max_ms"] = 0.0
         QCoreApplication.processEvents()
-        stall["max_ms"] = 0.0
+        stall["max_ms"] = stall["max_cpu_ms"] = 0.0
         last[0] = clock.elapsed()
+        last_cpu[0] = time.thread_time()
         cpu = time.thread_time()
+        prof = profiled(name)
         t = time.perf_counter()
         action()  # type: ignore[operator]
         win.tree.viewport().repaint()
@@ -193,6 +243,9 @@ def main(argv: list[str]) -> int:
             time.sleep(0.002)
         if name:
             gui_cpu_ms[name] = round((time.thread_time() - cpu) * 1000, 1)
+        step = name or group
+        step_cpu_ms[step] = round(max(step_cpu_ms.get(step, 0.0), stall["max_cpu_ms"]), 1)
+        report_profile(name, prof)
         return round(max(longest, stall["max_ms"]), 1)
 
     from PySide6.QtCore import Qt
@@ -210,13 +263,20 @@ def main(argv: list[str]) -> int:
         bar = win.tree.verticalScrollBar()
         top = bar.maximum()
         cpu = time.thread_time()
-        worst = max(measure(lambda k=k: bar.setValue(top * k // pages), 0.02) for k in range(pages + 1))
+        prof = profiled("scroll_through")
+        worst = max(
+            measure(lambda k=k: bar.setValue(top * k // pages), 0.02, group="scroll_through")
+            for k in range(pages + 1)
+        )
+        report_profile("scroll_through", prof)
         gui_cpu_ms["scroll_through_per_step"] = round((time.thread_time() - cpu) * 1000 / (pages + 1), 1)
         return worst
 
     def page_down(times: int = 30) -> float:
         cpu = time.thread_time()
-        worst = max(measure(lambda: key(Qt.Key.Key_PageDown), 0.02) for _ in range(times))
+        prof = profiled("page_down")
+        worst = max(measure(lambda: key(Qt.Key.Key_PageDown), 0.02, group="page_down") for _ in range(times))
+        report_profile("page_down", prof)
         gui_cpu_ms["page_down_per_step"] = round((time.thread_time() - cpu) * 1000 / times, 1)
         return worst
 
@@ -265,9 +325,11 @@ def main(argv: list[str]) -> int:
         before = win.doc.state.first_kept_record if win.doc.state else None
         worst = 0.0
         cpu = time.thread_time()
+        prof = profiled("keep_slider")
         keeps = (30000, 400000) if smoke else (30000, 60000, 120000, 200000, 20000, 400000)
         for v in keeps:
-            worst = max(worst, measure(lambda v=v: slider(v), 0.15))
+            worst = max(worst, measure(lambda v=v: slider(v), 0.15, group="keep_slider"))
+        report_profile("keep_slider", prof)
         gui_cpu_ms["keep_slider_per_move"] = round((time.thread_time() - cpu) * 1000 / len(keeps), 1)
         interactions["keep_slider_max_of_6_moves"] = worst
         after = win.doc.state.first_kept_record if win.doc.state else None
@@ -292,6 +354,8 @@ def main(argv: list[str]) -> int:
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "longest_gui_stall_while_loading_ms": round(load_stall, 1),
         "longest_gui_stall_ms_by_interaction": interactions,
+        "longest_gui_stall_cpu_ms_while_loading": round(load_stall_cpu, 1),
+        "longest_gui_stall_cpu_ms_by_interaction": step_cpu_ms,
         "gui_thread_cpu_ms_by_interaction": gui_cpu_ms,
         "search": {"query": query, **search},
         "slider_moved_the_cut": cut_moved,

@@ -35,7 +35,7 @@ from .profile_compare import ProfileCompareController
 from .real_tokens import RealTokenCounts
 from .settings import AppSettings
 from .summary_comparison import SummaryComparison
-from .tasks import TaskRunner
+from .tasks import AFTER_GUI_STEP_MS, TaskRunner
 from .theme import apply_theme, current_theme
 from .why import explain_cut
 from .window_parts import PAGE_BROWSER, PAGE_SESSION
@@ -120,11 +120,13 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.setAcceptDrops(True)
         self.resize(1440, 900)
         self._build_widgets()
+        self._init_navigation()
         self._build_actions()
         self._connect_signals()
         self._sized = self._restore_state()
         self._show_recent()
         self._update_actions()
+        self.real_tokens.preload()
 
     # ------------------------------------------------------------------ signals
     def _connect_signals(self) -> None:
@@ -365,7 +367,14 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.settings.add_recent(s.path)
         self._show_recent()
         self.tree_model.set_session(s, res.path_indices, res.outline, res.context_edits)
-        self.tree_model.prepare_search(self.runner)  # so that the first search is quick
+
+        def prepare_search() -> None:  # so that the first search is quick
+            if self.tree_model.session is s:
+                self.tree_model.prepare_search(self.runner)
+
+        # once this step and the paint after it are done: a worker started now takes the GIL in turns
+        # with them (see tasks.AFTER_GUI_STEP_MS)
+        self.runner.call_later(prepare_search)
         self.tree_model.prepare_pi16(self.runner)  # pi 1.6.0 facts too slow for this thread
         self._expand()
         self.inspector.set_session(s)
@@ -384,7 +393,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self._update_actions()
         if not self._preloaded:
             self._preloaded = True
-            self.runner.op(preload_summariser_modules, pool="network").start()
+            self.runner.op(preload_summariser_modules, pool="network").start(after_ms=AFTER_GUI_STEP_MS)
 
     def _update_status_path(self) -> None:
         """Path, entry count and size of the file as indexed now (after loads, appends and writes)."""

@@ -3,15 +3,30 @@ and search, branch points opened."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPersistentModelIndex, QTimer
+from PySide6.QtWidgets import QAbstractItemView
 
 from .window_parts import PAGE_BROWSER, WindowParts
 
-__all__ = ["TreeNavigation"]
+__all__ = ["BRANCH_ROWS_PER_TURN", "TreeNavigation"]
+
+#: rows a row block's branch points may lay out in one turn of the event loop: a block of a big session
+#: holds tens of side branches (thousands of rows, a Python call or more each for the view's layout),
+#: so opening them all at once froze the window for a few hundred ms
+BRANCH_ROWS_PER_TURN = 2000
 
 
 class TreeNavigation(WindowParts):
     """Moving through the session tree and keeping it in step with the document's selection."""
+
+    def _init_navigation(self) -> None:
+        #: branch points of opened row blocks still to expand (from the end of the list)
+        self._pending_branches: list[QPersistentModelIndex] = []
+        self._branch_timer = QTimer(self)
+        self._branch_timer.setSingleShot(True)
+        self._branch_timer.setInterval(0)
+        self._branch_timer.timeout.connect(lambda: self._open_pending_branches())
+        self._selecting = False  # a selection is being shown: the blocks it opens keep side branches shut
 
     def _reselect(self, record: int) -> None:
         if record < 0:
@@ -21,10 +36,18 @@ class TreeNavigation(WindowParts):
             return
         ix = self.tree_model.index_of(shown)
         if ix.isValid() and self.tree.currentIndex().internalId() != ix.internalId():
-            self.tree.selectionModel().setCurrentIndex(
-                ix, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
-            )
-            self.tree.scrollTo(ix)
+            # the view opens the rows above the selected one (its block, the branch points it is in)
+            # and only those: a block of a big session holds tens of side branches, thousands of rows
+            # whose layout (a Python call or more each) froze the window on every jump into a block
+            self._selecting = True
+            try:
+                self.tree.selectionModel().setCurrentIndex(
+                    ix,
+                    QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows,
+                )
+                self.tree.scrollTo(ix)
+            finally:
+                self._selecting = False
 
     def _on_tree_current(self, cur: QModelIndex, _prev: QModelIndex) -> None:
         rec = self.tree_model.record_of(cur)
@@ -38,10 +61,42 @@ class TreeNavigation(WindowParts):
                 self.tree.expand(ix)
 
     def _on_tree_expanded(self, ix: QModelIndex) -> None:
-        if self.tree_model.is_chunk(ix):
-            for b in self.tree_model.branch_points(ix):
-                if b.isValid():
-                    self.tree.expand(b)
+        if self.tree_model.is_chunk(ix) and not self._selecting:
+            # a block opened by hand: its side branches open a few at a time from the next turn of the
+            # event loop on; the current row stays where it is meanwhile
+            self._pending_branches.extend(QPersistentModelIndex(b) for b in self.tree_model.branch_points(ix))
+            self._branch_timer.start()
+
+    def _open_pending_branches(self, budget: int | None = None) -> None:
+        """Expand queued branch points up to ``budget`` rows (``BRANCH_ROWS_PER_TURN``), the rest in
+        later turns of the event loop; ``budget`` < 0: all of them now."""
+        pending, m, t = self._pending_branches, self.tree_model, self.tree
+        limit = BRANCH_ROWS_PER_TURN if budget is None else budget
+        cur = t.currentIndex()
+        before = t.visualRect(cur) if cur.isValid() else None
+        shown = before is not None and t.viewport().rect().intersects(before)
+        rows = 0
+        while pending and (limit < 0 or rows < limit):
+            kept = pending.pop()
+            b = m.index(kept.row(), 0, kept.parent())  # gone (invalid) if the model was reset since
+            if b.isValid() and not t.isExpanded(b):
+                rows += m.rowCount(b)
+                t.expand(b)
+        if shown and before is not None:
+            self._keep_row_in_place(cur, before.top())
+        if pending:
+            self._branch_timer.start()
+
+    def _keep_row_in_place(self, ix: QModelIndex, top: int) -> None:
+        """Scroll so that ``ix`` is drawn at ``top`` again (rows opened above it pushed it down)."""
+        t = self.tree
+        now = t.visualRect(ix)
+        moved = now.top() - top
+        if not moved or not now.height():
+            return
+        bar = t.verticalScrollBar()
+        per_item = t.verticalScrollMode() == QAbstractItemView.ScrollMode.ScrollPerItem
+        bar.setValue(bar.value() + (moved // now.height() if per_item else moved))
 
     def _apply_filter(self) -> None:
         def shown() -> None:
@@ -85,12 +140,14 @@ class TreeNavigation(WindowParts):
         while nxt.isValid() and m.is_chunk(nxt):
             if delta > 0:
                 t.expand(nxt)
+                self._open_pending_branches(-1)  # the step goes through the block's side branches
                 nxt = t.indexBelow(nxt)
             elif int(nxt.internalId()) in ancestors:
                 nxt = t.indexAbove(nxt)  # the header of the block we are leaving
             else:
                 # a closed block above: open it and take its last row
                 t.expand(nxt)
+                self._open_pending_branches(-1)
                 while t.isExpanded(nxt) and m.rowCount(nxt) > 0:
                     nxt = m.index(m.rowCount(nxt) - 1, 0, nxt)
         if nxt.isValid():

@@ -23,6 +23,7 @@ from PySide6.QtCore import QObject, Signal
 from ..core.plan import PlanState
 from ..core.profile import PROFILE_0_80_2, PiProfile
 from ..core.real_tokens import (
+    O200K,
     MessageCount,
     RealPathTokens,
     TokenizerChoice,
@@ -37,7 +38,7 @@ from ..core.real_tokens import (
 )
 from .document import Loaded, SessionDocument
 from .pi16 import NO_EDITS, EditFacts
-from .tasks import Operation, TaskRunner
+from .tasks import AFTER_GUI_STEP_MS, Operation, TaskRunner
 
 __all__ = ["PathTokensView", "RealTokenCounts", "entry_tokens_line"]
 
@@ -178,6 +179,14 @@ class RealTokenCounts(QObject):
         document.plan_changed.connect(self._on_plan)
         document.closed.connect(self._on_closed)
 
+    def preload(self) -> None:
+        """Load the tokenizer most sessions are counted with (o200k) in a worker now, while no session
+        is being opened: the load is one C call that holds the GIL (0.1–0.5 s), a stall of the GUI
+        thread wherever it lands, so better before the user opens a file than while the tree of a big
+        one is being shown. Nothing happens if it fails: the first count says why."""
+        if not self.runner.synchronous:
+            self.runner.op(load_counter, O200K).on_failure(lambda _e, _tb: None).start()
+
     # ------------------------------------------------------------------ the views ask
     @property
     def profile(self) -> PiProfile:
@@ -257,7 +266,7 @@ class RealTokenCounts(QObject):
         op.on_success(functools.partial(self._on_entry, record, key))
         op.on_failure(functools.partial(self._on_entry_failed, record))
         self._entry_ops[record] = op
-        op.start()
+        op.start(after_ms=AFTER_GUI_STEP_MS)  # after the selection that asked is shown
 
     def count_with_provider(self, config: Any) -> Operation | None:
         """The user asked: send the current path's context to the provider's count endpoint
@@ -346,7 +355,7 @@ class RealTokenCounts(QObject):
         op.on_success(functools.partial(self._on_path, state, key))
         op.on_failure(self._on_path_failed)
         self._path_op = op
-        op.start()
+        op.start(after_ms=AFTER_GUI_STEP_MS)  # after the plan (a session loaded) is shown
 
     # ------------------------------------------------------------------ results
     def _show(self, state: PlanState, items: list[MessageCount]) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 from PySide6.QtWidgets import QProgressDialog, QWidget
 
-__all__ = ["Operation", "TaskRunner", "hold_gc_pause", "paused_gc", "release_gc_pause"]
+__all__ = ["AFTER_GUI_STEP_MS", "Operation", "TaskRunner", "hold_gc_pause", "paused_gc", "release_gc_pause"]
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,11 @@ POOLS = ("compute", "network", "write")
 #: GUI thread after this long, so each of the GUI thread's calls into Python (a model's data(), a
 #: paint) waits at most this much instead of the default 5 ms (hundreds of such calls make a paint)
 BUSY_SWITCH_INTERVAL = 0.0001
+
+#: ``start(after_ms=AFTER_GUI_STEP_MS)``: long enough for the event loop to lay out and paint what the
+#: GUI-thread step that set the work off changed (a session loaded: ~0.1 s of the GUI thread's Python on
+#: 100k entries), which workers started at once made several times slower by taking the GIL in turns
+AFTER_GUI_STEP_MS = 150
 
 
 class _Job(QRunnable):
@@ -107,7 +112,9 @@ class Operation(QObject):
         self._progress_label = None
         self._close_progress()
 
-    def start(self) -> Operation:
+    def start(self, after_ms: int = 0) -> Operation:
+        """Run the work now, or (``after_ms``) in a worker that begins only after that long: the
+        operation counts as running meanwhile, and a cancel before then means it never runs."""
         self.runner._track(self)
         if self._progress_label is not None and not self.runner.synchronous:
             self._timer = QTimer()
@@ -116,9 +123,14 @@ class Operation(QObject):
             self._timer.start(500)
         if self.runner.synchronous:
             self._execute()
+        elif after_ms > 0:
+            QTimer.singleShot(after_ms, self, self._launch)
         else:
-            self.runner.pool(self.pool).start(_Job(self))
+            self._launch()
         return self
+
+    def _launch(self) -> None:
+        self.runner.pool(self.pool).start(_Job(self))
 
     # ---------------------------------------------------------------- worker side
     def _execute(self) -> None:
@@ -220,6 +232,11 @@ class TaskRunner(QObject):
             raise ValueError(f"unknown pool {pool!r}")
         return Operation(self, fn, args, pool)
 
+    def call_later(self, fn: Callable[[], None], after_ms: int = AFTER_GUI_STEP_MS) -> Operation:
+        """Call ``fn`` on the GUI thread ``after_ms`` from now (at once when synchronous); the runner
+        counts as busy until then (``fn`` starts background work: it is on its way)."""
+        return self.op(_nothing).on_success(lambda _r: fn()).start(after_ms=after_ms)
+
     @property
     def busy(self) -> bool:
         return bool(self._running)
@@ -247,6 +264,10 @@ class TaskRunner(QObject):
         for pool in self._pools.values():
             ok = pool.waitForDone(msecs) and ok
         return ok
+
+
+def _nothing() -> None:
+    """The worker side of :meth:`TaskRunner.call_later`."""
 
 
 _switch_lock = threading.Lock()

@@ -1,0 +1,261 @@
+"""What the GUI thread does at once when a session loads or a selection opens a part of a big tree
+(issue 11: no stall over 100 ms). Counted in expansions and started workers, not in time (timing is
+the benchmark's job: benchmarks/ui_open.py)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QModelIndex
+
+from session_studio.core import Session
+from session_studio.ui import navigation, real_tokens
+from session_studio.ui.main_window import MainWindow
+from session_studio.ui.outline import ROOT
+from session_studio.ui.tasks import Operation, TaskRunner
+from session_studio.ui.tree_model import SessionTreeModel
+
+from .conftest import write_session
+
+
+@pytest.fixture
+def small_blocks(window: MainWindow) -> MainWindow:
+    """Blocks of 4 rows from 11 rows on: the 66 top-level rows of the branching sample make 17 blocks,
+    some of them holding branch points."""
+    window.tree_model.chunk_threshold = 10
+    window.tree_model.chunk_rows = 4
+    return window
+
+
+def _open(qtbot: Any, w: MainWindow, path: Path) -> None:
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.state is not None)
+
+
+def _block_with_branch_points(w: MainWindow) -> tuple[QModelIndex, list[QModelIndex]]:
+    """A closed block holding at least two branch points, and those."""
+    m = w.tree_model
+    for c in range(m.rowCount()):
+        block = m.index(c, 0)
+        inside = m.branch_points(block)
+        if len(inside) >= 2 and not w.tree.isExpanded(block):
+            return block, inside
+    raise AssertionError("the sample has no closed block with two branch points")
+
+
+def test_a_selection_opens_only_the_rows_above_it(
+    qtbot: Any, small_blocks: MainWindow, branching_session: Path
+) -> None:
+    """Jumping into a closed block (the leaf when a session loads, the cut, a search hit) opens the block
+    and the branch point the row is in, not the block's other side branches (thousands of rows to lay
+    out on a big session)."""
+    w = small_blocks
+    _open(qtbot, w, branching_session)
+    m = w.tree_model
+    block, inside = _block_with_branch_points(w)
+    into, other = inside[0], inside[1:]
+    target = m.outline.groups[m.record_of(into)][0]  # the first row of a side branch in the block
+
+    w.doc.select(target)
+    cur = w.tree.currentIndex()
+    assert m.record_of(cur) == target and w.tree.viewport().rect().intersects(w.tree.visualRect(cur))
+    assert w.tree.isExpanded(block) and w.tree.isExpanded(into)
+    qtbot.wait(50)
+    assert not any(w.tree.isExpanded(b) for b in other)
+
+
+def test_a_block_opened_by_hand_opens_its_side_branches_a_few_at_a_time(
+    qtbot: Any, small_blocks: MainWindow, branching_session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    w = small_blocks
+    _open(qtbot, w, branching_session)
+    m = w.tree_model
+    qtbot.waitUntil(lambda: not w._pending_branches)
+    block, inside = _block_with_branch_points(w)
+    monkeypatch.setattr(navigation, "BRANCH_ROWS_PER_TURN", 1)  # one side branch per turn
+    opened: list[int] = []
+    expand = w.tree.expand
+    w.tree.expand = lambda ix: (opened.append(m.record_of(ix)), expand(ix))  # type: ignore[method-assign]
+
+    w.tree.expand(block)
+    assert opened == [-1] and not any(w.tree.isExpanded(b) for b in inside)
+    qtbot.waitUntil(lambda: all(w.tree.isExpanded(b) for b in inside))
+    assert sorted(opened[1:]) == sorted(m.record_of(b) for b in inside)
+
+
+def test_stepping_into_a_closed_block_opens_its_side_branches_at_once(
+    qtbot: Any, small_blocks: MainWindow, branching_session: Path
+) -> None:
+    """Next/Previous walk the rows as shown: the side branches of a block stepped into are open."""
+    w = small_blocks
+    _open(qtbot, w, branching_session)
+    m = w.tree_model
+    qtbot.waitUntil(lambda: not w._pending_branches)
+    block, inside = _block_with_branch_points(w)
+    before = m.index(block.row() - 1, 0)
+    w.tree.expand(before)
+    last = m.index(m.rowCount(before) - 1, 0, before)
+    w.tree.setCurrentIndex(last)
+    assert w.doc.selected == m.record_of(last)
+    w.a_next.trigger()
+    assert w.tree.isExpanded(block) and all(w.tree.isExpanded(b) for b in inside)
+    assert m.parent(w.tree.currentIndex()) == block
+
+
+def test_a_delayed_operation_starts_its_worker_from_the_event_loop(qtbot: Any) -> None:
+    runner = TaskRunner()
+    ran = threading.Event()
+    op = runner.op(ran.set).start(after_ms=30)
+    assert runner.busy  # counted as running meanwhile (busy indicators, benchmarks waiting for idle)
+    time.sleep(0.1)  # no event loop: the worker has not been started
+    assert not ran.is_set()
+    qtbot.waitUntil(lambda: not runner.busy)
+    assert ran.is_set() and op.done
+    # cancelled before its worker started: it never runs, and the runner is idle again
+    never = threading.Event()
+    runner.op(never.set).start(after_ms=30).cancel()
+    assert not runner.busy
+    qtbot.wait(100)
+    assert not never.is_set()
+    runner.wait_idle()
+
+
+def test_a_call_later_keeps_the_runner_busy_until_it_is_made(qtbot: Any) -> None:
+    """Work set off later (the search text after a load) is work on its way: whoever waits for the
+    runner to be idle (a test, the benchmark, a screenshot) waits for it too."""
+    runner = TaskRunner()
+    called: list[bool] = []
+    runner.call_later(lambda: called.append(runner.busy), after_ms=30)
+    assert runner.busy and called == []
+    qtbot.waitUntil(lambda: not runner.busy)
+    assert called == [False]  # on the GUI thread, once the wait is over
+    runner.wait_idle()
+
+
+@pytest.fixture
+def threaded_window(qtbot: Any, tmp_path: Path) -> Iterator[MainWindow]:
+    """The window with background workers, as the app runs it."""
+    from session_studio.ui.settings import AppSettings
+
+    runner = TaskRunner()
+    w = MainWindow(AppSettings(tmp_path / "cfg" / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    yield w
+    qtbot.waitUntil(lambda: not runner.busy, timeout=30000)
+    runner.wait_idle()
+
+
+def test_the_tokenizer_loads_when_the_window_opens_not_with_a_session(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading a tokenizer holds the GIL in one C call: done before a session is opened, it never
+    freezes the tree of a loading session."""
+    loaded: list[tuple[str, bool]] = []
+    gui = threading.get_ident()
+    monkeypatch.setattr(
+        real_tokens, "load_counter", lambda enc: loaded.append((enc, threading.get_ident() != gui)) or len
+    )
+    from session_studio.ui.settings import AppSettings
+
+    runner = TaskRunner()
+    w = MainWindow(AppSettings(tmp_path / "cfg" / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
+    qtbot.addWidget(w)
+    qtbot.waitUntil(lambda: not runner.busy)
+    runner.wait_idle()
+    assert loaded == [("o200k_base", True)]  # in a worker, the encoding most sessions are counted with
+
+
+def test_workers_set_off_by_a_load_start_after_the_load_is_shown(
+    qtbot: Any, threaded_window: MainWindow, branching_session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search text, the real token count and the summariser's imports run in workers that start
+    once the GUI thread has shown the loaded session, not while it does (they would take the GIL in
+    turns with it and make its step several times longer)."""
+    w = threaded_window
+    qtbot.waitUntil(lambda: not w.runner.busy)
+    in_step = [False]
+    started: list[tuple[str, bool]] = []
+    launch = Operation._launch
+
+    def recording(op: Operation) -> None:
+        started.append((getattr(op.fn, "__qualname__", repr(op.fn)), in_step[0]))
+        launch(op)
+
+    monkeypatch.setattr(Operation, "_launch", recording)
+    on_loaded = w.doc._on_loaded
+
+    def loaded(path: str, res: Any) -> None:
+        in_step[0] = True
+        try:
+            on_loaded(path, res)
+        finally:
+            in_step[0] = False
+
+    monkeypatch.setattr(w.doc, "_on_loaded", loaded)
+    w.open_path(str(branching_session))
+    qtbot.waitUntil(lambda: w.doc.state is not None and w.tree_model._search_texts is not None)
+    qtbot.waitUntil(lambda: not w.runner.busy, timeout=30000)
+    names = [name for name, _ in started]
+    assert any("_count_path_job" in n for n in names)
+    assert any("preload_summariser_modules" in n for n in names)
+    assert any("prepare_search" in n for n in names)
+    assert [name for name, during in started if during] == []
+
+
+def _nested_branches(path: Path) -> Path:
+    """A main line of 30 entries; side branches off it every 5th entry, each with a nested branch."""
+
+    def msg(k: int, parent: str | None) -> dict[str, Any]:
+        role = "user" if k % 2 == 0 else "assistant"
+        content = [{"type": "text", "text": f"{role} {k}"}]
+        return {"type": "message", "parentId": parent, "message": {"role": role, "content": content}}
+
+    spec: list[Any] = [msg(k, f"e{k - 1:04d}" if k else None) for k in range(30)]
+    for at in range(2, 30, 5):
+        side = len(spec)
+        spec += [msg(side, f"e{at:04d}"), msg(side + 1, f"e{side:04d}"), msg(side + 2, f"e{side + 1:04d}")]
+        spec += [msg(side + 3, f"e{side:04d}"), msg(side + 4, f"e{side + 3:04d}")]  # nested: off `side`
+    spec.append(msg(len(spec), "e0029"))  # the leaf continues the main line
+    return write_session(path, spec)
+
+
+@pytest.mark.parametrize("blocks", [True, False])
+def test_branch_points_are_sorted_into_their_blocks_looking_each_row_up_once(
+    qtbot: Any, tmp_path: Path, blocks: bool
+) -> None:
+    """After each search the branch points are sorted by enclosing block again: nested ones share the
+    walk up to the top, so each row that opens a group is looked up once (a search result of 100k
+    entries has ~1,600 groups)."""
+    s = Session.open(_nested_branches(tmp_path / "nested.jsonl"))
+    m = SessionTreeModel()
+    if blocks:
+        m.chunk_threshold, m.chunk_rows = 10, 4
+    m.set_session(s, s.path_indices(s.leaf_index()))
+    o = m.outline
+    looked: list[int] = []
+    chunk_key = m._chunk_key
+    m._chunk_key = lambda r: looked.append(r) or chunk_key(r)  # type: ignore[method-assign]
+
+    def nearest_block(g: int) -> int:  # the definition, walked for each group
+        x = g
+        while x != ROOT:
+            ck = chunk_key(x)
+            if ck is not None:
+                return ck
+            x = o.group_of.get(x, ROOT)
+        return -1
+
+    assert any(o.group_of.get(g, ROOT) != ROOT for g in o.groups)  # the sample nests side branches
+    blocks_ = [m.index(c, 0) for c in range(m.rowCount()) if m.is_chunk(m.index(c, 0))]
+    assert bool(blocks_) == blocks
+    tops = [(-1, None), *((int(b.internalId()), b) for b in blocks_)]
+    found = {int(b.internalId()) - 1: key for key, under in tops for b in m.branch_points(under)}
+    assert found == {g: nearest_block(g) for g in o.groups if g != ROOT}
+    assert len(looked) == len(set(looked)) <= len(o.groups) - 1
