@@ -14,7 +14,7 @@ or the selection opens cost anything. A block's ``internalId`` is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QRect, Qt, Signal
@@ -113,7 +113,7 @@ class SessionTreeModel(QAbstractItemModel):
         super().__init__(parent)
         self.session: Session | None = None
         self._outline = Outline()
-        self._root_rows: list[int] = []
+        self._root_rows: Sequence[int] = []
         self._chunked: dict[int, int] = {}  # group key → number of blocks (long groups only)
         self._bp_by_chunk: dict[int, list[int]] | None = None
         self._italic = QFont()
@@ -518,7 +518,7 @@ class SessionTreeModel(QAbstractItemModel):
 
     def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
         # called once per row on the view's layout: the top level is the fast path
-        rows: list[int] | None
+        rows: Sequence[int] | None
         if not parent.isValid():
             rows = self._root_rows
             if 0 <= row < len(rows) and 0 <= column < 3:
