@@ -152,3 +152,20 @@ def test_search_texts_cost_a_few_bytes_per_entry(tmp_path: Path) -> None:
         tracemalloc.stop()
     assert len(texts) == n
     assert retained / n < 80, f"{retained / n:.0f} bytes an entry"
+
+
+def test_the_preview_cache_of_the_tree_is_bounded(tmp_path: Path) -> None:
+    """Issue 11: every preview painted stayed cached (~400 bytes a row): scrolling through a
+    900k-entry tree kept them all. The cache keeps at most ``preview_cache_rows``."""
+    from session_studio.ui.outline import preview_text
+    from session_studio.ui.tree_model import SessionTreeModel
+
+    s = generated_session(tmp_path, 3, 400)
+    model = SessionTreeModel()
+    model.preview_cache_rows = 100
+    model.set_session(s, s.path_indices(s.leaf_index()))
+    shown = list(model.outline.group_of)
+    assert len(shown) > 300
+    for i in shown:  # a scroll through every row
+        assert model.preview(i) == preview_text(s.value(i))
+        assert len(model._preview) <= 100 + 80  # the limit, plus one batch read for a screenful

@@ -14,6 +14,7 @@ or the selection opens cost anything. A block's ``internalId`` is
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
@@ -110,6 +111,8 @@ class SessionTreeModel(QAbstractItemModel):
     #: lays out in a few tens of ms, and blocks would only get in the reader's way
     chunk_threshold = 4000
     chunk_rows = 500
+    #: previews kept for painting (~400 bytes each): a scroll through 900k rows kept them all
+    preview_cache_rows = 8192
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -466,6 +469,8 @@ class SessionTreeModel(QAbstractItemModel):
         s = self._preview.get(i)
         if s is None:
             assert self.session is not None
+            if len(self._preview) >= self.preview_cache_rows:
+                self._forget_old_previews()
             self._read_previews(i)
             s = self._preview.get(i)
             if s is None:
@@ -475,6 +480,12 @@ class SessionTreeModel(QAbstractItemModel):
                     s = f"(unreadable: {e})"
                 self._preview[i] = s
         return s
+
+    def _forget_old_previews(self) -> None:
+        """The oldest half of the cached previews goes (the rows painted now were read lately)."""
+        cache = self._preview
+        for k in list(itertools.islice(cache, len(cache) // 2)):
+            del cache[k]
 
     def _read_previews(self, i: int) -> None:
         """The previews of ``i`` and the rows shown after it, read at once: a big file's values are
