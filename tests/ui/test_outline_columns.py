@@ -324,3 +324,17 @@ def test_the_outline_costs_bytes_per_entry_not_python_objects(tmp_path: Path) ->
     assert len(kept) > n // 2
     assert retained / n < 24, f"{retained / n:.0f} bytes an entry kept"
     assert peak / n < 64, f"{peak / n:.0f} bytes an entry at the peak"
+
+
+def test_an_outline_takes_the_active_path_of_one_built_before_entries_were_appended(tmp_path: Path) -> None:
+    s = generated_session(tmp_path, 11, 60)
+    before = build_outline(s, "all", None, s.path_indices(s.leaf_index()))
+    with open(s.path, "a", encoding="utf-8") as fh:
+        for k in range(60, 70):
+            msg = {"role": "user", "content": f"more {k}", "timestamp": k}
+            line = {"type": "message", "id": f"{k:08x}", "parentId": f"{k - 1:08x}", "message": msg}
+            fh.write(json.dumps({**line, "timestamp": "2025-01-02T10:00:00.000Z"}) + "\n")
+    assert len(s.refresh()) == 10
+    after = build_outline(s, "all", None, before.active)
+    assert as_plain(after) == reference_outline(s, "all", None, set(before.active))
+    assert set(after.active) == set(before.active)
