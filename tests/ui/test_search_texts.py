@@ -169,3 +169,25 @@ def test_the_preview_cache_of_the_tree_is_bounded(tmp_path: Path) -> None:
     for i in shown:  # a scroll through every row
         assert model.preview(i) == preview_text(s.value(i))
         assert len(model._preview) <= 100 + 80  # the limit, plus one batch read for a screenful
+
+
+def test_search_texts_extended_from_a_part_batch_pack_each_batch_once(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The reads after a partly filled last batch end on batch boundaries: the part batch is
+    filled once, and no later batch is unpacked and packed again."""
+    from session_studio.ui import search_texts
+
+    s = generated_session(tmp_path, 2, 3 * BATCH_RECORDS + 10)
+    first = extend_search_texts(s, None).truncated(BATCH_RECORDS + 7)
+    packed: list[int] = []
+    real = search_texts._Batch.__init__
+
+    def counting(self: Any, texts: Any) -> None:
+        packed.append(len(texts))
+        real(self, texts)
+
+    monkeypatch.setattr(search_texts._Batch, "__init__", counting)
+    texts = extend_search_texts(s, first)
+    assert packed == [BATCH_RECORDS, BATCH_RECORDS, 10]
+    assert list(texts) == list(extend_search_texts(s, None))

@@ -791,8 +791,13 @@ def extend_search_texts(
     n = len(session.records)
     if preview is not None:
         return out.extended(_search_text(preview, i) for i in range(len(out), n))
-    for lo in range(len(out), n, SEARCH_TEXT_BATCH):
-        batch = range(lo, min(n, lo + SEARCH_TEXT_BATCH))
+    # reads end where the stored batches end: each one fills a batch, none is packed twice
+    start = len(out)
+    ends = range((start // SEARCH_TEXT_BATCH + 1) * SEARCH_TEXT_BATCH, n, SEARCH_TEXT_BATCH)
+    for lo, hi in itertools.pairwise([start, *ends, n]):
+        if lo >= hi:
+            continue
+        batch = range(lo, hi)
         try:
             values = session.values(batch)
         except Exception:  # one unreadable value: read them one by one, so the others are found
