@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -50,6 +51,36 @@ def cli_plan_cold(path: Path) -> dict[str, float]:
     if os.waitstatus_to_exitcode(status) not in (0, 3):
         raise SystemExit(f"ui_open.py: the CLI's plan failed with status {status}")
     return {"seconds": round(wall, 3), "peak_rss_mb": round(ru.ru_maxrss / 1024, 1)}
+
+
+def memory_mb() -> dict[str, float]:
+    """This process's resident memory now (MB): all of it, anonymous (heap) and file-backed
+    (shared libraries and the data they map, e.g. the tokenizer's vocabularies)."""
+    fields = {"VmRSS": "rss", "RssAnon": "anon", "RssFile": "file"}
+    out: dict[str, float] = {}
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                if key in fields:
+                    out[fields[key]] = round(int(value.split()[0]) / 1024, 1)
+    except OSError:  # not Linux: the peak from getrusage is all there is
+        pass
+    return out
+
+
+def print_tracemalloc_top(count: int) -> None:
+    """The ``count`` source lines holding the most traced memory (to stderr)."""
+    current, peak = tracemalloc.get_traced_memory()
+    print(
+        f"traced Python memory: {current / 1e6:.1f} MB now, {peak / 1e6:.1f} MB at the peak", file=sys.stderr
+    )
+    for stat in tracemalloc.take_snapshot().statistics("lineno")[:count]:
+        frame = stat.traceback[0]
+        print(
+            f"{stat.size / 1e6:8.1f} MB {stat.count:9d} blocks  {frame.filename}:{frame.lineno}",
+            file=sys.stderr,
+        )
 
 
 def option(argv: list[str], name: str) -> str | None:
@@ -96,6 +127,9 @@ def session_path(argv: list[str]) -> Path:
 def main(argv: list[str]) -> int:
     argv = list(argv)
     query = option(argv, "--query") or "quoted"
+    #: --tracemalloc N: trace Python allocations from the empty window on and print the N lines
+    #: holding the most once loaded (to stderr; tracing makes every figure but memory meaningless)
+    trace_top = option(argv, "--tracemalloc")
     with_cli = "--no-cli" not in argv
     #: --smoke: every step once or twice, short settling (CI's run on a small file checks the code
     #: paths; the figures come from the real runs)
@@ -133,6 +167,9 @@ def main(argv: list[str]) -> int:
     while win.runner.busy and time.perf_counter() < settled:
         QCoreApplication.processEvents()
         time.sleep(0.005)
+    empty_window = memory_mb()  # the Qt/PySide6 baseline: what the window costs before a session
+    if trace_top:
+        tracemalloc.start()
 
     stall = {"max_ms": 0.0, "ticks": 0, "max_cpu_ms": 0.0}
     clock = QElapsedTimer()
@@ -303,6 +340,7 @@ def main(argv: list[str]) -> int:
             "rows": len(win.tree_model.outline),
         }
 
+    loaded_memory = memory_mb()  # once loaded, before the interactions
     interactions: dict[str, float] = {}
     cut_moved = None
     if loaded is not None:
@@ -352,6 +390,9 @@ def main(argv: list[str]) -> int:
             indexed and first_rows is not None and first_rows < indexed[0]
         ),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "empty_window_rss_mb": empty_window,
+        "loaded_rss_mb": loaded_memory,
+        "end_rss_mb": memory_mb(),
         "longest_gui_stall_while_loading_ms": round(load_stall, 1),
         "longest_gui_stall_ms_by_interaction": interactions,
         "longest_gui_stall_cpu_ms_while_loading": round(load_stall_cpu, 1),
@@ -370,6 +411,8 @@ def main(argv: list[str]) -> int:
             out["ratio_plan_usable_to_cli"] = round(usable / cli["seconds"], 2)
         out["ratio_peak_rss_to_cli"] = round(out["peak_rss_mb"] / cli["peak_rss_mb"], 2)  # type: ignore[operator]
     print(json.dumps(out, indent=2))
+    if trace_top:
+        print_tracemalloc_top(int(trace_top))
     win.close()
     return 0 if loaded is not None else 1
 

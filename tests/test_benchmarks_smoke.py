@@ -50,6 +50,7 @@ def test_ui_open_smoke(small_session: Path) -> None:
     assert out["entries"] > 0
     assert 0 < out["plan_usable_s"] <= out["fully_loaded_s"]
     assert out["peak_rss_mb"] > 0
+    assert 0 < out["empty_window_rss_mb"]["rss"] <= out["loaded_rss_mb"]["rss"] <= out["peak_rss_mb"]
     assert out["cli_plan_cold"]["seconds"] > 0 and out["cli_plan_cold"]["peak_rss_mb"] > 0
     stalls = out["longest_gui_stall_ms_by_interaction"]
     for what in ("scroll_through_max_of_40_steps", "page_down_max_of_30", "search_typed", "jump_to_leaf"):

@@ -13,8 +13,9 @@ ancestor, so the branch structure stays readable with any filter.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+import itertools
+from array import array
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Set
 from functools import cmp_to_key
 from typing import Any
 
@@ -24,10 +25,12 @@ from session_studio.core.session import Session
 
 from .pi16 import is_retain_none
 
-__all__ = ["FILTERS", "ROOT", "Outline", "build_outline", "entry_visible"]
+__all__ = ["FILTERS", "NOT_SHOWN", "ROOT", "Outline", "build_outline", "entry_visible"]
 
 #: The group key of the top level.
 ROOT = -1
+#: The group column's value for a record the outline does not show.
+NOT_SHOWN = -2
 
 #: pi's /tree filter modes (label → key).
 FILTERS: dict[str, str] = {
@@ -41,6 +44,13 @@ FILTERS: dict[str, str] = {
 
 #: pi 1.6.0 keeps `usage` entries out of its tree (spec §10.1 rule 1): only the "usage" filter shows them
 _DEFAULT_HIDDEN = frozenset({"label", "custom", "session_info", "usage"})
+
+#: bits of an outline's per-record flags
+_ACTIVE = 1
+_HEAD = 2
+_LAST_CHAIN = 4
+#: bytes.translate table keeping only the active bit (a new outline takes the old one's path)
+_ONLY_ACTIVE = bytes(b & _ACTIVE for b in range(256))
 
 
 def entry_visible(session: Session, index: int, mode: str) -> bool:
@@ -59,22 +69,103 @@ def entry_visible(session: Session, index: int, mode: str) -> bool:
     return not (mode == "no-tools" and rec.type == "message" and rec.role == "toolResult")
 
 
-@dataclass
-class Outline:
-    """Display rows of a session tree (record indices), grouped by branch point."""
+class RecordColumn(Mapping[int, int]):
+    """record → number, read from an outline's column (``absent`` where a record is not shown).
 
-    groups: dict[int, list[int]] = field(default_factory=dict)  # group key → records in row order
-    group_of: dict[int, int] = field(default_factory=dict)  # record → group key
-    row_of: dict[int, int] = field(default_factory=dict)  # record → row in its group
-    heads: set[int] = field(default_factory=set)  # first row of a child chain
-    last_chain: set[int] = field(default_factory=set)  # rows in the last chain of their group
-    active: set[int] = field(default_factory=set)  # records on the active path
+    A dict per record cost ~100 bytes an entry (plus an int object per value); the column costs 4.
+    """
+
+    __slots__ = ("_absent", "_column", "_count")
+
+    def __init__(self, column: array[int], absent: int, count: int) -> None:
+        self._column = column
+        self._absent = absent
+        self._count = count
+
+    def get(self, record: int, default: Any = None) -> Any:
+        if 0 <= record < len(self._column):
+            v = self._column[record]
+            if v != self._absent:
+                return v
+        return default
+
+    def __getitem__(self, record: int) -> int:
+        v = self.get(record)
+        if v is None:
+            raise KeyError(record)
+        return int(v)
+
+    def __contains__(self, record: object) -> bool:
+        return type(record) is int and self.get(record) is not None
+
+    def __iter__(self) -> Iterator[int]:
+        absent = self._absent
+        return (i for i, v in enumerate(self._column) if v != absent)
+
+    def __len__(self) -> int:
+        return self._count
+
+
+class RecordFlags(Set[int]):
+    """The records with one bit set in an outline's flag column (a set of records, 1 byte each)."""
+
+    __slots__ = ("_bit", "_count", "_flags")
+
+    def __init__(self, flags: bytearray, bit: int, count: int) -> None:
+        self._flags = flags
+        self._bit = bit
+        self._count = count
+
+    def __contains__(self, record: object) -> bool:
+        return (
+            type(record) is int and 0 <= record < len(self._flags) and bool(self._flags[record] & self._bit)
+        )
+
+    def __iter__(self) -> Iterator[int]:
+        bit = self._bit
+        return (i for i, f in enumerate(self._flags) if f & bit)
+
+    def __len__(self) -> int:
+        return self._count
+
+    @classmethod
+    def _from_iterable(cls, it: Iterable[Any]) -> set[Any]:
+        return set(it)
+
+
+class Outline:
+    """Display rows of a session tree (record indices), grouped by branch point.
+
+    Columnar (issue 11: the window's memory): the rows of each group are an ``array``, and per
+    record a group column, a row column and a byte of flags (active path, chain head, last chain);
+    ``group_of``, ``row_of``, ``heads``, ``last_chain`` and ``active`` read them like the dicts and
+    sets they replace.
+    """
+
+    def __init__(self, size: int = 0) -> None:
+        self.groups: dict[int, array[int]] = {}  # group key → records in row order
+        self._group = array("i", [NOT_SHOWN]) * size
+        self._row = array("i", [-1]) * size
+        self._flags = bytearray(size)
+        self._expose(0)
+
+    def _expose(self, shown: int) -> None:
+        flags = self._flags
+        self.group_of = RecordColumn(self._group, NOT_SHOWN, shown)  # record → group key
+        self.row_of = RecordColumn(self._row, -1, shown)  # record → row in its group
+        counts = [0, 0, 0]
+        if flags:
+            for n_bit, bit in enumerate((_ACTIVE, _HEAD, _LAST_CHAIN)):
+                counts[n_bit] = len(flags) - flags.translate(bytes(b & bit for b in range(256))).count(0)
+        self.active = RecordFlags(flags, _ACTIVE, counts[0])  # records on the active path
+        self.heads = RecordFlags(flags, _HEAD, counts[1])  # first row of a child chain
+        self.last_chain = RecordFlags(flags, _LAST_CHAIN, counts[2])  # rows in the last chain of their group
 
     def __len__(self) -> int:
         return len(self.group_of)
 
-    def rows(self, group: int) -> list[int]:
-        return self.groups.get(group, [])
+    def rows(self, group: int) -> array[int]:
+        return self.groups.get(group, array("i"))
 
     def contains(self, record: int) -> bool:
         return record in self.group_of
@@ -99,12 +190,100 @@ def _date_ms(value: Any) -> float | None:
         return None
 
 
-def _ts_cmp(records: Any, a: int, b: int) -> int:
+def _ms_cmp(x: float | None, y: float | None) -> int:
     """pi's comparator ``getTime(a) - getTime(b)``: a NaN difference counts as equal."""
-    x, y = _date_ms(records[a].timestamp), _date_ms(records[b].timestamp)
     if x is None or y is None or x == y:
         return 0
     return -1 if x < y else 1
+
+
+def _parents(session: Session) -> array[int]:
+    """Each record's parent record as pi's getTree links it (-1: a root), from the id columns."""
+    records = session.records
+    ids, parents = records.ids, records.parents
+    by_id = session.by_id
+    by_code, only_holder = by_id.by_code, by_id.only_holder
+    n = len(records)
+    out = array("i", [-1]) * n
+    for i in range(n):
+        code = parents[i]
+        p: int | None
+        if code >= 0:  # an 8-hex id (always truthy)
+            if code == ids[i]:
+                continue  # its own id: a root
+            # mostly the previous line, when nothing else has its id
+            p = i - 1 if i > 0 and ids[i - 1] == code and only_holder(code, i - 1) else by_code(code)
+        else:
+            pid = records.unpack_id(code)
+            if pid is None or not js_truthy(pid) or js_key(pid) == js_key(records.id_of(i)):
+                continue
+            p = by_id.get(js_key(pid))
+        if p is not None and p != i:
+            out[i] = p
+    return out
+
+
+def _children(parent: array[int], n: int) -> tuple[array[int], array[int]]:
+    """(first, kids): the children of record p are ``kids[first[p]:first[p + 1]]``, in file order."""
+    count = array("i", [0]) * (n + 1)
+    for p in parent:
+        if p >= 0:
+            count[p + 1] += 1
+    first = array("i", itertools.accumulate(count))
+    fill = array("i", first)
+    kids = array("i", [0]) * first[n]
+    for i, p in enumerate(parent):
+        if p >= 0:
+            kids[fill[p]] = i
+            fill[p] += 1
+    return first, kids
+
+
+def _by_time(ms: dict[int, float | None]) -> Callable[[int, int], int]:
+    return lambda a, b: _ms_cmp(ms[a], ms[b])
+
+
+def _sort_siblings_by_time(session: Session, first: array[int], kids: array[int]) -> None:
+    """pi's getTree: children sorted by ``new Date(timestamp).getTime()`` ascending (stable; a NaN
+    difference compares equal). Only records with several children have anything to sort, and only
+    their children's timestamps are parsed (from the timestamp column)."""
+    timestamp_of = session.records.timestamp_of
+    for p in range(len(first) - 1):
+        lo, hi = first[p], first[p + 1]
+        if hi - lo < 2:
+            continue
+        siblings = kids[lo:hi].tolist()
+        ms = {c: _date_ms(timestamp_of(c)) for c in siblings}
+        siblings.sort(key=cmp_to_key(_by_time(ms)))
+        kids[lo:hi] = array("i", siblings)
+
+
+def _mode_column(session: Session, mode: str) -> bytearray:
+    """1 for each record pi's /tree filter ``mode`` shows (what entry_visible says), from the type
+    and role columns."""
+    records = session.records
+    n = len(records)
+    if mode == "all":
+        return bytearray(b"\x01") * n
+    if mode == "labeled-only":
+        label_of, id_of = session.label_of, records.id_of
+        return bytearray(label_of(id_of(i)) is not None for i in range(n))
+    message = records.code("message")
+    if mode == "user-only":
+        user = records.code("user")
+        return bytearray(
+            t == message and r == user for t, r in zip(records.types, records.roles, strict=True)
+        )
+    hidden_types = set(_DEFAULT_HIDDEN) - ({"usage"} if mode == "usage" else set())
+    hidden = {records.code(t) for t in hidden_types} - {-1}
+    by_code = bytes(c not in hidden for c in range(len(records.symbols)))
+    show = bytearray(map(by_code.__getitem__, records.types))
+    tool_result = records.code("toolResult")
+    if mode == "no-tools" and message >= 0 and tool_result >= 0:
+        for i, (t, r) in enumerate(zip(records.types, records.roles, strict=True)):
+            if t == message and r == tool_result:
+                show[i] = 0
+    return show
 
 
 def build_outline(
@@ -113,89 +292,100 @@ def build_outline(
     match: Callable[[int], bool] | None = None,
     active_path: Collection[int] | None = None,
 ) -> Outline:
-    """Flattened display rows of every branch. Iterative: paths can be 100k deep."""
-    records = session.records
-    n = len(records)
-    # children in file order first, then sorted by timestamp like pi's getTree (roots are not sorted)
-    kids: dict[int, list[int]] = {}
-    roots: list[int] = []
-    by_id = session.by_id
-    for r in records:
-        pid = r.parent_id
-        if pid is None or not js_truthy(pid) or js_key(pid) == js_key(r.id):
-            roots.append(r.index)
-            continue
-        p = by_id.get(js_key(pid))
-        if p is None or p == r.index:
-            roots.append(r.index)
-        else:
-            kids.setdefault(p, []).append(r.index)
+    """Flattened display rows of every branch. Iterative: paths can be 100k deep.
 
-    # pi's getTree: children sorted by `new Date(timestamp).getTime()` ascending (stable; NaN compares equal)
-    def by_time(a: int, b: int) -> int:
-        return _ts_cmp(records, a, b)
+    Columnar throughout: the parent, children and visible-children links are ``array`` columns
+    (a list or dict per entry cost tens of MB at 100k entries while it was built)."""
+    n = len(session.records)
+    parent = _parents(session)
+    first, kids = _children(parent, n)
+    _sort_siblings_by_time(session, first, kids)
+    mode_shows = _mode_column(session, mode)
 
-    for lst in kids.values():
-        if len(lst) > 1:
-            lst.sort(key=cmp_to_key(by_time))
-
-    def shown(i: int) -> bool:
-        return entry_visible(session, i, mode) and (match is None or match(i))
-
-    # visible children of each visible node (hidden nodes pass their children up)
-    vis_kids: dict[int, list[int]] = {}
-    vis_roots: list[int] = []
+    # the shown records in tree order (pre-order, children in their sorted order), each with its
+    # nearest shown ancestor: a hidden record's children hang off that ancestor
+    below = array("i", [ROOT]) * n  # the record if shown, else its nearest shown ancestor
+    shown_order = array("i")
+    shown_under = array("i")
     seen = bytearray(n)
-    # stack of (record, nearest visible ancestor or ROOT); reversed pushes keep file order
-    stack: list[tuple[int, int]] = [(r, ROOT) for r in reversed(roots)]
+    stack = [i for i in range(n - 1, -1, -1) if parent[i] < 0]  # roots, file order when popped
     while stack:
-        i, anc = stack.pop()
+        i = stack.pop()
         if seen[i]:
             continue
         seen[i] = 1
-        if shown(i):
-            (vis_roots if anc == ROOT else vis_kids.setdefault(anc, [])).append(i)
+        p = parent[i]
+        anc = ROOT if p < 0 else below[p]
+        if mode_shows[i] and (match is None or match(i)):
+            shown_order.append(i)
+            shown_under.append(anc)
             anc = i
-        for c in reversed(kids.get(i, ())):
-            stack.append((c, anc))
+        below[i] = anc
+        lo, hi = first[i], first[i + 1]
+        if hi - lo == 1:
+            stack.append(kids[lo])
+        elif hi > lo:
+            stack.extend(reversed(kids[lo:hi]))
+    del below, seen, parent, first, kids
 
-    out = Outline()
+    # visible children of each shown record (slot 0: the roots), in tree order
+    count = array("i", [0]) * (n + 2)
+    for a in shown_under:
+        count[a + 2] += 1
+    vfirst = array("i", itertools.accumulate(count))
+    fill = array("i", vfirst)
+    vkids = array("i", [0]) * len(shown_order)
+    for i, a in zip(shown_order, shown_under, strict=True):
+        vkids[fill[a + 1]] = i
+        fill[a + 1] += 1
+    del fill, count, shown_under
+
+    out = Outline(n)
+    flags = out._flags
     if active_path:
-        out.active = set(active_path)
+        if isinstance(active_path, RecordFlags) and active_path._bit == _ACTIVE:
+            old = active_path._flags.translate(_ONLY_ACTIVE)
+            flags[: min(n, len(old))] = old[:n]
+        else:
+            for i in active_path:
+                if 0 <= i < n:
+                    flags[i] |= _ACTIVE
+    group_col, row_col = out._group, out._row
     # groups: the top level and every visible node with ≥ 2 visible children
-    pending: list[tuple[int, list[int]]] = [(ROOT, vis_roots)]
+    pending: list[tuple[int, list[int]]] = [(ROOT, vkids[vfirst[0] : vfirst[1]].tolist())]
     while pending:
         key, heads = pending.pop()
-        rows: list[int] = []
+        rows = array("i")
         multi = len(heads) > 1 or key != ROOT
+        last_head = len(heads) - 1
         for h_no, head in enumerate(heads):
-            last = h_no == len(heads) - 1
-            cur: int | None = head
-            first = True
-            while cur is not None:
-                out.group_of[cur] = key
-                out.row_of[cur] = len(rows)
+            last = _LAST_CHAIN if h_no == last_head else 0
+            cur = head
+            bits = last | (_HEAD if multi else 0)
+            while cur >= 0:
+                group_col[cur] = key
+                row_col[cur] = len(rows)
                 rows.append(cur)
-                if first and multi:
-                    out.heads.add(cur)
-                if last:
-                    out.last_chain.add(cur)
-                first = False
-                ch = vis_kids.get(cur, ())
-                if len(ch) == 1:
-                    cur = ch[0]
-                elif len(ch) > 1:
+                if bits:
+                    flags[cur] |= bits
+                bits = last
+                lo, hi = vfirst[cur + 1], vfirst[cur + 2]
+                if hi - lo == 1:
+                    cur = vkids[lo]
+                elif hi > lo:
+                    ch = vkids[lo:hi].tolist()
                     # the active path continues at this level; only side branches are indented
-                    act = next((c for c in ch if c in out.active), None)
+                    act = next((c for c in ch if flags[c] & _ACTIVE), None)
                     if act is not None:
                         pending.append((cur, [c for c in ch if c != act]))
                         cur = act
                     else:
-                        pending.append((cur, list(ch)))
-                        cur = None
+                        pending.append((cur, ch))
+                        cur = -1
                 else:
-                    cur = None
+                    cur = -1
         out.groups[key] = rows
+    out._expose(len(shown_order))
     return out
 
 

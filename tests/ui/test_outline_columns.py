@@ -1,0 +1,340 @@
+"""The columnar outline (issue 11: the window's memory) against the per-entry one it replaced.
+
+``reference_outline`` is the former implementation (dicts, lists and sets per entry), kept here as
+the oracle: on generated sessions with branches, duplicate and odd ids, parent cycles, odd
+timestamps and pi 1.6.0 entries, every filter mode, search matches and active paths give the same
+rows, groups, heads, last chains and active records.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Collection
+from functools import cmp_to_key
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_studio.core import Session
+from session_studio.core.jsdate import js_date_ms
+from session_studio.core.jsvalue import JsTypeError, js_key, js_truthy
+from session_studio.ui.outline import FILTERS, ROOT, Outline, build_outline, entry_visible
+
+# --------------------------------------------------------------------------- the former outline
+
+
+def _date_ms(value: Any) -> float | None:
+    try:
+        return js_date_ms(value)
+    except JsTypeError:
+        return None
+
+
+def _ts_cmp(records: Any, a: int, b: int) -> int:
+    x, y = _date_ms(records[a].timestamp), _date_ms(records[b].timestamp)
+    if x is None or y is None or x == y:
+        return 0
+    return -1 if x < y else 1
+
+
+def reference_outline(
+    session: Session,
+    mode: str = "default",
+    match: Callable[[int], bool] | None = None,
+    active_path: Collection[int] | None = None,
+) -> dict[str, Any]:
+    """build_outline before it was columnar (its result as plain dicts and sets)."""
+    records = session.records
+    n = len(records)
+    kids: dict[int, list[int]] = {}
+    roots: list[int] = []
+    by_id = session.by_id
+    for r in records:
+        pid = r.parent_id
+        if pid is None or not js_truthy(pid) or js_key(pid) == js_key(r.id):
+            roots.append(r.index)
+            continue
+        p = by_id.get(js_key(pid))
+        if p is None or p == r.index:
+            roots.append(r.index)
+        else:
+            kids.setdefault(p, []).append(r.index)
+
+    def by_time(a: int, b: int) -> int:
+        return _ts_cmp(records, a, b)
+
+    for lst in kids.values():
+        if len(lst) > 1:
+            lst.sort(key=cmp_to_key(by_time))
+
+    def shown(i: int) -> bool:
+        return entry_visible(session, i, mode) and (match is None or match(i))
+
+    vis_kids: dict[int, list[int]] = {}
+    vis_roots: list[int] = []
+    seen = bytearray(n)
+    stack: list[tuple[int, int]] = [(r, ROOT) for r in reversed(roots)]
+    while stack:
+        i, anc = stack.pop()
+        if seen[i]:
+            continue
+        seen[i] = 1
+        if shown(i):
+            (vis_roots if anc == ROOT else vis_kids.setdefault(anc, [])).append(i)
+            anc = i
+        for c in reversed(kids.get(i, ())):
+            stack.append((c, anc))
+
+    groups: dict[int, list[int]] = {}
+    group_of: dict[int, int] = {}
+    row_of: dict[int, int] = {}
+    heads: set[int] = set()
+    last_chain: set[int] = set()
+    active: set[int] = set(active_path) if active_path else set()
+    pending: list[tuple[int, list[int]]] = [(ROOT, vis_roots)]
+    while pending:
+        key, hs = pending.pop()
+        rows: list[int] = []
+        multi = len(hs) > 1 or key != ROOT
+        for h_no, head in enumerate(hs):
+            last = h_no == len(hs) - 1
+            cur: int | None = head
+            first = True
+            while cur is not None:
+                group_of[cur] = key
+                row_of[cur] = len(rows)
+                rows.append(cur)
+                if first and multi:
+                    heads.add(cur)
+                if last:
+                    last_chain.add(cur)
+                first = False
+                ch = vis_kids.get(cur, ())
+                if len(ch) == 1:
+                    cur = ch[0]
+                elif len(ch) > 1:
+                    act = next((c for c in ch if c in active), None)
+                    if act is not None:
+                        pending.append((cur, [c for c in ch if c != act]))
+                        cur = act
+                    else:
+                        pending.append((cur, list(ch)))
+                        cur = None
+                else:
+                    cur = None
+        groups[key] = rows
+    return {
+        "groups": groups,
+        "group_order": list(groups),
+        "group_of": group_of,
+        "row_of": row_of,
+        "heads": heads,
+        "last_chain": last_chain,
+        "active": active,
+        "len": len(group_of),
+    }
+
+
+def as_plain(o: Outline) -> dict[str, Any]:
+    return {
+        "groups": {k: list(v) for k, v in o.groups.items()},
+        "group_order": list(o.groups),
+        "group_of": dict(o.group_of.items()),
+        "row_of": dict(o.row_of.items()),
+        "heads": set(o.heads),
+        "last_chain": set(o.last_chain),
+        "active": set(o.active),
+        "len": len(o),
+    }
+
+
+# --------------------------------------------------------------------------- generated sessions
+
+_TIMESTAMPS: list[Any] = [
+    "2025-01-01T10:00:00.000Z",
+    "2025-01-01T10:00:00.000Z",  # ties: the sort is stable
+    "2024-12-31T23:59:59.999Z",
+    "2025-01-01T10:00:00.001Z",
+    "2025-13-45T99:99:99.999Z",  # 24 ASCII characters, not a date: NaN
+    "not a date at all, 24 ch",  # 24 ASCII characters again
+    "2025-01-01",  # a date JavaScript parses, not pi's form
+    "2025-01-01T10:00:00+02:00",
+    "Wed, 01 Jan 2025 09:00:00 GMT",
+    1735725600000,  # a number: new Date(n)
+    None,
+    True,
+    "",
+    "2025-01-01T10:00:00.000Zé",  # not ASCII
+]
+
+
+def _entry(rng: random.Random, k: int) -> dict[str, Any]:
+    kind = rng.random()
+    if kind < 0.55:
+        role = rng.choice(["user", "assistant", "toolResult", "user", "assistant", "system"])
+        msg: dict[str, Any] = {"role": role, "content": f"text {k} " + "é" * (k % 3), "timestamp": k}
+        if role == "toolResult":
+            msg.update(toolCallId=f"c{k}", toolName="bash", isError=False)
+        return {"type": "message", "message": msg}
+    if kind < 0.62:
+        return {"type": "label", "targetId": f"{rng.randrange(max(1, k)):08x}", "label": f"L{k}"}
+    if kind < 0.68:
+        return {"type": "usage", "kind": "turn", "provider": "p", "model": "m", "usage": {"totalTokens": k}}
+    if kind < 0.72:
+        return {"type": "context_edit", "targetId": f"{rng.randrange(max(1, k)):08x}", "replacement": None}
+    if kind < 0.76:
+        return {"type": "custom", "customType": "x", "data": {}}
+    if kind < 0.79:
+        return {"type": "session_info", "name": f"n{k}"}
+    if kind < 0.85:
+        return {"type": "custom_message", "customType": "note", "content": "hi", "display": True}
+    if kind < 0.92:
+        return {
+            "type": "compaction",
+            "summary": "s",
+            "firstKeptEntryId": f"{max(0, k - 3):08x}",
+            "tokensBefore": 9,
+        }
+    return {"type": "model_change", "provider": "p", "modelId": "m"}
+
+
+def generated_session(tmp_path: Path, seed: int, n: int) -> Session:
+    """Branches (a parent among the recent entries, sometimes far back), duplicate ids, odd ids and
+    parent ids, self parents, cycles, odd timestamps, pi 1.6.0 entry types."""
+    rng = random.Random(seed)
+    lines: list[dict[str, Any]] = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": f"s{seed}",
+            "timestamp": "2025-01-01T10:00:00.000Z",
+            "cwd": "/w",
+        }
+    ]
+    for k in range(n):
+        e = _entry(rng, k)
+        eid: Any = f"{k:08x}"
+        r = rng.random()
+        if r < 0.03:
+            eid = f"{rng.randrange(max(1, k)):08x}"  # a duplicate id: byId keeps the last
+        elif r < 0.05:
+            eid = rng.choice([f"uuid-{k}", 12, "ABCDEF12", f"{k:08X}"])
+        parent: Any
+        r = rng.random()
+        if k == 0 or r < 0.02:
+            parent = rng.choice([None, "", 0])
+        elif r < 0.04:
+            parent = eid  # its own id
+        elif r < 0.05:
+            parent = f"{k + 1:08x}"  # a later entry: a cycle or a forward link
+        elif r < 0.06:
+            parent = "missing-id"
+        elif r < 0.25:
+            parent = f"{rng.randrange(max(0, k - 40), k):08x}"  # a branch
+        elif r < 0.27:
+            parent = rng.choice([f"uuid-{rng.randrange(k)}", 12, "ABCDEF12"])
+        else:
+            parent = f"{k - 1:08x}"
+        ts = (
+            rng.choice(_TIMESTAMPS)
+            if rng.random() < 0.4
+            else f"2025-01-01T1{rng.randrange(10)}:{rng.randrange(60):02d}:00.000Z"
+        )
+        lines.append({**e, "id": eid, "parentId": parent, "timestamp": ts})
+    path = tmp_path / f"g{seed}.jsonl"
+    path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+    return Session.open(path)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_columnar_outline_equals_the_per_entry_one(tmp_path: Path, seed: int) -> None:
+    s = generated_session(tmp_path, seed, 100 + 30 * seed)
+    n = len(s.records)
+    rng = random.Random(seed)
+    leaf_path = s.path_indices(s.leaf_index())
+    hits = set(rng.sample(range(n), n // 3)).__contains__
+    cases: list[tuple[Callable[[int], bool] | None, Collection[int] | None]] = [
+        (None, None),
+        (None, leaf_path),
+        (None, s.path_indices(rng.randrange(n))),
+        (hits, leaf_path),
+    ]
+    for mode in FILTERS:
+        for match, path in cases:
+            new = build_outline(s, mode, match, path)
+            assert as_plain(new) == reference_outline(s, mode, match, path), (mode, path is None)
+        # the next outline takes this one's active path as it is (a search, a filter change)
+        again = build_outline(s, mode, hits, new.active)
+        assert as_plain(again) == reference_outline(s, mode, hits, leaf_path)
+
+
+def test_outline_views_answer_like_the_dicts_and_sets_they_replace(tmp_path: Path) -> None:
+    s = generated_session(tmp_path, 99, 120)
+    o = build_outline(s, "default", None, s.path_indices(s.leaf_index()))
+    ref = reference_outline(s, "default", None, s.path_indices(s.leaf_index()))
+    n = len(s.records)
+    for r in [-5, -1, *range(n), n, n + 7]:
+        assert o.group_of.get(r) == ref["group_of"].get(r)
+        assert o.group_of.get(r, ROOT) == ref["group_of"].get(r, ROOT)
+        assert (r in o.group_of) == (r in ref["group_of"]) == o.contains(r)
+        assert o.row_of.get(r) == ref["row_of"].get(r)
+        assert (r in o.heads) == (r in ref["heads"])
+        assert (r in o.last_chain) == (r in ref["last_chain"])
+        assert (r in o.active) == (r in ref["active"])
+        if r in ref["group_of"]:
+            assert o.group_of[r] == ref["group_of"][r] and o.row_of[r] == ref["row_of"][r]
+        else:
+            with pytest.raises(KeyError):
+                o.group_of[r]
+    assert o.heads == ref["heads"] and (o.heads & {1, 2, 3}) == (ref["heads"] & {1, 2, 3})
+    assert len(o.active) == len(ref["active"]) and len(o.heads) == len(ref["heads"])
+    assert len(Outline()) == 0 and list(Outline().rows(ROOT)) == [] and not Outline().active
+
+
+def test_the_outline_costs_bytes_per_entry_not_python_objects(tmp_path: Path) -> None:
+    """Issue 11: the window held ~200 bytes an entry for the outline (dicts of record → group and
+    row, sets of heads, of the active path…) and ~530 while it was built; the columns cost ~13."""
+    import gc
+    import tracemalloc
+
+    n = 4000
+    lines = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2025-01-01T10:00:00.000Z", "cwd": "/w"}
+    ]
+    for k in range(n):  # a long chain with a side branch every 500 entries
+        parent = None if k == 0 else f"{k - 2 if k % 500 == 0 else k - 1:08x}"
+        msg = {"role": "user" if k % 2 else "assistant", "content": f"m{k}", "timestamp": k}
+        ts = f"2025-01-01T10:00:{k % 60:02d}.000Z"
+        lines.append(
+            {"type": "message", "id": f"{k:08x}", "parentId": parent, "timestamp": ts, "message": msg}
+        )
+    (tmp_path / "chain.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    s = Session.open(tmp_path / "chain.jsonl")
+    path = s.path_indices(s.leaf_index())
+    build_outline(s, "default", None, path)  # whatever the session computes once and keeps
+    gc.collect()
+    tracemalloc.start()
+    try:
+        kept = build_outline(s, "default", None, path)
+        retained, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(kept) > n // 2
+    assert retained / n < 24, f"{retained / n:.0f} bytes an entry kept"
+    assert peak / n < 64, f"{peak / n:.0f} bytes an entry at the peak"
+
+
+def test_an_outline_takes_the_active_path_of_one_built_before_entries_were_appended(tmp_path: Path) -> None:
+    s = generated_session(tmp_path, 11, 60)
+    before = build_outline(s, "all", None, s.path_indices(s.leaf_index()))
+    with open(s.path, "a", encoding="utf-8") as fh:
+        for k in range(60, 70):
+            msg = {"role": "user", "content": f"more {k}", "timestamp": k}
+            line = {"type": "message", "id": f"{k:08x}", "parentId": f"{k - 1:08x}", "message": msg}
+            fh.write(json.dumps({**line, "timestamp": "2025-01-02T10:00:00.000Z"}) + "\n")
+    assert len(s.refresh()) == 10
+    after = build_outline(s, "all", None, before.active)
+    assert as_plain(after) == reference_outline(s, "all", None, set(before.active))
+    assert set(after.active) == set(before.active)

@@ -1,0 +1,193 @@
+"""The compact search texts (issue 11: the window's memory) find what a str per record found."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_studio.core import Session
+from session_studio.ui.outline import FILTERS, build_outline
+from session_studio.ui.search_texts import BATCH_RECORDS, SearchTexts
+from session_studio.ui.tree_model import extend_search_texts, filtered_outline
+
+from .test_outline_columns import as_plain, generated_session
+
+#: characters that make UTF-8 and lowercasing interesting: multi-byte, astral, a lone surrogate
+#: (valid in JavaScript strings), Greek sigma (final form when lowercased at a word's end), the
+#: Kelvin sign and dotted İ (lowercase to other characters), ß, a combining accent
+_ALPHABET = "abcAB →…é😀\ud800ΣσςKİıßẞ\u0301x\n"
+
+
+def _texts(rng: random.Random, n: int) -> list[str]:
+    out = []
+    for _ in range(n):
+        size = rng.choice([0, 1, 2, 5, 20, 160])
+        out.append("".join(rng.choice(_ALPHABET) for _ in range(size)).lower())
+    return out
+
+
+def _needles(rng: random.Random, texts: list[str]) -> list[str]:
+    joined = "".join(texts)
+    needles = ["a", "é", "😀", "\ud800", "σ", "ς", "k", "i̇", "ß", "→…", "zz-not-there"]
+    for _ in range(30):  # pieces of the texts, many running across two records' texts
+        at = rng.randrange(max(1, len(joined)))
+        needles.append(joined[at : at + rng.choice([1, 2, 3, 7])])
+    return [x for x in needles if x]
+
+
+def _built_in_pieces(rng: random.Random, texts: list[str]) -> SearchTexts:
+    st = SearchTexts()
+    at = 0
+    while at < len(texts):  # appends of any size, some a record at a time
+        step = rng.choice([1, 1, 3, 200, BATCH_RECORDS, BATCH_RECORDS + 17])
+        st = st.extended(texts[at : at + step])
+        at += step
+    return st
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_search_texts_find_what_str_in_finds(seed: int) -> None:
+    rng = random.Random(seed)
+    texts = _texts(rng, rng.choice([0, 1, 50, 3000]))
+    st = _built_in_pieces(rng, texts)
+    assert len(st) == len(texts) and list(st) == texts
+    for i in rng.sample(range(len(texts)), min(5, len(texts))):
+        assert st[i] == texts[i]
+    for needle in _needles(rng, texts):
+        assert list(st.matching(needle)) == [i for i, t in enumerate(texts) if needle in t], needle
+    cut = rng.randrange(len(texts) + 1)
+    assert list(st.truncated(cut)) == texts[:cut]
+    assert list(st.truncated(cut).extended(texts[cut:])) == texts
+    assert list(st.matching("")) == list(range(len(texts)))
+
+
+def test_search_texts_stay_in_few_batches_when_appended_one_at_a_time() -> None:
+    st = SearchTexts()
+    for k in range(5):  # a live session: a search after each appended entry
+        st = st.extended([f"entry {k}"])
+    assert len(st._batches) == 1
+    st = st.extended([f"entry {k}" for k in range(5, BATCH_RECORDS + 2)])
+    for k in range(BATCH_RECORDS + 2, BATCH_RECORDS + 5):
+        st = st.extended([f"entry {k}"])
+    assert len(st) == BATCH_RECORDS + 5 and len(st._batches) == 2
+    assert list(st.matching("entry 1027")) == [1027]
+    assert list(st) == [f"entry {k}" for k in range(BATCH_RECORDS + 5)]
+
+
+def _reference_filter(s: Session, mode: str, query: str, path: Any, texts: list[str]) -> Any:
+    """The search as it was: a str per record, `in` on each, ids through a record view each."""
+    hits = {i for i, t in enumerate(texts) if query in t}
+    for key, (label, _ts) in s.labels.items():
+        if isinstance(label, str) and query in label.lower():
+            rec = s.by_id.get(key)
+            if rec is not None:
+                hits.add(rec)
+    hits.update(i for i, r in enumerate(s.records) if str(r.id).lower() == query)
+    return as_plain(build_outline(s, mode, hits.__contains__, path))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_search_results_equal_the_per_entry_search(tmp_path: Path, seed: int) -> None:
+    s = generated_session(tmp_path, seed, 200)
+    texts = extend_search_texts(s, None)
+    plain = list(texts)
+    rng = random.Random(seed)
+    path = s.path_indices(s.leaf_index())
+    ids = [str(s.records[i].id).lower() for i in rng.sample(range(len(s.records)), 5)]
+    queries = [
+        "text 1",
+        "é",
+        "ée",
+        "user",
+        "l1",
+        "compaction",
+        "→",
+        "undefined",
+        "none",
+        "12",
+        "abcdef12",
+        *ids,
+    ]
+    for query in queries:
+        for mode in ("default", "all", "no-tools"):
+            got = as_plain(filtered_outline(s, mode, query, path, texts))
+            assert got == _reference_filter(s, mode, query, path, plain), (query, mode)
+    assert set(FILTERS) >= {"default", "all", "no-tools"}
+
+
+def test_search_texts_cost_a_few_bytes_per_entry(tmp_path: Path) -> None:
+    """Issue 11: a lowercased str per record cost ~380 bytes an entry on the 100k-entry session
+    (most previews hold a non-ASCII character, so two bytes a character); compressed batches cost
+    a tenth of that."""
+    import gc
+    import tracemalloc
+
+    n = 1500
+    lines = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2025-01-01T10:00:00.000Z", "cwd": "/w"}
+    ]
+    for k in range(n):
+        words = " ".join(f"word{(k * 7 + j) % 50} → résumé" for j in range(12))
+        msg = {"role": "user", "content": f"entry {k}: {words}", "timestamp": k}
+        parent = None if k == 0 else f"{k - 1:08x}"
+        ts = "2025-01-01T10:00:00.000Z"
+        lines.append(
+            {"type": "message", "id": f"{k:08x}", "parentId": parent, "timestamp": ts, "message": msg}
+        )
+    path = tmp_path / "texts.jsonl"
+    path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+    s = Session.open(path, keep_values=False)
+    extend_search_texts(s, None)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        texts = extend_search_texts(s, None)
+        gc.collect()
+        retained, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(texts) == n
+    assert retained / n < 80, f"{retained / n:.0f} bytes an entry"
+
+
+def test_the_preview_cache_of_the_tree_is_bounded(tmp_path: Path) -> None:
+    """Issue 11: every preview painted stayed cached (~400 bytes a row): scrolling through a
+    900k-entry tree kept them all. The cache keeps at most ``preview_cache_rows``."""
+    from session_studio.ui.outline import preview_text
+    from session_studio.ui.tree_model import SessionTreeModel
+
+    s = generated_session(tmp_path, 3, 400)
+    model = SessionTreeModel()
+    model.preview_cache_rows = 100
+    model.set_session(s, s.path_indices(s.leaf_index()))
+    shown = list(model.outline.group_of)
+    assert len(shown) > 300
+    for i in shown:  # a scroll through every row
+        assert model.preview(i) == preview_text(s.value(i))
+        assert len(model._preview) <= 100 + 80  # the limit, plus one batch read for a screenful
+
+
+def test_search_texts_extended_from_a_part_batch_pack_each_batch_once(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The reads after a partly filled last batch end on batch boundaries: the part batch is
+    filled once, and no later batch is unpacked and packed again."""
+    from session_studio.ui import search_texts
+
+    s = generated_session(tmp_path, 2, 3 * BATCH_RECORDS + 10)
+    first = extend_search_texts(s, None).truncated(BATCH_RECORDS + 7)
+    packed: list[int] = []
+    real = search_texts._Batch.__init__
+
+    def counting(self: Any, texts: Any) -> None:
+        packed.append(len(texts))
+        real(self, texts)
+
+    monkeypatch.setattr(search_texts._Batch, "__init__", counting)
+    texts = extend_search_texts(s, first)
+    assert packed == [BATCH_RECORDS, BATCH_RECORDS, 10]
+    assert list(texts) == list(extend_search_texts(s, None))
