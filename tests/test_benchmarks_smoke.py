@@ -41,7 +41,8 @@ def test_plan_vs_pi_smoke(oracle_home: str, small_session: Path) -> None:
     assert out["bytes"] == small_session.stat().st_size
     for run in ("ours_cold", "ours_cached_index", "pi"):
         assert out[run]["seconds"] > 0 and out[run]["peakRssMB"] > 0, out
-    assert out["ratio_cold"]["time"] > 0
+    assert out["ratio_cold"]["time"] > 0 and out["ratio_cold"]["cpu"] > 0
+    assert out["pi"]["cpuSeconds"] > 0
 
 
 def test_ui_open_smoke(small_session: Path) -> None:
