@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from .context import SessionContext, build_session_context
 from .cut_points import CutPoint, cut_point_reason, is_valid_cut_point
 from .jsvalue import JsTypeError, js_truthy
+from .path_positions import PathPositions
 from .preparation import CompactionPlan, Preparation, plan_compaction
 from .profile import PROFILE_0_80_2, PiProfile
 from .projected_plan import PathCutPlanner, ProjectedPathPlan
@@ -289,7 +290,7 @@ class PathPlanner:
         self.tokens_unknown = False
         self._snapshot_tokens: float | None = None  # 1.6.0: the system snapshot a compaction stores
         path = self.path
-        self.positions: dict[int, int] = {r: k for k, r in enumerate(path)}
+        self.positions = PathPositions(path)
         # per path position: messages it gives to summarise, and (0.80.2) sent but not weighed
         summarised = [0] * len(path)
         unweighed = [0] * len(path)

@@ -15,6 +15,7 @@ from typing import Any
 from .cut_points import CutPoint, RunningSums
 from .file_ops import FileOps
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy, prop
+from .path_positions import PathPositions
 from .preparation import Boundary, Preparation, compaction_boundary
 from .profile import PROFILE_1_6_0
 from .projection import Projection, build_session_projection, entry_projection
@@ -181,13 +182,10 @@ class ProjectedCompactionPlan:
         rec = self.projection.entries[j].record
         return self._path_positions().get(rec, -1)
 
-    def _path_positions(self) -> dict[int, int]:
+    def _path_positions(self) -> PathPositions:
         pos = getattr(self, "_positions", None)
         if pos is None:
-            pos = {}
-            for k, i in enumerate(self.path):
-                pos.setdefault(i, k)
-            self._positions = pos
+            pos = self._positions = PathPositions(self.path)
         return pos
 
     def source_id(self, j: int) -> Any:
