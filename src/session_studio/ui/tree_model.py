@@ -946,8 +946,8 @@ class BranchDelegate(QStyledItemDelegate):
         text, font, fg, bg = model.cell_style(rec, col) if rec >= 0 else model.block_style(index)
         r = option.rect
         with_icon = col == 0 and rec >= 0
+        view_font, metrics, key = self._fonts(option, font)  # first: a new view font drops the geometry
         geometry = self._geometry(option, index, with_icon)
-        view_font, metrics, key = self._fonts(option, font)
         x, y = r.left(), r.top()
         if bg is not None:
             painter.fillRect(r, bg)
@@ -1007,6 +1007,7 @@ class BranchDelegate(QStyledItemDelegate):
         if self._base_font is None or self._base_font != base:
             self._base_font = QFont(base)
             self._resolved.clear()
+            self._geometries.clear()
         got = self._resolved.get(id(font))
         if got is None:
             f = font.resolve(base) if font is not None else QFont(base)
