@@ -5,10 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QApplication, QTreeView
 
 from session_studio.core import Session
+from session_studio.ui.main_window import stylesheet
 from session_studio.ui.roles import Roles
+from session_studio.ui.theme import apply_theme
 from session_studio.ui.tree_model import LAST_CHAIN, BranchDelegate, SessionTreeModel
 
 #: the roles only the delegate asks for (Qt's own drawing never does)
@@ -48,3 +52,75 @@ def test_the_delegate_reads_row_marks_from_the_model_not_through_data(
     assert not painted.isNull() and model.index_of(some).isValid()
     assert model.asked == 0
     assert model.data(model.index_of(some), Roles.CUT_MARK) == "cut" and model.asked == 1
+
+
+class AllRolesCountingModel(SessionTreeModel):
+    """Counts every data() call."""
+
+    asked = 0
+
+    def data(self, index: Any, role: int = 0) -> Any:
+        self.asked += 1
+        return super().data(index, role)
+
+
+def _tree(qtbot: Any, model: SessionTreeModel) -> QTreeView:
+    tree = QTreeView()
+    qtbot.addWidget(tree)
+    tree.setUniformRowHeights(True)
+    tree.setIconSize(QSize(16, 16))
+    tree.setItemDelegate(BranchDelegate(tree))
+    tree.setModel(model)
+    tree.resize(700, 500)
+    tree.setColumnWidth(0, 300)  # narrow: previews are elided
+    tree.show()
+    tree.expandAll()
+    QApplication.processEvents()
+    return tree
+
+
+def test_a_screenful_of_unselected_rows_is_painted_without_data_calls(
+    qtbot: Any, branching_session: Path
+) -> None:
+    """Qt's delegate asks data() seven times per painted cell (each a round trip into Python); the
+    entry and time cells of plain rows are drawn from one model call instead."""
+    s = Session.open(branching_session)
+    model = AllRolesCountingModel()
+    model.set_session(s, s.path_indices(s.leaf_index()))
+    tree = _tree(qtbot, model)
+    shown = tree.viewport().rect()
+    rows = sum(1 for i in model.outline.group_of if tree.visualRect(model.index_of(i)).intersects(shown))
+    assert rows > 5
+    model.asked = 0
+    assert not tree.viewport().grab().isNull()
+    assert model.asked < rows  # Qt's way: about 7 per cell, 21 per row
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_direct_drawing_looks_exactly_like_qts_style(
+    qtbot: Any, branching_session: Path, theme: str
+) -> None:
+    """The cells drawn by the delegate itself are pixel for pixel what Qt's style draws (marks,
+    active-path bold, muted rows, icons, elided previews, a selected row), in both themes."""
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    apply_theme(app, theme)
+    app.setStyleSheet(stylesheet())
+    try:
+        s = Session.open(branching_session)
+        model = SessionTreeModel()
+        model.set_session(s, s.path_indices(s.leaf_index()))
+        some = list(model.outline.group_of)[:5]
+        model.set_marks({some[0]: "cut", some[1]: "summarised", some[2]: "turn_start", some[3]: "prefix"})
+        tree = _tree(qtbot, model)
+        tree.setCurrentIndex(model.index_of(some[4]))
+        QApplication.processEvents()
+        images = {}
+        for direct in (False, True):
+            BranchDelegate.direct_style = direct
+            images[direct] = tree.viewport().grab().toImage()
+        assert images[True] == images[False]
+    finally:
+        BranchDelegate.direct_style = True
+        apply_theme(app, "light")
+        app.setStyleSheet("")

@@ -20,8 +20,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QRect, Qt, Signal
-from PySide6.QtGui import QFont, QPainter, QPen
-from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPalette, QPen, QStaticText
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from session_studio.core.cut_points import cut_point_reason
 from session_studio.core.jsvalue import JsTypeError
@@ -636,47 +636,20 @@ class SessionTreeModel(QAbstractItemModel):
         R = Qt.ItemDataRole
         edit = self.edit_state(i)
         if role == R.DisplayRole:
-            if col == 0:
-                lab = self.session.label_of(rec.id)
-                row = f"[{lab}]  {self.preview(i)}" if lab else self.preview(i)
-                if edit:
-                    row = ("⊘ hidden · " if edit == "hidden" else "✎ replaced · ") + row
-                return visible(row, 300, keep_newlines=False)  # session text: elided, controls shown
-            if col == 1:
-                if rec.type != "message":
-                    return ""
-                t = self.tokens_of(i)
-                if edit == "replaced":
-                    t = self.edits.replaced_tokens.get(i, t)
-                if isinstance(t, JsTypeError) or t is None:
-                    return "error"
-                return f"{t:,}" if isinstance(t, int) else str(t)
-            ts = rec.timestamp
-            return ts[11:19] if isinstance(ts, str) and len(ts) >= 19 else ""
+            return self._display(i, col, edit)
         if role == R.DecorationRole and col == 0:
             return entry_icon(kind_of(rec.type, rec.role))
         if role == R.TextAlignmentRole and col == 1:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == R.FontRole and col < 2:
-            bold = i in self.outline.active and col == 0
-            if edit == "hidden":  # what the LLM no longer sees is struck out
-                return self._bold_struck if bold else self._struck
-            return self._bold if bold else None
+            return self._font(i, col, edit)
         if role not in _MARKED_ROLES:  # most of the roles a paint asks for: no marks, no theme
             return None
         mark = self.marks.get(i, "")
         if role == R.BackgroundRole:
-            if mark == "cut":
-                return current_theme().cut_bg
-            if mark in ("prefix", "turn_start"):
-                return current_theme().prefix
-            if i in self.outline.active:
-                return current_theme().active_bg
-            return None
+            return self._background(i, mark)
         if role == R.ForegroundRole:
-            if i not in self.outline.active or mark == "summarised" or edit == "hidden":
-                return current_theme().muted
-            return None
+            return self._foreground(i, mark, edit)
         if role == R.ToolTipRole:
             lines = [f"{rec.type} · line {rec.line} · id {rec.id}"]
             if rec.role is not None and rec.type == "message":
@@ -710,6 +683,66 @@ class SessionTreeModel(QAbstractItemModel):
             return kind_of(rec.type, rec.role)
         if role == Roles.EDIT:
             return edit
+        return None
+
+    def cell_style(self, i: int, col: int) -> tuple[str, QFont | None, QColor | None, QColor | None]:
+        """What a record's cell shows: (text, font, text colour, background), each None where the
+        view's default applies; the same answers as data()'s display, font, foreground and background
+        roles, in one call for the delegate (Qt asks data() seven times per painted cell)."""
+        edit = self.edit_state(i)
+        mark = self.marks.get(i, "")
+        font = self._font(i, col, edit) if col < 2 else None
+        return self._display(i, col, edit), font, self._foreground(i, mark, edit), self._background(i, mark)
+
+    def block_style(self, index: Index) -> tuple[str, QFont | None, QColor | None, QColor | None]:
+        """:meth:`cell_style` for a cell of a block row ("Entries 1–500")."""
+        R = Qt.ItemDataRole
+        return (
+            self._chunk_data(index, R.DisplayRole),
+            self._chunk_data(index, R.FontRole),
+            self._chunk_data(index, R.ForegroundRole),
+            None,
+        )
+
+    def _display(self, i: int, col: int, edit: str) -> str:
+        assert self.session is not None
+        rec = self.session.records[i]
+        if col == 0:
+            lab = self.session.label_of(rec.id)
+            row = f"[{lab}]  {self.preview(i)}" if lab else self.preview(i)
+            if edit:
+                row = ("⊘ hidden · " if edit == "hidden" else "✎ replaced · ") + row
+            return visible(row, 300, keep_newlines=False)  # session text: elided, controls shown
+        if col == 1:
+            if rec.type != "message":
+                return ""
+            t = self.tokens_of(i)
+            if edit == "replaced":
+                t = self.edits.replaced_tokens.get(i, t)
+            if isinstance(t, JsTypeError) or t is None:
+                return "error"
+            return f"{t:,}" if isinstance(t, int) else str(t)
+        ts = rec.timestamp
+        return ts[11:19] if isinstance(ts, str) and len(ts) >= 19 else ""
+
+    def _font(self, i: int, col: int, edit: str) -> QFont | None:
+        bold = i in self.outline.active and col == 0
+        if edit == "hidden":  # what the LLM no longer sees is struck out
+            return self._bold_struck if bold else self._struck
+        return self._bold if bold else None
+
+    def _background(self, i: int, mark: str) -> QColor | None:
+        if mark == "cut":
+            return current_theme().cut_bg
+        if mark in ("prefix", "turn_start"):
+            return current_theme().prefix
+        if i in self.outline.active:
+            return current_theme().active_bg
+        return None
+
+    def _foreground(self, i: int, mark: str, edit: str) -> QColor | None:
+        if i not in self.outline.active or mark == "summarised" or edit == "hidden":
+            return current_theme().muted
         return None
 
     def edit_state(self, i: int) -> str:
@@ -856,14 +889,196 @@ def exact_id_hits(session: Session, q: str) -> list[int]:
 
 _HEX8 = re.compile(r"[0-9a-f]{8}")
 
+#: how many pre-elided row texts the delegate keeps (a few screenfuls at a few column widths)
+ELIDED_CACHE = 4096
+_RIGHT_ALIGNED = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+#: cells in these states (or disabled, inactive, alternate, right-to-left) are left to Qt's style
+_STYLED_STATES = (
+    QStyle.StateFlag.State_Selected | QStyle.StateFlag.State_HasFocus | QStyle.StateFlag.State_MouseOver
+)
+_ALTERNATE = QStyleOptionViewItem.ViewItemFeature.Alternate
+
 
 class BranchDelegate(QStyledItemDelegate):
-    """Draws pi-style branch connectors in a gutter left of rows inside branch groups."""
+    """Draws pi-style branch connectors in a gutter left of rows inside branch groups.
+
+    A record's cell is styled from one :meth:`SessionTreeModel.cell_style` call instead of Qt's seven
+    data() round trips per cell, and its text comes elided to the column's width once per row and
+    width (Qt lays out the whole 300-character preview on every paint to elide it; with the scripts
+    and emoji of real sessions that was much of a scroll step's cost). Qt's style draws the cell as
+    before, so it looks the same."""
+
+    #: False: every cell through QStyledItemDelegate's own option filling (the reference drawing)
+    direct_style = True
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._elided: dict[tuple[str, int, str], str] = {}
+        self._static: dict[tuple[str, str], QStaticText] = {}
+        self._geometries: dict[tuple[int, int, bool, int], tuple[QRect, QRect]] = {}
+        #: the view's font last seen, and the model's fonts resolved against it (by the model font's
+        #: id; the model font is kept in the entry so the id stays its own)
+        self._base_font: QFont | None = None
+        self._resolved: dict[int, tuple[QFont, QFontMetrics, str, QFont | None]] = {}
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: Index) -> None:
+        model = index.model()
+        if not self.direct_style or not isinstance(model, SessionTreeModel) or model.session is None:
+            super().initStyleOption(option, index)
+            return
+        rec = model.record_of(index)
+        col = index.column()
+        text, font, fg, bg = model.cell_style(rec, col) if rec >= 0 else model.block_style(index)
+        if font is not None:
+            option.font = font.resolve(option.font)
+            option.fontMetrics = QFontMetrics(option.font)
+        if col == 1:
+            option.displayAlignment = _RIGHT_ALIGNED
+        if fg is not None:
+            pal = option.palette
+            pal.setBrush(QPalette.ColorRole.Text, QBrush(fg))
+            option.palette = pal
+        if isinstance(index, QModelIndex):  # always, from a view (not a persistent index)
+            option.index = index
+        features = option.features | QStyleOptionViewItem.ViewItemFeature.HasDisplay
+        if col == 0 and rec >= 0:
+            rr = model.session.records[rec]
+            icon = entry_icon(kind_of(rr.type, rr.role))
+            features |= QStyleOptionViewItem.ViewItemFeature.HasDecoration
+            option.icon = icon
+            option.decorationSize = icon.actualSize(option.decorationSize)
+            option.features = features
+            text = self._elide(option, text)
+        option.features = features
+        option.text = text
+        option.backgroundBrush = QBrush(bg) if bg is not None else QBrush()
+
+    def _draw(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        """The cell as Qt's style draws it; a plain cell (not selected, no focus, not hovered) of the
+        entry or time column is drawn here, from one model call, with the text's layout kept
+        (QStaticText) and the style's cell geometry measured once per column width: the style lays
+        out the whole text to place it on every paint, most of a scroll step's cost."""
+        model = index.model()
+        col = index.column()
+        w = option.widget
+        if (
+            not self.direct_style
+            or col == 1
+            or w is None
+            or not isinstance(model, SessionTreeModel)
+            or model.session is None
+            or option.state & _STYLED_STATES
+            or not option.state & QStyle.StateFlag.State_Enabled
+            or option.features & _ALTERNATE
+            or option.direction != Qt.LayoutDirection.LeftToRight
+        ):
+            super().paint(painter, option, index)
+            return
+        rec = model.record_of(index)
+        text, font, fg, bg = model.cell_style(rec, col) if rec >= 0 else model.block_style(index)
+        r = option.rect
+        with_icon = col == 0 and rec >= 0
+        view_font, metrics, key = self._fonts(option, font)  # first: a new view font drops the geometry
+        geometry = self._geometry(option, index, with_icon)
+        x, y = r.left(), r.top()
+        if bg is not None:
+            painter.fillRect(r, bg)
+        if with_icon:
+            rr = model.session.records[rec]
+            icon = entry_icon(kind_of(rr.type, rr.role))
+            icon.paint(painter, geometry[0].translated(x, y), option.decorationAlignment)
+        if not text:
+            return
+        text_rect = geometry[1]
+        if col == 0:
+            text = self._elided_text(text, text_rect.width(), key, metrics)
+        skey = (text, key)
+        static = self._static.get(skey)
+        if static is None:
+            if len(self._static) >= ELIDED_CACHE:
+                self._static.clear()
+            static = self._static[skey] = QStaticText(text)
+            static.setTextFormat(Qt.TextFormat.PlainText)
+            static.prepare(font=view_font)
+        height = round(static.size().height())
+        painter.save()
+        painter.setFont(view_font)
+        if fg is None:
+            active = option.state & QStyle.StateFlag.State_Active
+            group = QPalette.ColorGroup.Normal if active else QPalette.ColorGroup.Inactive
+            fg = option.palette.color(group, QPalette.ColorRole.Text)
+        painter.setPen(fg)
+        painter.drawStaticText(
+            x + text_rect.left(), y + text_rect.top() + (text_rect.height() - height) // 2, static
+        )
+        painter.restore()
+
+    def _geometry(self, option: QStyleOptionViewItem, index: Index, with_icon: bool) -> tuple[QRect, QRect]:
+        """The style's icon rect and text rect (less the text margin) of a cell, relative to it."""
+        r = option.rect
+        key = (r.width(), r.height(), with_icon, option.decorationSize.width())
+        got = self._geometries.get(key)
+        if got is None:
+            w = option.widget
+            style = w.style()
+            opt = QStyleOptionViewItem(option)
+            self.initStyleOption(opt, index)
+            icon = style.subElementRect(QStyle.SubElement.SE_ItemViewItemDecoration, opt, w)
+            text = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, w)
+            margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, w) + 1
+            text.adjust(margin, 0, -margin, 0)
+            got = (icon.translated(-r.left(), -r.top()), text.translated(-r.left(), -r.top()))
+            if len(self._geometries) >= 64:
+                self._geometries.clear()
+            self._geometries[key] = got
+        return got
+
+    def _fonts(self, option: QStyleOptionViewItem, font: QFont | None) -> tuple[QFont, QFontMetrics, str]:
+        """The view's font with the model's (bold, struck) applied, its metrics and key."""
+        base = option.font
+        if self._base_font is None or self._base_font != base:
+            self._base_font = QFont(base)
+            self._resolved.clear()
+            self._geometries.clear()
+        got = self._resolved.get(id(font))
+        if got is None:
+            f = font.resolve(base) if font is not None else QFont(base)
+            got = self._resolved[id(font)] = (f, QFontMetrics(f), f.key(), font)
+        return got[0], got[1], got[2]
+
+    def _elided_text(self, text: str, width: int, font_key: str, metrics: QFontMetrics) -> str:
+        key = (text, width, font_key)
+        got = self._elided.get(key)
+        if got is None:
+            if len(self._elided) >= ELIDED_CACHE:
+                self._elided.clear()
+            got = self._elided[key] = metrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
+        return got
+
+    def _elide(self, option: QStyleOptionViewItem, text: str) -> str:
+        """``text`` as Qt's style would elide it in the cell, from the cache after the first paint."""
+        w = option.widget
+        style = w.style() if w is not None else None
+        if style is None or option.textElideMode != Qt.TextElideMode.ElideRight:
+            return text
+        rect = style.subElementRect(style.SubElement.SE_ItemViewItemText, option, w)
+        margin = style.pixelMetric(style.PixelMetric.PM_FocusFrameHMargin, None, w) + 1
+        width = rect.width() - 2 * margin
+        key = (text, width, option.font.key())
+        got = self._elided.get(key)
+        if got is None:
+            if len(self._elided) >= ELIDED_CACHE:
+                self._elided.clear()
+            got = self._elided[key] = option.fontMetrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
+        return got
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         model = index.model()
         if isinstance(model, SessionTreeModel):
             rec = model.record_of(index)
+            if rec < 0:  # a block row: no connectors, no marks
+                self._draw(painter, option, index)
+                return
             in_group = index.column() == 0 and rec >= 0 and model.outline.group_of.get(rec, ROOT) != ROOT
         else:
             rec = -1
@@ -877,7 +1092,7 @@ class BranchDelegate(QStyledItemDelegate):
         # through Qt and the whole of data() per cell, several per painted row
         mark = direct.marks.get(rec, "") if direct is not None else index.data(Roles.CUT_MARK)
         if not in_group:
-            super().paint(painter, option, index)
+            self._draw(painter, option, index)
         else:
             opt = QStyleOptionViewItem(option)
             r = opt.rect
@@ -902,7 +1117,7 @@ class BranchDelegate(QStyledItemDelegate):
                 painter.drawLine(cx, top, cx, bottom)
             painter.restore()
             opt.rect = QRect(r.left() + GUTTER, r.top(), r.width() - GUTTER, r.height())
-            super().paint(painter, opt, index)
+            self._draw(painter, opt, index)
         if index.column() == 1 and mark in ("valid", "invalid", "cut", "turn_start", "prefix"):
             _paint_cut_gutter(painter, option.rect, mark)
         if index.column() == 0 and mark == "cut":
