@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.oracle.oracle_serve import SERVED_COMMANDS, OracleServer
+
 # keep the index cache of big test files out of the user's ~/.cache
 os.environ.setdefault("SESSION_STUDIO_CACHE_DIR", tempfile.mkdtemp(prefix="session-studio-test-cache-"))
 # and the append journal (core.journal) out of ~/.local/state
@@ -66,22 +68,41 @@ def oracle_home() -> str:
 
 
 class Oracle:
+    """Runs pi-oracle.mjs: plan, context and branch in one `serve` process per test process (pi's
+    modules imported once; each answer is what a run of its own prints), other commands each in a
+    process of their own."""
+
     script = ORACLE_DIR / "pi-oracle.mjs"
+    home_var = "PI_ORACLE_HOME"
 
     def __init__(self, home: str) -> None:
         self.home = home
-        self.env = dict(os.environ, PI_ORACLE_HOME=home, TZ="UTC")
+        self.env = dict(os.environ, TZ="UTC")
+        self.env[self.home_var] = home
+        self._server = OracleServer(str(self.script), env=self.env)
 
     def run(self, *args: str, check: bool = True) -> dict:
-        r = subprocess.run(["node", str(self.script), *args], capture_output=True, env=self.env, timeout=300)
-        if r.returncode not in (0, 3) and check:
-            raise AssertionError(f"oracle failed ({r.returncode}): {r.stderr.decode()[-2000:]}")
-        return json.loads(r.stdout)
+        if args and args[0] in SERVED_COMMANDS:
+            answer = self._server.run(args, timeout=300)
+            code, stdout, stderr = answer.exit_code, answer.stdout, answer.stderr
+        else:
+            r = subprocess.run(
+                ["node", str(self.script), *args], capture_output=True, env=self.env, timeout=300
+            )
+            code, stdout, stderr = r.returncode, r.stdout, r.stderr.decode()
+        if code not in (0, 3) and check:
+            raise AssertionError(f"oracle failed ({code}): {stderr[-2000:]}")
+        return json.loads(stdout)
+
+    def close(self) -> None:
+        self._server.close()
 
 
 @pytest.fixture(scope="session")
-def oracle(oracle_home: str) -> Oracle:
-    return Oracle(oracle_home)
+def oracle(oracle_home: str) -> Iterator[Oracle]:
+    runner = Oracle(oracle_home)
+    yield runner
+    runner.close()
 
 
 ORACLE16_DIR = ORACLE_DIR / "pi-1.6.0"
@@ -96,15 +117,14 @@ class Oracle16(Oracle):
     """The pi 1.6.0 oracle (tests/oracle/pi-1.6.0/pi-oracle.mjs)."""
 
     script = ORACLE16_DIR / "pi-oracle.mjs"
-
-    def __init__(self, home: str) -> None:
-        super().__init__(home)
-        self.env = dict(os.environ, PI16_HOME=home, TZ="UTC")
+    home_var = "PI16_HOME"
 
 
 @pytest.fixture(scope="session")
-def oracle16(oracle16_home: str) -> Oracle16:
-    return Oracle16(oracle16_home)
+def oracle16(oracle16_home: str) -> Iterator[Oracle16]:
+    runner = Oracle16(oracle16_home)
+    yield runner
+    runner.close()
 
 
 def generate(out: Path, *args: str) -> list[Path]:
