@@ -35,6 +35,30 @@ def _node() -> str | None:
 _NODE_FIXTURES = frozenset({"mock_llm", "mock_factory", "llm_mock"})
 
 
+# The oracle stage's longest tests (measured with --durations, 20-60 s each on 2 cores), started
+# first so that the two xdist workers (--dist load, one test at a time) finish together instead of
+# one of them starting a minute-long test at the end. Only the order changes.
+LONGEST_FIRST = (
+    "tests/ui/test_profile_compare_view.py::test_a_hundred_thousand_entry_session_does_not_freeze_the_window",
+    "tests/core/test_oracle_differential.py::test_compare_plan_with_pi[damaged]",
+    "tests/ui/test_hostile_window.py::test_hundred_thousand_entry_chain_opens",
+    "tests/core/test_oracle_differential.py::test_compare_plan_with_pi[medium-large]",
+    "tests/engine/test_safe_writes.py::test_kill_9_during_a_real_30_mb_append",
+    "tests/engine/test_roundtrip16.py::test_compact_under_1_6_0_matches_pi_on_scenarios",
+    "tests/core/test_fuzz.py::test_type_confused_entries_agree_with_pi",
+    "tests/core/test_oracle_differential.py::test_context_and_branch_agree",
+    "tests/core/test_oracle16_branch.py::test_branch_agrees_on_the_scenarios",
+    "tests/engine/test_roundtrip.py::test_compaction_matches_pi",
+    "tests/core/test_oracle_differential.py::test_compare_plan_with_pi",
+)
+
+
+def _longest_first_rank(item: pytest.Item) -> int:
+    return next(
+        (i for i, prefix in enumerate(LONGEST_FIRST) if item.nodeid.startswith(prefix)), len(LONGEST_FIRST)
+    )
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     ui_dir = ROOT / "tests" / "ui"
     for item in items:
@@ -43,6 +67,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.oracle)
         if ui_dir in item.path.parents:
             item.add_marker(pytest.mark.ui)
+    items.sort(key=_longest_first_rank)  # stable: the rest keep pytest's order
 
 
 def _install_oracle(script: Path, home_var: str, default_home: str, what: str) -> str:
