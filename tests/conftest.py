@@ -168,7 +168,9 @@ def mock_llm() -> Iterator[dict[str, str]]:
     if _node() is None:
         pytest.skip("node is not installed (needed for the mock LLM)")
     proc = subprocess.Popen(
-        ["node", str(ORACLE_DIR / "mock-llm.mjs"), "--port", "0", "--seconds", "1200"],
+        # lives as long as the test run (the teardown ends it); --seconds only ends one left behind,
+        # so it must outlast a slow run of the oracle stage (1200 s did not on a loaded box)
+        ["node", str(ORACLE_DIR / "mock-llm.mjs"), "--port", "0", "--seconds", "3600"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
