@@ -39,7 +39,6 @@ _NODE_FIXTURES = frozenset({"mock_llm", "mock_factory", "llm_mock"})
 # first so that the two xdist workers (--dist load, one test at a time) finish together instead of
 # one of them starting a minute-long test at the end. Only the order changes.
 LONGEST_FIRST = (
-    "tests/ui/test_profile_compare_view.py::test_a_hundred_thousand_entry_session_does_not_freeze_the_window",
     "tests/core/test_oracle_differential.py::test_compare_plan_with_pi[damaged]",
     "tests/ui/test_hostile_window.py::test_hundred_thousand_entry_chain_opens",
     "tests/core/test_oracle_differential.py::test_compare_plan_with_pi[medium-large]",
@@ -53,7 +52,17 @@ LONGEST_FIRST = (
 )
 
 
+# ... except a test that times the GUI thread: started last, when the other worker runs the last short
+# tests or nothing, not beside the multi-process comparisons (there its 0.5 s bound was missed with
+# 0.56 s on a loaded box, on the unchanged suite too)
+TIMED_LAST = (
+    "tests/ui/test_profile_compare_view.py::test_a_hundred_thousand_entry_session_does_not_freeze_the_window",
+)
+
+
 def _longest_first_rank(item: pytest.Item) -> int:
+    if item.nodeid.startswith(TIMED_LAST):
+        return len(LONGEST_FIRST) + 1
     return next(
         (i for i, prefix in enumerate(LONGEST_FIRST) if item.nodeid.startswith(prefix)), len(LONGEST_FIRST)
     )
