@@ -53,7 +53,9 @@ class MockServer:
 
 def _start_mock(log_path: Path, fail: str | None) -> MockServer:
     assert NODE is not None
-    args = [NODE, str(MOCK_SCRIPT), "--port", "0", "--log", str(log_path), "--seconds", "600"]
+    # the session-scoped server lives as long as the test run (stop() ends it); --seconds only ends
+    # one left behind, so it must outlast a slow run of the whole oracle stage (600 s did not)
+    args = [NODE, str(MOCK_SCRIPT), "--port", "0", "--log", str(log_path), "--seconds", "3600"]
     if fail:
         args += ["--fail", fail]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
