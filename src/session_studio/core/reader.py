@@ -71,10 +71,6 @@ def _is_falsy(v: Any) -> bool:
     return v is None or v is False or v == "" or (type(v) in (int, float) and v == 0)
 
 
-_loads = orjson.loads
-_JSONDecodeError = orjson.JSONDecodeError
-
-
 def parse_line(raw: bytes) -> tuple[Any, str | None, str | None]:
     """Parse one line as pi would. Returns (value or None, issue kind, issue message)."""
     try:
@@ -169,7 +165,7 @@ def iter_values(
     line_offset = start_offset  # where the unfinished line starts
     skipping: tuple[bytes, bool] | None = None  # (its first bytes, too long?) while skipping a line
     remaining = -1 if end_offset is None else end_offset - start_offset
-    loads, decode_error = _loads, _JSONDecodeError
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
     while remaining != 0:
         if skipping is not None:
             hole = _hole_length(fh, line_offset + parts_len, remaining)
@@ -207,7 +203,8 @@ def iter_values(
             nl = chunk.find(b"\n", pos)
         while nl >= 0:
             raw = chunk[pos:nl]
-            # the common case inline (see _one): an object on a line of its own
+            # the common case inline: an object on a line of its own (no issue to note; anything
+            # else, and lines glued from chunks, go through _one)
             value = None
             if nl > pos and chunk[nl - 1] != 13:
                 try:
@@ -281,14 +278,6 @@ def _no_newline_issue(line_no: int, offset: int, dropped: bool) -> LoadIssue:
 
 
 def _one(raw: bytes, line_no: int, offset: int, issues: list[LoadIssue]) -> RawValue | None:
-    if raw and raw[-1] != 13:  # the common case first: an object on a line of its own
-        try:
-            value = _loads(raw)
-        except _JSONDecodeError:
-            pass
-        else:
-            if type(value) is dict:  # an object is never falsy and has no issue to note
-                return RawValue(line_no, offset, len(raw), value)
     if raw.endswith(b"\r"):
         issues.append(LoadIssue(line_no, offset, "crlf", "line ends with \\r (CRLF); harmless to pi", False))
     if not raw:
