@@ -462,12 +462,13 @@ class Session:
         add_record, index_record = self._add_record, self._index_record
         for raw in values:
             v = raw.value
-            if type(v) is dict:
+            common = type(v) is dict
+            if common:
                 typ = v.get("type", undefined)
                 rid = v.get("id", undefined)
                 parent = v.get("parentId", undefined)
                 stamp = v.get("timestamp", undefined)
-                if (
+                common = (
                     type(typ) is str
                     and typ != "session"
                     and typ != "label"
@@ -477,62 +478,54 @@ class Session:
                     and type(stamp) is str
                     and len(stamp) == 24
                     and stamp.isascii()
-                ):
-                    role: Any = undefined
-                    tokens: Any = 0
-                    usage: Any = None
-                    flags = tokens_int
-                    if typ == "message":
-                        msg = v.get("message")
-                        if type(msg) is not dict:
-                            rec = add_record(raw, False)
-                            if rec is not None:
-                                index_record(rec, bulk=True)
-                            continue
-                        role = msg.get("role", undefined)
-                        try:
-                            tokens = estimate_tokens(msg)
-                            usage = assistant_usage_tokens(msg) if role == "assistant" else None
-                        except JsTypeError:
-                            tokens = None  # the general path keeps the error as the value
-                        if type(tokens) is not int or not -exact <= tokens <= exact:
-                            rec = add_record(raw, False)
-                            if rec is not None:
-                                index_record(rec, bulk=True)
-                            continue
-                        if usage is not None:
-                            if type(usage) is int and -exact <= usage <= exact:
-                                flags |= usage_int
-                            elif type(usage) is float:
-                                flags |= usage_float
-                            else:
-                                rec = add_record(raw, False)
-                                if rec is not None:
-                                    index_record(rec, bulk=True)
-                                continue
-                    code = codes.get(typ)
-                    if code is None:
-                        code = codes[typ] = symbol(typ)
-                    if type(role) is str:
-                        known = codes.get(role)
-                        role_code = codes[role] = symbol(role) if known is None else known
-                    else:
-                        role_code = symbol(role)  # 0 for undefined
-                    lines(raw.line)
-                    offsets(raw.offset)
-                    lengths(raw.length)
-                    types(code)
-                    roles(role_code)
-                    ids(int(rid, 16))
-                    parents(null_id if parent is None else int(parent, 16))
-                    stamps += stamp.encode()
-                    tokens_col(tokens)
-                    usage_col(0.0 if usage is None else usage)
-                    flags_col(flags)
-                    continue
-            rec = add_record(raw, False)
-            if rec is not None:
-                index_record(rec, bulk=True)
+                )
+            role: Any = undefined
+            tokens: Any = 0
+            usage: Any = None
+            flags = tokens_int
+            if common and typ == "message":
+                msg = v.get("message")
+                common = type(msg) is dict
+                if common:
+                    role = msg.get("role", undefined)
+                    try:
+                        tokens = estimate_tokens(msg)
+                        usage = assistant_usage_tokens(msg) if role == "assistant" else None
+                    except JsTypeError:
+                        tokens = None  # the general path keeps the error as the value
+                    if type(tokens) is not int or not -exact <= tokens <= exact:
+                        common = False
+                    elif usage is not None:
+                        if type(usage) is int and -exact <= usage <= exact:
+                            flags |= usage_int
+                        elif type(usage) is float:
+                            flags |= usage_float
+                        else:
+                            common = False
+            if not common:
+                rec = add_record(raw, False)
+                if rec is not None:
+                    index_record(rec, bulk=True)
+                continue
+            code = codes.get(typ)
+            if code is None:
+                code = codes[typ] = symbol(typ)
+            if type(role) is str:
+                known = codes.get(role)
+                role_code = codes[role] = symbol(role) if known is None else known
+            else:
+                role_code = symbol(role)  # 0 for undefined
+            lines(raw.line)
+            offsets(raw.offset)
+            lengths(raw.length)
+            types(code)
+            roles(role_code)
+            ids(int(rid, 16))
+            parents(null_id if parent is None else int(parent, 16))
+            stamps += stamp.encode()
+            tokens_col(tokens)
+            usage_col(0.0 if usage is None else usage)
+            flags_col(flags)
         self._children = None
 
     def _load_v1(self, values: Iterable[RawValue], rename_hook: bool) -> None:
