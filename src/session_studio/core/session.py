@@ -643,13 +643,18 @@ class Session:
         order = sorted((t.offsets[i], j, i) for j, i in enumerate(idx))
         if order:
             with self._reopen() as fh:
-                for offset, j, i in order:
-                    fh.seek(offset)
-                    raw = fh.read(t.lengths[i])
-                    if len(raw) != t.lengths[i]:
-                        raise self._changed_while_reading(f"line {t.lines[i]} is no longer there")
-                    out[j] = raw
+                for _offset, j, i in order:
+                    out[j] = self._read_line(fh, i)
         return out
+
+    def _read_line(self, fh: BinaryIO, index: int) -> bytes:
+        """Record `index`'s stored line (refused if the file no longer holds it whole)."""
+        t = self.records
+        fh.seek(t.offsets[index])
+        raw = fh.read(t.lengths[index])
+        if len(raw) != t.lengths[index]:
+            raise self._changed_while_reading(f"line {t.lines[index]} is no longer there")
+        return raw
 
     def _changed_while_reading(self, why: str) -> SessionFileError:
         return SessionFileError(f"{self.path}: the file changed while it was being read ({why}); reload it")
@@ -666,11 +671,7 @@ class Session:
         return fh
 
     def _reread(self, fh: BinaryIO, rec: EntryRecord) -> Any:
-        fh.seek(rec.offset)
-        raw = fh.read(rec.length)
-        if len(raw) != rec.length:
-            raise self._changed_while_reading(f"line {rec.line} is no longer there")
-        value = self._materialise(rec, raw)
+        value = self._materialise(rec, self._read_line(fh, rec.index))
         same = (
             type(value) is dict and value.get("id", UNDEFINED) == rec.id if rec.id is not UNDEFINED else True
         )
