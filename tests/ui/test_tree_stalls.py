@@ -48,6 +48,13 @@ def _block_with_branch_points(w: MainWindow) -> tuple[QModelIndex, list[QModelIn
     raise AssertionError("the sample has no closed block with two branch points")
 
 
+def _settled_block(qtbot: Any, w: MainWindow, path: Path) -> tuple[QModelIndex, list[QModelIndex]]:
+    """Open `path` and wait until no side branch is queued; then a block and its branch points."""
+    _open(qtbot, w, path)
+    qtbot.waitUntil(lambda: not w._pending_branches)
+    return _block_with_branch_points(w)
+
+
 def test_a_selection_opens_only_the_rows_above_it(
     qtbot: Any, small_blocks: MainWindow, branching_session: Path
 ) -> None:
@@ -73,10 +80,8 @@ def test_a_block_opened_by_hand_opens_its_side_branches_a_few_at_a_time(
     qtbot: Any, small_blocks: MainWindow, branching_session: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     w = small_blocks
-    _open(qtbot, w, branching_session)
+    block, inside = _settled_block(qtbot, w, branching_session)
     m = w.tree_model
-    qtbot.waitUntil(lambda: not w._pending_branches)
-    block, inside = _block_with_branch_points(w)
     monkeypatch.setattr(navigation, "BRANCH_ROWS_PER_TURN", 1)  # one side branch per turn
     opened: list[int] = []
     expand = w.tree.expand
@@ -93,10 +98,8 @@ def test_stepping_into_a_closed_block_opens_its_side_branches_at_once(
 ) -> None:
     """Next/Previous walk the rows as shown: the side branches of a block stepped into are open."""
     w = small_blocks
-    _open(qtbot, w, branching_session)
+    block, inside = _settled_block(qtbot, w, branching_session)
     m = w.tree_model
-    qtbot.waitUntil(lambda: not w._pending_branches)
-    block, inside = _block_with_branch_points(w)
     before = m.index(block.row() - 1, 0)
     w.tree.expand(before)
     last = m.index(m.rowCount(before) - 1, 0, before)
