@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import re
 from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
@@ -34,7 +33,6 @@ __all__ = ["COLUMNS", "EntryRecord", "IdIndex", "RecordTable", "message_facts"]
 
 #: the array columns of a table (the timestamps are one bytearray besides)
 COLUMNS = ("lines", "offsets", "lengths", "types", "roles", "ids", "parents", "tokens", "usage", "flags")
-_HEX8 = re.compile(r"[0-9a-f]{8}")
 _HEX_DIGITS = "0123456789abcdef"
 _ID_UNDEFINED = -1
 _ID_NULL = -2
@@ -74,7 +72,7 @@ def message_facts(value: Any) -> tuple[Any, Any, Any, JsTypeError | None]:
 
 
 def _is_hex8(v: str) -> bool:
-    """Whether a str is pi's id form, 8 lowercase hex digits (as `_HEX8`, without a regex call)."""
+    """Whether a str is pi's id form, 8 lowercase hex digits (without a regex call: once per entry)."""
     return len(v) == 8 and not v.strip(_HEX_DIGITS)
 
 
@@ -360,7 +358,7 @@ class RecordTable(Sequence["EntryRecord"]):
 
     def id_code(self, v: str) -> int | None:
         """The id column's code of a string id, None if no record has it."""
-        if len(v) == 8 and _HEX8.fullmatch(v):
+        if _is_hex8(v):
             return int(v, 16)
         return self._other_codes.get(v)
 
@@ -605,10 +603,7 @@ class IdIndex:
         return None
 
     def get(self, key: Any, default: int | None = None) -> int | None:
-        if type(key) is str and len(key) == 8 and _HEX8.fullmatch(key):
-            i = self.by_code(int(key, 16))
-        else:
-            i = self._other.get(key)
+        i = self.by_code(int(key, 16)) if type(key) is str and _is_hex8(key) else self._other.get(key)
         return default if i is None else i
 
     def __contains__(self, key: object) -> bool:

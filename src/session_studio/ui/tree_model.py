@@ -15,7 +15,6 @@ or the selection opens cost anything. A block's ``internalId`` is
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
@@ -880,14 +879,13 @@ def exact_id_hits(session: Session, q: str) -> list[int]:
     unpack = records.unpack_id
     others = range(-1, -3 - len(records.ids_other), -1)  # undefined, null, then ids_other's codes
     wanted = {c for c in others if str(unpack(c)).lower() == q}
-    if len(q) == 8 and _HEX8.fullmatch(q):  # pi's ids: the column holds their number
-        wanted.add(int(q, 16))
+    code = records.id_code(q)  # pi's 8-hex ids: the column holds their number
+    if code is not None:
+        wanted.add(code)
     if not wanted:
         return []
     return [i for i, c in enumerate(records.ids) if c in wanted]
 
-
-_HEX8 = re.compile(r"[0-9a-f]{8}")
 
 #: how many pre-elided row texts the delegate keeps (a few screenfuls at a few column widths)
 ELIDED_CACHE = 4096
