@@ -60,7 +60,8 @@ ensure_venv() {
   local extras="${1:-}" spec="." stamp want
   [ -n "$extras" ] && spec=".[$extras]"
   stamp="$VENV/.session-studio-installed${extras:+-$extras}"
-  want="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1) $ROOT"
+  # the C helper is built by the install too: a changed source means installing again
+  want="$(cat "$ROOT/pyproject.toml" "$ROOT/setup.py" "$ROOT/src/session_studio/core/_bulkindex.c" | sha256sum | cut -d' ' -f1) $ROOT"
   if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && venv_ready "$extras"; then
     return 0
   fi
@@ -69,7 +70,7 @@ ensure_venv() {
     echo "== virtualenv: $VENV" >&2
     "${PYTHON:-python3}" -m venv "$VENV"
   fi
-  echo "== pip install -e $spec (once; again only when pyproject.toml changes)" >&2
+  echo "== pip install -e $spec (once; again only when pyproject.toml, setup.py or the C helper change)" >&2
   rm -f "$VENV"/.session-studio-installed*
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
   if ! (cd "$ROOT" && "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$spec"); then

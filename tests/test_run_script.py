@@ -22,7 +22,9 @@ OFFLINE = {"PIP_INDEX_URL": "http://127.0.0.1:9/", "PIP_NO_INDEX": "1", "PIP_FIN
 
 def _venv_is_set_up_for_this_checkout() -> bool:
     stamp = VENV / ".session-studio-installed"
-    want = f"{hashlib.sha256((ROOT / 'pyproject.toml').read_bytes()).hexdigest()} {ROOT}"
+    # scripts/lib.sh's stamp: what the install builds from (the C helper too)
+    sources = ("pyproject.toml", "setup.py", "src/session_studio/core/_bulkindex.c")
+    want = f"{hashlib.sha256(b''.join((ROOT / f).read_bytes() for f in sources)).hexdigest()} {ROOT}"
     return stamp.is_file() and stamp.read_text() == want
 
 

@@ -39,7 +39,7 @@ def _plan(session: Session, profile: PiProfile) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("kind", "args"), KINDS, ids=[k[0] for k in KINDS])
 def test_the_big_file_index_plans_as_the_kept_values_do(
-    tmp_path: Path, kind: str, args: list[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, kind: str, args: list[str], monkeypatch: pytest.MonkeyPatch, bulk_loader: str
 ) -> None:
     files = generate(tmp_path / kind, *args)
     assert files
@@ -51,7 +51,9 @@ def test_the_big_file_index_plans_as_the_kept_values_do(
             assert _plan(bulk, profile) == _plan(kept, profile), (f.name, profile.version)
 
 
-def test_the_parallel_scan_of_damaged_files_equals_the_sequential_one(tmp_path: Path) -> None:
+def test_the_parallel_scan_of_damaged_files_equals_the_sequential_one(
+    tmp_path: Path, bulk_loader: str
+) -> None:
     """Damaged lines (blank, CRLF, broken JSON, falsy values, a torn tail) in either half: the
     second process's line numbers are shifted by the newlines the first one read."""
     files = generate(tmp_path / "damaged", "--seed", "7404", "--count", "8", "--damaged")

@@ -138,7 +138,7 @@ def _facts(s: Session) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize("keep", [True, False])
-def test_columns_give_back_every_value(tmp_path: Path, keep: bool) -> None:
+def test_columns_give_back_every_value(tmp_path: Path, keep: bool, bulk_loader: str) -> None:
     p = _write(tmp_path / "s.jsonl", ODD_ENTRIES + BULK_EDGES)
     s = Session.open(p, keep_values=keep, use_cache=False)
     got = _facts(s)
@@ -173,19 +173,41 @@ def test_columns_give_back_every_value(tmp_path: Path, keep: bool) -> None:
                     st.fixed_dictionaries(
                         {},
                         optional={
-                            "role": st.sampled_from(["user", "assistant", "toolResult", "custom", 1]),
+                            "role": st.sampled_from(
+                                [
+                                    "user",
+                                    "assistant",
+                                    "toolResult",
+                                    "custom",
+                                    "bashExecution",
+                                    "compactionSummary",
+                                    "system",
+                                    1,
+                                ]
+                            ),
+                            "command": st.one_of(st.text(max_size=4), st.none()),
+                            "output": st.text(max_size=4),
+                            "summary": st.one_of(st.text(max_size=4), st.integers()),
                             "content": st.one_of(
                                 st.text(max_size=8),
                                 st.lists(
                                     st.fixed_dictionaries(
                                         {"type": st.sampled_from(["text", "thinking", "image", "toolCall"])},
                                         optional={
-                                            "text": st.one_of(st.text(max_size=8), st.integers()),
+                                            "text": st.one_of(
+                                                st.text(max_size=8),
+                                                st.integers(),
+                                                st.sampled_from([None, {}, [], 0.0]),
+                                            ),
                                             "thinking": st.text(max_size=8),
                                             "name": st.text(max_size=4),
                                             "arguments": st.dictionaries(
                                                 st.text(max_size=3),
-                                                st.one_of(st.integers(), st.floats(allow_nan=False)),
+                                                st.one_of(
+                                                    st.integers(-(2**70), 2**70),
+                                                    st.floats(allow_nan=False, allow_infinity=False),
+                                                    st.text(alphabet='a"\\\n\x01é😀', max_size=3),
+                                                ),
                                                 max_size=2,
                                             ),
                                         },
@@ -196,11 +218,16 @@ def test_columns_give_back_every_value(tmp_path: Path, keep: bool) -> None:
                             "usage": st.one_of(
                                 st.none(),
                                 st.fixed_dictionaries(
-                                    {
+                                    {},
+                                    optional={
                                         "totalTokens": st.one_of(
-                                            st.integers(-5, 2**60), st.floats(allow_nan=False)
-                                        )
-                                    }
+                                            st.integers(-5, 2**60), st.floats(allow_nan=False), st.none()
+                                        ),
+                                        "input": st.integers(-5, 2**54),
+                                        "output": st.one_of(st.integers(0, 9), st.none()),
+                                        "cacheRead": st.integers(0, 9),
+                                        "cacheWrite": st.integers(0, 9),
+                                    },
                                 ),
                             ),
                             "stopReason": st.sampled_from(["stop", "aborted", "error"]),
@@ -213,7 +240,9 @@ def test_columns_give_back_every_value(tmp_path: Path, keep: bool) -> None:
         max_size=12,
     )
 )
-def test_the_bulk_loader_equals_the_general_path(tmp_path: Path, entries: list[dict[str, Any]]) -> None:
+def test_the_bulk_loader_equals_the_general_path(
+    tmp_path: Path, bulk_loader: str, entries: list[dict[str, Any]]
+) -> None:
     """Big files are indexed by one loop for the common entry shape (Session._load_common);
     small ones, whose values are kept, by `_add_record` for every entry: the facts are the same."""
     p = _write(tmp_path / "s.jsonl", entries)
@@ -247,7 +276,7 @@ def test_a_parent_on_the_previous_line_with_a_later_twin_follows_byid(tmp_path: 
     assert s.path_indices(2) == [4, 2]  # e2's parent e1 is line 3 by byId, not the record before it
 
 
-def test_parallel_scan_equals_the_sequential_one(tmp_path: Path) -> None:
+def test_parallel_scan_equals_the_sequential_one(tmp_path: Path, bulk_loader: str) -> None:
     entries: list[Any] = list(chain(*[U(i) if i % 2 else A(i) for i in range(1, 400)]))
     entries[300] = {**entries[300], "id": "123e4567-e89b-12d3-a456-426614174000"}
     entries.insert(320, HEADER)  # a second header in the worker's half

@@ -49,6 +49,28 @@ CURRENT_LEAF: Any = object()
 KEEP_VALUES_MAX_BYTES = 48 * 1024 * 1024
 
 
+def _compiled_helper() -> Any:
+    """core/_bulkindex.c when `pip install` built it (and SESSION_STUDIO_PURE_PYTHON is unset), else None.
+
+    It runs `_load_common`'s common case in C; the Python loop is the reference, runs without
+    it, and takes every entry the helper is not certain about.
+    """
+    from array import array
+
+    if os.environ.get("SESSION_STUDIO_PURE_PYTHON") or array("I").itemsize != 4:
+        return None  # (it writes type and role codes as 4-byte unsigned ints)
+    import importlib
+
+    try:
+        return importlib.import_module("._bulkindex", __package__)
+    except ImportError:
+        return None
+
+
+#: the compiled loader helper or None (tests set it to None to run the Python loop)
+BULK_HELPER: Any = _compiled_helper()
+
+
 def _no_header_reason(first: RawValue | None, issues: list[LoadIssue]) -> str:
     """Why there is no session header, as a user reads it (a binary file is not "empty")."""
     if first is not None:
@@ -445,6 +467,9 @@ class Session:
         and checks per entry). Anything else (labels, headers, odd ids or values, estimate
         errors) goes through `_add_record`, which computes the same facts the general way.
         """
+        if BULK_HELPER is not None:
+            self._load_common_compiled(values)
+            return
         t = self.records
         lines, offsets, lengths = t.lines.append, t.offsets.append, t.lengths.append
         types, roles, ids, parents = t.types.append, t.roles.append, t.ids.append, t.parents.append
@@ -526,6 +551,26 @@ class Session:
             tokens_col(tokens)
             usage_col(0.0 if usage is None else usage)
             flags_col(flags)
+        self._children = None
+
+    def _load_common_compiled(self, values: Iterable[RawValue]) -> None:
+        """`_load_common` with the common case in C: the same columns, the rest through `_add_record`."""
+        t = self.records
+        columns = [getattr(t, name) for name in COLUMNS]
+
+        def flush(data: tuple[bytes, ...]) -> None:  # COLUMNS' bytes, then the timestamps
+            for column, chunk in zip(columns, data, strict=False):
+                column.frombytes(chunk)
+            t.timestamps += data[-1]
+
+        def fallback(raw: RawValue) -> None:
+            rec = self._add_record(raw, False)
+            if rec is not None:
+                self._index_record(rec, bulk=True)
+
+        BULK_HELPER.index_common(
+            values, fallback, flush, t.symbol, TOKENS_INT, USAGE_SET | USAGE_INT, _ID_NULL
+        )
         self._children = None
 
     def _load_v1(self, values: Iterable[RawValue], rename_hook: bool) -> None:

@@ -187,8 +187,9 @@ def _fast_estimate(message: Any) -> int:
             t = block["type"]
             if t == "text":
                 text = block["text"]
-                if text:
-                    chars += u16len(text)
+                if type(text) is not str:
+                    raise _Slow  # pi adds `text.length` when text is truthy: {} adds NaN
+                chars += u16len(text)
             elif t == "image":
                 chars += ESTIMATED_IMAGE_CHARS
         return -(-chars // 4)

@@ -1,0 +1,577 @@
+/* The common case of Session._load_common in C (an optional speed-up; the Python loop is the
+ * reference and runs whenever this module is missing or SESSION_STUDIO_PURE_PYTHON is set).
+ *
+ * index_common() pulls RawValues from an iterator (the reader's generator) and, for an entry
+ * of the usual shape (a dict with a string type other than session/label, pi's 8-hex id, an
+ * 8-hex or null parentId, a 24-character ASCII timestamp and, for a message, a dict message
+ * with a string role), computes what the Python loop computes: pi 0.80.2's token estimate
+ * (tokens.py `_fast_estimate`: UTF-16 lengths, JSON.stringify lengths of tool arguments) and
+ * the assistant's usage tokens (the positive-integer totalTokens branch), and appends them to
+ * column buffers (floats in tool arguments are measured as JavaScript prints them, from
+ * Python's shortest round-trip digits). Anything else -- and any value the estimate is not
+ * certain about (an integer past 2**53, a lone surrogate, deep nesting, an odd block) -- is
+ * handed to `fallback(raw)` after the buffers are flushed, so records stay in file order and
+ * the Python code decides every case this file does not.
+ *
+ * The columns are flushed as bytes in RecordTable.column_bytes() order (COLUMNS, then the
+ * timestamps) through `flush(tuple_of_bytes)`.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N_COLUMNS 11 /* lines offsets lengths types roles ids parents tokens usage flags | stamps */
+enum { C_LINES, C_OFFSETS, C_LENGTHS, C_TYPES, C_ROLES, C_IDS, C_PARENTS, C_TOKENS, C_USAGE, C_FLAGS, C_STAMPS };
+#define FLUSH_EVERY 8192
+#define MAX_DEPTH 200
+#define EXACT_LIMIT 9007199254740992LL /* 2**53: tokens and usage beyond it go the Python way */
+#define IMAGE_CHARS 4800
+
+enum { OK = 0, BAIL = 1, FAIL = -1 };
+
+typedef struct {
+    char *data;
+    Py_ssize_t len, cap;
+} Buf;
+
+static int buf_put(Buf *b, const void *src, Py_ssize_t n) {
+    if (b->len + n > b->cap) {
+        Py_ssize_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n) cap *= 2;
+        char *d = PyMem_Realloc(b->data, (size_t)cap);
+        if (d == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->data = d;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, src, (size_t)n);
+    b->len += n;
+    return 0;
+}
+
+/* interned keys and strings, made once */
+static PyObject *s_line, *s_offset, *s_length, *s_value, *s_type, *s_id, *s_parentId, *s_timestamp,
+    *s_message, *s_role, *s_content, *s_text, *s_thinking, *s_toolCall, *s_name, *s_arguments, *s_image,
+    *s_usage, *s_stopReason, *s_totalTokens, *s_command, *s_output, *s_summary, *s_input, *s_cacheRead,
+    *s_cacheWrite;
+
+static int intern_all(void) {
+#define I(var, text) \
+    if ((var = PyUnicode_InternFromString(text)) == NULL) return -1;
+    I(s_line, "line") I(s_offset, "offset") I(s_length, "length") I(s_value, "value") I(s_type, "type")
+    I(s_id, "id") I(s_parentId, "parentId") I(s_timestamp, "timestamp") I(s_message, "message")
+    I(s_role, "role") I(s_content, "content") I(s_text, "text") I(s_thinking, "thinking")
+    I(s_toolCall, "toolCall") I(s_name, "name") I(s_arguments, "arguments") I(s_image, "image")
+    I(s_usage, "usage") I(s_stopReason, "stopReason") I(s_totalTokens, "totalTokens")
+    I(s_command, "command") I(s_output, "output") I(s_summary, "summary") I(s_input, "input")
+    I(s_cacheRead, "cacheRead") I(s_cacheWrite, "cacheWrite")
+#undef I
+    return 0;
+}
+
+/* an exact str equal to an ASCII literal */
+static int str_is(PyObject *s, const char *lit) {
+    return PyUnicode_CheckExact(s) && PyUnicode_CompareWithASCIIString(s, lit) == 0;
+}
+
+/* JavaScript s.length: UTF-16 code units (a lone surrogate in a Python str counts one, as in JS) */
+static int64_t u16len(PyObject *s) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int64_t units = n;
+    if (PyUnicode_KIND(s) == PyUnicode_4BYTE_KIND) {
+        const Py_UCS4 *d = PyUnicode_4BYTE_DATA(s);
+        for (Py_ssize_t i = 0; i < n; i++) units += d[i] > 0xFFFF;
+    }
+    return units;
+}
+
+/* len(JSON.stringify(s)) for a str: quotes, escapes, astral pairs; BAIL on a surrogate code point */
+static int json_str_len(PyObject *s, int64_t *out) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    int64_t units = 2;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c < 0x20)
+            units += (c == 8 || c == 9 || c == 10 || c == 12 || c == 13) ? 2 : 6;
+        else if (c == '"' || c == '\\')
+            units += 2;
+        else if (c < 0x80)
+            units += 1;
+        else if (c >= 0xD800 && c <= 0xDFFF)
+            return BAIL; /* JSON.stringify pairs or escapes surrogates: leave it to Python */
+        else
+            units += c > 0xFFFF ? 2 : 1;
+    }
+    *out += units;
+    return OK;
+}
+
+static int64_t decimal_digits(int64_t u) {
+    int64_t d = 1;
+    while (u >= 10) {
+        u /= 10;
+        d++;
+    }
+    return d;
+}
+
+/* len of ECMAScript Number::toString(x) for a finite double (jsvalue.js_number_to_string): the
+   shortest round-trip digits are Python's repr digits; only the layout differs */
+static int js_double_len(double x, int64_t *out) {
+    if (x != x || x - x != 0) return BAIL; /* NaN or an infinity: never from JSON, leave it */
+    if (x == 0) {
+        *out += 1; /* "0", also for -0 */
+        return OK;
+    }
+    int64_t sign = x < 0;
+    char *r = PyOS_double_to_string(x < 0 ? -x : x, 'r', 0, 0, NULL);
+    if (r == NULL) return FAIL;
+    /* r is "ddd.ddd" or "d.ddde+XX" / "de-XX": collect the digits and the point's position */
+    char digits[64];
+    int k = 0, point = -1, exp = 0;
+    const char *c = r;
+    for (; *c && *c != 'e'; c++) {
+        if (*c == '.')
+            point = k;
+        else if (k < (int)sizeof digits)
+            digits[k++] = *c;
+    }
+    if (*c == 'e') exp = atoi(c + 1);
+    PyMem_Free(r);
+    if (k >= (int)sizeof digits) return BAIL;
+    if (point < 0) point = k;
+    /* a trailing ".0" is not a digit */
+    if (point == k - 1 && digits[k - 1] == '0') k--;
+    int64_t n = point + exp;
+    int lead = 0;
+    while (lead < k && digits[lead] == '0') lead++;
+    n -= lead;
+    int end = k;
+    while (end > lead && digits[end - 1] == '0') end--;
+    int64_t nd = end - lead;
+    if (nd == 0) nd = 1;
+    int64_t len;
+    if (nd <= n && n <= 21)
+        len = n;
+    else if (0 < n && n <= 21)
+        len = nd + 1;
+    else if (-6 < n && n <= 0)
+        len = 2 - n + nd;
+    else {
+        int64_t e = n - 1;
+        len = (nd > 1 ? nd + 1 : 1) + 2 + decimal_digits(e < 0 ? -e : e);
+    }
+    *out += sign + len;
+    return OK;
+}
+
+static int json_len(PyObject *v, int depth, int64_t *out);
+
+static int json_len(PyObject *v, int depth, int64_t *out) {
+    if (depth > MAX_DEPTH) return BAIL;
+    if (PyUnicode_CheckExact(v)) return json_str_len(v, out);
+    if (v == Py_None || v == Py_True) {
+        *out += 4;
+        return OK;
+    }
+    if (v == Py_False) {
+        *out += 5;
+        return OK;
+    }
+    if (PyLong_CheckExact(v)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (x == -1 && PyErr_Occurred()) return FAIL;
+        if (overflow || x > EXACT_LIMIT || x < -EXACT_LIMIT) {
+            /* JSON.parse made it the nearest double, and that is what JSON.stringify prints */
+            double d = PyLong_AsDouble(v);
+            if (d == -1.0 && PyErr_Occurred()) {
+                PyErr_Clear(); /* past the doubles: Infinity in JS; left to Python */
+                return BAIL;
+            }
+            return js_double_len(d, out);
+        }
+        *out += (x < 0) + decimal_digits(x < 0 ? -x : x);
+        return OK;
+    }
+    if (PyDict_CheckExact(v)) {
+        Py_ssize_t pos = 0, n = PyDict_GET_SIZE(v);
+        PyObject *key, *item;
+        *out += 2 + (n > 0 ? n - 1 : 0) + n; /* braces, commas, colons */
+        while (PyDict_Next(v, &pos, &key, &item)) {
+            if (!PyUnicode_CheckExact(key)) return BAIL;
+            int r = json_str_len(key, out);
+            if (r != OK) return r;
+            r = json_len(item, depth + 1, out);
+            if (r != OK) return r;
+        }
+        return OK;
+    }
+    if (PyList_CheckExact(v)) {
+        Py_ssize_t n = PyList_GET_SIZE(v);
+        *out += 2 + (n > 0 ? n - 1 : 0);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int r = json_len(PyList_GET_ITEM(v, i), depth + 1, out);
+            if (r != OK) return r;
+        }
+        return OK;
+    }
+    if (PyFloat_CheckExact(v)) return js_double_len(PyFloat_AS_DOUBLE(v), out);
+    return BAIL;
+}
+
+/* a required str member of a dict block (BAIL when missing or not a str) */
+static int add_str_member(PyObject *block, PyObject *key, int64_t *chars) {
+    PyObject *s = PyDict_GetItemWithError(block, key);
+    if (s == NULL) return PyErr_Occurred() ? FAIL : BAIL;
+    if (!PyUnicode_CheckExact(s)) return BAIL;
+    *chars += u16len(s);
+    return OK;
+}
+
+/* pi 0.80.2's estimateTokens(message) for the shapes tokens.py's _fast_estimate takes
+   (plus bashExecution and the two summary roles); BAIL for everything it leaves to the exact path */
+static int estimate(PyObject *msg, PyObject *role, int64_t *tokens) {
+    int64_t chars = 0;
+    int r;
+    if (str_is(role, "assistant")) {
+        PyObject *content = PyDict_GetItemWithError(msg, s_content);
+        if (content == NULL) return PyErr_Occurred() ? FAIL : BAIL;
+        if (!PyList_CheckExact(content)) return BAIL;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(content); i++) {
+            PyObject *block = PyList_GET_ITEM(content, i);
+            if (!PyDict_CheckExact(block)) return BAIL;
+            PyObject *t = PyDict_GetItemWithError(block, s_type);
+            if (t == NULL) return PyErr_Occurred() ? FAIL : BAIL;
+            if (!PyUnicode_CheckExact(t)) continue; /* never === "text" etc.: no characters */
+            if (str_is(t, "text")) {
+                if ((r = add_str_member(block, s_text, &chars)) != OK) return r;
+            } else if (str_is(t, "thinking")) {
+                if ((r = add_str_member(block, s_thinking, &chars)) != OK) return r;
+            } else if (str_is(t, "toolCall")) {
+                if ((r = add_str_member(block, s_name, &chars)) != OK) return r;
+                PyObject *args = PyDict_GetItemWithError(block, s_arguments);
+                if (args == NULL) return PyErr_Occurred() ? FAIL : BAIL;
+                if (!PyDict_CheckExact(args)) return BAIL;
+                if ((r = json_len(args, 0, &chars)) != OK) return r;
+            }
+        }
+    } else if (str_is(role, "user") || str_is(role, "toolResult") || str_is(role, "custom")) {
+        PyObject *content = PyDict_GetItemWithError(msg, s_content);
+        if (content == NULL) return PyErr_Occurred() ? FAIL : BAIL;
+        if (PyUnicode_CheckExact(content)) {
+            chars = u16len(content);
+        } else if (PyList_CheckExact(content)) {
+            for (Py_ssize_t i = 0; i < PyList_GET_SIZE(content); i++) {
+                PyObject *block = PyList_GET_ITEM(content, i);
+                if (!PyDict_CheckExact(block)) return BAIL;
+                PyObject *t = PyDict_GetItemWithError(block, s_type);
+                if (t == NULL) return PyErr_Occurred() ? FAIL : BAIL;
+                if (!PyUnicode_CheckExact(t)) continue;
+                if (str_is(t, "text")) {
+                    /* pi adds text.length only when text is truthy: "" adds nothing either way */
+                    if ((r = add_str_member(block, s_text, &chars)) != OK) return r;
+                } else if (str_is(t, "image")) {
+                    chars += IMAGE_CHARS;
+                }
+            }
+        } else {
+            return BAIL;
+        }
+    } else if (str_is(role, "bashExecution")) {
+        if ((r = add_str_member(msg, s_command, &chars)) != OK) return r;
+        if ((r = add_str_member(msg, s_output, &chars)) != OK) return r;
+    } else if (str_is(role, "branchSummary") || str_is(role, "compactionSummary")) {
+        if ((r = add_str_member(msg, s_summary, &chars)) != OK) return r;
+    }
+    /* any other role: pi counts 0 */
+    *tokens = (chars + 3) / 4;
+    return OK;
+}
+
+/* an exact int (not a bool) within +-2**53 */
+static int int_value(PyObject *v, long long *out) {
+    if (!PyLong_CheckExact(v)) return BAIL;
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (x == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return BAIL;
+    }
+    if (overflow || x > EXACT_LIMIT || x < -EXACT_LIMIT) return BAIL;
+    *out = x;
+    return OK;
+}
+
+/* the assistant's usage tokens, common branch only: *has = 0 for "no valid usage" */
+static int usage_tokens(PyObject *msg, int *has, int64_t *total_out) {
+    *has = 0;
+    PyObject *usage = PyDict_GetItemWithError(msg, s_usage);
+    if (usage == NULL) return PyErr_Occurred() ? FAIL : OK; /* no usage */
+    PyObject *stop = PyDict_GetItemWithError(msg, s_stopReason);
+    if (stop == NULL && PyErr_Occurred()) return FAIL;
+    if (stop != NULL && (str_is(stop, "aborted") || str_is(stop, "error"))) return OK;
+    if (!PyDict_CheckExact(usage)) return BAIL;
+    /* calculateContextTokens: totalTokens if truthy, else input + output + cacheRead + cacheWrite */
+    PyObject *total = PyDict_GetItemWithError(usage, s_totalTokens);
+    if (total == NULL && PyErr_Occurred()) return FAIL;
+    long long x;
+    long long given = 1;
+    int zero = total != NULL && int_value(total, &given) == OK && given == 0;
+    if (total == NULL || total == Py_None || zero) {
+        PyObject *parts[4] = {s_input, s_output, s_cacheRead, s_cacheWrite};
+        x = 0;
+        for (int i = 0; i < 4; i++) {
+            PyObject *part = PyDict_GetItemWithError(usage, parts[i]);
+            if (part == NULL) return PyErr_Occurred() ? FAIL : BAIL; /* undefined: NaN in JS */
+            long long y;
+            if (int_value(part, &y) != OK) return BAIL;
+            x += y;
+        }
+        if (x <= 0) return OK; /* not > 0: no valid usage */
+    } else if (int_value(total, &x) != OK) {
+        return BAIL;
+    } else if (x <= 0) {
+        return BAIL; /* a truthy non-positive total: the Python path decides */
+    }
+    if (x > EXACT_LIMIT) return BAIL;
+    *has = 1;
+    *total_out = x;
+    return OK;
+}
+
+/* pi's id form: 8 lowercase hex digits */
+static int hex8(PyObject *s, int64_t *out) {
+    if (!PyUnicode_CheckExact(s) || PyUnicode_GET_LENGTH(s) != 8 || !PyUnicode_IS_ASCII(s)) return 0;
+    const Py_UCS1 *d = PyUnicode_1BYTE_DATA(s);
+    int64_t v = 0;
+    for (int i = 0; i < 8; i++) {
+        int c = d[i], x;
+        if (c >= '0' && c <= '9')
+            x = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            x = c - 'a' + 10;
+        else
+            return 0;
+        v = v * 16 + x;
+    }
+    *out = v;
+    return 1;
+}
+
+typedef struct {
+    Buf cols[N_COLUMNS];
+    Py_ssize_t pending;
+    PyObject *flush; /* borrowed */
+} Columns;
+
+static int flush_columns(Columns *c) {
+    if (c->pending == 0) return 0;
+    PyObject *tuple = PyTuple_New(N_COLUMNS);
+    if (tuple == NULL) return -1;
+    for (int i = 0; i < N_COLUMNS; i++) {
+        PyObject *b = PyBytes_FromStringAndSize(c->cols[i].data, c->cols[i].len);
+        if (b == NULL) {
+            Py_DECREF(tuple);
+            return -1;
+        }
+        PyTuple_SET_ITEM(tuple, i, b);
+        c->cols[i].len = 0;
+    }
+    c->pending = 0;
+    PyObject *r = PyObject_CallOneArg(c->flush, tuple);
+    Py_DECREF(tuple);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* code of a str type or role: the table's symbol code, cached in `codes` */
+static int code_of(PyObject *codes, PyObject *symbol, PyObject *s, uint32_t *out) {
+    PyObject *code = PyDict_GetItemWithError(codes, s);
+    if (code == NULL) {
+        if (PyErr_Occurred()) return -1;
+        code = PyObject_CallOneArg(symbol, s);
+        if (code == NULL) return -1;
+        int r = PyDict_SetItem(codes, s, code);
+        Py_DECREF(code);
+        if (r < 0) return -1;
+    }
+    unsigned long x = PyLong_AsUnsignedLong(code);
+    if (x == (unsigned long)-1 && PyErr_Occurred()) return -1;
+    *out = (uint32_t)x;
+    return 0;
+}
+
+static int get_i64(PyObject *raw, PyObject *name, int64_t *out) {
+    PyObject *v = PyObject_GetAttr(raw, name);
+    if (v == NULL) return -1;
+    long long x = PyLong_AsLongLong(v);
+    Py_DECREF(v);
+    if (x == -1 && PyErr_Occurred()) return -1;
+    *out = x;
+    return 0;
+}
+
+/* one RawValue: OK when appended, BAIL for the Python path, FAIL on an exception */
+static int index_one(Columns *c, PyObject *raw, PyObject *codes, PyObject *symbol, uint8_t flags_tokens,
+                     uint8_t flags_usage, int64_t id_null) {
+    PyObject *v = PyObject_GetAttr(raw, s_value);
+    if (v == NULL) return FAIL;
+    int result = BAIL;
+    int64_t id, parent, line, offset, length, tokens = 0, usage = 0;
+    uint32_t type_code, role_code = 0;
+    int has_usage = 0;
+    PyObject *message_role = NULL; /* borrowed */
+    if (!PyDict_CheckExact(v)) goto done;
+    PyObject *typ = PyDict_GetItemWithError(v, s_type);
+    if (typ == NULL || !PyUnicode_CheckExact(typ) || str_is(typ, "session") || str_is(typ, "label"))
+        goto check;
+    PyObject *rid = PyDict_GetItemWithError(v, s_id);
+    if (rid == NULL || !hex8(rid, &id)) goto check;
+    PyObject *par = PyDict_GetItemWithError(v, s_parentId);
+    if (par == NULL) goto check;
+    if (par == Py_None)
+        parent = id_null;
+    else if (!hex8(par, &parent))
+        goto done;
+    PyObject *stamp = PyDict_GetItemWithError(v, s_timestamp);
+    if (stamp == NULL || !PyUnicode_CheckExact(stamp) || PyUnicode_GET_LENGTH(stamp) != 24 ||
+        !PyUnicode_IS_ASCII(stamp))
+        goto check;
+    if (str_is(typ, "message")) {
+        PyObject *msg = PyDict_GetItemWithError(v, s_message);
+        if (msg == NULL || !PyDict_CheckExact(msg)) goto check;
+        PyObject *role = PyDict_GetItemWithError(msg, s_role);
+        if (role == NULL || !PyUnicode_CheckExact(role)) goto check;
+        int r = estimate(msg, role, &tokens);
+        if (r != OK) {
+            result = r;
+            goto done;
+        }
+        if (str_is(role, "assistant")) {
+            r = usage_tokens(msg, &has_usage, &usage);
+            if (r != OK) {
+                result = r;
+                goto done;
+            }
+        }
+        message_role = role;
+    }
+    /* the type's code before the role's, as the Python loop asks for them (codes are handed out
+       in the order first asked) */
+    if (code_of(codes, symbol, typ, &type_code) < 0) goto fail;
+    if (message_role != NULL && code_of(codes, symbol, message_role, &role_code) < 0) goto fail;
+    if (get_i64(raw, s_line, &line) < 0 || get_i64(raw, s_offset, &offset) < 0 ||
+        get_i64(raw, s_length, &length) < 0)
+        goto fail;
+    double tokens_d = (double)tokens, usage_d = has_usage ? (double)usage : 0.0;
+    uint8_t flags = flags_tokens | (has_usage ? flags_usage : 0);
+    if (buf_put(&c->cols[C_LINES], &line, 8) || buf_put(&c->cols[C_OFFSETS], &offset, 8) ||
+        buf_put(&c->cols[C_LENGTHS], &length, 8) || buf_put(&c->cols[C_TYPES], &type_code, 4) ||
+        buf_put(&c->cols[C_ROLES], &role_code, 4) || buf_put(&c->cols[C_IDS], &id, 8) ||
+        buf_put(&c->cols[C_PARENTS], &parent, 8) || buf_put(&c->cols[C_TOKENS], &tokens_d, 8) ||
+        buf_put(&c->cols[C_USAGE], &usage_d, 8) || buf_put(&c->cols[C_FLAGS], &flags, 1) ||
+        buf_put(&c->cols[C_STAMPS], PyUnicode_1BYTE_DATA(stamp), 24))
+        goto fail;
+    c->pending++;
+    result = OK;
+    goto done;
+check: /* a failed lookup may have set an exception (an unhashable key cannot occur, but be safe) */
+    result = PyErr_Occurred() ? FAIL : BAIL;
+    goto done;
+fail:
+    result = FAIL;
+done:
+    Py_DECREF(v);
+    return result;
+}
+
+static PyObject *index_common(PyObject *self, PyObject *args) {
+    PyObject *values, *fallback, *flush, *symbol;
+    int flags_tokens, flags_usage;
+    long long id_null;
+    if (!PyArg_ParseTuple(args, "OOOOiiL:index_common", &values, &fallback, &flush, &symbol, &flags_tokens,
+                          &flags_usage, &id_null))
+        return NULL;
+    PyObject *it = PyObject_GetIter(values);
+    if (it == NULL) return NULL;
+    PyObject *codes = PyDict_New();
+    if (codes == NULL) {
+        Py_DECREF(it);
+        return NULL;
+    }
+    Columns c;
+    memset(&c, 0, sizeof c);
+    c.flush = flush;
+    Py_ssize_t appended = 0;
+    int ok = 1;
+    PyObject *raw;
+    while ((raw = PyIter_Next(it)) != NULL) {
+        int r = index_one(&c, raw, codes, symbol, (uint8_t)flags_tokens, (uint8_t)flags_usage, id_null);
+        if (r == OK) {
+            appended++;
+            if (c.pending >= FLUSH_EVERY && flush_columns(&c) < 0) r = FAIL;
+        } else if (r == BAIL) {
+            PyObject *res = NULL;
+            if (flush_columns(&c) == 0) res = PyObject_CallOneArg(fallback, raw);
+            if (res == NULL)
+                r = FAIL;
+            else
+                Py_DECREF(res);
+        }
+        Py_DECREF(raw);
+        if (r == FAIL) {
+            ok = 0;
+            break;
+        }
+    }
+    if (ok && PyErr_Occurred()) ok = 0; /* the iterator raised */
+    if (ok && flush_columns(&c) < 0) ok = 0;
+    for (int i = 0; i < N_COLUMNS; i++) PyMem_Free(c.cols[i].data);
+    Py_DECREF(codes);
+    Py_DECREF(it);
+    if (!ok) return NULL;
+    return PyLong_FromSsize_t(appended);
+}
+
+/* the estimate alone, for tests: the token count, or None where the Python path decides */
+static PyObject *estimate_message(PyObject *self, PyObject *msg) {
+    if (!PyDict_CheckExact(msg)) Py_RETURN_NONE;
+    PyObject *role = PyDict_GetItemWithError(msg, s_role);
+    if (role == NULL) {
+        if (PyErr_Occurred()) return NULL;
+        Py_RETURN_NONE;
+    }
+    if (!PyUnicode_CheckExact(role)) Py_RETURN_NONE;
+    int64_t tokens = 0;
+    int r = estimate(msg, role, &tokens);
+    if (r == FAIL) return NULL;
+    if (r == BAIL) Py_RETURN_NONE;
+    return PyLong_FromLongLong(tokens);
+}
+
+static PyMethodDef methods[] = {
+    {"index_common", index_common, METH_VARARGS,
+     "index_common(values, fallback, flush, symbol, flags_tokens, flags_usage, id_null) -> int\n"
+     "Index the common entries of `values` into column buffers (see the module source)."},
+    {"estimate_message", estimate_message, METH_O,
+     "estimate_message(message) -> int | None: pi 0.80.2's estimate, or None to decide in Python."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "session_studio.core._bulkindex",
+    "The common case of the session loader's column loop, in C (optional).", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__bulkindex(void) {
+    if (intern_all() < 0) return NULL;
+    return PyModule_Create(&module);
+}

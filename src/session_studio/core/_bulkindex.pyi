@@ -1,0 +1,16 @@
+"""Types of the compiled loader helper (_bulkindex.c)."""
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+def index_common(
+    values: Iterable[Any],
+    fallback: Callable[[Any], None],
+    flush: Callable[[tuple[bytes, ...]], None],
+    symbol: Callable[[Any], int],
+    flags_tokens: int,
+    flags_usage: int,
+    id_null: int,
+    /,
+) -> int: ...
+def estimate_message(message: Any, /) -> int | None: ...
