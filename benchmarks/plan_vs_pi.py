@@ -103,6 +103,9 @@ def main() -> int:
     WORK.mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()
     env = dict(os.environ, TZ="UTC")
+    # an installed package has its bytecode (pip compiles it): without this variable the priming run
+    # writes it for a checkout, instead of every run compiling the modules again
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.setdefault("PI_ORACLE_HOME", str(Path.home() / ".cache" / "pi-oracle-0.80.2"))
     subprocess.run(["bash", str(ORACLE / "install.sh")], check=True, capture_output=True, env=env)
     ours_cmd = [sys.executable, "-m", "session_studio.cli", "plan", str(f), "--fields", "cut,contextTokens"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .cli_output import err, out
-from .llm.base import DEFAULT_DEADLINE_S, DEFAULT_IDLE_TIMEOUT_S
+from .llm.limits import DEFAULT_DEADLINE_S, DEFAULT_IDLE_TIMEOUT_S
 
 __all__ = ["add_action_parsers"]
 

@@ -7,12 +7,15 @@ import os
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from session_studio.core import Session
 from session_studio.core import session as session_module
 from session_studio.core.tokens import _estimate_tokens_exact
+from tests.core.util import HEADER, U
 
 HELPER = session_module.BULK_HELPER
 needs_helper = pytest.mark.skipif(HELPER is None, reason="the compiled loader helper is not built")
@@ -111,3 +114,47 @@ def test_plain_tool_arguments_are_measured_in_c(arguments: dict[str, Any], name:
     if not _has_surrogate(arguments):
         assert got is not None
         assert got == _estimate_tokens_exact(message)
+
+
+_ID = st.sampled_from(["0000000a", "0000000b", "0000000c", "0000000d", "0000000e", "e1", "", "0000000A"])
+_PARENT = st.one_of(_ID, st.none(), st.just(7))
+
+
+@needs_helper
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(st.tuples(_ID, _PARENT), min_size=1, max_size=14),
+    st.lists(st.tuples(_ID, _PARENT), max_size=4),
+)
+# a repeated id: the parent is its later record, not the previous line
+@example([("0000000a", None), ("0000000b", "0000000a"), ("0000000a", None)], [])
+# ... also when the later one was appended after the load
+@example([("0000000a", None), ("0000000b", "0000000a")], [("0000000a", None)])
+def test_the_compiled_path_walk_is_the_python_one(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    links: list[tuple[str, Any]],
+    appended: list[tuple[str, Any]],
+) -> None:
+    """getBranch from every record, over repeated ids, ids that are not 8 hex digits, cycles and
+    records pi appended after the load (byId's `recent` part): the same path and cycle notes."""
+
+    def line(rid: str, parent: Any) -> bytes:
+        return orjson.dumps(
+            {**U("x"), "id": rid, "parentId": parent, "timestamp": "2025-01-01T00:00:00.000Z"}
+        )
+
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b"\n".join([orjson.dumps(HEADER), *(line(*x) for x in links)]) + b"\n")
+    session = Session.open(p, keep_values=False, use_cache=False, parallel=False)
+    with p.open("ab") as fh:
+        fh.write(b"".join(line(*x) + b"\n" for x in appended))
+    session.refresh()
+
+    def walks(helper: Any) -> tuple[list[list[int]], list[str]]:
+        monkeypatch.setattr(session_module, "BULK_HELPER", helper)
+        del session.issues[:]
+        paths = [session.path_indices(i) for i in range(len(session.records))]
+        return paths, [i.describe() for i in session.issues]
+
+    assert walks(HELPER) == walks(None)

@@ -51,3 +51,33 @@ def test_cache_can_be_disabled(tmp_path: Path, cache_here: Path, monkeypatch: py
     p.write_bytes(to_bytes(chain(U(10))))
     open_(p)
     assert not cache_here.exists()
+
+
+def test_the_cache_keeps_the_1_6_0_marker_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """detect_profile's marker search is done once per file: a reopen answers from the cache, and
+    after pi appended only the new records are looked at (a usage entry there is found)."""
+    from session_studio.core import profile
+
+    values = chain(U(100), A(200), {"type": "compaction", "summary": "s", "firstKeptEntryId": "e1"}, U(5))
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(to_bytes(values))
+    cold = open_(p)
+    assert cold.pi16_scan == (len(cold.records), None)
+    read: list[int] = []
+    real_values = Session.values
+    monkeypatch.setattr(Session, "values", lambda self, idx: read.extend(idx) or real_values(self, idx))
+    warm = open_(p)
+    assert warm.pi16_scan == cold.pi16_scan
+    assert profile.pi16_marker(warm) is None and read == []
+    more = [
+        {**A(10), "id": "e9", "parentId": "e3", "timestamp": "2025-01-01T00:01:00.000Z"},
+        {"type": "usage", "id": "e10", "parentId": "e9", "timestamp": "2025-01-01T00:01:01.000Z", "input": 1},
+    ]
+    with open(p, "ab") as fh:  # pi 1.6.0 appends
+        fh.write(to_bytes(more))
+    grown = open_(p)
+    assert grown.pi16_scan == cold.pi16_scan  # from the cache: the appended records are not scanned yet
+    marker = profile.pi16_marker(grown)
+    assert marker is not None and "usage" in marker
+    assert read and min(read) >= len(cold.records)
+    assert grown.pi16_scan == (len(grown.records), marker)

@@ -557,7 +557,119 @@ static PyObject *estimate_message(PyObject *self, PyObject *msg) {
     return PyLong_FromLongLong(tokens);
 }
 
+/* Session.path_indices' walk up the parents over the id columns (getBranch), as far as it can go
+   without Python: a parent that is an 8-hex id is `recent`'s record for it, else the previous
+   line when that line has the id and no id occurs twice in `sorted` (`unique`), else `sorted`'s
+   record (as IdIndex.only_holder and by_code decide). Stops with 0 at a root or a parent byId lacks, 1 at a parent
+   that is not an 8-hex id (the caller does that step), 2 at a cycle (the parent is in `seen`). */
+static PyObject *walk_parents(PyObject *self, PyObject *args) {
+    PyObject *parents_obj, *ids_obj, *sorted_obj, *recent, *seen_obj, *out;
+    int unique;
+    Py_ssize_t cur;
+    if (!PyArg_ParseTuple(args, "OOOO!pOnO!:walk_parents", &parents_obj, &ids_obj, &sorted_obj, &PyDict_Type,
+                          &recent, &unique, &seen_obj, &cur, &PyList_Type, &out))
+        return NULL;
+    Py_buffer pb, ib, sb, seenb;
+    if (PyObject_GetBuffer(parents_obj, &pb, PyBUF_SIMPLE) < 0) return NULL;
+    if (PyObject_GetBuffer(ids_obj, &ib, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&pb);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(sorted_obj, &sb, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&pb);
+        PyBuffer_Release(&ib);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(seen_obj, &seenb, PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&pb);
+        PyBuffer_Release(&ib);
+        PyBuffer_Release(&sb);
+        return NULL;
+    }
+    const int64_t *parents = pb.buf, *ids = ib.buf;
+    const uint64_t *sorted = sb.buf;
+    char *seen = seenb.buf;
+    Py_ssize_t n = pb.len / 8, n_sorted = sb.len / 8;
+    int status = 0;
+    if (ib.len / 8 < n || seenb.len < n || cur < 0 || cur >= n) {
+        PyErr_SetString(PyExc_ValueError, "walk_parents: columns of different lengths");
+        status = -1;
+    }
+    while (status == 0) {
+        int64_t code = parents[cur];
+        Py_ssize_t nxt = -1;
+        if (code < 0) {
+            if (code <= -3) status = 1; /* not an 8-hex id: byId by its key, in Python */
+            break;                      /* -1/-2: undefined or null, the root */
+        }
+        PyObject *hit = NULL; /* recent's record: byId's answer for ids added since the sort */
+        if (PyDict_GET_SIZE(recent) > 0) {
+            PyObject *key = PyLong_FromLongLong(code);
+            if (key == NULL) {
+                status = -1;
+                break;
+            }
+            hit = PyDict_GetItemWithError(recent, key);
+            Py_DECREF(key);
+            if (hit == NULL && PyErr_Occurred()) {
+                status = -1;
+                break;
+            }
+        }
+        if (hit != NULL) {
+            nxt = PyLong_AsSsize_t(hit);
+            if (nxt == -1 && PyErr_Occurred()) {
+                status = -1;
+                break;
+            }
+        } else if (unique && cur > 0 && ids[cur - 1] == code) {
+            nxt = cur - 1; /* the previous line, and no other record has its id */
+        } else {
+            /* the last (id << 32 | index) <= (code << 32 | 0xFFFFFFFF) */
+            uint64_t want = ((uint64_t)code << 32) | 0xFFFFFFFFu;
+            Py_ssize_t lo = 0, hi = n_sorted;
+            while (lo < hi) {
+                Py_ssize_t mid = lo + (hi - lo) / 2;
+                if (sorted[mid] <= want)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo > 0 && (sorted[lo - 1] >> 32) == (uint64_t)code)
+                nxt = (Py_ssize_t)(sorted[lo - 1] & 0xFFFFFFFFu);
+            if (nxt < 0) break; /* byId has no such id: the root */
+        }
+        if (nxt >= n) {
+            PyErr_SetString(PyExc_ValueError, "walk_parents: an index past the columns");
+            status = -1;
+            break;
+        }
+        if (seen[nxt]) {
+            status = 2;
+            break;
+        }
+        seen[nxt] = 1;
+        PyObject *v = PyLong_FromSsize_t(nxt);
+        if (v == NULL || PyList_Append(out, v) < 0) {
+            Py_XDECREF(v);
+            status = -1;
+            break;
+        }
+        Py_DECREF(v);
+        cur = nxt;
+    }
+    PyBuffer_Release(&pb);
+    PyBuffer_Release(&ib);
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&seenb);
+    if (status < 0) return NULL;
+    return Py_BuildValue("(ni)", cur, status);
+}
+
 static PyMethodDef methods[] = {
+    {"walk_parents", walk_parents, METH_VARARGS,
+     "walk_parents(parents, ids, sorted, recent, unique, seen, cur, out) -> (cur, status)\n"
+     "Walk up the parents, appending to `out` (see the source)."},
     {"index_common", index_common, METH_VARARGS,
      "index_common(values, fallback, flush, symbol, flags_tokens, flags_usage, id_null) -> int\n"
      "Index the common entries of `values` into column buffers (see the module source)."},

@@ -14,3 +14,14 @@ def index_common(
     /,
 ) -> int: ...
 def estimate_message(message: Any, /) -> int | None: ...
+def walk_parents(
+    parents: Any,
+    ids: Any,
+    sorted: Any,
+    recent: dict[int, int],
+    unique: bool,
+    seen: bytearray,
+    cur: int,
+    out: list[int],
+    /,
+) -> tuple[int, int]: ...

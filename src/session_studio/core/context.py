@@ -12,7 +12,7 @@ from typing import Any
 
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy
 from .messages import branch_summary_message, compaction_summary_message, custom_message
-from .record_table import ERROR
+from .record_table import ERROR, column_on_path
 from .session import CURRENT_LEAF, Session
 from .tokens import ContextTokens, estimate_tokens, js_plus
 
@@ -141,45 +141,50 @@ def resolve_path(session: Session, leaf_id: Any = CURRENT_LEAF, path: list[int] 
     return session.path_indices(leaf)
 
 
+#: bytes.translate table: a flags byte → 1 if it has the ERROR bit, else 0
+_ERROR_BIT = bytes(1 if b & ERROR else 0 for b in range(256))
+
+
+def _last_with(codes: tuple[int, ...], code: int) -> int:
+    """The last position of `code` in `codes`, -1 if none (-1 codes match nothing)."""
+    if code < 0:
+        return -1
+    try:
+        return len(codes) - 1 - codes[::-1].index(code)
+    except ValueError:
+        return -1
+
+
 def context_settings(session: Session, path: list[int]) -> tuple[Any, Any, int | None]:
     """(thinkingLevel, model, last compaction's record) of a path, raising where pi throws."""
     recs = session.records
-    compaction = None
-    last_model = last_thinking = None
-    types, roles, flags = (
-        recs.types,
-        recs.roles,
-        recs.flags,
-    )  # codes, not a record view per entry: paths are long
-    thinking_code, model_code = recs.code("thinking_level_change"), recs.code("model_change")
-    message_code, compaction_code, assistant = (
-        recs.code("message"),
-        recs.code("compaction"),
-        recs.code("assistant"),
+    # the codes of the path's records, gathered once, searched with tuple.index (paths are long)
+    types = column_on_path(recs.types, path)
+    message_code = recs.code("message")
+    errors = bytes(column_on_path(recs.flags, path)).translate(_ERROR_BIT)
+    error_at = errors.find(1)
+    while error_at >= 0:
+        if types[error_at] == message_code:
+            error = recs[path[error_at]].error
+            assert error is not None
+            raise error  # pi reads entry.message.role here
+        error_at = errors.find(1, error_at + 1)
+    thinking_at = _last_with(types, recs.code("thinking_level_change"))
+    compaction_at = _last_with(types, recs.code("compaction"))
+    # the model: the last model change or assistant message (a role code is a message's only)
+    model_at = max(
+        _last_with(types, recs.code("model_change")),
+        _last_with(column_on_path(recs.roles, path), recs.code("assistant")),
     )
-    for i in path:
-        t = types[i]
-        if t == thinking_code:
-            last_thinking = i
-        elif t == model_code:
-            last_model = i
-        elif t == message_code:
-            if flags[i] & ERROR:
-                error = recs[i].error
-                assert error is not None
-                raise error  # pi reads entry.message.role here
-            if roles[i] == assistant:
-                last_model = i
-        elif t == compaction_code:
-            compaction = i
+    compaction = None if compaction_at < 0 else path[compaction_at]
     # the last setting on the path wins: read only those entries
     thinking: Any = "off"
     model: Any = None
-    if last_thinking is not None:
-        thinking = session.value(last_thinking).get("thinkingLevel", UNDEFINED)
-    if last_model is not None:
-        v = session.value(last_model)
-        if recs[last_model].type == "model_change":
+    if thinking_at >= 0:
+        thinking = session.value(path[thinking_at]).get("thinkingLevel", UNDEFINED)
+    if model_at >= 0:
+        v = session.value(path[model_at])
+        if recs[path[model_at]].type == "model_change":
             model = {"provider": v.get("provider", UNDEFINED), "modelId": v.get("modelId", UNDEFINED)}
         else:
             m = v["message"]

@@ -41,7 +41,7 @@ import orjson
 from .errors import LoadCancelled
 from .fingerprint import PROBE_BYTES, open_regular
 from .jsvalue import UNDEFINED, JsTypeError
-from .reader import LoadIssue, parse_line, snippet
+from .reader import LoadIssue, snippet
 from .record_table import COLUMNS, RecordTable
 
 __all__ = [
@@ -56,7 +56,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-FORMAT = 3
+FORMAT = 4
 MIN_CACHED_BYTES = 8 * 1024 * 1024
 #: how much of a column is read between two progress calls
 CHUNK_BYTES = 4 * 1024 * 1024
@@ -71,6 +71,7 @@ _INDEXING_MODULES = (
     "jsvalue.py",
     "jsparse.py",
     "migrate.py",
+    "_bulkindex.c",  # the compiled loader helper's source (absent from wheels: its name counts then)
 )
 #: the table's columns, in file order
 _COLUMNS = COLUMNS
@@ -101,6 +102,10 @@ class CachedIndex:
     table: RecordTable
     #: the table's sorted 8-hex id index (IdIndex's), so a reopen need not sort again
     sorted_ids: array[int]
+    #: no 8-hex id occurs twice in sorted_ids (IdIndex.unique), so a reopen need not scan it
+    unique_ids: bool
+    #: Session.pi16_scan: the 1.6.0 marker of the first n records, if it was looked for
+    pi16_scan: tuple[int, str | None] | None
 
 
 def cache_dir() -> Path | None:
@@ -178,11 +183,11 @@ def _object_value(o: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def save_index(path: str, index: CachedIndex, *, cacheable: bool = True) -> None:
+def save_index(path: str, index: CachedIndex) -> None:
     """Write `index` of `path` to the cache (silently skipped for unusual files)."""
     f = _cache_file(path)
     t = index.table
-    if f is None or not cacheable or index.header_span is None or t.patches or t.values:
+    if f is None or index.header_span is None or t.patches or t.values:
         return
     try:
         issues = []
@@ -209,10 +214,13 @@ def save_index(path: str, index: CachedIndex, *, cacheable: bool = True) -> None
             "symbols": [_enc(v) for v in t.symbols[1:]],
             "idsOther": t.ids_other,
             "objects": [[i, _object_row(o)] for i, o in t.objects.items()],
-            "labels": sorted(t.label_facts),
+            # (targetId, label, timestamp) of each label record: a reopen reads no label line
+            "labels": [[i, *(_enc(v) for v in t.label_facts[i])] for i in sorted(t.label_facts)],
             "columns": [[c.typecode, c.itemsize, len(c)] for c in columns],
             "timestampBytes": len(t.timestamps),
             "sortedIds": len(index.sorted_ids),
+            "uniqueIds": index.unique_ids,
+            "pi16Scan": index.pi16_scan,
         }
         head_bytes = orjson.dumps(meta)
         f.parent.mkdir(parents=True, exist_ok=True)
@@ -313,8 +321,10 @@ def load_cached(
                     if _SNIPPET_MARK in message:
                         message = message.replace(_SNIPPET_MARK, _line_excerpt(src, offset))
                     issues.append(LoadIssue(line, offset, kind, message, dropped))
-                for i in meta["labels"]:
-                    table.label_facts[i] = _label_facts(src, table, i)
+            for i, target, label, stamp in meta["labels"]:
+                if table.type_of(i) != "label":
+                    return None
+                table.label_facts[i] = (_dec(target), _dec(label), _dec(stamp))
             off, length = meta["headerSpan"]
             return CachedIndex(
                 meta["size"],
@@ -324,20 +334,17 @@ def load_cached(
                 issues,
                 table,
                 sorted_ids,
+                bool(meta["uniqueIds"]),
+                _pi16_scan(meta["pi16Scan"]),
             )
         except (KeyError, TypeError, ValueError, OSError, IndexError, orjson.JSONDecodeError):
             return None
 
 
-def _label_facts(fh: BinaryIO, table: RecordTable, i: int) -> tuple[Any, Any, Any]:
-    """(targetId, label, timestamp) of label record `i`, re-read from the session file."""
-    fh.seek(table.offsets[i])
-    raw = fh.read(table.lengths[i])
-    value, _, _ = parse_line(raw)
-    if type(value) is not dict or value.get("id", UNDEFINED) != table.id_of(i):
-        raise ValueError("the label is no longer there")
-    return (
-        value.get("targetId", UNDEFINED),
-        value.get("label", UNDEFINED),
-        value.get("timestamp", UNDEFINED),
-    )
+def _pi16_scan(v: Any) -> tuple[int, str | None] | None:
+    if v is None:
+        return None
+    n, marker = v
+    if type(n) is not int or not (marker is None or type(marker) is str):
+        raise ValueError("an odd pi16Scan")
+    return n, marker

@@ -11,13 +11,13 @@ installed on this machine, else the newest profile.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from .jsvalue import UNDEFINED
 
@@ -143,13 +143,30 @@ def _may_mark(recs: Any, i: int, raw: bytes) -> bool:
 
 
 def pi16_marker(session: Session) -> str | None:
-    """The first 1.6.0-only shape in the file, in words, or None for a plain v3 file."""
+    """The first 1.6.0-only shape in the file, in words, or None for a plain v3 file.
+
+    The answer is kept in `session.pi16_scan` (and by the index cache): asked again, only the
+    records added since are read.
+    """
+    recs = session.records
+    start = 0
+    if session.pi16_scan is not None and session.pi16_scan[0] <= len(recs):
+        start, known = session.pi16_scan
+        if known is not None:
+            return known
+    marker = _pi16_marker_from(session, start)
+    session.pi16_scan = (len(recs), marker)
+    return marker
+
+
+def _pi16_marker_from(session: Session, start: int) -> str | None:
+    """pi16_marker when records before `start` hold no marker."""
     recs = session.records
     # the first usage/context_edit/system message from the columns; compactions and branch
     # summaries before it are read in batches (one sequential read each, not one open per value)
     firsts = [recs.first_of_type("usage"), recs.first_of_type("context_edit"), recs.first_with_role("system")]
     limit = min((i for i in firsts if i is not None), default=len(recs))
-    candidates = [*recs.indices_of_types(("compaction", "branch_summary"), limit), limit]
+    candidates = [*recs.indices_of_types(("compaction", "branch_summary"), limit, start), limit]
     if recs.values is None:  # values on disk: rule summaries out by their bytes before parsing
         n = len(recs)
         stored = [i for i in candidates if i < n and i not in recs.virtual_values]
@@ -175,7 +192,7 @@ def pi16_marker(session: Session) -> str | None:
 
 def _version_from_package_json(path: Path) -> str | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = orjson.loads(path.read_bytes())
     except (OSError, ValueError):
         return None
     v = data.get("version") if isinstance(data, dict) else None
@@ -203,6 +220,8 @@ def installed_pi_version() -> str | None:
         v = _version_from_package_json(pkg)
         if v is not None:
             return v
+    import subprocess  # only for a pi without its package.json beside it
+
     try:
         r = subprocess.run([pi, "--version"], capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):

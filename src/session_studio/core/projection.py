@@ -17,6 +17,7 @@ from .jsdate import js_date_ms
 from .jsvalue import UNDEFINED, JsTypeError, _ordered_items, js_key, js_string, js_truthy, prop
 from .messages import branch_summary_message, compaction_summary_message, custom_message
 from .profile import PROFILE_1_6_0
+from .record_table import column_on_path
 from .session import CURRENT_LEAF, Session
 from .tokens import ContextTokens, estimate_tokens_16, js_plus
 
@@ -282,8 +283,12 @@ def first_index_of_id(session: Session, path: list[int], entry_id: Any) -> int:
     recs = session.records
     if type(entry_id) is str:
         code = recs.id_code(entry_id)  # compare the packed id column: paths are long
-        ids = recs.ids
-        return -1 if code is None else next((k for k, i in enumerate(path) if ids[i] == code), -1)
+        if code is None:
+            return -1
+        try:
+            return column_on_path(recs.ids, path).index(code)
+        except ValueError:
+            return -1
     return next((k for k, i in enumerate(path) if js_strict_eq(recs[i].id, entry_id)), -1)
 
 

@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import sys
 from array import array
 from collections.abc import Iterator, Sequence
+from operator import itemgetter
 from typing import Any, overload
 
 from .jsvalue import UNDEFINED, JsTypeError, js_key
 from .tokens import assistant_usage_tokens, estimate_tokens
 
-__all__ = ["COLUMNS", "EntryRecord", "IdIndex", "RecordTable", "message_facts"]
+__all__ = ["COLUMNS", "EntryRecord", "IdIndex", "RecordTable", "column_on_path", "message_facts"]
 
 #: the array columns of a table (the timestamps are one bytearray besides)
 COLUMNS = ("lines", "offsets", "lengths", "types", "roles", "ids", "parents", "tokens", "usage", "flags")
@@ -369,11 +371,20 @@ class RecordTable(Sequence["EntryRecord"]):
         """The first message record with this role (only messages have a role)."""
         return _first(self.roles, self.code(role))
 
-    def indices_of_types(self, symbols: tuple[str, ...], end: int | None = None) -> list[int]:
-        codes = {self.code(x) for x in symbols} - {-1}
+    def indices_of_types(self, symbols: tuple[str, ...], end: int | None = None, start: int = 0) -> list[int]:
         types = self.types
         stop = len(types) if end is None else min(end, len(types))
-        return [i for i in range(stop) if types[i] in codes] if codes else []
+        out: list[int] = []
+        for code in {self.code(x) for x in symbols} - {-1}:  # found by array.index: C-level scans
+            i = start - 1
+            try:
+                while True:
+                    i = types.index(code, i + 1, stop)
+                    out.append(i)
+            except ValueError:
+                pass
+        out.sort()
+        return out
 
     def type_of(self, i: int) -> Any:
         return self.symbols[self.types[i]]
@@ -533,30 +544,38 @@ class IdIndex:
 
     def rebuild(self) -> None:
         """Index every record of the table again (after a bulk load, or a removal)."""
-        ids = self._table.ids
-        self._sorted = _sorted_ids(ids)
+        self._sorted = _sorted_ids(self._table.ids)
         self._unique = _no_repeats(self._sorted)
+        self._index_others()
+
+    def _index_others(self) -> None:
+        """`_other` from the table's ids that are not 8 hex digits (negative codes); `_recent` empty."""
+        ids = self._table.ids
+        unpack = self._table.unpack_id
         self._recent = {}
         self._other = {}
-        unpack = self._table.unpack_id
-        for i, c in enumerate(ids):
-            if c < 0:
-                self._other[js_key(unpack(c))] = i
+        for i in _negative_positions(ids):
+            self._other[js_key(unpack(ids[i]))] = i
+
+    @property
+    def recent(self) -> dict[int, int]:
+        """Packed 8-hex id → record, for ids indexed since the sorted array was built."""
+        return self._recent
+
+    @property
+    def unique(self) -> bool:
+        """No 8-hex id occurs twice in the sorted array."""
+        return self._unique
 
     def sorted_ids(self) -> array[int]:
         """The sorted (id << 32 | index) array, for the index cache (valid right after rebuild)."""
         return self._sorted
 
-    def restore(self, sorted_ids: array[int]) -> None:
-        """Take a cached sorted array (of this table's ids) instead of sorting again."""
+    def restore(self, sorted_ids: array[int], unique: bool) -> None:
+        """Take a cached sorted array (of this table's ids, `unique` as `rebuild` found it)."""
         self._sorted = sorted_ids
-        self._unique = _no_repeats(sorted_ids)
-        self._recent = {}
-        unpack = self._table.unpack_id
-        self._other = {}
-        for i, c in enumerate(self._table.ids):
-            if c < 0:
-                self._other[js_key(unpack(c))] = i
+        self._unique = unique
+        self._index_others()
 
     def add(self, index: int) -> None:
         c = self._table.ids[index]
@@ -632,6 +651,31 @@ class IdIndex:
 
     def items(self) -> Any:
         return self._all().items()
+
+
+def column_on_path(column: Sequence[Any], path: Sequence[int]) -> tuple[Any, ...]:
+    """A column's values of the path's records, gathered in one C call (paths are long: a scan
+    of the tuple with .index is several times faster than a Python loop over the path)."""
+    if len(path) < 2:
+        return tuple(column[i] for i in path)
+    values: tuple[Any, ...] = itemgetter(*path)(column)
+    return values
+
+
+def _negative_positions(ids: array[int]) -> Iterator[int]:
+    """The positions of negative codes in an id column, in order, found by C-level byte searches.
+
+    Codes are 8-hex ids (0 ≤ c < 2**32) or small negatives (null, undefined, -3 - k): the most
+    significant byte of each 8-byte item is 0x00 for the first and 0xFF for the others.
+    """
+    if not ids or min(ids) >= 0:
+        return
+    raw = ids.tobytes()
+    top = raw[7::8] if sys.byteorder == "little" else raw[0::8]
+    i = top.find(0xFF)
+    while i >= 0:
+        yield i
+        i = top.find(0xFF, i + 1)
 
 
 def _no_repeats(sorted_ids: array[int]) -> bool:

@@ -112,6 +112,8 @@ class Session:
     #: what the user must be told about writes made through this view (e.g. pi appended meanwhile)
     notes: list[str] = field(default_factory=list)
     _children: dict[Any, list[int]] | None = None
+    #: (n, marker): profile.pi16_marker's answer for the first n records (kept by the index cache)
+    pi16_scan: tuple[int, str | None] | None = None
 
     def __post_init__(self) -> None:
         if self.by_id is None:
@@ -176,7 +178,11 @@ class Session:
             else:
                 session = cls._open_parallel(p, fh, issues, split, st.st_size, progress, cancel)
             session._took_fingerprint(fh.fileno())
-        if cached_ok:
+        cacheable = not (session.reset or session.migrated or session.partial_tail)
+        if cached_ok and cacheable:
+            from .profile import pi16_marker
+
+            pi16_marker(session)  # every open asks it next (detect_profile): a reopen need not read again
             index_cache.save_index(
                 p,
                 index_cache.CachedIndex(
@@ -187,8 +193,9 @@ class Session:
                     session.issues,
                     session.records,
                     session.by_id.sorted_ids(),
+                    session.by_id.unique,
+                    session.pi16_scan,
                 ),
-                cacheable=not (session.reset or session.migrated or session.partial_tail),
             )
         return session
 
@@ -250,7 +257,8 @@ class Session:
                 header_line=cached.header_line,
                 header_span=cached.header_span,
             )
-            session.by_id.restore(cached.sorted_ids)
+            session.by_id.restore(cached.sorted_ids, cached.unique_ids)
+            session.pi16_scan = cached.pi16_scan
             session._apply_labels(sorted(cached.table.label_facts))
             t = session.records
             session.leaf_id = t.id_of(len(t) - 1) if len(t) else None
@@ -753,6 +761,8 @@ class Session:
         """Indices of the path root → `start` (pi's getBranch), stopping at parent cycles."""
         if start is None:
             return []
+        if BULK_HELPER is not None:
+            return self._path_indices_compiled(start)
         out = [start]
         seen = {start}
         by_id = self.by_id
@@ -776,22 +786,53 @@ class Session:
             if nxt is None:
                 break
             if nxt in seen:
-                rec = table[cur]
-                self.issues.append(
-                    LoadIssue(
-                        rec.line,
-                        rec.offset,
-                        "cycle",
-                        f"parentId cycle at entry {rec.id!r}: pi would loop forever here",
-                        False,
-                    )
-                )
+                self._note_cycle(cur)
                 break
             seen.add(nxt)
             out.append(nxt)
             cur = nxt
         out.reverse()
         return out
+
+    def _path_indices_compiled(self, start: int) -> list[int]:
+        """`path_indices` with the walk over 8-hex parents in C; other parents' steps here."""
+        table, by_id = self.records, self.by_id
+        out = [start]
+        seen = bytearray(len(table))
+        seen[start] = 1
+        cur = start
+        while True:
+            cur, status = BULK_HELPER.walk_parents(
+                table.parents, table.ids, by_id.sorted_ids(), by_id.recent, by_id.unique, seen, cur, out
+            )
+            if status == 0:
+                break
+            if status == 1:  # a parent that is not an 8-hex id: byId by its key
+                pid = table.unpack_id(table.parents[cur])
+                nxt = by_id.get(js_key(pid)) if js_truthy(pid) else None
+                if nxt is None:
+                    break
+                if not seen[nxt]:
+                    seen[nxt] = 1
+                    out.append(nxt)
+                    cur = nxt
+                    continue
+            self._note_cycle(cur)
+            break
+        out.reverse()
+        return out
+
+    def _note_cycle(self, index: int) -> None:
+        rec = self.records[index]
+        self.issues.append(
+            LoadIssue(
+                rec.line,
+                rec.offset,
+                "cycle",
+                f"parentId cycle at entry {rec.id!r}: pi would loop forever here",
+                False,
+            )
+        )
 
     def leaf_index(self, leaf_id: Any = CURRENT_LEAF) -> int | None:
         """The record getBranch starts from (`leaf_id` as given, or the session's leaf)."""

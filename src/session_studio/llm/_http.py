@@ -18,7 +18,6 @@ import orjson
 from session_studio.llm._sse import SseDecoder, SseEvent
 from session_studio.llm.base import (
     DEFAULT_CONNECT_TIMEOUT_S,
-    DEFAULT_IDLE_TIMEOUT_S,
     CancelToken,
     RequestLimits,
     SummaryRequest,
@@ -41,6 +40,7 @@ from session_studio.llm.errors import (
     redact,
     register_secret,
 )
+from session_studio.llm.limits import DEFAULT_IDLE_TIMEOUT_S
 
 __all__ = [
     "DEFAULT_TIMEOUT",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, Protocol, runtime_checkable
 
 from session_studio.llm.errors import LlmCancelledError
+from session_studio.llm.limits import DEFAULT_DEADLINE_S, DEFAULT_IDLE_TIMEOUT_S
 
 __all__ = [
     "SUMMARY_KINDS",
@@ -46,9 +47,6 @@ class SummaryRequest:
     reasoning: str | None
 
 
-#: a reasoning model may think for minutes before a long summary; nothing legitimate takes 10
-DEFAULT_DEADLINE_S: Final[float] = 600.0
-DEFAULT_IDLE_TIMEOUT_S: Final[float] = 120.0
 DEFAULT_CONNECT_TIMEOUT_S: Final[float] = 10.0
 #: streamed events carry ~200 bytes of framing per token; 64 MiB is far above any model's output
 DEFAULT_MAX_RESPONSE_BYTES: Final[int] = 64 * 1024 * 1024

@@ -48,14 +48,13 @@ from session_studio.llm._catalog import CATALOG_ROWS
 from session_studio.llm.anthropic import AnthropicSummarizer
 from session_studio.llm.base import (
     DEFAULT_CONNECT_TIMEOUT_S,
-    DEFAULT_DEADLINE_S,
-    DEFAULT_IDLE_TIMEOUT_S,
     DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_MAX_SUMMARY_CHARS,
     RequestLimits,
     Summarizer,
 )
 from session_studio.llm.errors import LlmConfigError, redact, register_secret
+from session_studio.llm.limits import DEFAULT_DEADLINE_S, DEFAULT_IDLE_TIMEOUT_S
 from session_studio.llm.offline import OfflineSummarizer
 from session_studio.llm.openai import OpenAICompatibleSummarizer, detect_openai_compat
 
