@@ -153,6 +153,35 @@ def test_columns_give_back_every_value(tmp_path: Path, keep: bool, bulk_loader: 
     assert s.labels["cafe0004"] == ("B", "2025-01-01T00:00:00.000Z")  # a label of the common shape
 
 
+def _comparable_ids(s: Session) -> dict[Any, int]:
+    """byId without the keys of object ids (an object is its own key: never equal across opens)."""
+    return {k: v for k, v in s.by_id.items() if not (type(k) is tuple and k[0] == "object")}
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_a_refresh_indexes_what_a_fresh_open_does(tmp_path: Path, keep: bool, bulk_loader: str) -> None:
+    """Lines pi appends after the open (at every split of odd and edge entries, labels and a
+    repeated id among them) give the records, byId, labels, leaf and notes of a fresh open."""
+    entries = [
+        *ODD_ENTRIES,
+        *BULK_EDGES,
+        HEADER,
+        U("after a second header", id="cafe00ff", parentId="0a1b2c3d"),
+    ]
+    whole = Session.open(_write(tmp_path / "whole.jsonl", entries), keep_values=keep, use_cache=False)
+    for split in range(len(entries) + 1):
+        p = _write(tmp_path / f"s{split}.jsonl", entries[:split])
+        s = Session.open(p, keep_values=keep, use_cache=False)
+        with p.open("ab") as fh:
+            fh.write("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries[split:]).encode())
+        before = len(s.records)
+        assert s.refresh() == list(range(before, len(s.records)))
+        assert [repr(r.facts()) for r in s.records] == [repr(r.facts()) for r in whole.records], split
+        assert _comparable_ids(s) == _comparable_ids(whole), split
+        assert s.labels == whole.labels and s.leaf_id == whole.leaf_id, split
+        assert [(i.line, i.kind) for i in s.issues] == [(i.line, i.kind) for i in whole.issues], split
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(

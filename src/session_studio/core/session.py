@@ -924,10 +924,19 @@ class Session:
         line = self._line_at(fh, start)
         new_issues: list[LoadIssue] = []
         first_new = len(self.records)
-        for raw in iter_values(fh, new_issues, start, line):
-            rec = self._add_record(raw, False)
-            if rec is not None:
-                self._index_record(rec)
+        values = iter_values(fh, new_issues, start, line)
+        if self.records.values is None:  # a big file: the bulk loader, then byId in file order
+            self._load_common(values)
+            table = self.records
+            for i in range(first_new, len(table)):
+                self.by_id.add(i)
+            if len(table) > first_new:
+                self.leaf_id = table.id_of(len(table) - 1)
+        else:
+            for raw in values:
+                rec = self._add_record(raw, False)
+                if rec is not None:
+                    self._index_record(rec)
         self.size = fh.tell()
         self.issues = self.issues + new_issues
         self._note_tail()
