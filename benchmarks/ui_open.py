@@ -146,6 +146,8 @@ def main(argv: list[str]) -> int:
     tmp = tempfile.mkdtemp(prefix="ss-bench-")
     os.environ["SESSION_STUDIO_CONFIG_DIR"] = tmp
     os.environ["SESSION_STUDIO_STATE_DIR"] = tmp
+    # a cold open, as the CLI's run it is compared with (no index cache from an earlier run)
+    os.environ["SESSION_STUDIO_CACHE_DIR"] = tmp
     os.environ.setdefault("PI_CODING_AGENT_DIR", tmp)
     from PySide6.QtCore import QCoreApplication, QElapsedTimer, QTimer
     from PySide6.QtWidgets import QApplication

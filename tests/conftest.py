@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from session_studio.core import session as session_module
 from tests.oracle.oracle_serve import SERVED_COMMANDS, OracleServer
 
 # keep the index cache of big test files out of the user's ~/.cache
@@ -194,3 +195,18 @@ def mock_llm() -> Iterator[dict[str, str]]:
         proc.stdout.close()
         if proc.stderr:
             proc.stderr.close()
+
+
+@pytest.fixture(params=["compiled", "python"])
+def bulk_loader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test with the compiled helper (core/_bulkindex.c) and with the Python code it replaces.
+
+    Without the helper (no compiler at install) the compiled run skips; CI fails on that in
+    test_bulk_helper.py instead.
+    """
+    if request.param == "compiled":
+        if session_module.BULK_HELPER is None:
+            pytest.skip("the compiled loader helper is not built")
+    else:
+        monkeypatch.setattr(session_module, "BULK_HELPER", None)
+    return str(request.param)

@@ -19,7 +19,7 @@ def profile_for(session: Any, a: argparse.Namespace) -> Any:
 
 
 def _planning_defaults(session: Any, profile: Any) -> Any:
-    """pi's settings and the session model's limits for this file (llm.config.pi_planning_defaults)."""
+    """pi's settings and the session model's limits for this file (llm.pi_settings.pi_planning_defaults)."""
     from .engine.branch_budget import session_planning_defaults
 
     return session_planning_defaults(session, profile)

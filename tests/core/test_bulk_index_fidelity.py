@@ -51,12 +51,21 @@ def test_the_big_file_index_plans_as_the_kept_values_do(
             assert _plan(bulk, profile) == _plan(kept, profile), (f.name, profile.version)
 
 
+@pytest.mark.parametrize("method", ["fork", "fresh"])
 def test_the_parallel_scan_of_damaged_files_equals_the_sequential_one(
-    tmp_path: Path, bulk_loader: str
+    tmp_path: Path, bulk_loader: str, method: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Damaged lines (blank, CRLF, broken JSON, falsy values, a torn tail) in either half: the
     second process's line numbers are shifted by the newlines the first one read."""
     files = generate(tmp_path / "damaged", "--seed", "7404", "--count", "8", "--damaged")
+    chosen: list[str | None] = []
+
+    def start_method(size: int, parallel: bool | None, keep: bool) -> str | None:
+        # "fresh" (a new interpreter) is what a process with other threads running (the window) gets
+        chosen.append(method if parallel else None)
+        return chosen[-1]
+
+    monkeypatch.setattr(session_module, "_scan_start_method", start_method)
     for f in files:
         seq = Session.open(f, keep_values=False, parallel=False, use_cache=False)
         par = Session.open(f, keep_values=False, parallel=True, use_cache=False)
@@ -65,3 +74,26 @@ def test_the_parallel_scan_of_damaged_files_equals_the_sequential_one(
             (i.line, i.offset, i.kind) for i in seq.issues
         ], f.name
         assert par.leaf_id == seq.leaf_id and par.labels == seq.labels
+    assert chosen.count(method) == len(files)
+
+
+def test_a_cancelled_load_stops_the_fresh_scan_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from session_studio.core.errors import LoadCancelled
+
+    files = generate(tmp_path / "plain", "--seed", "7405", "--count", "1", "--size", "medium")
+    monkeypatch.setattr(session_module, "_scan_start_method", lambda *_a: "fresh")
+    children: list[Any] = []
+    real = session_module._start_scan
+
+    def start_scan(*a: Any) -> tuple[Any, Any]:
+        children.append(real(*a))
+        return children[-1]
+
+    monkeypatch.setattr(session_module, "_start_scan", start_scan)
+    with pytest.raises(LoadCancelled):
+        Session.open(files[0], keep_values=False, parallel=True, use_cache=False, cancel=lambda: True)
+    ((conn, proc),) = children
+    assert proc._popen.poll() is not None  # terminated and reaped, not left running
+    assert conn.closed

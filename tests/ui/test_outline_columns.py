@@ -249,7 +249,7 @@ def generated_session(tmp_path: Path, seed: int, n: int) -> Session:
 
 
 @pytest.mark.parametrize("seed", range(10))
-def test_columnar_outline_equals_the_per_entry_one(tmp_path: Path, seed: int) -> None:
+def test_columnar_outline_equals_the_per_entry_one(tmp_path: Path, seed: int, bulk_loader: str) -> None:
     s = generated_session(tmp_path, seed, 100 + 30 * seed)
     n = len(s.records)
     rng = random.Random(seed)
@@ -338,3 +338,25 @@ def test_an_outline_takes_the_active_path_of_one_built_before_entries_were_appen
     after = build_outline(s, "all", None, before.active)
     assert as_plain(after) == reference_outline(s, "all", None, set(before.active))
     assert set(after.active) == set(before.active)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_compiled_parent_links_are_the_python_ones(tmp_path: Path, seed: int) -> None:
+    """outline._parents (core/_bulkindex.c link_parents) equals its Python reference, also over
+    records pi appended after the load (byId's recent ids, repeating earlier ones)."""
+    from session_studio.core import session as session_module
+    from session_studio.ui import outline
+
+    if session_module.BULK_HELPER is None:
+        pytest.skip("the compiled loader helper is not built")
+    s = generated_session(tmp_path, seed, 300)
+    assert outline._parents(s) == outline._parents_python(s)
+    rng = random.Random(seed)
+    more = [
+        {"type": "custom", "id": f"{rng.randrange(300):08x}", "parentId": f"{rng.randrange(300):08x}"}
+        for _ in range(20)
+    ]
+    with open(s.path, "a", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps({**e, "timestamp": "2025-01-02T00:00:00.000Z"}) + "\n" for e in more))
+    assert s.refresh() and s.by_id.recent
+    assert outline._parents(s) == outline._parents_python(s)

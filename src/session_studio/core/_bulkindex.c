@@ -557,6 +557,41 @@ static PyObject *estimate_message(PyObject *self, PyObject *msg) {
     return PyLong_FromLongLong(tokens);
 }
 
+/* byId's record for the 8-hex id `code`, the parent of record `cur` (*nxt = -1: none): `recent`'s
+   record, else the previous line when it has the id and no id occurs twice in `sorted` (`unique`),
+   else `sorted`'s record (as IdIndex.only_holder and by_code decide). -1 on an exception. */
+static int by_id_parent(const int64_t *ids, const uint64_t *sorted, Py_ssize_t n_sorted, PyObject *recent,
+                        int unique, int64_t code, Py_ssize_t cur, Py_ssize_t *nxt) {
+    *nxt = -1;
+    if (PyDict_GET_SIZE(recent) > 0) { /* ids indexed since the sort: byId's answer first */
+        PyObject *key = PyLong_FromLongLong(code);
+        if (key == NULL) return -1;
+        PyObject *hit = PyDict_GetItemWithError(recent, key);
+        Py_DECREF(key);
+        if (hit != NULL) {
+            *nxt = PyLong_AsSsize_t(hit);
+            return (*nxt == -1 && PyErr_Occurred()) ? -1 : 0;
+        }
+        if (PyErr_Occurred()) return -1;
+    }
+    if (unique && cur > 0 && ids[cur - 1] == code) {
+        *nxt = cur - 1; /* the previous line, and no other record has its id */
+        return 0;
+    }
+    /* the last (id << 32 | index) <= (code << 32 | 0xFFFFFFFF) */
+    uint64_t want = ((uint64_t)code << 32) | 0xFFFFFFFFu;
+    Py_ssize_t lo = 0, hi = n_sorted;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (sorted[mid] <= want)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && (sorted[lo - 1] >> 32) == (uint64_t)code) *nxt = (Py_ssize_t)(sorted[lo - 1] & 0xFFFFFFFFu);
+    return 0;
+}
+
 /* Session.path_indices' walk up the parents over the id columns (getBranch), as far as it can go
    without Python: a parent that is an 8-hex id is `recent`'s record for it, else the previous
    line when that line has the id and no id occurs twice in `sorted` (`unique`), else `sorted`'s
@@ -602,43 +637,11 @@ static PyObject *walk_parents(PyObject *self, PyObject *args) {
             if (code <= -3) status = 1; /* not an 8-hex id: byId by its key, in Python */
             break;                      /* -1/-2: undefined or null, the root */
         }
-        PyObject *hit = NULL; /* recent's record: byId's answer for ids added since the sort */
-        if (PyDict_GET_SIZE(recent) > 0) {
-            PyObject *key = PyLong_FromLongLong(code);
-            if (key == NULL) {
-                status = -1;
-                break;
-            }
-            hit = PyDict_GetItemWithError(recent, key);
-            Py_DECREF(key);
-            if (hit == NULL && PyErr_Occurred()) {
-                status = -1;
-                break;
-            }
+        if (by_id_parent(ids, sorted, n_sorted, recent, unique, code, cur, &nxt) < 0) {
+            status = -1;
+            break;
         }
-        if (hit != NULL) {
-            nxt = PyLong_AsSsize_t(hit);
-            if (nxt == -1 && PyErr_Occurred()) {
-                status = -1;
-                break;
-            }
-        } else if (unique && cur > 0 && ids[cur - 1] == code) {
-            nxt = cur - 1; /* the previous line, and no other record has its id */
-        } else {
-            /* the last (id << 32 | index) <= (code << 32 | 0xFFFFFFFF) */
-            uint64_t want = ((uint64_t)code << 32) | 0xFFFFFFFFu;
-            Py_ssize_t lo = 0, hi = n_sorted;
-            while (lo < hi) {
-                Py_ssize_t mid = lo + (hi - lo) / 2;
-                if (sorted[mid] <= want)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo > 0 && (sorted[lo - 1] >> 32) == (uint64_t)code)
-                nxt = (Py_ssize_t)(sorted[lo - 1] & 0xFFFFFFFFu);
-            if (nxt < 0) break; /* byId has no such id: the root */
-        }
+        if (nxt < 0) break; /* byId has no such id: the root */
         if (nxt >= n) {
             PyErr_SetString(PyExc_ValueError, "walk_parents: an index past the columns");
             status = -1;
@@ -666,7 +669,60 @@ static PyObject *walk_parents(PyObject *self, PyObject *args) {
     return Py_BuildValue("(ni)", cur, status);
 }
 
+/* outline._parents: each record's parent record as pi's getTree links it, into `out` (an array of
+   C ints, -1 for a root); a record whose parentId is not an 8-hex id gets -2 (decided in Python). */
+static PyObject *link_parents(PyObject *self, PyObject *args) {
+    PyObject *parents_obj, *ids_obj, *sorted_obj, *recent, *out_obj;
+    int unique;
+    if (!PyArg_ParseTuple(args, "OOOO!pO:link_parents", &parents_obj, &ids_obj, &sorted_obj, &PyDict_Type, &recent,
+                          &unique, &out_obj))
+        return NULL;
+    Py_buffer pb, ib, sb, ob;
+    int got = 0, ok = 1;
+    if (PyObject_GetBuffer(parents_obj, &pb, PyBUF_SIMPLE) == 0) got = 1;
+    if (got == 1 && PyObject_GetBuffer(ids_obj, &ib, PyBUF_SIMPLE) == 0) got = 2;
+    if (got == 2 && PyObject_GetBuffer(sorted_obj, &sb, PyBUF_SIMPLE) == 0) got = 3;
+    if (got == 3 && PyObject_GetBuffer(out_obj, &ob, PyBUF_WRITABLE) == 0) got = 4;
+    if (got == 4) {
+        const int64_t *parents = pb.buf, *ids = ib.buf;
+        const uint64_t *sorted = sb.buf;
+        int *out = ob.buf;
+        Py_ssize_t n = pb.len / 8;
+        if (ib.len / 8 < n || ob.len / (Py_ssize_t)sizeof(int) < n) {
+            PyErr_SetString(PyExc_ValueError, "link_parents: columns of different lengths");
+            ok = 0;
+        }
+        for (Py_ssize_t i = 0; ok && i < n; i++) {
+            int64_t code = parents[i];
+            Py_ssize_t p = -1;
+            if (code < 0) {
+                out[i] = code <= -3 ? -2 : -1; /* null/undefined: a root */
+                continue;
+            }
+            if (code == ids[i]) { /* its own id: a root */
+                out[i] = -1;
+                continue;
+            }
+            if (by_id_parent(ids, sorted, sb.len / 8, recent, unique, code, i, &p) < 0) {
+                ok = 0;
+                break;
+            }
+            out[i] = (p >= 0 && p != i && p < n) ? (int)p : -1;
+        }
+    } else {
+        ok = 0;
+    }
+    if (got >= 4) PyBuffer_Release(&ob);
+    if (got >= 3) PyBuffer_Release(&sb);
+    if (got >= 2) PyBuffer_Release(&ib);
+    if (got >= 1) PyBuffer_Release(&pb);
+    if (!ok) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"link_parents", link_parents, METH_VARARGS,
+     "link_parents(parents, ids, sorted, recent, unique, out) -> None: every record's parent record."},
     {"walk_parents", walk_parents, METH_VARARGS,
      "walk_parents(parents, ids, sorted, recent, unique, seen, cur, out) -> (cur, status)\n"
      "Walk up the parents, appending to `out` (see the source)."},

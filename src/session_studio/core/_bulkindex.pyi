@@ -25,3 +25,6 @@ def walk_parents(
     out: list[int],
     /,
 ) -> tuple[int, int]: ...
+def link_parents(
+    parents: Any, ids: Any, sorted: Any, recent: dict[int, int], unique: bool, out: Any, /
+) -> None: ...

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -133,8 +134,8 @@ class Session:
     ) -> Session:
         """Open a session file the way pi does (without ever writing to it).
 
-        `parallel`: index the second half of a big file in a forked process
-        (the default for files over PARALLEL_MIN_BYTES when only this thread runs).
+        `parallel`: index the second half of a big file in another process (the default for
+        files over PARALLEL_MIN_BYTES, over SPAWNED_PARALLEL_MIN_BYTES when other threads run).
         `progress(bytes_read, total)` is called every few thousand lines; `cancel()`
         returning True stops the load with LoadCancelled (both from the loading thread).
         `use_cache`: reuse/store the index of big files (see index_cache); default on
@@ -161,14 +162,9 @@ class Session:
                 return cached
         issues: list[LoadIssue] = []
         fh = open_regular(p)
-        use_parallel = (
-            (parallel if parallel is not None else st.st_size >= PARALLEL_MIN_BYTES)
-            and not keep
-            and threading.active_count() == 1
-            and hasattr(os, "fork")
-        )
+        start_method = _scan_start_method(st.st_size, parallel, keep)
         with fh, _gc_paused():
-            split = _split_point(fh, st.st_size) if use_parallel else None
+            split = _split_point(fh, st.st_size) if start_method is not None else None
             if split is None:
                 values = iter_values(fh, issues)
                 if progress is not None or cancel is not None:
@@ -176,7 +172,8 @@ class Session:
                 session = cls._from_values(p, values, issues, keep)
                 session.size = fh.tell()
             else:
-                session = cls._open_parallel(p, fh, issues, split, st.st_size, progress, cancel)
+                assert start_method is not None
+                session = cls._open_parallel(p, fh, issues, split, st.st_size, progress, cancel, start_method)
             session._took_fingerprint(fh.fileno())
         cacheable = not (session.reset or session.migrated or session.partial_tail)
         if cached_ok and cacheable:
@@ -288,14 +285,11 @@ class Session:
         size: int,
         progress: Callable[[int, int], None] | None = None,
         cancel: Callable[[], bool] | None = None,
+        start_method: str = "fork",
     ) -> Session:
-        import multiprocessing
-
-        ctx = multiprocessing.get_context("fork")
-        recv, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_scan_worker, args=(p, split, size, send), daemon=True)
-        proc.start()
-        send.close()
+        """Index [0, split) here while another process indexes the rest (`start_method`: "fork",
+        or "fresh" for a new interpreter, see _scan_start_method)."""
+        recv, proc = _start_scan(start_method, p, split, size)
         try:
             lines_read: list[int] = []
             values = iter_values(fh, issues, 0, 1, split, lines_read)
@@ -991,6 +985,75 @@ def _watched(
 
 #: Files from this size are indexed by two processes (see Session.open).
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024
+#: ... from this size also in a process where other threads run (the window): the second process is
+#: then started fresh ("spawn": forking a multi-threaded process may deadlock the child on a lock
+#: another thread held), which costs ~0.2 s of interpreter start and imports before it can help
+SPAWNED_PARALLEL_MIN_BYTES = 64 * 1024 * 1024
+
+
+def _scan_start_method(size: int, parallel: bool | None, keep: bool) -> str | None:
+    """How to start the process that indexes the second half of a file, or None for one process.
+
+    `parallel`: True/False forces it on or off; None decides by the size."""
+    if keep or parallel is False:
+        return None
+    alone = threading.active_count() == 1
+    if alone and hasattr(os, "fork") and (parallel or size >= PARALLEL_MIN_BYTES):
+        return "fork"
+    # a new interpreter runs the worker module (not multiprocessing's spawn, which runs the
+    # parent's __main__ again); a frozen app has no interpreter to start
+    if (
+        (parallel or size >= SPAWNED_PARALLEL_MIN_BYTES)
+        and os.name == "posix"
+        and not getattr(sys, "frozen", False)
+    ):
+        return "fresh"
+    return None
+
+
+def _start_scan(method: str, path: str, split: int, size: int) -> tuple[Any, Any]:
+    """Start the process that indexes [split, end) of `path`: (the connection its table comes
+    through, the process: terminate() and join())."""
+    from multiprocessing.connection import Connection
+
+    if method == "fork":
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")
+        recv, send = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_scan_worker, args=(path, split, size, send), daemon=True)
+        proc.start()
+        send.close()
+        return recv, proc
+    import subprocess
+
+    rfd, wfd = os.pipe()
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "session_studio.core.scan_worker", path, str(split), str(wfd)],
+            pass_fds=(wfd,),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+        )
+    except BaseException:
+        os.close(rfd)
+        raise
+    finally:
+        os.close(wfd)
+    return Connection(rfd, writable=False), _Child(child)
+
+
+class _Child:
+    """A worker started with subprocess, with the two calls _open_parallel makes of a Process."""
+
+    def __init__(self, popen: Any) -> None:
+        self._popen = popen
+
+    def terminate(self) -> None:
+        self._popen.terminate()
+
+    def join(self) -> None:
+        self._popen.wait()
 
 
 def _split_point(fh: BinaryIO, size: int) -> int | None:
@@ -1009,8 +1072,8 @@ def _split_point(fh: BinaryIO, size: int) -> int | None:
             return pos if pos < size else None
 
 
-def _scan_worker(path: str, start: int, end: int, conn: Any) -> None:
-    """Index [start, end) of a file (in a forked process); send its record table back."""
+def _scan_worker(path: str, start: int, end: int | None, conn: Any) -> None:
+    """Index [start, end) of a file (in another process); send its record table back."""
     issues: list[LoadIssue] = []
     part = Session(path, None, RecordTable(False), issues, None, False, False, 0, False)
     with open(path, "rb") as fh:

@@ -14,14 +14,14 @@ from typing import Any
 from ..core.context import build_session_context
 from ..core.profile import PiProfile
 from ..core.session import Session
-from ..llm.config import PiPlanningDefaults, pi_planning_defaults
+from ..llm.pi_settings import PiPlanningDefaults, pi_planning_defaults
 from .edits import DEFAULT_BRANCH_CONTEXT_WINDOW
 
 __all__ = ["BranchBudget", "branch_summary_budget", "session_planning_defaults"]
 
 
 def session_planning_defaults(session: Session, profile: PiProfile) -> PiPlanningDefaults:
-    """pi's settings and the session model's limits for this file (llm.config.pi_planning_defaults)."""
+    """pi's settings and the session model's limits for this file (llm.pi_settings.pi_planning_defaults)."""
     try:
         model: Any = build_session_context(session).model
     except Exception:  # a damaged path: the overview reports it

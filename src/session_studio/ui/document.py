@@ -217,7 +217,7 @@ def prepare_loaded(
 ) -> Loaded:
     """The parameter-independent plan of the path to ``leaf`` under the file's pi profile, and pi's
     settings for it as that pi reads them (off the GUI thread)."""
-    from session_studio.llm.config import pi_planning_defaults
+    from session_studio.llm.pi_settings import pi_planning_defaults
 
     choice = choose_profile(session, pin, plain)
     planner = PathPlanner(session, leaf, profile=choice.profile)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from functools import cmp_to_key
 from typing import Any
 
+from session_studio.core import session as session_module
 from session_studio.core.jsdate import js_date_ms
 from session_studio.core.jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy
 from session_studio.core.session import Session
@@ -200,6 +201,35 @@ def _ms_cmp(x: float | None, y: float | None) -> int:
 def _parents(session: Session) -> array[int]:
     """Each record's parent record as pi's getTree links it (-1: a root), from the id columns."""
     records = session.records
+    by_id = session.by_id
+    helper = session_module.BULK_HELPER
+    if helper is None:
+        return _parents_python(session)
+    # the 8-hex parents in C (the same byId rules); the few others here
+    out = array("i", [-1]) * len(records)
+    helper.link_parents(records.parents, records.ids, by_id.sorted_ids(), by_id.recent, by_id.unique, out)
+    i = -1
+    try:
+        while True:
+            i = out.index(-2, i + 1)
+            out[i] = _odd_parent(session, i)
+    except ValueError:
+        return out
+
+
+def _odd_parent(session: Session, i: int) -> int:
+    """The parent record of record `i`, whose parentId is not an 8-hex id (-1: a root)."""
+    records = session.records
+    pid = records.unpack_id(records.parents[i])
+    if pid is None or not js_truthy(pid) or js_key(pid) == js_key(records.id_of(i)):
+        return -1
+    p = session.by_id.get(js_key(pid))
+    return -1 if p is None or p == i else p
+
+
+def _parents_python(session: Session) -> array[int]:
+    """`_parents` without the compiled helper (the reference it is tested against)."""
+    records = session.records
     ids, parents = records.ids, records.parents
     by_id = session.by_id
     by_code, only_holder = by_id.by_code, by_id.only_holder
@@ -207,17 +237,13 @@ def _parents(session: Session) -> array[int]:
     out = array("i", [-1]) * n
     for i in range(n):
         code = parents[i]
-        p: int | None
-        if code >= 0:  # an 8-hex id (always truthy)
-            if code == ids[i]:
-                continue  # its own id: a root
-            # mostly the previous line, when nothing else has its id
-            p = i - 1 if i > 0 and ids[i - 1] == code and only_holder(code, i - 1) else by_code(code)
-        else:
-            pid = records.unpack_id(code)
-            if pid is None or not js_truthy(pid) or js_key(pid) == js_key(records.id_of(i)):
-                continue
-            p = by_id.get(js_key(pid))
+        if code < 0:
+            out[i] = _odd_parent(session, i)
+            continue
+        if code == ids[i]:
+            continue  # its own id: a root
+        # mostly the previous line, when nothing else has its id
+        p = i - 1 if i > 0 and ids[i - 1] == code and only_holder(code, i - 1) else by_code(code)
         if p is not None and p != i:
             out[i] = p
     return out
