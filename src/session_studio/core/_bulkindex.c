@@ -720,7 +720,88 @@ static PyObject *link_parents(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* outline.build_outline's walk of the tree: the shown records in pre-order (children in the order
+   of `kids[first[p]:first[p+1]]`, roots in file order), each with its nearest shown ancestor (-1:
+   the top). A record is shown if shows[i] and (match is None or match(i)). Writes `order` and
+   `under` (int arrays of at least n items) and returns how many were shown. */
+static PyObject *tree_order(PyObject *self, PyObject *args) {
+    PyObject *parent_obj, *first_obj, *kids_obj, *shows_obj, *match, *order_obj, *under_obj;
+    if (!PyArg_ParseTuple(args, "OOOOOOO:tree_order", &parent_obj, &first_obj, &kids_obj, &shows_obj, &match,
+                          &order_obj, &under_obj))
+        return NULL;
+    Py_buffer b[6];
+    PyObject *objs[6] = {parent_obj, first_obj, kids_obj, shows_obj, order_obj, under_obj};
+    int got = 0;
+    for (; got < 6; got++)
+        if (PyObject_GetBuffer(objs[got], &b[got], got >= 4 ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0) break;
+    Py_ssize_t shown = 0;
+    int ok = got == 6;
+    int *below = NULL, *stack = NULL;
+    char *seen = NULL;
+    if (ok) {
+        const int *parent = b[0].buf, *first = b[1].buf, *kids = b[2].buf;
+        const unsigned char *shows = b[3].buf;
+        int *order = b[4].buf, *under = b[5].buf;
+        Py_ssize_t n = b[0].len / (Py_ssize_t)sizeof(int);
+        Py_ssize_t n_kids = b[2].len / (Py_ssize_t)sizeof(int);
+        if (b[1].len / (Py_ssize_t)sizeof(int) < n + 1 || b[3].len < n || b[4].len / (Py_ssize_t)sizeof(int) < n ||
+            b[5].len / (Py_ssize_t)sizeof(int) < n) {
+            PyErr_SetString(PyExc_ValueError, "tree_order: columns of different lengths");
+            ok = 0;
+        }
+        if (ok) {
+            below = PyMem_Malloc(sizeof(int) * (size_t)(n ? n : 1));
+            seen = PyMem_Calloc((size_t)(n ? n : 1), 1);
+            stack = PyMem_Malloc(sizeof(int) * (size_t)(n + n_kids + 1));
+            if (below == NULL || seen == NULL || stack == NULL) {
+                PyErr_NoMemory();
+                ok = 0;
+            }
+        }
+        Py_ssize_t top = 0;
+        for (Py_ssize_t i = n - 1; ok && i >= 0; i--)
+            if (parent[i] < 0) stack[top++] = (int)i; /* roots: popped in file order */
+        while (ok && top > 0) {
+            int i = stack[--top];
+            if (seen[i]) continue;
+            seen[i] = 1;
+            int p = parent[i];
+            int anc = p < 0 ? -1 : below[p];
+            int show = shows[i] != 0;
+            if (show && match != Py_None) {
+                PyObject *r = PyObject_CallFunction(match, "i", i);
+                if (r == NULL) {
+                    ok = 0;
+                    break;
+                }
+                show = PyObject_IsTrue(r);
+                Py_DECREF(r);
+                if (show < 0) {
+                    ok = 0;
+                    break;
+                }
+            }
+            if (show) {
+                order[shown] = i;
+                under[shown] = anc;
+                shown++;
+                anc = i;
+            }
+            below[i] = anc;
+            for (int k = first[i + 1] - 1; k >= first[i]; k--) stack[top++] = kids[k]; /* first child on top */
+        }
+    }
+    PyMem_Free(below);
+    PyMem_Free(seen);
+    PyMem_Free(stack);
+    for (int k = 0; k < got; k++) PyBuffer_Release(&b[k]);
+    if (!ok) return NULL;
+    return PyLong_FromSsize_t(shown);
+}
+
 static PyMethodDef methods[] = {
+    {"tree_order", tree_order, METH_VARARGS,
+     "tree_order(parent, first, kids, shows, match, order, under) -> int: the outline's shown records."},
     {"link_parents", link_parents, METH_VARARGS,
      "link_parents(parents, ids, sorted, recent, unique, out) -> None: every record's parent record."},
     {"walk_parents", walk_parents, METH_VARARGS,

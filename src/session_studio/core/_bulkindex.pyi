@@ -28,3 +28,6 @@ def walk_parents(
 def link_parents(
     parents: Any, ids: Any, sorted: Any, recent: dict[int, int], unique: bool, out: Any, /
 ) -> None: ...
+def tree_order(
+    parent: Any, first: Any, kids: Any, shows: Any, match: Any, order: Any, under: Any, /
+) -> int: ...

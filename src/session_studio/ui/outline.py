@@ -312,6 +312,47 @@ def _mode_column(session: Session, mode: str) -> bytearray:
     return show
 
 
+def _tree_order(
+    parent: array[int],
+    first: array[int],
+    kids: array[int],
+    shows: bytearray,
+    match: Callable[[int], bool] | None,
+) -> tuple[array[int], array[int]]:
+    """The shown records in tree order (pre-order, children in their sorted order), each with its
+    nearest shown ancestor (ROOT at the top): a hidden record's children hang off that ancestor."""
+    n = len(parent)
+    helper = session_module.BULK_HELPER
+    if helper is not None:  # the same walk in C
+        order, under = array("i", [0]) * n, array("i", [0]) * n
+        shown = helper.tree_order(parent, first, kids, shows, match, order, under)
+        del order[shown:], under[shown:]
+        return order, under
+    below = array("i", [ROOT]) * n  # the record if shown, else its nearest shown ancestor
+    shown_order = array("i")
+    shown_under = array("i")
+    seen = bytearray(n)
+    stack = [i for i in range(n - 1, -1, -1) if parent[i] < 0]  # roots, file order when popped
+    while stack:
+        i = stack.pop()
+        if seen[i]:
+            continue
+        seen[i] = 1
+        p = parent[i]
+        anc = ROOT if p < 0 else below[p]
+        if shows[i] and (match is None or match(i)):
+            shown_order.append(i)
+            shown_under.append(anc)
+            anc = i
+        below[i] = anc
+        lo, hi = first[i], first[i + 1]
+        if hi - lo == 1:
+            stack.append(kids[lo])
+        elif hi > lo:
+            stack.extend(reversed(kids[lo:hi]))
+    return shown_order, shown_under
+
+
 def build_outline(
     session: Session,
     mode: str = "default",
@@ -328,31 +369,8 @@ def build_outline(
     _sort_siblings_by_time(session, first, kids)
     mode_shows = _mode_column(session, mode)
 
-    # the shown records in tree order (pre-order, children in their sorted order), each with its
-    # nearest shown ancestor: a hidden record's children hang off that ancestor
-    below = array("i", [ROOT]) * n  # the record if shown, else its nearest shown ancestor
-    shown_order = array("i")
-    shown_under = array("i")
-    seen = bytearray(n)
-    stack = [i for i in range(n - 1, -1, -1) if parent[i] < 0]  # roots, file order when popped
-    while stack:
-        i = stack.pop()
-        if seen[i]:
-            continue
-        seen[i] = 1
-        p = parent[i]
-        anc = ROOT if p < 0 else below[p]
-        if mode_shows[i] and (match is None or match(i)):
-            shown_order.append(i)
-            shown_under.append(anc)
-            anc = i
-        below[i] = anc
-        lo, hi = first[i], first[i + 1]
-        if hi - lo == 1:
-            stack.append(kids[lo])
-        elif hi > lo:
-            stack.extend(reversed(kids[lo:hi]))
-    del below, seen, parent, first, kids
+    shown_order, shown_under = _tree_order(parent, first, kids, mode_shows, match)
+    del parent, first, kids
 
     # visible children of each shown record (slot 0: the roots), in tree order
     count = array("i", [0]) * (n + 2)
