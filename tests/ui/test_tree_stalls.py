@@ -262,3 +262,26 @@ def test_branch_points_are_sorted_into_their_blocks_looking_each_row_up_once(
     found = {int(b.internalId()) - 1: key for key, under in tops for b in m.branch_points(under)}
     assert found == {g: nearest_block(g) for g in o.groups if g != ROOT}
     assert len(looked) == len(set(looked)) <= len(o.groups) - 1
+
+
+def test_a_new_tree_opens_its_branch_points_a_turn_at_a_time(
+    qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loaded tree's side branches open BRANCH_ROWS_PER_TURN rows per turn of the event loop (a big
+    file's tree opened in one step froze the window); a small tree still opens in the load's step."""
+    path = _nested_branches(tmp_path / "nested.jsonl")
+    w = window
+    m = w.tree_model
+
+    def closed() -> list[QModelIndex]:
+        return [b for b in m.branch_points() if not w.tree.isExpanded(b)]
+
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.state is not None)
+    assert m.branch_points() and closed() == []  # small: all at once
+
+    monkeypatch.setattr(navigation, "BRANCH_ROWS_PER_TURN", 2)
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.state is not None and m.session is w.doc.session)
+    assert closed()  # big for this budget: some left for the next turns ...
+    qtbot.waitUntil(lambda: closed() == [])  # ... which open them all

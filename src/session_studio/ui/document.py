@@ -296,6 +296,13 @@ class SessionDocument(QObject):
         self._prep_timer.setSingleShot(True)
         self._prep_timer.setInterval(120)
         self._prep_timer.timeout.connect(self.request_preparation)
+        #: a file just loaded: its preparation starts on the next turn of the event loop, before the
+        #: search index, token counts and module preloads that start AFTER_GUI_STEP_MS later (the
+        #: plan is what the user waits for; sharing the GIL with those made 20 ms of work take 0.5 s)
+        self._prep_soon_timer = QTimer(self)
+        self._prep_soon_timer.setSingleShot(True)
+        self._prep_soon_timer.setInterval(0)
+        self._prep_soon_timer.timeout.connect(self.request_preparation)
 
     # ------------------------------------------------------------------ loading
     def open(self, path: str, keep_params: bool = False) -> Operation:
@@ -407,7 +414,7 @@ class SessionDocument(QObject):
         self._watcher.addPath(path)
         self.loaded.emit(res)
         self.profile_changed.emit(res)
-        self._replan()
+        self._replan(soon=True)
         # a selection made in the partial view is kept (by entry id); else the leaf
         rec = res.session.get_index(pick) if pick is not None else None
         if rec is None:
@@ -547,7 +554,7 @@ class SessionDocument(QObject):
             # still pi's settings (not the user's what-if): as the other pi reads them
             self.keep, self.reserve = res.keep, res.reserve
         self.profile_changed.emit(res)
-        self._replan()
+        self._replan(soon=True)
 
     def set_params(
         self, keep: int | None = None, reserve: int | None = None, window: int | None = None
@@ -624,7 +631,7 @@ class SessionDocument(QObject):
             self.state = dataclasses.replace(st, after_tokens=_with_summary_tokens(st.after_tokens, text))
             self.after_changed.emit(self.state)
 
-    def _replan(self, prepare: bool = True) -> None:
+    def _replan(self, prepare: bool = True, soon: bool = False) -> None:
         res = self.loaded_state
         if res is None:
             return
@@ -634,7 +641,7 @@ class SessionDocument(QObject):
         self.plan_changed.emit(self.state)
         if prepare:
             self.preparation = None
-            self._prep_timer.start()
+            (self._prep_soon_timer if soon else self._prep_timer).start()
 
     def request_preparation(self) -> None:
         st = self.state
@@ -661,7 +668,7 @@ class SessionDocument(QObject):
     @property
     def preparing(self) -> bool:
         """A preparation for the current plan is scheduled or running."""
-        return self._prep_timer.isActive() or self._prep_op is not None
+        return self._prep_timer.isActive() or self._prep_soon_timer.isActive() or self._prep_op is not None
 
     def _on_prepared(self, prep: Preparation | None) -> None:
         self._prep_op = None

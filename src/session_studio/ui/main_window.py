@@ -316,7 +316,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         """The head of a big file: browse it (read-only) while the worker indexes the rest."""
         s = head.session
         self.tree_model.set_session(s, head.path_indices, head.outline)
-        self._expand()
+        self._expand_in_steps()
         first = self.tree_model.index(0, 0)
         if first.isValid():  # a current row, so focusing the tree does not pick one for the user
             self.tree.setCurrentIndex(first)
@@ -376,7 +376,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         # with them (see tasks.AFTER_GUI_STEP_MS)
         self.runner.call_later(prepare_search)
         self.tree_model.prepare_pi16(self.runner)  # pi 1.6.0 facts too slow for this thread
-        self._expand()
+        self._expand_in_steps()
         self.inspector.set_session(s)
         self._show_issues(res)
         self.legacy_banner.set_session(s)

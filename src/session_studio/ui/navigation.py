@@ -60,6 +60,13 @@ class TreeNavigation(WindowParts):
             if ix.isValid():
                 self.tree.expand(ix)
 
+    def _expand_in_steps(self) -> None:
+        """`_expand` for a new tree: the first BRANCH_ROWS_PER_TURN rows' branch points now, the rest a
+        turn of the event loop at a time (a big file's head or tree opened at once was laid out in
+        one step that froze the window for ~0.2 s; a small one still opens at once)."""
+        self._pending_branches = [QPersistentModelIndex(b) for b in reversed(self.tree_model.branch_points())]
+        self._open_pending_branches()
+
     def _on_tree_expanded(self, ix: QModelIndex) -> None:
         if self.tree_model.is_chunk(ix) and not self._selecting:
             # a block opened by hand: its side branches open a few at a time from the next turn of the
