@@ -153,3 +153,37 @@ def test_a_theme_change_redraws_the_entry_shown(window: MainWindow, monkeypatch:
     window.apply_theme_key("dark")
     window.apply_theme_key("light")
     assert shown == [window.inspector.index] * 2
+
+
+def test_a_dark_check_box_shows_its_frame(qtbot: Any) -> None:
+    """Fusion draws a check box's frame in the window colour darkened: on the dark palette it all but
+    vanished. The theme's style draws it in the muted text colour there (and leaves light alone)."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtGui import QColor
+    from PySide6.QtWidgets import QCheckBox, QStyle, QStyleOptionButton
+
+    from session_studio.ui.theme import apply_theme
+
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+
+    def frame_contrast(theme: str) -> float:
+        apply_theme(app, theme)
+        box = QCheckBox("an option")
+        qtbot.addWidget(box)
+        box.resize(160, 30)
+        opt = QStyleOptionButton()
+        box.initStyleOption(opt)
+        r = box.style().subElementRect(QStyle.SubElement.SE_CheckBoxIndicator, opt, box)
+        img = box.grab().toImage()
+        edge = QColor(img.pixel(QPoint(r.left(), r.center().y())))
+        inside = QColor(img.pixel(r.center()))
+        return abs(edge.lightnessF() - inside.lightnessF())
+
+    try:
+        dark = frame_contrast("dark")
+        light = frame_contrast("light")
+    finally:
+        apply_theme(app, "light")
+    assert dark > 0.15, dark  # Fusion's own frame there: < 0.01
+    assert light > 0.15, light

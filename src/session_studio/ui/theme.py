@@ -6,8 +6,8 @@ from functools import lru_cache
 from typing import Any
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPainter, QPalette, QPen, QPixmap
+from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleOption, QWidget
 
 __all__ = ["Theme", "apply_theme", "current_theme", "entry_icon", "kind_of", "role_color"]
 
@@ -134,12 +134,46 @@ def system_prefers_dark() -> bool:
         return False
 
 
+class _Style(QProxyStyle):
+    """Fusion, with check box and radio button frames that show on the dark palette: Fusion draws
+    them in the window colour darkened, which on a dark window is all but invisible."""
+
+    def drawPrimitive(
+        self,
+        element: QStyle.PrimitiveElement,
+        option: QStyleOption,
+        painter: QPainter,
+        widget: QWidget | None = None,
+    ) -> None:
+        super().drawPrimitive(element, option, painter, widget)
+        box = element == QStyle.PrimitiveElement.PE_IndicatorCheckBox
+        if (
+            not (box or element == QStyle.PrimitiveElement.PE_IndicatorRadioButton)
+            or not current_theme().dark
+        ):
+            return
+        enabled = bool(option.state & QStyle.StateFlag.State_Enabled)
+        color = QColor(current_theme().muted)
+        if not enabled:
+            color.setAlpha(110)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, not box)
+        painter.setPen(QPen(color, 1))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        r = QRectF(option.rect).adjusted(0.5, 0.5, -0.5, -0.5)
+        if box:
+            painter.drawRect(r)
+        else:
+            painter.drawEllipse(r)
+        painter.restore()
+
+
 def apply_theme(app: QApplication, name: str = "system") -> Theme:
     """Fusion + our palette; ``name`` is light, dark or system."""
     global _current
     dark = system_prefers_dark() if name == "system" else name == "dark"
     theme = Theme(dark)
-    app.setStyle("Fusion")
+    app.setStyle(_Style("Fusion"))
     app.setPalette(theme.palette())
     _current = theme
     entry_icon.cache_clear()
