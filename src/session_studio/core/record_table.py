@@ -568,7 +568,8 @@ class IdIndex:
         return self._unique
 
     def sorted_ids(self) -> array[int]:
-        """The sorted (id << 32 | index) array, for the index cache (valid right after rebuild)."""
+        """The sorted (id << 32 | index) array of the ids indexed by the last rebuild (later ones are
+        in `recent`): for the index cache and the compiled parent walks."""
         return self._sorted
 
     def restore(self, sorted_ids: array[int], unique: bool) -> None:

@@ -179,7 +179,9 @@ class Session:
         if cached_ok and cacheable:
             from .profile import pi16_marker
 
-            pi16_marker(session)  # every open asks it next (detect_profile): a reopen need not read again
+            # detect_profile asks it next (the window; the CLI unless --pi-version pins a profile): the
+            # cache keeps the answer, so a reopen need not read the summaries again
+            pi16_marker(session)
             index_cache.save_index(
                 p,
                 index_cache.CachedIndex(
@@ -450,12 +452,16 @@ class Session:
             )
         return EntryRecord(t, i)
 
+    def _index_value(self, raw: RawValue, rename_hook: bool = False) -> None:
+        """A value of a bulk load through the general path: its record, then byId and labels."""
+        rec = self._add_record(raw, rename_hook)
+        if rec is not None:
+            self._index_record(rec, bulk=True)
+
     def _load(self, values: Iterable[RawValue], rename_hook: bool) -> None:
         if rename_hook or self.records.values is not None:
             for raw in values:
-                rec = self._add_record(raw, rename_hook)
-                if rec is not None:
-                    self._index_record(rec, bulk=True)
+                self._index_value(raw, rename_hook)
         else:
             self._load_common(values)
         self._note_tail()
@@ -486,7 +492,7 @@ class Session:
         usage_int = USAGE_SET | USAGE_INT
         usage_float = USAGE_SET
         exact = _DOUBLE_EXACT
-        add_record, index_record = self._add_record, self._index_record
+        index_value = self._index_value
         for raw in values:
             v = raw.value
             common = type(v) is dict
@@ -530,9 +536,7 @@ class Session:
                         else:
                             common = False
             if not common:
-                rec = add_record(raw, False)
-                if rec is not None:
-                    index_record(rec, bulk=True)
+                index_value(raw)
                 continue
             code = codes.get(typ)
             if code is None:
@@ -565,13 +569,8 @@ class Session:
                 column.frombytes(chunk)
             t.timestamps += data[-1]
 
-        def fallback(raw: RawValue) -> None:
-            rec = self._add_record(raw, False)
-            if rec is not None:
-                self._index_record(rec, bulk=True)
-
         BULK_HELPER.index_common(
-            values, fallback, flush, t.symbol, TOKENS_INT, USAGE_SET | USAGE_INT, _ID_NULL
+            values, self._index_value, flush, t.symbol, TOKENS_INT, USAGE_SET | USAGE_INT, _ID_NULL
         )
         self._children = None
 
@@ -775,8 +774,7 @@ class Session:
                 else:
                     nxt = by_code(code)
             else:
-                pid = table.unpack_id(code)
-                nxt = by_id.get(js_key(pid)) if js_truthy(pid) else None
+                nxt = self._parent_by_key(cur)
             if nxt is None:
                 break
             if nxt in seen:
@@ -802,8 +800,7 @@ class Session:
             if status == 0:
                 break
             if status == 1:  # a parent that is not an 8-hex id: byId by its key
-                pid = table.unpack_id(table.parents[cur])
-                nxt = by_id.get(js_key(pid)) if js_truthy(pid) else None
+                nxt = self._parent_by_key(cur)
                 if nxt is None:
                     break
                 if not seen[nxt]:
@@ -815,6 +812,12 @@ class Session:
             break
         out.reverse()
         return out
+
+    def _parent_by_key(self, index: int) -> int | None:
+        """byId's record for the parentId of record `index` when it is not an 8-hex id (None for a
+        falsy parentId, a root, or one byId lacks)."""
+        pid = self.records.unpack_id(self.records.parents[index])
+        return self.by_id.get(js_key(pid)) if js_truthy(pid) else None
 
     def _note_cycle(self, index: int) -> None:
         rec = self.records[index]
@@ -985,9 +988,9 @@ def _watched(
 
 #: Files from this size are indexed by two processes (see Session.open).
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024
-#: ... from this size also in a process where other threads run (the window): the second process is
-#: then started fresh ("spawn": forking a multi-threaded process may deadlock the child on a lock
-#: another thread held), which costs ~0.2 s of interpreter start and imports before it can help
+#: ... from this size also in a process where other Python threads run: the second process is then a
+#: fresh interpreter (forking a multi-threaded process may deadlock the child on a lock another
+#: thread held), which costs ~0.2 s of interpreter start and imports before it can help
 SPAWNED_PARALLEL_MIN_BYTES = 64 * 1024 * 1024
 
 

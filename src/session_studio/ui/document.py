@@ -57,6 +57,8 @@ log = logging.getLogger(__name__)
 PARTIAL_MIN_BYTES = 24 << 20
 HEAD_BYTES = 4 << 20
 HEAD_PAINT_GRACE_MS = 150
+#: a re-plan's preparation waits this long for the next parameter change (a slider being dragged)
+PREP_DEBOUNCE_MS = 120
 #: None: the core's default (reuse the index of big files). The cache is binary columns read in
 #: 4 MB chunks (a ~1 ms call each, progress and cancel between them), so the GUI thread keeps the GIL
 #: while a reopen reads it; False would index every big file from scratch.
@@ -292,17 +294,11 @@ class SessionDocument(QObject):
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.setInterval(150)
         self._refresh_timer.timeout.connect(self.refresh)
+        #: started at each re-plan: PREP_DEBOUNCE_MS while parameters change (a slider being dragged),
+        #: 0 for a file just loaded or read under another profile (_replan's `soon`)
         self._prep_timer = QTimer(self)
         self._prep_timer.setSingleShot(True)
-        self._prep_timer.setInterval(120)
         self._prep_timer.timeout.connect(self.request_preparation)
-        #: a file just loaded: its preparation starts on the next turn of the event loop, before the
-        #: search index, token counts and module preloads that start AFTER_GUI_STEP_MS later (the
-        #: plan is what the user waits for; sharing the GIL with those made 20 ms of work take 0.5 s)
-        self._prep_soon_timer = QTimer(self)
-        self._prep_soon_timer.setSingleShot(True)
-        self._prep_soon_timer.setInterval(0)
-        self._prep_soon_timer.timeout.connect(self.request_preparation)
 
     # ------------------------------------------------------------------ loading
     def open(self, path: str, keep_params: bool = False) -> Operation:
@@ -641,7 +637,10 @@ class SessionDocument(QObject):
         self.plan_changed.emit(self.state)
         if prepare:
             self.preparation = None
-            (self._prep_soon_timer if soon else self._prep_timer).start()
+            # `soon`: on the next turn of the event loop, before the search index, token counts and
+            # module preloads that start AFTER_GUI_STEP_MS later (the plan is what the user waits
+            # for; sharing the GIL with those made its 20 ms of work take 0.5 s)
+            self._prep_timer.start(0 if soon else PREP_DEBOUNCE_MS)
 
     def request_preparation(self) -> None:
         st = self.state
@@ -668,7 +667,7 @@ class SessionDocument(QObject):
     @property
     def preparing(self) -> bool:
         """A preparation for the current plan is scheduled or running."""
-        return self._prep_timer.isActive() or self._prep_soon_timer.isActive() or self._prep_op is not None
+        return self._prep_timer.isActive() or self._prep_op is not None
 
     def _on_prepared(self, prep: Preparation | None) -> None:
         self._prep_op = None
