@@ -161,3 +161,18 @@ def test_cut_points_are_marked_in_the_tree(qtbot: Any, window: MainWindow, split
     assert th.valid_cut.name() in seen["valid"]
     assert th.cut.name() in seen["cut"]
     assert th.valid_cut.name() not in seen["invalid"]
+
+
+def test_the_first_window_fits_the_screen(qtbot: Any, tmp_path: Path) -> None:
+    """The default 1440x900 is cut down to the screen's free area (the offscreen screen is 800x800):
+    on a small laptop screen the planner on the right was off the screen."""
+    from session_studio.ui.settings import AppSettings
+    from session_studio.ui.tasks import TaskRunner
+
+    w = MainWindow(AppSettings(tmp_path / "s.ini"), TaskRunner(synchronous=True), sessions_root=str(tmp_path))
+    qtbot.addWidget(w)
+    screen = QApplication.primaryScreen()
+    assert screen is not None
+    room = screen.availableGeometry()
+    assert room.width() < 1440  # else this test shows nothing
+    assert w.width() <= room.width() and w.height() <= room.height()

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import QTimer, qVersion
+from PySide6.QtCore import QSize, QTimer, qVersion
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -118,7 +118,11 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         if not icon.isNull():
             self.setWindowIcon(icon)
         self.setAcceptDrops(True)
-        self.resize(1440, 900)
+        # the default size, within the screen (a 1440x900 window on a 1366x768 laptop cut off the
+        # planner on the right)
+        screen = QGuiApplication.primaryScreen()
+        room = screen.availableGeometry().size() if screen is not None else QSize(1440, 900)
+        self.resize(min(1440, room.width()), min(900, room.height()))
         self._build_widgets()
         self._init_navigation()
         self._build_actions()
