@@ -70,6 +70,16 @@ def _text(role: str, n: int, k: int) -> dict[str, Any]:
     }
 
 
+def settle_window(qtbot: Any, w: Any) -> None:
+    """Before pytest-qt closes a window whose tasks run in worker threads: no late task outlives it
+    (a result queued to a deleted window raised in the next test's event loop, and a worker still
+    running kept the short GIL slices that test checks)."""
+    qtbot.waitUntil(lambda: not w.doc.preparing and not w.runner.busy, timeout=30000)
+    w.runner.wait_idle()
+    qtbot.wait(50)  # late results land while the window still exists
+    w.runner.synchronous = True  # a timer firing before the window goes runs inline, not after it
+
+
 def write_session(path: Path, spec: list[Any], cwd: str = "/work/demo") -> Path:
     """Write a v3 session: spec items are ("user"|"assistant"|"toolResult", tokens) or raw entry dicts.
 

@@ -29,6 +29,8 @@ from session_studio.ui.summary_candidates import CandidatePane
 from session_studio.ui.summary_comparison import SummaryComparison
 from tests.cli_support import LlmServer, llm_server
 
+from .conftest import settle_window
+
 
 @pytest.fixture
 def answers(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -66,12 +68,9 @@ def window(qtbot: Any, tmp_path: Path) -> Any:
     runner = TaskRunner()
     w = MainWindow(AppSettings(tmp_path / "cfg" / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
 
-    def settle(w: MainWindow) -> None:  # before pytest-qt closes the window: no late task outlives it
+    def settle(w: MainWindow) -> None:
         w.comparison.cancel_all()
-        qtbot.waitUntil(lambda: not w.doc.preparing and not runner.busy, timeout=20000)
-        runner.wait_idle()
-        qtbot.wait(50)  # late results land while the window still exists
-        runner.synchronous = True  # a timer firing before the window goes runs inline, not after it
+        settle_window(qtbot, w)
 
     qtbot.addWidget(w, before_close_func=settle)
     w.resize(1280, 800)

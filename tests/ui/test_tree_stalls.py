@@ -20,7 +20,7 @@ from session_studio.ui.outline import ROOT
 from session_studio.ui.tasks import Operation, TaskRunner
 from session_studio.ui.tree_model import SessionTreeModel
 
-from .conftest import write_session
+from .conftest import settle_window, write_session
 
 
 @pytest.fixture
@@ -147,12 +147,10 @@ def threaded_window(qtbot: Any, tmp_path: Path) -> Iterator[MainWindow]:
 
     runner = TaskRunner()
     w = MainWindow(AppSettings(tmp_path / "cfg" / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
-    qtbot.addWidget(w)
+    qtbot.addWidget(w, before_close_func=lambda w: settle_window(qtbot, w))
     w.resize(1280, 800)
     w.show()
     yield w
-    qtbot.waitUntil(lambda: not runner.busy, timeout=30000)
-    runner.wait_idle()
 
 
 def test_the_tokenizer_loads_when_the_window_opens_not_with_a_session(
@@ -169,7 +167,7 @@ def test_the_tokenizer_loads_when_the_window_opens_not_with_a_session(
 
     runner = TaskRunner()
     w = MainWindow(AppSettings(tmp_path / "cfg" / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
-    qtbot.addWidget(w)
+    qtbot.addWidget(w, before_close_func=lambda w: settle_window(qtbot, w))
     qtbot.waitUntil(lambda: not runner.busy)
     runner.wait_idle()
     assert loaded == [("o200k_base", True)]  # in a worker, the encoding most sessions are counted with
