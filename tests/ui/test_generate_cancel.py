@@ -11,13 +11,15 @@ from session_studio.ui.settings import AppSettings
 from session_studio.ui.tasks import TaskRunner
 from tests.cli_support import llm_server
 
+from .conftest import settle_window
+
 
 def test_cancel_stops_generating_from_a_trickling_server(
     qtbot: Any, tmp_path: Path, split_turn_session: Path
 ) -> None:
     runner = TaskRunner()
     w = MainWindow(AppSettings(tmp_path / "cfg.ini"), runner, sessions_root=str(tmp_path / "none"))
-    qtbot.addWidget(w)
+    qtbot.addWidget(w, before_close_func=lambda w: settle_window(qtbot, w))
     w.open_path(str(split_turn_session))
     qtbot.waitUntil(lambda: w.doc.state is not None and w.doc.preparation is not None, timeout=20000)
     before = split_turn_session.read_bytes()
