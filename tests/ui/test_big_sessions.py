@@ -125,6 +125,30 @@ def test_head_of_a_big_file_is_shown_first(
     assert window.tree_model.record_of(window.tree.currentIndex()) == 3
 
 
+def test_a_long_head_is_shown_in_blocks_with_the_first_open(
+    qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 11: the head of a linear session was one flat list of ~3,000 rows, laid out in one step
+    of the GUI thread (~0.1 s) in the middle of the load. It comes in blocks now, as the whole file
+    does a moment later, with its first block open and its first entry current."""
+    path = _chain(tmp_path, 60)
+    monkeypatch.setattr(document, "PARTIAL_MIN_BYTES", 0)
+    monkeypatch.setattr(document, "HEAD_BYTES", path.stat().st_size // 2)
+    m = window.tree_model
+    m.chunk_rows, m.head_chunk_threshold = 4, 10  # the whole file (61 rows) stays a flat list
+    seen: list[tuple[bool, bool, int]] = []
+
+    def on_partial(head: document.Partial) -> None:
+        first = m.index(0, 0)
+        assert len(m.outline.groups[ROOT]) > 10
+        seen.append((m.is_chunk(first), window.tree.isExpanded(first), m.record_of(window.tree.currentIndex())))
+
+    window.doc.partial_loaded.connect(on_partial)
+    _open(qtbot, window, path)
+    assert seen == [(True, True, m.outline.groups[ROOT][0])]
+    assert not m.is_chunk(m.index(0, 0))  # the whole file: below chunk_threshold, one list
+
+
 def test_cancel_while_the_head_is_shown(
     qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

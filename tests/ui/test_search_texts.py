@@ -191,3 +191,72 @@ def test_search_texts_extended_from_a_part_batch_pack_each_batch_once(
     texts = extend_search_texts(s, first)
     assert packed == [BATCH_RECORDS, BATCH_RECORDS, 10]
     assert list(texts) == list(extend_search_texts(s, None))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_worker_process_builds_the_texts_the_thread_builds(tmp_path: Path, seed: int) -> None:
+    """Issue 11: a big session's search texts come from a second process (search_worker), the same
+    texts the window's thread builds: every batch, every odd entry, lowercased alike."""
+    from session_studio.ui.search_worker import build_search_texts
+
+    generated = generated_session(tmp_path, seed, 2 * BATCH_RECORDS + 300)
+    s = Session.open(generated.path, keep_values=False)
+    by_worker = build_search_texts(s, min_records=1)
+    assert by_worker is not None
+    assert list(by_worker) == list(extend_search_texts(s, None))
+    assert list(by_worker.matching("é")) == list(extend_search_texts(s, None).matching("é"))
+    # and it extends as the thread's texts do when pi appends
+    more = by_worker.extended(["appended → é"])
+    assert len(more) == len(s.records) + 1 and more[len(s.records)] == "appended → é"
+
+
+def test_the_worker_leaves_to_the_thread_what_the_file_alone_does_not_say(tmp_path: Path) -> None:
+    """Values kept in memory, v1 migration patches, too few records, a file replaced or rewritten
+    since it was indexed: None, and the caller builds the texts in its thread."""
+    import os
+
+    from session_studio.ui.search_worker import build_search_texts, worker_can_build
+
+    generated = generated_session(tmp_path, 1, 300)
+    path = Path(generated.path)
+    kept = Session.open(path, keep_values=True)
+    assert not worker_can_build(kept, min_records=1) and build_search_texts(kept, min_records=1) is None
+    s = Session.open(path, keep_values=False)
+    assert worker_can_build(s, min_records=1)
+    assert not worker_can_build(s) and build_search_texts(s) is None  # 300 records: the thread's job
+
+    v1 = tmp_path / "v1.jsonl"
+    v1.write_text(
+        json.dumps({"type": "session", "id": "x", "timestamp": "2025-01-01T10:00:00.000Z", "cwd": "/w"})
+        + "\n"
+        + "".join(
+            json.dumps({"type": "message", "timestamp": "t", "message": {"role": "user", "content": f"m{k}"}})
+            + "\n"
+            for k in range(5)
+        ),
+        encoding="utf-8",
+    )
+    legacy = Session.open(v1, keep_values=False)
+    assert legacy.migrated and build_search_texts(legacy, min_records=1) is None
+
+    data = path.read_bytes()
+    replaced = tmp_path / "other.jsonl"
+    replaced.write_bytes(data)
+    os.replace(replaced, path)  # same bytes, another file
+    assert build_search_texts(s, min_records=1) is None
+    s = Session.open(path, keep_values=False)
+    path.write_bytes(data[: len(data) // 2])  # rewritten in place: lines are gone
+    assert build_search_texts(s, min_records=1) is None
+
+
+def test_the_worker_process_loads_no_qt() -> None:
+    """The worker is a fresh interpreter per big session: it must not pay for (or need) Qt."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, session_studio.ui.search_worker; "
+        "bad = [m for m in sys.modules if m.startswith(('PySide6', 'shiboken6'))]; print(bad); sys.exit(bool(bad))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -319,9 +319,12 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
     def _on_partial(self, head: Partial) -> None:
         """The head of a big file: browse it (read-only) while the worker indexes the rest."""
         s = head.session
-        self.tree_model.set_session(s, head.path_indices, head.outline)
+        self.tree_model.set_session(s, head.path_indices, head.outline, head=True)
         self._expand_in_steps()
         first = self.tree_model.index(0, 0)
+        if self.tree_model.is_chunk(first):  # the head in blocks: its first entries are open
+            self.tree.expand(first)
+            first = self.tree_model.index(0, 0, first)
         if first.isValid():  # a current row, so focusing the tree does not pick one for the user
             self.tree.setCurrentIndex(first)
         self.doc.forget_partial_pick()

@@ -19,7 +19,7 @@ import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 
-__all__ = ["BATCH_RECORDS", "SearchTexts"]
+__all__ = ["BATCH_RECORDS", "SearchTexts", "packed_batch", "text_batch"]
 
 #: records per compressed batch (what a search decompresses at a time: ~150 KB of text)
 BATCH_RECORDS = 1024
@@ -62,6 +62,21 @@ class _Batch:
             # a match that runs into the next record's text is no match; any later one starting
             # in the same record runs further still: go on from the next record
             pos = data.find(needle, end)
+
+
+def text_batch(texts: Sequence[str]) -> _Batch:
+    """The batch of these texts (a whole batch of a SearchTexts is BATCH_RECORDS of them)."""
+    return _Batch(texts)
+
+
+def packed_batch(blob: bytes, offsets: bytes) -> _Batch:
+    """A batch from what another process packed: its ``blob`` and its ``offsets`` array's bytes."""
+    batch = _Batch.__new__(_Batch)
+    batch.blob = blob
+    batch.offsets = array("I", offsets)
+    if not batch.offsets or batch.offsets[0] != 0:
+        raise ValueError("a batch's offsets start at 0")
+    return batch
 
 
 class SearchTexts:

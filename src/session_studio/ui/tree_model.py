@@ -41,6 +41,7 @@ from .pi16 import (
 from .plain import rich_tooltip, visible
 from .roles import Roles
 from .search_texts import BATCH_RECORDS, SearchTexts
+from .search_worker import build_search_texts
 from .tasks import TaskRunner, paused_gc
 from .theme import current_theme, entry_icon, kind_of
 
@@ -110,6 +111,10 @@ class SessionTreeModel(QAbstractItemModel):
     #: lays out in a few tens of ms, and blocks would only get in the reader's way
     chunk_threshold = 4000
     chunk_rows = 500
+    #: the head of a big file (shown while the rest is indexed) is in blocks from this many rows: its
+    #: flat list of ~3,000 rows took ~0.1 s of the GUI thread to lay out, a stall in the middle of the
+    #: load, and the whole file is shown in blocks a moment later anyway
+    head_chunk_threshold = 1000
     #: previews kept for painting (~400 bytes each): a scroll through 900k rows kept them all
     preview_cache_rows = 8192
 
@@ -119,6 +124,7 @@ class SessionTreeModel(QAbstractItemModel):
         self._outline = Outline()
         self._root_rows: Sequence[int] = []
         self._chunked: dict[int, int] = {}  # group key → number of blocks (long groups only)
+        self._head = False  # the session shown is the head of a file still being indexed
         self._bp_by_chunk: dict[int, list[int]] | None = None
         self._italic = QFont()
         self._italic.setItalic(True)
@@ -159,7 +165,8 @@ class SessionTreeModel(QAbstractItemModel):
     @outline.setter
     def outline(self, o: Outline) -> None:
         self._outline = o
-        c, t = self.chunk_rows, self.chunk_threshold
+        c = self.chunk_rows
+        t = min(self.head_chunk_threshold, self.chunk_threshold) if self._head else self.chunk_threshold
         self._chunked = {g: (len(rows) + c - 1) // c for g, rows in o.groups.items() if len(rows) > t}
         self._root_rows = [] if ROOT in self._chunked else o.groups.get(ROOT, [])
         self._bp_by_chunk = None
@@ -219,10 +226,14 @@ class SessionTreeModel(QAbstractItemModel):
         active_path: list[int] | None = None,
         outline: Outline | None = None,
         context_edits: bool | None = None,
+        *,
+        head: bool = False,
     ) -> None:
         """Show ``session``; ``outline`` is a default-filter outline built in a worker (used if it fits),
-        ``context_edits`` whether its records hold a context edit, if a worker found out."""
+        ``context_edits`` whether its records hold a context edit, if a worker found out; ``head``:
+        it is the head of a file still being indexed (long lists go in blocks sooner)."""
         self.beginResetModel()
+        self._head = head
         if session is not self.session:
             self._search_texts = None
             self.edits = NO_EDITS
@@ -345,6 +356,11 @@ class SessionTreeModel(QAbstractItemModel):
         self._indexing = True
 
         def work() -> SearchTexts:
+            # a big file's texts come from a second process: built here, they took the GIL in turns
+            # with the GUI thread for seconds (see search_worker)
+            texts = build_search_texts(s)
+            if texts is not None:
+                return texts
             with paused_gc():
                 return extend_search_texts(s, None)
 

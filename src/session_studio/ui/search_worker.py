@@ -1,0 +1,143 @@
+"""The search text of a big session, built by a second process (no Qt here).
+
+Building it means parsing every entry of the file again and making its preview: seconds of pure
+Python on a 100 MB session, a minute on a 1 GB one. Run in a worker thread of the window, that
+work took the GIL in turns with the GUI thread, and every paint of the tree then waited for it,
+hundreds of times per screenful (a stall of several hundred ms while the session was loading).
+Here a fresh interpreter does it:
+
+    python -m session_studio.ui.search_worker PATH DEV INO
+
+It reads the offsets and lengths of the records' lines from stdin (two ``array("q")`` byte
+strings), and writes one packed batch of texts (see :mod:`search_texts`) per ``BATCH_RECORDS``
+records to stdout, then ``None``. The window's thread only waits on the pipe meanwhile (no GIL).
+
+Only files whose texts come straight from their lines are given to it: no v1 migration patches,
+no entries that live only in memory, values not kept (a small file is done in the thread
+quicker than an interpreter starts). Anything that goes wrong (the file replaced, a line no longer
+there or no longer JSON, the worker killed) makes :func:`build_search_texts` return None, and the
+caller builds the texts in its thread as before, with that path's own handling of each case.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from array import array
+from multiprocessing.connection import Connection
+from typing import Any
+
+from session_studio.core.reader import parse_line
+from session_studio.core.session import Session
+
+from .outline import preview_text
+from .search_texts import BATCH_RECORDS, SearchTexts, packed_batch, text_batch
+
+__all__ = ["WORKER_MIN_RECORDS", "build_search_texts", "worker_can_build"]
+
+#: sessions with fewer records are searched from texts built in the thread (an interpreter start,
+#: ~0.2 s, is more than their whole build)
+WORKER_MIN_RECORDS = 20_000
+
+
+def worker_can_build(session: Session, min_records: int | None = None) -> bool:
+    """Whether the records' search texts follow from their lines in the file alone (and there are
+    ``min_records``, default WORKER_MIN_RECORDS, or more)."""
+    t = session.records
+    return (
+        len(t) >= (WORKER_MIN_RECORDS if min_records is None else min_records)
+        and t.values is None
+        and not t.patches
+        and not t.virtual_values
+        and session.fingerprint is not None
+        and os.name == "posix"
+        and not getattr(sys, "frozen", False)
+    )
+
+
+def build_search_texts(session: Session, min_records: int | None = None) -> SearchTexts | None:
+    """The search texts of all of ``session``'s records, built by a worker process; None when the
+    session is not one for the worker or the worker did not finish (build them here then)."""
+    if not worker_can_build(session, min_records):
+        return None
+    fp = session.fingerprint
+    assert fp is not None
+    t = session.records
+    cmd = [sys.executable, "-m", "session_studio.ui.search_worker", session.path, str(fp.dev), str(fp.ino)]
+    try:
+        child = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+    except OSError:
+        return None
+    assert child.stdin is not None and child.stdout is not None
+    # the connections own copies of the pipe ends: each closes its own
+    send = Connection(os.dup(child.stdin.fileno()), readable=False)
+    recv = Connection(os.dup(child.stdout.fileno()), writable=False)
+    batches = []
+    try:
+        send.send_bytes(t.offsets.tobytes())
+        send.send_bytes(t.lengths.tobytes())
+        while True:
+            got = recv.recv()
+            if got is None:
+                break
+            blob, offsets = got
+            batches.append(packed_batch(blob, offsets))
+    except (OSError, EOFError, ValueError):
+        return None
+    finally:
+        child.kill()  # done already, or stuck: it holds nothing of the user's
+        child.wait()
+        for end in (send, recv, child.stdin, child.stdout):
+            end.close()
+    texts = SearchTexts(batches)
+    return texts if len(texts) == len(t) else None
+
+
+def _texts_of_lines(
+    path: str, dev: int, ino: int, offsets: array[int], lengths: array[int], out: Any
+) -> None:
+    """Send the packed texts of the lines at ``offsets``, a batch at a time."""
+    with open(path, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if (st.st_dev, st.st_ino) != (dev, ino):
+            raise OSError("the file was replaced")
+        for lo in range(0, len(offsets), BATCH_RECORDS):
+            hi = min(lo + BATCH_RECORDS, len(offsets))
+            start = offsets[lo]
+            end = max(offsets[i] + lengths[i] for i in range(lo, hi))
+            if any(offsets[i] < start for i in range(lo, hi)):
+                raise ValueError("records out of file order")
+            fh.seek(start)
+            data = fh.read(end - start)
+            if len(data) != end - start:
+                raise OSError("a line is no longer there")
+            texts = []
+            for i in range(lo, hi):
+                a = offsets[i] - start
+                value, _kind, _message = parse_line(data[a : a + lengths[i]])
+                if value is None:
+                    raise ValueError(f"the line at byte {offsets[i]} is no longer JSON")
+                texts.append(preview_text(value).lower())
+            batch = text_batch(texts)
+            out.send((batch.blob, batch.offsets.tobytes()))
+    out.send(None)
+
+
+def main(argv: list[str]) -> int:
+    path, dev, ino = argv
+    inp = Connection(sys.stdin.fileno(), writable=False)
+    out = Connection(sys.stdout.fileno(), readable=False)
+    offsets = array("q", inp.recv_bytes())
+    lengths = array("q", inp.recv_bytes())
+    try:
+        _texts_of_lines(path, int(dev), int(ino), offsets, lengths, out)
+    except (OSError, ValueError):
+        return 1  # the window builds the texts itself (see build_search_texts)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
