@@ -141,7 +141,9 @@ def test_a_long_head_is_shown_in_blocks_with_the_first_open(
     def on_partial(head: document.Partial) -> None:
         first = m.index(0, 0)
         assert len(m.outline.groups[ROOT]) > 10
-        seen.append((m.is_chunk(first), window.tree.isExpanded(first), m.record_of(window.tree.currentIndex())))
+        seen.append(
+            (m.is_chunk(first), window.tree.isExpanded(first), m.record_of(window.tree.currentIndex()))
+        )
 
     window.doc.partial_loaded.connect(on_partial)
     _open(qtbot, window, path)

@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPainter, QPalette, QPen, QPixmap
-from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleOption, QWidget
+from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QStyleOption, QWidget
 
 __all__ = ["Theme", "apply_theme", "current_theme", "entry_icon", "kind_of", "role_color"]
 
@@ -166,6 +166,15 @@ class _Style(QProxyStyle):
         else:
             painter.drawEllipse(r)
         painter.restore()
+
+
+def plain_style(owner: QWidget) -> QStyle:
+    """Fusion without our proxy, for a widget that draws no check box or radio button and paints
+    a lot (the session tree): every primitive a style draws goes through _Style.drawPrimitive, a
+    call into Python, ~300 of them per screenful of rows. Owned by ``owner``."""
+    style = QStyleFactory.create("Fusion")
+    style.setParent(owner)
+    return style
 
 
 def apply_theme(app: QApplication, name: str = "system") -> Theme:

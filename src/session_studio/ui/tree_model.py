@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QRect, Qt, Signal
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QPointF, QRect, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPalette, QPen, QStaticText
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
@@ -43,7 +43,7 @@ from .roles import Roles
 from .search_texts import BATCH_RECORDS, SearchTexts
 from .search_worker import build_search_texts
 from .tasks import TaskRunner, paused_gc
-from .theme import current_theme, entry_icon, kind_of
+from .theme import Theme, current_theme, entry_icon, kind_of
 
 __all__ = ["CHUNK_BASE", "GUTTER", "BranchDelegate", "SessionTreeModel"]
 
@@ -100,6 +100,16 @@ def _chunk_of(iid: int) -> tuple[int, int]:
     return g - 1, c
 
 
+class _RowColors(NamedTuple):
+    """What rows are painted with under one theme (see SessionTreeModel._row_colors)."""
+
+    theme: Theme
+    cut_bg: QColor
+    prefix: QColor
+    active_bg: QColor
+    muted: QColor
+
+
 class SessionTreeModel(QAbstractItemModel):
     #: many marks changed at once: repaint the visible rows (connect to ``viewport().update``)
     repaint_requested = Signal()
@@ -124,6 +134,8 @@ class SessionTreeModel(QAbstractItemModel):
         self._outline = Outline()
         self._root_rows: Sequence[int] = []
         self._chunked: dict[int, int] = {}  # group key → number of blocks (long groups only)
+        self._colors: _RowColors | None = None
+        self._parents: dict[int, QModelIndex] = {}  # internal id → parent index (see parent())
         self._head = False  # the session shown is the head of a file still being indexed
         self._bp_by_chunk: dict[int, list[int]] | None = None
         self._italic = QFont()
@@ -165,6 +177,7 @@ class SessionTreeModel(QAbstractItemModel):
     @outline.setter
     def outline(self, o: Outline) -> None:
         self._outline = o
+        self._parents.clear()
         c = self.chunk_rows
         t = min(self.head_chunk_threshold, self.chunk_threshold) if self._head else self.chunk_threshold
         self._chunked = {g: (len(rows) + c - 1) // c for g, rows in o.groups.items() if len(rows) > t}
@@ -577,9 +590,19 @@ class SessionTreeModel(QAbstractItemModel):
         return self.createIndex(row, column, rows[row] + 1)
 
     def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008  (QObject.parent() vs the model overload)
+        # a painted screenful asks ~500 times (the view walks up from each row to draw its branch
+        # lines): the answers are kept until the rows change (only a reset changes them)
         if not index.isValid():
             return QModelIndex()
         iid = index.internalId()
+        got = self._parents.get(iid)
+        if got is None:
+            if len(self._parents) >= PARENT_CACHE_ROWS:
+                self._parents.clear()
+            got = self._parents[iid] = self._parent_of(iid)
+        return got
+
+    def _parent_of(self, iid: int) -> QModelIndex:
         if iid >= CHUNK_BASE:
             g = _chunk_of(iid)[0]
             return QModelIndex() if g == ROOT else self.index_of(g)
@@ -661,10 +684,9 @@ class SessionTreeModel(QAbstractItemModel):
         if role not in _MARKED_ROLES:  # most of the roles a paint asks for: no marks, no theme
             return None
         mark = self.marks.get(i, "")
-        if role == R.BackgroundRole:
-            return self._background(i, mark)
-        if role == R.ForegroundRole:
-            return self._foreground(i, mark, edit)
+        if role in (R.BackgroundRole, R.ForegroundRole):  # a copy: the painting ones are shared
+            color = self._background(i, mark) if role == R.BackgroundRole else self._foreground(i, mark, edit)
+            return QColor(color) if color is not None else None
         if role == R.ToolTipRole:
             lines = [f"{rec.type} · line {rec.line} · id {rec.id}"]
             if rec.role is not None and rec.type == "message":
@@ -746,18 +768,27 @@ class SessionTreeModel(QAbstractItemModel):
             return self._bold_struck if bold else self._struck
         return self._bold if bold else None
 
+    def _row_colors(self) -> _RowColors:
+        """The theme's row colours, copied once per theme (the theme hands out a new copy on every
+        attribute read; a painted cell asked for two or three)."""
+        th = current_theme()
+        got = self._colors
+        if got is None or got.theme is not th:
+            got = self._colors = _RowColors(th, th.cut_bg, th.prefix, th.active_bg, th.muted)
+        return got
+
     def _background(self, i: int, mark: str) -> QColor | None:
         if mark == "cut":
-            return current_theme().cut_bg
+            return self._row_colors().cut_bg
         if mark in ("prefix", "turn_start"):
-            return current_theme().prefix
+            return self._row_colors().prefix
         if i in self.outline.active:
-            return current_theme().active_bg
+            return self._row_colors().active_bg
         return None
 
     def _foreground(self, i: int, mark: str, edit: str) -> QColor | None:
         if i not in self.outline.active or mark == "summarised" or edit == "hidden":
-            return current_theme().muted
+            return self._row_colors().muted
         return None
 
     def edit_state(self, i: int) -> str:
@@ -903,6 +934,8 @@ def exact_id_hits(session: Session, q: str) -> list[int]:
     return [i for i, c in enumerate(records.ids) if c in wanted]
 
 
+#: parent indexes the model keeps (a few screenfuls' worth and more; see parent())
+PARENT_CACHE_ROWS = 20_000
 #: how many pre-elided row texts the delegate keeps (a few screenfuls at a few column widths)
 ELIDED_CACHE = 4096
 _RIGHT_ALIGNED = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
@@ -968,16 +1001,15 @@ class BranchDelegate(QStyledItemDelegate):
         option.backgroundBrush = QBrush(bg) if bg is not None else QBrush()
 
     def _draw(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
-        """The cell as Qt's style draws it; a plain cell (not selected, no focus, not hovered) of the
-        entry or time column is drawn here, from one model call, with the text's layout kept
-        (QStaticText) and the style's cell geometry measured once per column width: the style lays
-        out the whole text to place it on every paint, most of a scroll step's cost."""
+        """The cell as Qt's style draws it; a plain cell (not selected, no focus, not hovered) is drawn
+        here, from one model call, with the text's layout kept (QStaticText) and the style's cell
+        geometry measured once per column width: the style lays out the whole text to place it on
+        every paint, most of a scroll step's cost."""
         model = index.model()
         col = index.column()
         w = option.widget
         if (
             not self.direct_style
-            or col == 1
             or w is None
             or not isinstance(model, SessionTreeModel)
             or model.session is None
@@ -1004,8 +1036,7 @@ class BranchDelegate(QStyledItemDelegate):
         if not text:
             return
         text_rect = geometry[1]
-        if col == 0:
-            text = self._elided_text(text, text_rect.width(), key, metrics)
+        text = self._elided_text(text, text_rect.width(), key, metrics)
         skey = (text, key)
         static = self._static.get(skey)
         if static is None:
@@ -1014,7 +1045,11 @@ class BranchDelegate(QStyledItemDelegate):
             static = self._static[skey] = QStaticText(text)
             static.setTextFormat(Qt.TextFormat.PlainText)
             static.prepare(font=view_font)
-        height = round(static.size().height())
+        size = static.size()
+        height = round(size.height())
+        # the tokens column is right-aligned: the style lays the line out in the whole text width
+        # and moves it right by what the text leaves free (a fraction of a pixel included)
+        left = x + text_rect.left() + (text_rect.width() - size.width() if col == 1 else 0)
         painter.save()
         painter.setFont(view_font)
         if fg is None:
@@ -1023,7 +1058,7 @@ class BranchDelegate(QStyledItemDelegate):
             fg = option.palette.color(group, QPalette.ColorRole.Text)
         painter.setPen(fg)
         painter.drawStaticText(
-            x + text_rect.left(), y + text_rect.top() + (text_rect.height() - height) // 2, static
+            QPointF(left, y + text_rect.top() + (text_rect.height() - height) // 2), static
         )
         painter.restore()
 
@@ -1116,12 +1151,16 @@ class BranchDelegate(QStyledItemDelegate):
             else:
                 head = bool(index.data(Roles.HEAD))
                 last = bool(index.data(LAST_CHAIN))
-            th = current_theme()
+            if direct is not None:
+                bg = direct._background(rec, mark)
+                muted = direct._row_colors().muted
+            else:
+                bg = index.data(Qt.ItemDataRole.BackgroundRole)
+                muted = current_theme().muted
             painter.save()
-            bg = index.data(Qt.ItemDataRole.BackgroundRole)
             if bg is not None:
                 painter.fillRect(QRect(r.left(), r.top(), GUTTER, r.height()), bg)
-            painter.setPen(QPen(th.muted, 1))
+            painter.setPen(QPen(muted, 1))
             cx = r.left() + 5
             top, bottom, mid = r.top(), r.bottom() + 1, r.center().y()
             if head:

@@ -47,7 +47,7 @@ from .preview import PreviewPane
 from .profile_compare import TAB_TITLE, ProfileCompareView
 from .settings import AppSettings
 from .tasks import Operation, TaskRunner
-from .theme import current_theme
+from .theme import current_theme, plain_style
 from .timeline import TimelinePanel
 from .token_bar import TokenBar
 from .tree_model import BranchDelegate, SessionTreeModel
@@ -100,6 +100,7 @@ class WindowParts(QMainWindow):
         self.tree_model.pi16_ready.connect(lambda: self.inspector.show_entry(self.inspector.index))
         self.tree.setUniformRowHeights(True)
         self.tree.setItemDelegate(BranchDelegate(self.tree))
+        self.tree.setStyle(plain_style(self.tree))
         self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.setIndentation(16)
