@@ -60,7 +60,7 @@ def test_the_parallel_scan_of_damaged_files_equals_the_sequential_one(
     files = generate(tmp_path / "damaged", "--seed", "7404", "--count", "8", "--damaged")
     chosen: list[str | None] = []
 
-    def start_method(size: int, parallel: bool | None, keep: bool) -> str | None:
+    def start_method(size: int, parallel: bool | None, keep: bool, _others: bool = False) -> str | None:
         # "fresh" (a new interpreter) is what a process with other threads running (the window) gets
         chosen.append(method if parallel else None)
         return chosen[-1]
@@ -94,6 +94,92 @@ def test_a_cancelled_load_stops_the_fresh_scan_process(
     monkeypatch.setattr(session_module, "_start_scan", start_scan)
     with pytest.raises(LoadCancelled):
         Session.open(files[0], keep_values=False, parallel=True, use_cache=False, cancel=lambda: True)
-    ((conn, proc),) = children
-    assert proc._popen.poll() is not None  # terminated and reaped, not left running
-    assert conn.closed
+    assert len(children) == 2  # both halves in new interpreters (see the next test)
+    for conn, proc in children:
+        assert proc._popen.poll() is not None  # terminated and reaped, not left running
+        assert conn.closed
+
+
+def test_a_process_with_other_threads_leaves_both_halves_to_scan_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 11: the window indexed the first half in its loading thread, which took the GIL in
+    turns with the GUI thread (every paint of the file's head waited for it). With other threads
+    running ("fresh"), this process reads only line 1 (the header): the rest goes to two new
+    interpreters, and the result is the sequential index, progress reported on the way."""
+    files = generate(tmp_path / "plain", "--seed", "7406", "--count", "1", "--size", "medium")
+    monkeypatch.setattr(
+        session_module, "_scan_start_method", lambda _s, parallel, _k, _o=False: "fresh" if parallel else None
+    )
+    ranges: list[tuple[int, int | None]] = []
+    real = session_module._start_scan
+
+    def start_scan(method: str, path: str, start: int, end: int | None) -> tuple[Any, Any]:
+        ranges.append((start, end))
+        return real(method, path, start, end)
+
+    monkeypatch.setattr(session_module, "_start_scan", start_scan)
+    reported: list[int] = []
+    f = files[0]
+    par = Session.open(
+        f, keep_values=False, parallel=True, use_cache=False, progress=lambda d, _t: reported.append(d)
+    )
+    seq = Session.open(f, keep_values=False, parallel=False, use_cache=False)
+    header_end = len(f.read_bytes().split(b"\n", 1)[0]) + 1
+    ((a_start, a_end), (b_start, b_end)) = ranges
+    assert a_start == header_end and a_end == b_start and b_end is None
+    assert [repr(r.facts()) for r in par.records] == [repr(r.facts()) for r in seq.records]
+    assert par.leaf_id == seq.leaf_id and par.labels == seq.labels and par.size == seq.size
+    assert reported == sorted(reported) and reported[-1] == f.stat().st_size
+
+
+def test_the_window_asks_for_scan_processes_from_the_parallel_size() -> None:
+    """Qt's threads are invisible to threading.active_count(): the window says so itself, and gets
+    new interpreters (no fork of a process with foreign threads, no half indexed on its GIL)."""
+    big = session_module.PARALLEL_MIN_BYTES
+    assert session_module._scan_start_method(big, None, False, True) == "fresh"
+    assert session_module._scan_start_method(big - 1, None, False, True) is None
+    assert session_module._scan_start_method(big, None, True, True) is None  # values kept: one process
+    assert session_module._scan_start_method(big, False, False, True) is None
+    assert session_module._scan_start_method(big, None, False) == "fork"  # the CLI: alone
+
+
+@pytest.mark.parametrize("first_line", ["legacy", "headerless", "blank"])
+def test_scan_processes_leave_files_without_a_current_header_on_line_1_to_the_usual_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first_line: str
+) -> None:
+    """A v1/v2 file needs the sequential migration pass, a headerless one pi's start-over, a blank
+    first line moves the header: all open as they do sequentially."""
+    import json
+
+    monkeypatch.setattr(
+        session_module, "_scan_start_method", lambda _s, parallel, _k, _o=False: "fresh" if parallel else None
+    )
+    header: dict[str, Any] = {
+        "type": "session",
+        "id": "h",
+        "timestamp": "2025-01-01T10:00:00.000Z",
+        "cwd": "/w",
+    }
+    if first_line != "legacy":
+        header["version"] = 3
+    lines = [] if first_line == "headerless" else [json.dumps(header)]
+    for k in range(300):
+        msg = {"role": "user", "content": f"m{k}", "timestamp": k}
+        entry = {"type": "message", "timestamp": "2025-01-01T10:00:00.000Z", "message": msg}
+        if first_line != "legacy":
+            entry.update(id=f"{k:08x}", parentId=None if k == 0 else f"{k - 1:08x}")
+        lines.append(json.dumps(entry))
+    f = tmp_path / "s.jsonl"
+    f.write_text(("\n" if first_line == "blank" else "") + "\n".join(lines) + "\n", encoding="utf-8")
+    par = Session.open(f, keep_values=False, parallel=True, use_cache=False)
+    seq = Session.open(f, keep_values=False, parallel=False, use_cache=False)
+    assert par.migrated == seq.migrated == (first_line == "legacy")
+    assert par.reset == seq.reset == (first_line == "headerless")
+    assert [(r.line, r.offset, r.type, r.tokens) for r in par.records] == [
+        (r.line, r.offset, r.type, r.tokens) for r in seq.records
+    ]
+    assert [(i.line, i.kind) for i in par.issues] == [(i.line, i.kind) for i in seq.issues]
+    if first_line != "legacy":  # migration gives every entry a new random id
+        assert [repr(r.facts()) for r in par.records] == [repr(r.facts()) for r in seq.records]
+        assert par.leaf_id == seq.leaf_id

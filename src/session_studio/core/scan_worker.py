@@ -1,5 +1,6 @@
-"""`python -m session_studio.core.scan_worker PATH START FD`: index a file from byte START on and
-send the record table through the pipe FD (Session.open's second process where it cannot fork)."""
+"""`python -m session_studio.core.scan_worker PATH START END FD`: index a file from byte START to END
+(empty: to its end) and send the record table through the pipe FD (Session.open's scan processes
+where it cannot fork)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from .session import _scan_worker
 
 
 def main(argv: list[str]) -> int:
-    path, start, fd = argv
-    _scan_worker(path, int(start), None, Connection(int(fd), readable=False))
+    path, start, end, fd = argv
+    _scan_worker(path, int(start), int(end) if end else None, Connection(int(fd), readable=False))
     return 0
 
 

@@ -17,6 +17,7 @@ import gc
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -25,6 +26,7 @@ from .errors import EntryNotFoundError, SessionFileError, SessionLoadError
 from .fingerprint import FileFingerprint, fingerprint_fd, open_regular, open_regular_fd, still_prefix
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_string, js_truthy
 from .migrate import js_compare, needs_migration, new_entry_id, version_of
+from .priority import run_behind
 from .reader import LoadIssue, RawValue, iter_values, parse_line
 from .record_table import (
     _DOUBLE_EXACT,
@@ -131,11 +133,15 @@ class Session:
         progress: Callable[[int, int], None] | None = None,
         cancel: Callable[[], bool] | None = None,
         use_cache: bool | None = None,
+        others_need_the_gil: bool = False,
     ) -> Session:
         """Open a session file the way pi does (without ever writing to it).
 
         `parallel`: index the second half of a big file in another process (the default for
         files over PARALLEL_MIN_BYTES, over SPAWNED_PARALLEL_MIN_BYTES when other threads run).
+        `others_need_the_gil`: other threads of this process must not wait for this one (a GUI
+        thread; Qt's threads are not Python's, so this process cannot see them): a big file is
+        indexed by two new interpreters while this thread only waits on their pipes.
         `progress(bytes_read, total)` is called every few thousand lines; `cancel()`
         returning True stops the load with LoadCancelled (both from the loading thread).
         `use_cache`: reuse/store the index of big files (see index_cache); default on
@@ -162,7 +168,7 @@ class Session:
                 return cached
         issues: list[LoadIssue] = []
         fh = open_regular(p)
-        start_method = _scan_start_method(st.st_size, parallel, keep)
+        start_method = _scan_start_method(st.st_size, parallel, keep, others_need_the_gil)
         with fh, _gc_paused():
             split = _split_point(fh, st.st_size) if start_method is not None else None
             if split is None:
@@ -290,15 +296,25 @@ class Session:
         start_method: str = "fork",
     ) -> Session:
         """Index [0, split) here while another process indexes the rest (`start_method`: "fork",
-        or "fresh" for a new interpreter, see _scan_start_method)."""
-        recv, proc = _start_scan(start_method, p, split, size)
+        or "fresh" for a new interpreter, see _scan_start_method).
+
+        "fresh" is what a process with other Python threads gets (the window): there both halves go
+        to new interpreters and this thread only waits on their pipes, so the GIL stays with the
+        other threads (see _open_in_children); the header is read here."""
+        if start_method == "fresh":
+            in_children = cls._open_in_children(p, fh, issues, split, size, progress, cancel)
+            if in_children is not None:
+                return in_children
+            fh.seek(0)  # not a plain file with its header on line 1: the half here after all
+            issues.clear()
+        recv, proc = _start_scan(start_method, p, split, None)
         try:
             lines_read: list[int] = []
             values = iter_values(fh, issues, 0, 1, split, lines_read)
             if progress is not None or cancel is not None:
                 values = _watched(values, split, progress, cancel)
             session = cls._from_values(p, values, issues, False, finish=False)
-            part, tail_issues, tail_size = recv.recv()
+            part, tail_issues, tail_size, _lines = _scan_result(recv)
             columns = (recv.recv_bytes() for _ in range(len(COLUMNS) + 1))
             if session.migrated or session.reset:
                 for _ in columns:  # not needed, but the worker waits until they are read
@@ -326,6 +342,53 @@ class Session:
             issues.append(LoadIssue(i.line + line_shift, i.offset, i.kind, i.message, i.dropped))
         session._finish_bulk()
         session.size = tail_size
+        session._note_tail()
+        return session
+
+    @classmethod
+    def _open_in_children(
+        cls,
+        p: str,
+        fh: BinaryIO,
+        issues: list[LoadIssue],
+        split: int,
+        size: int,
+        progress: Callable[[int, int], None] | None,
+        cancel: Callable[[], bool] | None,
+    ) -> Session | None:
+        """Read line 1 (the header) here and index [line 2, split) and [split, end) in two new
+        interpreters; None (and nothing kept) when line 1 is not a current header: a legacy file
+        needs the sequential migration, a headerless one pi's own start-over."""
+        head_end = _first_line_end(fh, split)
+        if head_end is None:
+            return None
+        scans = [_start_scan("fresh", p, head_end, split), _start_scan("fresh", p, split, None)]
+        try:
+            lines_read: list[int] = []
+            session = cls._from_values(
+                p, iter_values(fh, issues, 0, 1, head_end, lines_read), issues, False, False
+            )
+            if session.header is None or session.migrated or session.reset or len(session.records):
+                return None
+            results = _scan_results(
+                [conn for conn, _proc in scans], [head_end, split], size, progress, cancel
+            )
+            line_shift = lines_read[0]
+            for (conn, _proc), (part, part_issues, part_size, part_lines) in zip(scans, results, strict=True):
+                base = len(session.records)
+                columns = (conn.recv_bytes() for _ in range(len(COLUMNS) + 1))
+                session.records.extend_from(part, line_shift, columns)
+                session._apply_labels(sorted(i + base for i in part.label_facts))
+                for i in part_issues:
+                    issues.append(LoadIssue(i.line + line_shift, i.offset, i.kind, i.message, i.dropped))
+                line_shift += part_lines
+                session.size = part_size
+        finally:
+            for conn, proc in scans:
+                proc.terminate()  # done, or blocked sending to us: nothing more is read
+                proc.join()
+                conn.close()
+        session._finish_bulk()
         session._note_tail()
         return session
 
@@ -994,29 +1057,31 @@ PARALLEL_MIN_BYTES = 32 * 1024 * 1024
 SPAWNED_PARALLEL_MIN_BYTES = 64 * 1024 * 1024
 
 
-def _scan_start_method(size: int, parallel: bool | None, keep: bool) -> str | None:
+def _scan_start_method(
+    size: int, parallel: bool | None, keep: bool, others_need_the_gil: bool = False
+) -> str | None:
     """How to start the process that indexes the second half of a file, or None for one process.
 
-    `parallel`: True/False forces it on or off; None decides by the size."""
+    `parallel`: True/False forces it on or off; None decides by the size. `others_need_the_gil`:
+    "fresh" from PARALLEL_MIN_BYTES on (both halves in new interpreters, see _open_parallel)."""
     if keep or parallel is False:
         return None
+    can_spawn = os.name == "posix" and not getattr(sys, "frozen", False)
+    if others_need_the_gil and can_spawn and (parallel or size >= PARALLEL_MIN_BYTES):
+        return "fresh"
     alone = threading.active_count() == 1
     if alone and hasattr(os, "fork") and (parallel or size >= PARALLEL_MIN_BYTES):
         return "fork"
     # a new interpreter runs the worker module (not multiprocessing's spawn, which runs the
     # parent's __main__ again); a frozen app has no interpreter to start
-    if (
-        (parallel or size >= SPAWNED_PARALLEL_MIN_BYTES)
-        and os.name == "posix"
-        and not getattr(sys, "frozen", False)
-    ):
+    if (parallel or size >= SPAWNED_PARALLEL_MIN_BYTES) and can_spawn:
         return "fresh"
     return None
 
 
-def _start_scan(method: str, path: str, split: int, size: int) -> tuple[Any, Any]:
-    """Start the process that indexes [split, end) of `path`: (the connection its table comes
-    through, the process: terminate() and join())."""
+def _start_scan(method: str, path: str, start: int, end: int | None) -> tuple[Any, Any]:
+    """Start the process that indexes [start, end) of `path` (`end` None: to the end of the file):
+    (the connection its table comes through, the process: terminate() and join())."""
     from multiprocessing.connection import Connection
 
     if method == "fork":
@@ -1024,20 +1089,22 @@ def _start_scan(method: str, path: str, split: int, size: int) -> tuple[Any, Any
 
         ctx = multiprocessing.get_context("fork")
         recv, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_scan_worker, args=(path, split, size, send), daemon=True)
+        proc = ctx.Process(target=_scan_worker, args=(path, start, end, send), daemon=True)
         proc.start()
         send.close()
         return recv, proc
     import subprocess
 
     rfd, wfd = os.pipe()
+    bound = "" if end is None else str(end)
     try:
         child = subprocess.Popen(
-            [sys.executable, "-m", "session_studio.core.scan_worker", path, str(split), str(wfd)],
+            [sys.executable, "-m", "session_studio.core.scan_worker", path, str(start), bound, str(wfd)],
             pass_fds=(wfd,),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
         )
+        run_behind(child.pid)
     except BaseException:
         os.close(rfd)
         raise
@@ -1075,15 +1142,87 @@ def _split_point(fh: BinaryIO, size: int) -> int | None:
             return pos if pos < size else None
 
 
+#: a scan process reports how far it got about this often (seconds)
+SCAN_PROGRESS_SECONDS = 0.05
+
+
 def _scan_worker(path: str, start: int, end: int | None, conn: Any) -> None:
-    """Index [start, end) of a file (in another process); send its record table back."""
+    """Index [start, end) of a file (in another process); send its record table back.
+
+    Sends ("progress", bytes done) now and then, then ("done", table without columns, issues, the
+    offset it stopped at, newlines read) and the columns (RecordTable.column_bytes)."""
     issues: list[LoadIssue] = []
     part = Session(path, None, RecordTable(False), issues, None, False, False, 0, False)
+    lines_read: list[int] = []
+
+    def reported(values: Iterator[RawValue]) -> Iterator[RawValue]:
+        clock = time.monotonic
+        due = clock() + SCAN_PROGRESS_SECONDS
+        for n, raw in enumerate(values, 1):
+            if n % 256 == 0 and clock() >= due:
+                conn.send(("progress", raw.offset - start))
+                due = clock() + SCAN_PROGRESS_SECONDS
+            yield raw
+
     with open(path, "rb") as fh:
-        part._load(iter_values(fh, issues, start, 1, None), False)  # a later header becomes an issue
+        # a later header becomes an issue
+        part._load(reported(iter_values(fh, issues, start, 1, end, lines_read)), False)
         size = fh.tell()
-    conn.send((part.records.without_columns(), issues, size))
+    conn.send(("done", part.records.without_columns(), issues, size, lines_read[0] if lines_read else 0))
     for data in part.records.column_bytes():
         conn.send_bytes(data)
         del data
     conn.close()
+
+
+def _scan_result(conn: Any, on_progress: Callable[[int], None] | None = None) -> tuple[Any, ...]:
+    """The ("done", …) message of a scan process, its progress reports passed to `on_progress`."""
+    while True:
+        msg = conn.recv()
+        if msg[0] == "done":
+            return tuple(msg[1:])
+        if on_progress is not None:
+            on_progress(msg[1])
+
+
+def _scan_results(
+    conns: list[Any],
+    starts: list[int],
+    size: int,
+    progress: Callable[[int, int], None] | None,
+    cancel: Callable[[], bool] | None,
+) -> list[tuple[Any, ...]]:
+    """The ("done", …) messages of scan processes that index the file from ``starts`` on (each to the
+    next one's start, the last to the end), waiting on all of them at once: progress is the bytes
+    before the first start and the sum of their reports; `cancel` is asked between them."""
+    from multiprocessing.connection import wait
+
+    done_bytes = [0] * len(conns)
+    results: list[tuple[Any, ...] | None] = [None] * len(conns)
+    waiting = dict(enumerate(conns))
+    while waiting:
+        if cancel is not None and cancel():
+            from .errors import LoadCancelled
+
+            raise LoadCancelled("loading was cancelled")
+        for ready in wait(list(waiting.values()), timeout=0.1):
+            k = conns.index(ready)
+            msg = conns[k].recv()
+            if msg[0] == "done":
+                results[k] = tuple(msg[1:])
+                done_bytes[k] = msg[3] - starts[k]  # where it stopped
+                del waiting[k]  # its columns stay in the pipe until they are merged in order
+            else:
+                done_bytes[k] = msg[1]
+            if progress is not None:
+                progress(starts[0] + sum(done_bytes), size)
+    return [r for r in results if r is not None]
+
+
+def _first_line_end(fh: BinaryIO, limit: int) -> int | None:
+    """The offset just after the file's first newline, if it comes before `limit` (and within the
+    first MiB: a header line is a few hundred bytes)."""
+    fh.seek(0)
+    first = fh.readline(min(limit, 1 << 20))
+    fh.seek(0)
+    return len(first) if first.endswith(b"\n") and len(first) < limit else None

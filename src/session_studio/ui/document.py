@@ -192,7 +192,13 @@ def load_session(path: str, pin: str = "auto", plain: str = "auto", op: Operatio
     # or whose window goes away never leaves the GC off. The runner keeps the GIL's time slices
     # short meanwhile (tasks.BUSY_SWITCH_INTERVAL).
     with paused_gc():
-        session = Session.open(path, progress=progress, cancel=op.cancelled.is_set, use_cache=USE_INDEX_CACHE)
+        session = Session.open(
+            path,
+            progress=progress,
+            cancel=op.cancelled.is_set,
+            use_cache=USE_INDEX_CACHE,
+            others_need_the_gil=not op.runner.synchronous,  # the GUI thread's paints
+        )
         op.report(1000, 1000, "Planning…")
         res = prepare_loaded(session, pin=pin, plain=plain)
         from .outline import build_outline

@@ -28,6 +28,7 @@ from array import array
 from multiprocessing.connection import Connection
 from typing import Any
 
+from session_studio.core.priority import run_behind
 from session_studio.core.reader import parse_line
 from session_studio.core.session import Session
 
@@ -71,6 +72,7 @@ def build_search_texts(session: Session, min_records: int | None = None) -> Sear
         )
     except OSError:
         return None
+    run_behind(child.pid)
     assert child.stdin is not None and child.stdout is not None
     # the connections own copies of the pipe ends: each closes its own
     send = Connection(os.dup(child.stdin.fileno()), readable=False)
