@@ -282,3 +282,19 @@ def test_an_edited_entrys_token_line_counts_what_pi_sends(
     assert "Tokens: 0 in the context: hidden by context edit e0013" in hidden
     _inspect(qtbot, w, "e0010")  # not edited: the stored entry, as before
     assert "as edited" not in w.inspector.tokens.text()
+
+
+def test_has_context_edits_finds_them_from_any_record_on(tmp_path: Path) -> None:
+    """Issue 11: the scan is a C-level search of the types column now (a record view per entry held
+    the GIL for ~0.2 s on 100k entries); it answers as the per-record test did, from any start."""
+    from session_studio.core import Session
+    from session_studio.ui.pi16 import has_context_edits
+
+    s = Session.open(write_pi16_session(tmp_path / "pi16.jsonl"))
+    recs = s.records
+    edits = [i for i in range(len(recs)) if recs[i].type == "context_edit"]
+    assert edits
+    for start in range(len(recs) + 2):
+        assert has_context_edits(s, start) == any(i >= start for i in edits), start
+    plain = Session.open(write_session(tmp_path / "plain.jsonl", [("user", 30), ("assistant", 30)]))
+    assert not has_context_edits(plain)

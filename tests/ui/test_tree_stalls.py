@@ -265,8 +265,9 @@ def test_branch_points_are_sorted_into_their_blocks_looking_each_row_up_once(
 def test_a_new_tree_opens_its_branch_points_a_turn_at_a_time(
     qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A loaded tree's side branches open BRANCH_ROWS_PER_TURN rows per turn of the event loop (a big
-    file's tree opened in one step froze the window); a small tree still opens in the load's step."""
+    """A loaded tree's side branches open FIRST_TURN_BRANCH_ROWS rows in the load's step, then
+    BRANCH_ROWS_PER_TURN rows per turn of the event loop (a big file's tree opened in one step froze
+    the window); a small tree still opens in the load's step."""
     path = _nested_branches(tmp_path / "nested.jsonl")
     w = window
     m = w.tree_model
@@ -278,6 +279,7 @@ def test_a_new_tree_opens_its_branch_points_a_turn_at_a_time(
     qtbot.waitUntil(lambda: w.doc.state is not None)
     assert m.branch_points() and closed() == []  # small: all at once
 
+    monkeypatch.setattr(navigation, "FIRST_TURN_BRANCH_ROWS", 2)
     monkeypatch.setattr(navigation, "BRANCH_ROWS_PER_TURN", 2)
     w.open_path(str(path))
     qtbot.waitUntil(lambda: w.doc.state is not None and m.session is w.doc.session)

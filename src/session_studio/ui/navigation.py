@@ -12,8 +12,15 @@ __all__ = ["BRANCH_ROWS_PER_TURN", "TreeNavigation"]
 
 #: rows a row block's branch points may lay out in one turn of the event loop: a block of a big session
 #: holds tens of side branches (thousands of rows, a Python call or more each for the view's layout),
-#: so opening them all at once froze the window for a few hundred ms
-BRANCH_ROWS_PER_TURN = 2000
+#: so opening them all at once froze the window for a few hundred ms. A turn's layout (~30 µs a row:
+#: index(), flags() and Qt's own work) is followed by a paint in the same step of the event loop
+BRANCH_ROWS_PER_TURN = 500
+#: ... and in the turn that shows a new tree: its layout is followed at once by the tree's first paint
+#: (a screenful of new rows, ~40-70 ms), and the two together must stay a short step
+FIRST_TURN_BRANCH_ROWS = 300
+#: the pause between two turns: a turn's layout is followed by a paint, and a timer of 0 ms ran the
+#: next turn before any other timer of the event loop could (two steps of the GUI thread as one)
+BRANCH_TURN_MS = 20
 
 
 class TreeNavigation(WindowParts):
@@ -24,7 +31,7 @@ class TreeNavigation(WindowParts):
         self._pending_branches: list[QPersistentModelIndex] = []
         self._branch_timer = QTimer(self)
         self._branch_timer.setSingleShot(True)
-        self._branch_timer.setInterval(0)
+        self._branch_timer.setInterval(BRANCH_TURN_MS)
         self._branch_timer.timeout.connect(lambda: self._open_pending_branches())
         self._selecting = False  # a selection is being shown: the blocks it opens keep side branches shut
 
@@ -61,11 +68,12 @@ class TreeNavigation(WindowParts):
                 self.tree.expand(ix)
 
     def _expand_in_steps(self) -> None:
-        """`_expand` for a new tree: the first BRANCH_ROWS_PER_TURN rows' branch points now, the rest a
-        turn of the event loop at a time (a big file's head or tree opened at once was laid out in
-        one step that froze the window for ~0.2 s; a small one still opens at once)."""
+        """`_expand` for a new tree: the first FIRST_TURN_BRANCH_ROWS rows' branch points now, the rest
+        BRANCH_ROWS_PER_TURN at a time, a turn of the event loop each (a big file's head or tree
+        opened at once was laid out in one step that froze the window for ~0.2 s; a small one still
+        opens at once)."""
         self._pending_branches = [QPersistentModelIndex(b) for b in reversed(self.tree_model.branch_points())]
-        self._open_pending_branches()
+        self._open_pending_branches(FIRST_TURN_BRANCH_ROWS)
 
     def _on_tree_expanded(self, ix: QModelIndex) -> None:
         if self.tree_model.is_chunk(ix) and not self._selecting:

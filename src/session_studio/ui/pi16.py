@@ -56,9 +56,9 @@ SYNC_EDIT_PATH = 10_000
 
 
 def has_context_edits(session: Session, start: int = 0) -> bool:
-    """Whether a record from ``start`` on is a context edit."""
-    recs = session.records
-    return any(recs[i].type == "context_edit" for i in range(start, len(recs)))
+    """Whether a record from ``start`` on is a context edit (a C-level scan of the types column: a
+    record view per entry held the GIL for ~0.2 s on 100k entries while the window painted)."""
+    return bool(session.records.indices_of_types(("context_edit",), start=start))
 
 
 def edit_replacement(session: Session, edit: int) -> Any:

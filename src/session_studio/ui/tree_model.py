@@ -208,6 +208,8 @@ class SessionTreeModel(QAbstractItemModel):
         Only those whose nearest enclosing block is ``under`` (None: not inside any block), so
         opening a block opens the branches inside it and nothing else.
         """
+        if (under is None or not self.is_chunk(under)) and ROOT in self._chunked:
+            return []  # every row is inside a block of the top level: none is outside all blocks
         if self._bp_by_chunk is None:
             o = self.outline
             by: dict[int, list[int]] = {}
