@@ -4,6 +4,7 @@ the benchmark's job: benchmarks/ui_open.py)."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -285,3 +286,54 @@ def test_a_new_tree_opens_its_branch_points_a_turn_at_a_time(
     qtbot.waitUntil(lambda: w.doc.state is not None and m.session is w.doc.session)
     assert closed()  # big for this budget: some left for the next turns ...
     qtbot.waitUntil(lambda: closed() == [])  # ... which open them all
+
+
+def test_entries_pi_appends_are_planned_and_laid_out_in_workers(
+    qtbot: Any,
+    threaded_window: MainWindow,
+    branching_session: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 11: pi appending one entry to a 100k-entry session froze the window for ~0.45 s (the
+    path planned again and the whole tree derived again on the GUI thread; seconds at 900k). Both
+    run in workers now; the tree then shows the new leaf, selected as the old leaf was."""
+    from session_studio.ui import document, tree_model
+
+    w = threaded_window
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(branching_session.read_bytes())
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.state is not None and not w.runner.busy, timeout=30000)
+    s = w.doc.session
+    assert s is not None
+    old_leaf = s.leaf_index()
+    w.doc.select(old_leaf)
+    gui = threading.get_ident()
+    where: list[tuple[str, bool]] = []
+    for module, name in ((document, "prepare_loaded"), (tree_model, "filtered_outline")):
+        real = getattr(module, name)
+
+        def recording(*a: Any, _real: Any = real, _name: str = name, **k: Any) -> Any:
+            where.append((_name, threading.get_ident() == gui))
+            return _real(*a, **k)
+
+        monkeypatch.setattr(module, name, recording)
+    leaf_id = s.records[old_leaf].id
+    with open(path, "a", encoding="utf-8") as fh:
+        entry = {
+            "type": "message",
+            "id": "feed0001",
+            "parentId": leaf_id,
+            "timestamp": "2026-12-01T10:00:00.000Z",
+            "message": {"role": "user", "content": "appended by pi", "timestamp": 1},
+        }
+        fh.write(json.dumps(entry) + "\n")
+    w.doc.refresh()
+    new = len(s.records) - 1
+    assert s.records[new].id == "feed0001"
+    qtbot.waitUntil(lambda: w.tree_model.index_of(new).isValid() and w.doc.selected == new, timeout=30000)
+    assert ("prepare_loaded", False) in where and ("filtered_outline", False) in where
+    assert [name for name, on_gui in where if on_gui] == []
+    assert w.tree_model.record_of(w.tree.currentIndex()) == new
+    assert new in w.tree_model.outline.active

@@ -296,6 +296,8 @@ class SessionDocument(QObject):
         self._prep_op: Operation | None = None
         self._watcher = QFileSystemWatcher(self)
         self._watcher.fileChanged.connect(self._on_file_changed)
+        #: the re-plan of entries pi appended, running in a worker (see refresh)
+        self._refresh_op: Operation | None = None
         self._refresh_timer = QTimer(self)
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.setInterval(150)
@@ -385,6 +387,7 @@ class SessionDocument(QObject):
 
     def _on_loaded(self, path: str, res: Loaded) -> None:
         self._load_ended()
+        self._refresh_op = None  # a re-plan of the previous session's appends is for nothing now
         pick, self._partial_pick = self._partial_pick, None
         self.partial = None
         if self.path and self.path in self._watcher.files():
@@ -426,6 +429,7 @@ class SessionDocument(QObject):
     def close(self) -> None:
         if self.path and self.path in self._watcher.files():
             self._watcher.removePath(self.path)
+        self._refresh_op = None
         self.session = None
         self.path = None
         self.loaded_state = None
@@ -445,7 +449,7 @@ class SessionDocument(QObject):
         s = self.session
         if s is None:
             return
-        if self.writing:
+        if self.writing or self._refresh_op is not None:  # look again once that is done
             self._refresh_timer.start()
             return
         if self.path and self.path not in self._watcher.files() and os.path.exists(self.path):
@@ -466,13 +470,31 @@ class SessionDocument(QObject):
             if self.loaded_state and self.loaded_state.path_indices
             else None
         )
-        res = self._prepare(s, self.working_leaf)
-        self.loaded_state = res
-        self.appended.emit(tuple(new))
-        self._replan()
-        self.message.emit(f"{len(new)} new entr{'y' if len(new) == 1 else 'ies'} appended by pi")
-        if self.selected == was_leaf and res.path_indices:
-            self.select(res.path_indices[-1])
+        count, leaf = len(s.records), self.working_leaf
+        pin, plain = self.profile_pin, self.profile_plain
+
+        def work() -> Loaded:  # the whole path planned again: ~0.1 s on 100k entries, ~1 s on 900k
+            return prepare_loaded(s, leaf, pin=pin, plain=plain)
+
+        def done(res: Loaded) -> None:
+            self._refresh_op = None
+            if s is not self.session or len(s.records) != count or leaf != self.working_leaf:
+                self._refresh_timer.start()  # a write, a reload or a branch switch came first
+                return
+            self.loaded_state = res
+            self.appended.emit(tuple(new))
+            self._replan()
+            self.message.emit(f"{len(new)} new entr{'y' if len(new) == 1 else 'ies'} appended by pi")
+            if self.selected == was_leaf and res.path_indices:
+                self.select(res.path_indices[-1])
+
+        def failed(exc: BaseException, _tb: str) -> None:
+            self._refresh_op = None
+            self.message.emit(f"Planning the entries pi appended failed: {exc}")
+
+        op = self.runner.op(work).on_success(done).on_failure(failed)
+        self._refresh_op = op
+        op.start()
 
     # ------------------------------------------------------------------ working leaf and writes
     def working_leaf_index(self) -> int | None:

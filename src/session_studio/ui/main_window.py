@@ -422,12 +422,15 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.show_browser()
 
     def _on_appended(self, new: tuple[int, ...]) -> None:
-        sel = self.doc.selected
         res = self.doc.loaded_state
-        self.tree_model.rebuild(res.path_indices if res else None)
-        self._expand()
-        self._reselect(sel)
-        self._update_count()
+
+        def shown() -> None:
+            self._expand_in_steps()
+            self._reselect(self.doc.selected)
+            self._update_count()
+
+        # built in a worker: pi appending to a big session never freezes the window
+        self.tree_model.rebuild_async(self.runner, res.path_indices if res else [], shown)
         self._update_status_path()
 
     def _on_plan(self, st: PlanState) -> None:

@@ -115,7 +115,8 @@ class TreeNavigation(WindowParts):
 
     def _apply_filter(self) -> None:
         def shown() -> None:
-            self._expand()
+            # a search's result can be ten thousand rows in side branches: opened a turn at a time
+            self._expand_in_steps()
             self._reselect(self.doc.selected)
             self._update_count()
 
