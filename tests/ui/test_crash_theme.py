@@ -12,6 +12,8 @@ from session_studio.ui import errors
 from session_studio.ui.main_window import APP_ID, MainWindow, app_icon, icon_dirs
 from session_studio.ui.tasks import TaskRunner
 
+from .conftest import settle_window
+
 
 def test_crash_dialog_shows_traceback(qtbot: Any, monkeypatch: Any) -> None:
     shown: list[errors.CrashDialog] = []
@@ -98,7 +100,7 @@ def test_load_progress_can_cancel(qtbot: Any, tmp_path: Path, monkeypatch: Any) 
 
     monkeypatch.setattr(document.Session, "open", staticmethod(slow_open))
     w = MainWindow(AppSettings(tmp_path / "s.ini"), TaskRunner(), sessions_root=str(tmp_path / "none"))
-    qtbot.addWidget(w)
+    qtbot.addWidget(w, before_close_func=lambda w: settle_window(qtbot, w))
     w.show()
     op = w.open_path(str(path))
     qtbot.waitUntil(lambda: op._dialog is not None, timeout=3000)
@@ -124,7 +126,7 @@ def test_unhandled_background_failure_reaches_the_crash_dialog(
     monkeypatch.setattr(errors.CrashDialog, "open", lambda self: shown.append(self.text.toPlainText()))
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # restored after the test
     w = MainWindow(AppSettings(tmp_path / "s.ini"), TaskRunner(), sessions_root=str(tmp_path / "none"))
-    qtbot.addWidget(w)
+    qtbot.addWidget(w, before_close_func=lambda w: settle_window(qtbot, w))
     errors.install_crash_handlers(w)
     w.runner.op(_raise_value_error).start()
     qtbot.waitUntil(lambda: bool(shown), timeout=5000)

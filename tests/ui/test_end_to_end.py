@@ -20,6 +20,8 @@ from session_studio.ui.settings import AppSettings
 from session_studio.ui.tasks import TaskRunner
 from session_studio.ui.theme import apply_theme
 
+from .conftest import settle_window
+
 pytestmark = pytest.mark.oracle
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,7 +76,7 @@ def test_plan_cut_preview_commit_matches_pi(
     app.setStyleSheet(stylesheet())
     runner = TaskRunner()
     w = MainWindow(AppSettings(tmp_path / "cfg.ini"), runner, sessions_root=str(tmp_path / "none"))
-    qtbot.addWidget(w)
+    qtbot.addWidget(w, before_close_func=lambda w: settle_window(qtbot, w))
     w.resize(1600, 1000)
     w.show()
     w.open_path(str(path))

@@ -16,7 +16,7 @@ from session_studio.core.session import Session
 from session_studio.ui.main_window import MainWindow
 from session_studio.ui.profile_compare import ProfileCompareView
 
-from .conftest import write_session
+from .conftest import settle_window, write_session
 
 
 def _bash_at_the_cut(path: Path) -> Path:
@@ -194,7 +194,7 @@ def async_window(qtbot: Any, tmp_path: Path) -> MainWindow:
     w = MainWindow(
         AppSettings(tmp_path / "cfg" / "s.ini"), TaskRunner(), sessions_root=str(tmp_path / "none")
     )
-    qtbot.addWidget(w)
+    qtbot.addWidget(w, before_close_func=lambda w: settle_window(qtbot, w))
     w.resize(1280, 800)
     w.show()
     return w

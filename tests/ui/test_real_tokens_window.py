@@ -13,7 +13,7 @@ from session_studio.core import real_tokens as rt
 from session_studio.ui.main_window import MainWindow
 from session_studio.ui.tasks import TaskRunner
 
-from .conftest import write_session
+from .conftest import settle_window, write_session
 
 CJK = "会话工作室显示每一条消息的真实令牌数量以及估计值之间的差距。" * 40  # chars/4 300, o200k 920
 
@@ -95,7 +95,7 @@ def test_counting_runs_off_the_gui_thread(
     monkeypatch.setattr("session_studio.ui.real_tokens.load_counter", spy)
     runner = TaskRunner()
     w = MainWindow(AppSettings(tmp_path / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
-    qtbot.addWidget(w)
+    qtbot.addWidget(w, before_close_func=lambda w: settle_window(qtbot, w))
     _open(qtbot, w, _cjk_session(tmp_path))
     qtbot.waitUntil(lambda: w.bar.real is not None and w.bar.real.result is not None, timeout=10000)
     assert threads and threading.get_ident() not in threads

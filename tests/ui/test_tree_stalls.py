@@ -337,3 +337,59 @@ def test_entries_pi_appends_are_planned_and_laid_out_in_workers(
     assert [name for name, on_gui in where if on_gui] == []
     assert w.tree_model.record_of(w.tree.currentIndex()) == new
     assert new in w.tree_model.outline.active
+
+
+def test_a_cleared_search_shows_the_tree_it_replaced_without_building_it_again(
+    qtbot: Any,
+    threaded_window: MainWindow,
+    branching_session: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 11: clearing a search rebuilt the whole tree in a worker (~2.5 s holding the GIL on
+    900k entries while the window painted). The tree shown before the search comes back as it was,
+    unless pi appended meanwhile (then it is built again, with the new entries)."""
+    from session_studio.ui import tree_model
+
+    w = threaded_window
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(branching_session.read_bytes())
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.state is not None and not w.runner.busy, timeout=30000)
+    m = w.tree_model
+    before = m.outline
+    builds: list[str] = []
+    real = tree_model.filtered_outline
+
+    def recording(s: Any, mode: str, query: str, *a: Any) -> Any:
+        builds.append(query)
+        return real(s, mode, query, *a)
+
+    monkeypatch.setattr(tree_model, "filtered_outline", recording)
+    w.search.setText("user")
+    qtbot.waitUntil(lambda: m.query == "user" and not w.runner.busy, timeout=30000)
+    assert m.outline is not before and builds == ["user"]
+    w.search.setText("")
+    qtbot.waitUntil(lambda: m.query == "" and not w.runner.busy, timeout=30000)
+    assert m.outline is before and builds == ["user"]  # not built again
+
+    w.search.setText("user")
+    qtbot.waitUntil(lambda: m.query == "user" and not w.runner.busy, timeout=30000)
+    s = w.doc.session
+    assert s is not None
+    leaf_id = s.records[s.leaf_index()].id
+    entry = {
+        "type": "message",
+        "id": "feed0002",
+        "parentId": leaf_id,
+        "timestamp": "2026-12-01T10:00:00.000Z",
+        "message": {"role": "user", "content": "a user's note appended by pi", "timestamp": 1},
+    }
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry) + "\n")
+    w.doc.refresh()
+    new = len(s.records) - 1
+    qtbot.waitUntil(lambda: m.index_of(new).isValid() and not w.runner.busy, timeout=30000)
+    w.search.setText("")
+    qtbot.waitUntil(lambda: m.query == "" and not w.runner.busy, timeout=30000)
+    assert builds[-1] == "" and m.outline is not before and m.index_of(new).isValid()

@@ -41,6 +41,11 @@ class TreeNavigation(WindowParts):
         shown = self.tree_model.outline.nearest_shown(self.doc.session, record) if self.doc.session else None
         if shown is None:
             return
+        if shown != record and self.tree_model.rebuilding:
+            # the entry is not in the rows shown yet (pi appended it, a commit wrote it): showing its
+            # nearest shown ancestor would make that the document's selection; the rows being built
+            # show the entry itself when they are swapped in
+            return
         ix = self.tree_model.index_of(shown)
         if ix.isValid() and self.tree.currentIndex().internalId() != ix.internalId():
             # the view opens the rows above the selected one (its block, the branch points it is in)

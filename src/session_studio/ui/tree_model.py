@@ -172,6 +172,9 @@ class SessionTreeModel(QAbstractItemModel):
         #: the active path the next outline build is to show (set by rebuild_async: pi appended, the
         #: path moved); None: the shown outline's
         self._wanted_active: Collection[int] | None = None
+        #: the default, unsearched outline last shown, with its session and record count: clearing
+        #: a search shows it again without building it again
+        self._default_outline: tuple[Session, int, Outline] | None = None
 
     @property
     def outline(self) -> Outline:
@@ -181,6 +184,10 @@ class SessionTreeModel(QAbstractItemModel):
     def outline(self, o: Outline) -> None:
         self._outline = o
         self._parents.clear()
+        if self.session is None:
+            self._default_outline = None  # never keeps a closed session alive
+        elif self.mode == "default" and not self.query:
+            self._default_outline = (self.session, len(self.session.records), o)
         c = self.chunk_rows
         t = min(self.head_chunk_threshold, self.chunk_threshold) if self._head else self.chunk_threshold
         self._chunked = {g: (len(rows) + c - 1) // c for g, rows in o.groups.items() if len(rows) > t}
@@ -255,6 +262,7 @@ class SessionTreeModel(QAbstractItemModel):
         self._wanted_active = None
         if session is not self.session:
             self._search_texts = None
+            self._default_outline = None
             self.edits = NO_EDITS
         if session is not None and context_edits is not None:
             self._edits_scan = (session, len(session.records), context_edits)
@@ -397,6 +405,11 @@ class SessionTreeModel(QAbstractItemModel):
 
         runner.op(work).on_success(done).on_failure(failed).start()
 
+    @property
+    def rebuilding(self) -> bool:
+        """Rows for a new outline are being built in a worker (see filter_async)."""
+        return self._filtering or self._pending_filter is not None
+
     def rebuild_async(self, runner: TaskRunner, active_path: list[int], on_done: Callable[[], None]) -> None:
         """:meth:`rebuild` with the outline built in a worker (pi appended to a big session: the
         whole tree is derived again, ~0.35 s on 100k entries, seconds on 900k), swapped in when
@@ -422,6 +435,24 @@ class SessionTreeModel(QAbstractItemModel):
             on_done()
             return
         self._filter_serial += 1
+        kept = self._default_outline
+        if (
+            mode == "default"
+            and not query.strip()
+            and self._wanted_active is None
+            and kept is not None
+            and kept[0] is s
+            and kept[1] == len(s.records)
+        ):
+            # a search cleared: the tree as it was before it (rebuilt, ~2.5 s of a worker holding
+            # the GIL on 900k entries while the window painted); a build still running is outdated
+            self._pending_filter = None
+            self.mode, self.query = mode, ""
+            self.beginResetModel()
+            self.outline = kept[2]
+            self.endResetModel()
+            on_done()
+            return
         if self._filtering or (self._indexing and query.strip()):
             self._pending_filter = (mode, query, on_done)  # superseded requests are never built
             return
