@@ -288,6 +288,19 @@ def test_a_new_tree_opens_its_branch_points_a_turn_at_a_time(
     qtbot.waitUntil(lambda: closed() == [])  # ... which open them all
 
 
+def _pi_appends(path: Path, entry_id: str, parent_id: str, text: str) -> None:
+    """A user message appended to ``path`` the way pi writes one."""
+    entry = {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent_id,
+        "timestamp": "2026-12-01T10:00:00.000Z",
+        "message": {"role": "user", "content": text, "timestamp": 1},
+    }
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry) + "\n")
+
+
 def test_entries_pi_appends_are_planned_and_laid_out_in_workers(
     qtbot: Any,
     threaded_window: MainWindow,
@@ -319,16 +332,7 @@ def test_entries_pi_appends_are_planned_and_laid_out_in_workers(
             return _real(*a, **k)
 
         monkeypatch.setattr(module, name, recording)
-    leaf_id = s.records[old_leaf].id
-    with open(path, "a", encoding="utf-8") as fh:
-        entry = {
-            "type": "message",
-            "id": "feed0001",
-            "parentId": leaf_id,
-            "timestamp": "2026-12-01T10:00:00.000Z",
-            "message": {"role": "user", "content": "appended by pi", "timestamp": 1},
-        }
-        fh.write(json.dumps(entry) + "\n")
+    _pi_appends(path, "feed0001", s.records[old_leaf].id, "appended by pi")
     w.doc.refresh()
     new = len(s.records) - 1
     assert s.records[new].id == "feed0001"
@@ -377,16 +381,7 @@ def test_a_cleared_search_shows_the_tree_it_replaced_without_building_it_again(
     qtbot.waitUntil(lambda: m.query == "user" and not w.runner.busy, timeout=30000)
     s = w.doc.session
     assert s is not None
-    leaf_id = s.records[s.leaf_index()].id
-    entry = {
-        "type": "message",
-        "id": "feed0002",
-        "parentId": leaf_id,
-        "timestamp": "2026-12-01T10:00:00.000Z",
-        "message": {"role": "user", "content": "a user's note appended by pi", "timestamp": 1},
-    }
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(entry) + "\n")
+    _pi_appends(path, "feed0002", s.records[s.leaf_index()].id, "a user's note appended by pi")
     w.doc.refresh()
     new = len(s.records) - 1
     qtbot.waitUntil(lambda: m.index_of(new).isValid() and not w.runner.busy, timeout=30000)
