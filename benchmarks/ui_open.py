@@ -16,7 +16,9 @@ of a busy machine held.
 For comparison the CLI's cold ``plan`` of the same file (no index cache) runs first as a
 separate process (``--no-cli`` skips it): its wall time and peak RSS, and the window's ratios.
 ``--watchdog MS`` dumps the stack of every thread to stderr whenever the heartbeat is MS late (what
-stalls the GUI thread: its own work, or a worker holding the GIL in one long call). ``--profile N``
+stalls the GUI thread: its own work, or a worker holding the GIL in one long call). A diagnostic
+only: faulthandler's timed dumps read running threads' frames, and the process crashed at exit in
+2 of 5 runs with it (never without it); its figures are not the benchmark's. ``--profile N``
 prints, for each interaction, the N costliest calls of the GUI thread meanwhile (cProfile, to stderr).
 """
 
