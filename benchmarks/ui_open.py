@@ -1,6 +1,6 @@
 """Open a huge session in the real window (offscreen) and measure what the user waits for.
 
-    python benchmarks/ui_open.py [SESSION.jsonl] [--no-cli] [--query WORD] [--watchdog MS] [--profile N] [--smoke]
+    python benchmarks/ui_open.py [SESSION.jsonl] [--no-cli] [--query WORD] [--watchdog MS] [--profile N] [--smoke] [--append]
 
 Without an argument a huge session is generated (gen_sessions.py --seed 5 --size huge, ~20 s) or the
 copy at /tmp/huge/huge-s5-000-v3.jsonl is used. Prints JSON: time to the first tree rows (the head
@@ -15,6 +15,9 @@ of a busy machine held.
 
 For comparison the CLI's cold ``plan`` of the same file (no index cache) runs first as a
 separate process (``--no-cli`` skips it): its wall time and peak RSS, and the window's ratios.
+``--append`` opens a copy of the file (in a temporary directory) and, last, appends one entry to it
+as pi does while the window is open: the stall of the refresh (``pi_appends_an_entry``) and the
+time until the tree shows the entry.
 ``--watchdog MS`` dumps the stack of every thread to stderr whenever the heartbeat is MS late (what
 stalls the GUI thread: its own work, or a worker holding the GIL in one long call). A diagnostic
 only: faulthandler's timed dumps read running threads' frames, and the process crashed at exit in
@@ -30,6 +33,7 @@ import json
 import os
 import pstats
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -142,10 +146,15 @@ def main(argv: list[str]) -> int:
     #: --profile N: cProfile the GUI thread during each interaction, print its N costliest calls
     #: (cumulative) to stderr
     profile_top = option(argv, "--profile")
-    argv = [a for a in argv if a != "--no-cli"]
+    with_append = "--append" in argv
+    argv = [a for a in argv if a not in ("--no-cli", "--append")]
     path = session_path(argv)
     cli = cli_plan_cold(path) if with_cli else None
     tmp = tempfile.mkdtemp(prefix="ss-bench-")
+    if with_append:  # the window opens a copy: the entry pi "appends" never touches the given file
+        copy = Path(tmp) / path.name
+        shutil.copyfile(path, copy)
+        path = copy
     os.environ["SESSION_STUDIO_CONFIG_DIR"] = tmp
     os.environ["SESSION_STUDIO_STATE_DIR"] = tmp
     # a cold open, as the CLI's run it is compared with (no index cache from an earlier run)
@@ -378,6 +387,33 @@ def main(argv: list[str]) -> int:
         cut_moved = before != after
         interactions["jump_to_cut"] = measure(win.a_goto_cut.trigger, name="jump_to_cut")
         interactions["jump_to_leaf_again"] = measure(win.a_leaf.trigger, name="jump_to_leaf_again")
+    appended: dict[str, object] = {}
+    if with_append and win.doc.session is not None:
+        s = win.doc.session
+        entry = {
+            "type": "message",
+            "id": "bench0001",
+            "parentId": s.records[s.leaf_index()].id,
+            "timestamp": "2026-12-01T10:00:00.000Z",
+            "message": {"role": "user", "content": "appended by the benchmark", "timestamp": 1},
+        }
+
+        def pi_appends() -> None:
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(entry) + "\n")
+            appended["t0"] = time.perf_counter()
+            win.doc.refresh()  # what the file watcher's timer calls
+
+        interactions["pi_appends_an_entry"] = measure(pi_appends, name="pi_appends_an_entry")
+        new = len(s.records) - 1
+        while not win.tree_model.index_of(new).isValid() and time.perf_counter() - float(appended["t0"]) < 60:
+            QCoreApplication.processEvents()
+            time.sleep(0.002)
+        appended = {
+            "entries": len(s.records),
+            "shown_after_s": round(time.perf_counter() - float(appended["t0"]), 3),
+            "shown": win.tree_model.index_of(new).isValid(),
+        }
     timer.stop()
     faulthandler.cancel_dump_traceback_later()
     s = win.doc.session
@@ -404,6 +440,7 @@ def main(argv: list[str]) -> int:
         "gui_thread_cpu_ms_by_interaction": gui_cpu_ms,
         "search": {"query": query, **search},
         "slider_moved_the_cut": cut_moved,
+        "appended": appended,
         "top_level_rows": win.tree_model.rowCount(),
         "timer_ticks": stall["ticks"],
     }

@@ -47,7 +47,9 @@ def test_plan_vs_pi_smoke(oracle_home: str, small_session: Path) -> None:
 
 def test_ui_open_smoke(small_session: Path) -> None:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    out = _run_json(str(BENCHMARKS / "ui_open.py"), str(small_session), "--smoke", env=env)
+    before = small_session.read_bytes()
+    out = _run_json(str(BENCHMARKS / "ui_open.py"), str(small_session), "--smoke", "--append", env=env)
+    assert small_session.read_bytes() == before  # the entry went to a copy
     assert out["entries"] > 0
     assert 0 < out["plan_usable_s"] <= out["fully_loaded_s"]
     assert out["peak_rss_mb"] > 0
@@ -57,6 +59,7 @@ def test_ui_open_smoke(small_session: Path) -> None:
     for what in ("scroll_through_max_of_40_steps", "page_down_max_of_30", "search_typed", "jump_to_leaf"):
         assert stalls[what] >= 0, out
     assert out["search"]["cleared"]["rows"] >= out["search"]["quoted"]["rows"]
+    assert stalls["pi_appends_an_entry"] >= 0 and out["appended"]["shown"], out
 
 
 def test_ui_timeline_smoke(small_session: Path) -> None:
