@@ -124,3 +124,31 @@ def test_the_direct_drawing_looks_exactly_like_qts_style(
         BranchDelegate.direct_style = True
         apply_theme(app, "light")
         app.setStyleSheet("")
+
+
+def test_another_paths_marks_repaint_without_comparing_every_entry(branching_session: Path) -> None:
+    """Issue 11: marks of another plan (pi appended, another leaf) were compared entry by entry with
+    the old ones, both maps whole: ~80 ms of the GUI thread on a 100k-entry session. Long maps with
+    no cheap difference (not a PlanMarks of the same path) repaint the view instead."""
+    s = Session.open(branching_session)
+    model = SessionTreeModel()
+    model.set_session(s, s.path_indices(s.leaf_index()))
+    some = next(iter(model.outline.group_of))
+    model.set_marks({some: "cut"})  # the first marks since the reset: a repaint, as always
+    repaints: list[int] = []
+    changed: list[Any] = []
+    model.repaint_requested.connect(lambda: repaints.append(1))
+    model.dataChanged.connect(lambda *a: changed.append(a))
+
+    class Counting(dict):  # type: ignore[type-arg]
+        looked = 0
+
+        def get(self, key: Any, default: Any = None) -> Any:
+            Counting.looked += 1
+            return super().get(key, default)
+
+    model.set_marks({some: "valid"})  # short: the changed row, by dataChanged
+    assert changed and not repaints
+    big = Counting({i: "valid" for i in range(100_000, 100_000 + 4096)})
+    model.set_marks(big)
+    assert repaints == [1] and Counting.looked == 0

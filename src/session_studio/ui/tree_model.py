@@ -514,6 +514,11 @@ class SessionTreeModel(QAbstractItemModel):
         # a plan's marks share the path's valid/invalid marks with the previous plan: only the cut
         # marks can differ, so a slider step looks at a handful of records, not the whole path
         candidates = marks.changed_since(old) if isinstance(marks, PlanMarks) else None
+        if candidates is None and len(old) + len(marks) > MAX_MARK_RUNS * 32:
+            # another path's marks (pi appended, another leaf): comparing every entry of two long
+            # paths cost ~80 ms of the GUI thread on 100k entries, to find runs too many to name
+            self.repaint_requested.emit()
+            return
         for k in candidates if candidates is not None else old.keys() | marks.keys():
             if old.get(k) == marks.get(k):
                 continue
