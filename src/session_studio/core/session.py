@@ -320,10 +320,8 @@ class Session:
                 for _ in columns:  # not needed, but the worker waits until they are read
                     pass
             else:
-                # the worker's columns one at a time: the two halves are never held twice
                 (line_shift,) = lines_read  # the worker numbered its lines from 1
-                base = len(session.records)
-                session.records.extend_from(part, line_shift, columns)
+                session._merge_scanned(part, tail_issues, line_shift, columns)
         except BaseException:
             proc.terminate()  # it may be blocked sending to us; we will not read it
             raise
@@ -337,9 +335,6 @@ class Session:
             session = cls._from_values(p, iter_values(fh, issues), issues, False)
             session.size = fh.tell()
             return session
-        session._apply_labels(sorted(i + base for i in part.label_facts))
-        for i in tail_issues:
-            issues.append(LoadIssue(i.line + line_shift, i.offset, i.kind, i.message, i.dropped))
         session._finish_bulk()
         session.size = tail_size
         session._note_tail()
@@ -375,12 +370,8 @@ class Session:
             )
             line_shift = lines_read[0]
             for (conn, _proc), (part, part_issues, part_size, part_lines) in zip(scans, results, strict=True):
-                base = len(session.records)
                 columns = (conn.recv_bytes() for _ in range(len(COLUMNS) + 1))
-                session.records.extend_from(part, line_shift, columns)
-                session._apply_labels(sorted(i + base for i in part.label_facts))
-                for i in part_issues:
-                    issues.append(LoadIssue(i.line + line_shift, i.offset, i.kind, i.message, i.dropped))
+                session._merge_scanned(part, part_issues, line_shift, columns)
                 line_shift += part_lines
                 session.size = part_size
         finally:
@@ -391,6 +382,18 @@ class Session:
         session._finish_bulk()
         session._note_tail()
         return session
+
+    def _merge_scanned(
+        self, part: RecordTable, part_issues: list[LoadIssue], line_shift: int, columns: Iterator[bytes]
+    ) -> None:
+        """Append what a scan process indexed from a later part of the file: its records (the columns
+        one at a time, so that the parts are never held twice), their labels, and its issues, its
+        lines (numbered from 1) shifted by the newlines before its part."""
+        base = len(self.records)
+        self.records.extend_from(part, line_shift, columns)
+        self._apply_labels(sorted(i + base for i in part.label_facts))
+        for i in part_issues:
+            self.issues.append(LoadIssue(i.line + line_shift, i.offset, i.kind, i.message, i.dropped))
 
     @classmethod
     def from_bytes(cls, data: bytes, path: str = "<memory>") -> Session:
@@ -1175,14 +1178,13 @@ def _scan_worker(path: str, start: int, end: int | None, conn: Any) -> None:
     conn.close()
 
 
-def _scan_result(conn: Any, on_progress: Callable[[int], None] | None = None) -> tuple[Any, ...]:
-    """The ("done", …) message of a scan process, its progress reports passed to `on_progress`."""
+def _scan_result(conn: Any) -> tuple[Any, ...]:
+    """The ("done", …) message of a scan process (its progress reports passed over: the half read
+    here reports the progress)."""
     while True:
         msg = conn.recv()
         if msg[0] == "done":
             return tuple(msg[1:])
-        if on_progress is not None:
-            on_progress(msg[1])
 
 
 def _scan_results(

@@ -423,14 +423,8 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
 
     def _on_appended(self, new: tuple[int, ...]) -> None:
         res = self.doc.loaded_state
-
-        def shown() -> None:
-            self._expand_in_steps()
-            self._reselect(self.doc.selected)
-            self._update_count()
-
         # built in a worker: pi appending to a big session never freezes the window
-        self.tree_model.rebuild_async(self.runner, res.path_indices if res else [], shown)
+        self.tree_model.rebuild_async(self.runner, res.path_indices if res else [], self._show_new_rows)
         self._update_status_path()
 
     def _on_plan(self, st: PlanState) -> None:

@@ -66,14 +66,9 @@ class TreeNavigation(WindowParts):
         if rec >= 0:
             self.doc.select(rec)
 
-    def _expand(self) -> None:
-        """Open every branch point outside row blocks (blocks open theirs when they are expanded)."""
-        for ix in self.tree_model.branch_points():
-            if ix.isValid():
-                self.tree.expand(ix)
-
     def _expand_in_steps(self) -> None:
-        """`_expand` for a new tree: the first FIRST_TURN_BRANCH_ROWS rows' branch points now, the rest
+        """Open every branch point outside row blocks (blocks open theirs when they are expanded) of a
+        new tree: the first FIRST_TURN_BRANCH_ROWS rows' branch points now, the rest
         BRANCH_ROWS_PER_TURN at a time, a turn of the event loop each (a big file's head or tree
         opened at once was laid out in one step that froze the window for ~0.2 s; a small one still
         opens at once)."""
@@ -118,15 +113,19 @@ class TreeNavigation(WindowParts):
         per_item = t.verticalScrollMode() == QAbstractItemView.ScrollMode.ScrollPerItem
         bar.setValue(bar.value() + (moved // now.height() if per_item else moved))
 
-    def _apply_filter(self) -> None:
-        def shown() -> None:
-            # a search's result can be ten thousand rows in side branches: opened a turn at a time
-            self._expand_in_steps()
-            self._reselect(self.doc.selected)
-            self._update_count()
+    def _show_new_rows(self) -> None:
+        """Rows built in a worker were swapped in (a search, a filter, entries pi appended): their
+        side branches open a turn at a time (a search's result can be ten thousand rows in them),
+        the selection is shown again and the count said."""
+        self._expand_in_steps()
+        self._reselect(self.doc.selected)
+        self._update_count()
 
+    def _apply_filter(self) -> None:
         # built in a worker and swapped in: typing never freezes the window on a big session
-        self.tree_model.filter_async(self.runner, self.filter_combo.currentData(), self.search.text(), shown)
+        self.tree_model.filter_async(
+            self.runner, self.filter_combo.currentData(), self.search.text(), self._show_new_rows
+        )
 
     def _update_count(self) -> None:
         s = self.doc.session

@@ -1208,13 +1208,11 @@ class BranchDelegate(QStyledItemDelegate):
             if direct is not None:
                 head = rec in direct.outline.heads
                 last = rec in direct.outline.last_chain
-            else:
-                head = bool(index.data(Roles.HEAD))
-                last = bool(index.data(LAST_CHAIN))
-            if direct is not None:
                 bg = direct._background(rec, mark)
                 muted = direct._row_colors().muted
             else:
+                head = bool(index.data(Roles.HEAD))
+                last = bool(index.data(LAST_CHAIN))
                 bg = index.data(Qt.ItemDataRole.BackgroundRole)
                 muted = current_theme().muted
             painter.save()
