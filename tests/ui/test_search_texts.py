@@ -210,6 +210,54 @@ def test_the_worker_process_builds_the_texts_the_thread_builds(tmp_path: Path, s
     assert len(more) == len(s.records) + 1 and more[len(s.records)] == "appended → é"
 
 
+def test_the_workers_texts_stay_on_disk_not_in_the_windows_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 11 (the window's memory on 1 GB): the worker writes its batches to an unlinked file in
+    Session Studio's cache folder; the window keeps only where each lies, and finds the same."""
+    import os
+
+    from session_studio.ui import search_texts
+    from session_studio.ui.search_worker import build_search_texts
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SESSION_STUDIO_CACHE_DIR", str(cache))
+    generated = generated_session(tmp_path, 4, 3 * BATCH_RECORDS + 11)
+    s = Session.open(generated.path, keep_values=False)
+    by_worker = build_search_texts(s, min_records=1)
+    assert by_worker is not None
+    batches = by_worker._batches
+    assert batches and all(isinstance(b, search_texts._SpilledBatch) for b in batches)
+    assert list(os.scandir(cache)) == []  # the folder is made, the file in it already unlinked
+    in_thread = extend_search_texts(s, None)
+    assert list(by_worker) == list(in_thread)
+    for needle in ("é", "the", "zz-not-there", "→"):
+        assert list(by_worker.matching(needle)) == list(in_thread.matching(needle))
+    assert by_worker.truncated(BATCH_RECORDS + 5)[BATCH_RECORDS + 4] == in_thread[BATCH_RECORDS + 4]
+    fd = batches[0].file.fd
+    os.fstat(fd)
+    del by_worker, batches
+    with pytest.raises(OSError):  # the last batch dropped closes the file
+        os.fstat(fd)
+
+
+def test_without_a_spill_folder_the_worker_sends_its_texts_over_the_pipe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from session_studio.ui import search_texts
+    from session_studio.ui.search_worker import build_search_texts
+
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder would be")
+    monkeypatch.setenv("SESSION_STUDIO_CACHE_DIR", str(blocked))
+    generated = generated_session(tmp_path, 5, BATCH_RECORDS + 3)
+    s = Session.open(generated.path, keep_values=False)
+    by_worker = build_search_texts(s, min_records=1)
+    assert by_worker is not None
+    assert not any(isinstance(b, search_texts._SpilledBatch) for b in by_worker._batches)
+    assert list(by_worker) == list(extend_search_texts(s, None))
+
+
 def test_the_worker_leaves_to_the_thread_what_the_file_alone_does_not_say(tmp_path: Path) -> None:
     """Values kept in memory, v1 migration patches, too few records, a file replaced or rewritten
     since it was indexed: None, and the caller builds the texts in its thread."""

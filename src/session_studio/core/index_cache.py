@@ -49,6 +49,7 @@ __all__ = [
     "MIN_CACHED_BYTES",
     "CachedIndex",
     "cache_dir",
+    "cache_root",
     "code_version",
     "load_cached",
     "save_index",
@@ -108,14 +109,19 @@ class CachedIndex:
     pi16_scan: tuple[int, str | None] | None
 
 
+def cache_root() -> Path:
+    """Session Studio's own cache folder (``SESSION_STUDIO_CACHE_DIR``, else the XDG one)."""
+    base = os.environ.get("SESSION_STUDIO_CACHE_DIR")
+    if base:
+        return Path(base)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "session-studio"
+
+
 def cache_dir() -> Path | None:
     if os.environ.get("SESSION_STUDIO_NO_INDEX_CACHE"):
         return None
-    base = os.environ.get("SESSION_STUDIO_CACHE_DIR")
-    if base:
-        return Path(base) / "index"
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "session-studio" / "index"
+    return cache_root() / "index"
 
 
 def _cache_file(path: str) -> Path | None:

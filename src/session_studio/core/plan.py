@@ -15,8 +15,10 @@ maps everything it exposes back to path positions, so every caller sees the same
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, MutableSequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -169,6 +171,48 @@ class PlanMarks(Mapping[int, str]):
         return None
 
 
+#: a path position's mark in PathMarks (0: none)
+_MARK_NAMES: tuple[str | None, ...] = (None, "summarised", "valid", "invalid")
+_SUMMARISED, _VALID, _INVALID = b"\x01", b"\x02", b"\x03"
+
+
+class PathMarks(Mapping[int, str]):
+    """record → 'summarised', 'valid' or 'invalid' on a path (every plan of it shares them): one byte
+    per path position, found through the path's positions (a dict of them held ~50 bytes an entry,
+    10 MB on the 1 GB session's 209k-entry path)."""
+
+    __slots__ = ("_codes", "_count", "_path", "_positions")
+
+    def __init__(self, path: list[int], positions: Mapping[int, int], codes: bytearray) -> None:
+        self._path = path
+        self._positions = positions
+        self._codes = codes
+        self._count = len(codes) - codes.count(0)
+
+    def get(self, record: int, default: str | None = None) -> str | None:  # type: ignore[override]
+        pos = self._positions.get(record)
+        if pos is None:
+            return default
+        name = _MARK_NAMES[self._codes[pos]]
+        return default if name is None else name
+
+    def __getitem__(self, record: int) -> str:
+        m = self.get(record)
+        if m is None:
+            raise KeyError(record)
+        return m
+
+    def __contains__(self, record: object) -> bool:
+        return type(record) is int and self.get(record) is not None
+
+    def __iter__(self) -> Iterator[int]:
+        path, codes = self._path, self._codes
+        return (path[pos] for pos in range(len(codes)) if codes[pos])
+
+    def __len__(self) -> int:
+        return self._count
+
+
 @dataclass(frozen=True)
 class PlanState:
     """One plan, as every view shows it."""
@@ -292,29 +336,29 @@ class PathPlanner:
         path = self.path
         self.positions = PathPositions(path)
         # per path position: messages it gives to summarise, and (0.80.2) sent but not weighed
-        summarised = [0] * len(path)
-        unweighed = [0] * len(path)
+        summarised = array("q", bytes(8 * len(path)))
+        unweighed = array("q", bytes(8 * len(path)))
         if profile.projection:
             self._plan_projected(summarised)
         else:
             self._plan_path(summarised, unweighed)
         # running counts over the path, so a plan's "how many before the cut" is a subtraction
-        self._producing = [0]
-        self._unweighed = [0]
-        for k in range(len(path)):
-            self._producing.append(self._producing[-1] + summarised[k])
-            self._unweighed.append(self._unweighed[-1] + unweighed[k])
-        self.base_marks: dict[int, str] = {}
+        self._producing = array("q", itertools.accumulate(summarised, initial=0))
+        self._unweighed = array("q", itertools.accumulate(unweighed, initial=0))
+        del summarised, unweighed
+        codes = bytearray(len(path))
         pl = self.plan_
         if pl is not None:
             b = pl.boundary
-            cps = set(pl.planner.cut_points)
-            for pos in range(0, min(b.start, len(path))):
-                self.base_marks[path[pos]] = "summarised"
-            for pos in range(b.start, b.end):
-                self.base_marks[path[pos]] = "valid" if pos in cps else "invalid"
+            summarised_end = min(b.start, len(path))
+            codes[:summarised_end] = _SUMMARISED * summarised_end
+            codes[b.start : b.end] = _INVALID * (b.end - b.start)
+            for pos in pl.planner.cut_points:
+                if b.start <= pos < b.end:
+                    codes[pos] = _VALID[0]
+        self.base_marks = PathMarks(path, self.positions, codes)
 
-    def _plan_path(self, summarised: list[int], unweighed: list[int]) -> None:
+    def _plan_path(self, summarised: MutableSequence[int], unweighed: MutableSequence[int]) -> None:
         """pi 0.80.2: buildSessionContext, findCutPoint over path entries."""
         session, path = self.session, self.path
         try:
@@ -343,7 +387,7 @@ class PathPlanner:
             unweighed[k] = int(t in ("custom_message", "branch_summary"))
         self.tokens_unknown = self._usage_unknown(set(path))
 
-    def _plan_projected(self, summarised: list[int]) -> None:
+    def _plan_projected(self, summarised: MutableSequence[int]) -> None:
         """pi 1.6.0: buildSessionProjection, findProjectedCutPoint; items and counts in path positions."""
         session, path = self.session, self.path
         if not path:

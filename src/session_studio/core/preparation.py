@@ -11,6 +11,7 @@ from .file_ops import FileOps, compute_file_lists, format_file_operations
 from .jsvalue import UNDEFINED, js_truthy
 from .messages import branch_summary_message, custom_message
 from .profile import PROFILE_0_80_2, PiProfile
+from .record_table import records_at
 from .serialize import serialize_conversation
 from .session import Session
 from .tokens import ContextTokens
@@ -168,5 +169,4 @@ class CompactionPlan:
 
 def plan_compaction(session: Session, path: list[int]) -> CompactionPlan:
     b = compaction_boundary(session, path)
-    recs = [session.records[i] for i in path]
-    return CompactionPlan(session, path, b, CutPlanner(recs, b.start, b.end))
+    return CompactionPlan(session, path, b, CutPlanner(records_at(session.records, path), b.start, b.end))

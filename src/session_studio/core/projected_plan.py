@@ -19,6 +19,7 @@ from .path_positions import PathPositions
 from .preparation import Boundary, Preparation, compaction_boundary
 from .profile import PROFILE_1_6_0
 from .projection import Projection, build_session_projection, entry_projection
+from .record_table import records_at
 from .session import Session
 from .tokens import ContextTokens
 
@@ -285,7 +286,7 @@ class PathCutPlanner:
         pp = plan.planner
         at = plan.path_index
         self.projected = pp
-        self.path = [plan.session.records[i] for i in plan.path]
+        self.path = records_at(plan.session.records, plan.path)
         self.start = at(pp.start)
         self.end = len(plan.path)
         self.cut_points = [at(j) for j in pp.cut_points]

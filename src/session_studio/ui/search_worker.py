@@ -6,11 +6,14 @@ work took the GIL in turns with the GUI thread, and every paint of the tree then
 hundreds of times per screenful (a stall of several hundred ms while the session was loading).
 Here a fresh interpreter does it:
 
-    python -m session_studio.ui.search_worker PATH DEV INO
+    python -m session_studio.ui.search_worker PATH DEV INO [SPILL_FD]
 
 It reads the offsets and lengths of the records' lines from stdin (two ``array("q")`` byte
-strings), and writes one packed batch of texts (see :mod:`search_texts`) per ``BATCH_RECORDS``
-records to stdout, then ``None``. The window's thread only waits on the pipe meanwhile (no GIL).
+strings) and packs the texts of each ``BATCH_RECORDS`` records into one batch (see
+:mod:`search_texts`). With ``SPILL_FD`` (a temporary file the window made and passed on) it writes
+each batch there and sends only where it lies ``(pos, blob size, offsets size, count)``, so the
+texts never enter the window's memory; without it, it sends the batch itself ``(blob, offsets)``.
+``None`` ends the stream. The window's thread only waits on the pipe meanwhile (no GIL).
 
 Only files whose texts come straight from their lines are given to it: no v1 migration patches,
 no entries that live only in memory, values not kept (a small file is done in the thread
@@ -28,12 +31,13 @@ from array import array
 from multiprocessing.connection import Connection
 from typing import Any
 
+from session_studio.core.index_cache import cache_root
 from session_studio.core.priority import run_behind
 from session_studio.core.reader import parse_line
 from session_studio.core.session import Session
 
 from .outline import preview_text
-from .search_texts import BATCH_RECORDS, SearchTexts, packed_batch, text_batch
+from .search_texts import BATCH_RECORDS, SearchTexts, SpillFile, packed_batch, spilled_batch, text_batch
 
 __all__ = ["WORKER_MIN_RECORDS", "build_search_texts", "worker_can_build"]
 
@@ -66,9 +70,16 @@ def build_search_texts(session: Session, min_records: int | None = None) -> Sear
     assert fp is not None
     t = session.records
     cmd = [sys.executable, "-m", "session_studio.ui.search_worker", session.path, str(fp.dev), str(fp.ino)]
+    spill = SpillFile.create(cache_root())  # None: the texts come over the pipe, into memory
+    if spill is not None:
+        cmd.append(str(spill.fd))
     try:
         child = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(spill.fd,) if spill is not None else (),
         )
     except OSError:
         return None
@@ -85,8 +96,11 @@ def build_search_texts(session: Session, min_records: int | None = None) -> Sear
             got = recv.recv()
             if got is None:
                 break
-            blob, offsets = got
-            batches.append(packed_batch(blob, offsets))
+            if spill is not None:
+                batches.append(spilled_batch(spill, *got))
+            else:
+                blob, offsets = got
+                batches.append(packed_batch(blob, offsets))
     except (OSError, EOFError, ValueError):
         return None
     finally:
@@ -99,9 +113,11 @@ def build_search_texts(session: Session, min_records: int | None = None) -> Sear
 
 
 def _texts_of_lines(
-    path: str, dev: int, ino: int, offsets: array[int], lengths: array[int], out: Any
+    path: str, dev: int, ino: int, offsets: array[int], lengths: array[int], out: Any, spill_fd: int | None
 ) -> None:
-    """Send the packed texts of the lines at ``offsets``, a batch at a time."""
+    """Send (or write to ``spill_fd`` and say where) the packed texts of the lines at ``offsets``, a
+    batch at a time."""
+    at = 0
     with open(path, "rb") as fh:
         st = os.fstat(fh.fileno())
         if (st.st_dev, st.st_ino) != (dev, ino):
@@ -124,18 +140,31 @@ def _texts_of_lines(
                     raise ValueError(f"the line at byte {offsets[i]} is no longer JSON")
                 texts.append(preview_text(value).lower())
             batch = text_batch(texts)
-            out.send((batch.blob, batch.offsets.tobytes()))
+            offsets_bytes = batch.offsets.tobytes()
+            if spill_fd is None:
+                out.send((batch.blob, offsets_bytes))
+                continue
+            _write_all(spill_fd, batch.blob + offsets_bytes, at)
+            out.send((at, len(batch.blob), len(offsets_bytes), len(batch)))
+            at += len(batch.blob) + len(offsets_bytes)
     out.send(None)
 
 
+def _write_all(fd: int, data: bytes, pos: int) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.pwrite(fd, view, pos)
+        view, pos = view[n:], pos + n
+
+
 def main(argv: list[str]) -> int:
-    path, dev, ino = argv
+    path, dev, ino, *spill = argv
     inp = Connection(sys.stdin.fileno(), writable=False)
     out = Connection(sys.stdout.fileno(), readable=False)
     offsets = array("q", inp.recv_bytes())
     lengths = array("q", inp.recv_bytes())
     try:
-        _texts_of_lines(path, int(dev), int(ino), offsets, lengths, out)
+        _texts_of_lines(path, int(dev), int(ino), offsets, lengths, out, int(spill[0]) if spill else None)
     except (OSError, ValueError):
         return 1  # the window builds the texts itself (see build_search_texts)
     return 0
