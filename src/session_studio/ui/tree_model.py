@@ -27,7 +27,7 @@ from session_studio.core.jsvalue import JsTypeError
 from session_studio.core.plan import PlanMarks
 from session_studio.core.session import Session
 
-from .outline import ROOT, Outline, build_outline, preview_text
+from .outline import ROOT, Outline, build_outline, extended_outline, preview_text
 from .pi16 import (
     NO_EDITS,
     SYNC_EDIT_PATH,
@@ -463,9 +463,16 @@ class SessionTreeModel(QAbstractItemModel):
         active = self.outline.active if self._wanted_active is None else self._wanted_active
         texts = self._search_texts
         self._filtering = True
+        # the rows shown, of the records the session had when they were built: pi's appends at the
+        # end of a chain extend them (a few rows) instead of deriving the whole tree again
+        shown = self.outline if mode == self.mode and not query and not self.query else None
 
         def work() -> tuple[Outline, SearchTexts | None]:
             with paused_gc():
+                if shown is not None:
+                    extended = extended_outline(s, shown, mode, active)
+                    if extended is not None:
+                        return extended, texts
                 new_texts = extend_search_texts(s, texts) if query else texts
                 return filtered_outline(s, mode, query, active, new_texts), new_texts
 
