@@ -33,6 +33,7 @@ import faulthandler
 import json
 import os
 import pstats
+import random
 import resource
 import shutil
 import subprocess
@@ -398,7 +399,7 @@ def main(argv: list[str]) -> int:
         for k in range(APPENDS):  # pi writes one entry after the other, as in a running session
             entry = {
                 "type": "message",
-                "id": f"{0xBE000000 + k:08x}",  # pi's ids: 8 hex digits
+                "id": f"{random.Random(k).getrandbits(32):08x}",  # pi's ids: 8 random hex digits
                 "parentId": s.records[s.leaf_index()].id,
                 "timestamp": f"2026-12-01T10:00:{k:02d}.000Z",
                 "message": {"role": "user", "content": f"appended by the benchmark ({k})", "timestamp": 1},

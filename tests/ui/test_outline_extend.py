@@ -67,7 +67,7 @@ def test_an_extended_outline_is_the_outline_built_again(tmp_path: Path, seed: in
     extended = 0
     for step in range(40):
         mode = rng.choice(list(FILTERS))
-        before = set(s.path_indices(s.leaf_index()))
+        before = s.path_indices(s.leaf_index())
         old = build_outline(s, mode, None, before)
         count = rng.choice([1, 1, 2, 3])
         batch = []
@@ -78,13 +78,16 @@ def test_an_extended_outline_is_the_outline_built_again(tmp_path: Path, seed: in
             batch.append(_odd(rng, k, len(s.records), leaf) if odd else _pi_like(rng, k, leaf))
         _append(path, batch)
         assert len(s.refresh()) == count
-        after = set(s.path_indices(s.leaf_index()))
-        for active in (after, before, old.active):
+        after = s.path_indices(s.leaf_index())
+        # the path as the window passes it (a list, checked in C), and as any other collection
+        for active in (after, set(after), before, set(before), old.active, after[1:]):
             got = extended_outline(s, old, mode, active)
             want = build_outline(s, mode, None, active)
             if got is not None:
                 assert as_plain(got) == as_plain(want), (seed, step, mode)
                 extended += active is after
+            if isinstance(active, set):
+                assert (got is None) == (extended_outline(s, old, mode, sorted(active)) is None)
     assert extended >= 5  # the pi-like appends take the fast way (8-19 of 40 steps, by seed)
 
 
@@ -114,7 +117,7 @@ def test_what_pi_appends_to_its_leaf_extends_the_outline_in_every_filter(tmp_pat
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     s = Session.open(path)
     for step in range(12):
-        before = {mode: build_outline(s, mode, None, set(s.path_indices(s.leaf_index()))) for mode in FILTERS}
+        before = {mode: build_outline(s, mode, None, s.path_indices(s.leaf_index())) for mode in FILTERS}
         leaf = _leaf_id(s)
         batch = []
         for j in range(1 + step % 3):
@@ -122,7 +125,7 @@ def test_what_pi_appends_to_its_leaf_extends_the_outline_in_every_filter(tmp_pat
             batch.append(e)
         _append(path, batch)
         s.refresh()
-        active = set(s.path_indices(s.leaf_index()))
+        active = s.path_indices(s.leaf_index())
         for mode, old in before.items():
             got = extended_outline(s, old, mode, active)
             if mode == "labeled-only":

@@ -9,6 +9,7 @@ answer is a bisection of the path itself; a path that does not (hand-edited file
 from __future__ import annotations
 
 import bisect
+import operator
 from collections.abc import Iterator, Mapping, Sequence
 from typing import overload
 
@@ -22,7 +23,9 @@ class PathPositions(Mapping[int, int]):
 
     def __init__(self, path: Sequence[int]) -> None:
         self._path = path
-        in_file_order = all(a < b for a, b in zip(path, path[1:], strict=False))  # noqa: RUF007
+        # every step forward in the file, checked in C (a generator over the pairs took ~0.1 s of
+        # each re-plan on the 1 GB session's 209k-entry path)
+        in_file_order = len(path) < 2 or min(map(operator.sub, path[1:], path)) > 0
         # a path out of file order: the first position of each record (paths hold each record once)
         self._dict: dict[int, int] | None = None
         if not in_file_order:
