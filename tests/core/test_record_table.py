@@ -374,3 +374,51 @@ def test_the_index_holds_no_object_per_entry(tmp_path: Path) -> None:
         tracemalloc.stop()
     assert len(s.records) == n
     assert held / n < 200, f"{held / n:.0f} bytes an entry"
+
+
+# --------------------------------------------------------------------------- id searches in C
+
+
+_CODES = st.one_of(
+    st.integers(0, 2**32 - 1),
+    st.sampled_from([0, 0xFF, 0xFF00, 0x00FF00FF, 0xFFFFFFFF, 0x100, 0x01000000]),
+    st.integers(-40, -1),  # null, undefined, the other ids' codes
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_CODES, max_size=60), _CODES, st.data())
+def test_find_code_finds_what_a_scan_of_the_column_finds(codes: list[int], code: int, data: Any) -> None:
+    """Issue 11: ids found by searching the id column's bytes (by an 8-hex id's low bytes): the first
+    item equal to the code in any window, never a match straddling two items."""
+    from array import array
+
+    from session_studio.core.record_table import find_code
+
+    column = array("q", codes + [code] * data.draw(st.integers(0, 2)))
+    data.draw(st.randoms()).shuffle(column)
+    start = data.draw(st.integers(0, len(column)))
+    end = data.draw(st.integers(start, len(column)))
+    want = next((k for k in range(start, end) if column[k] == code), -1)
+    assert find_code(column.tobytes(), code, start, end) == want
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_first_index_of_id_is_pis_find_index(tmp_path: Path, data: Any) -> None:
+    """``path.findIndex(e => e.id === id)`` with duplicate ids, odd ids and ids not on the path."""
+    from session_studio.core.projection import first_index_of_id
+
+    pool = ["0a1b2c3d", "00000001", "ffffffff", "ABCDEF12", "uuid-1", "0a1b2c3e"]
+    entries = []
+    for k in range(data.draw(st.integers(1, 30))):
+        eid = data.draw(st.sampled_from(pool))
+        entries.append(U(f"m{k}", id=eid, parentId=None))
+    p = tmp_path / "ids.jsonl"
+    p.write_bytes(to_bytes([HEADER, *entries]))
+    s = Session.open(p)
+    n = len(s.records)
+    path = data.draw(st.lists(st.integers(0, n - 1), unique=True, max_size=n))
+    for wanted in [*pool, "not-there", "12345678"]:
+        want = next((k for k, i in enumerate(path) if s.records[i].id == wanted), -1)
+        assert first_index_of_id(s, path, wanted) == want

@@ -9,6 +9,7 @@ one pass over records.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,8 @@ __all__ = [
 #: roles whose content a context edit replaces (projectContextEntry)
 EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
 _NORMALISED_ROLES = ("user", "assistant", "toolResult")
+#: first_index_of_id looks for each record with the id on the path up to this many (else gathers the path's ids)
+_FEW_HOLDERS = 16
 
 
 @dataclass(slots=True)
@@ -285,10 +288,18 @@ def first_index_of_id(session: Session, path: list[int], entry_id: Any) -> int:
         code = recs.id_code(entry_id)  # compare the packed id column: paths are long
         if code is None:
             return -1
-        try:
-            return column_on_path(recs.ids, path).index(code)
-        except ValueError:
-            return -1
+        holders = recs.records_with_id(code)
+        if len(holders) > _FEW_HOLDERS:
+            try:
+                return column_on_path(recs.ids, path).index(code)
+            except ValueError:
+                return -1
+        # the first place on the path of any record with this id (usually one record)
+        best = len(path)
+        for h in holders:
+            with contextlib.suppress(ValueError):
+                best = path.index(h, 0, best)
+        return best if best < len(path) else -1
     return next((k for k, i in enumerate(path) if js_strict_eq(recs[i].id, entry_id)), -1)
 
 

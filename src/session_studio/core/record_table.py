@@ -38,6 +38,7 @@ __all__ = [
     "RecordTable",
     "RecordsAt",
     "column_on_path",
+    "find_code",
     "message_facts",
     "records_at",
 ]
@@ -48,6 +49,7 @@ _HEX_DIGITS = "0123456789abcdef"
 _ID_UNDEFINED = -1
 _ID_NULL = -2
 _TS_BYTES = 24  # "2025-10-19T22:39:25.412Z"
+_ID_BYTES = 8  # an id column's item (array "q")
 _TS_BLANK = b" " * _TS_BYTES
 
 #: flag bits of a record
@@ -372,6 +374,15 @@ class RecordTable(Sequence["EntryRecord"]):
         if _is_hex8(v):
             return int(v, 16)
         return self._other_codes.get(v)
+
+    def records_with_id(self, code: int) -> list[int]:
+        """Every record whose id column holds ``code``, in file order (searched in the column's
+        bytes: a path's ids gathered to find one cost ~25 ms on the 1 GB session's path)."""
+        raw, out, at = self.ids.tobytes(), [], 0
+        while (k := find_code(raw, code, at, len(self.ids))) >= 0:
+            out.append(k)
+            at = k + 1
+        return out
 
     def first_of_type(self, symbol: str) -> int | None:
         return _first(self.types, self.code(symbol))
@@ -705,6 +716,27 @@ def column_on_path(column: Sequence[Any], path: Sequence[int]) -> tuple[Any, ...
         return tuple(column[i] for i in path)
     values: tuple[Any, ...] = itemgetter(*path)(column)
     return values
+
+
+def find_code(column_bytes: bytes, code: int, start: int, end: int) -> int:
+    """The first item in ``start:end`` of an id column (``array("q")``, given as its bytes) that is
+    ``code``, or -1. An 8-hex id is searched by its four low bytes: the whole item's four zero bytes
+    would make ``find`` crawl (~15 ms per search in 7 MB)."""
+    item = _ID_BYTES
+    whole = code.to_bytes(item, sys.byteorder, signed=True)
+    if 0 <= code < 1 << 32:
+        part_at = 0 if sys.byteorder == "little" else item - 4
+        part = code.to_bytes(4, sys.byteorder)
+    else:
+        part_at, part = 0, whole
+    end_byte = end * item
+    pos = column_bytes.find(part, start * item + part_at, end_byte)
+    while pos >= 0:
+        at = pos - part_at
+        if at % item == 0 and column_bytes[at : at + item] == whole:
+            return at // item
+        pos = column_bytes.find(part, pos + 1, end_byte)
+    return -1
 
 
 def _negative_positions(ids: array[int]) -> Iterator[int]:

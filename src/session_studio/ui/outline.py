@@ -14,7 +14,6 @@ ancestor, so the branch structure stays readable with any filter.
 from __future__ import annotations
 
 import itertools
-import sys
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Set
 from functools import cmp_to_key
@@ -23,7 +22,7 @@ from typing import Any
 from session_studio.core import session as session_module
 from session_studio.core.jsdate import js_date_ms
 from session_studio.core.jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy
-from session_studio.core.record_table import column_on_path
+from session_studio.core.record_table import column_on_path, find_code
 from session_studio.core.session import Session
 
 from .pi16 import is_retain_none
@@ -67,7 +66,7 @@ _ONLY_ACTIVE = bytes(b & _ACTIVE for b in range(256))
 MAX_EXTENDED_RECORDS = 64
 #: ... and renumbers at most this many rows after a chain it extends (a loop here per row)
 MAX_SHIFTED_ROWS = 50_000
-#: the bytes of an id column's item (array "q")
+#: the bytes of an id column's item (array "q"), as find_code reads them
 _CODE_BYTES = 8
 
 
@@ -487,9 +486,9 @@ def extended_outline(
         own = ids[i]
         if (
             not 0 <= own < 1 << 32
-            or _find_code(id_bytes, own, 0, n) != i
-            or _find_code(id_bytes, own, i + 1, n) >= 0
-            or _find_code(parent_bytes, own, 0, n_old) >= 0
+            or find_code(id_bytes, own, 0, n) != i
+            or find_code(id_bytes, own, i + 1, n) >= 0
+            or find_code(parent_bytes, own, 0, n_old) >= 0
         ):
             # an id byId maps elsewhere, or the parent of an old entry that had none until now
             return None
@@ -539,23 +538,6 @@ def _nearest_shown(session: Session, group: array[int], record: int, limit: int 
         if cur < 0 or cur == record:
             return None
     return None
-
-
-def _find_code(column_bytes: bytes, code: int, start: int, end: int) -> int:
-    """The first item in ``start:end`` of an ``array("q")`` column (given as its bytes) that is
-    ``code`` (an 8-hex id's number, 0 <= code < 2**32), or -1. Searched by the id's four low bytes:
-    the whole item's four zero bytes would make ``find`` crawl (15 ms per search in 7 MB)."""
-    item = _CODE_BYTES
-    low_at = 0 if sys.byteorder == "little" else item - 4
-    low = code.to_bytes(4, sys.byteorder)
-    whole = code.to_bytes(item, sys.byteorder, signed=True)
-    pos = column_bytes.find(low, start * item + low_at, end * item)
-    while pos >= 0:
-        at = pos - low_at
-        if at % item == 0 and column_bytes[at : at + item] == whole:
-            return at // item
-        pos = column_bytes.find(low, pos + 1, end * item)
-    return -1
 
 
 def _new_on_active_path(old: Outline, n_old: int, active_path: Collection[int]) -> set[int] | None:
