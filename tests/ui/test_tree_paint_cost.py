@@ -152,3 +152,36 @@ def test_another_paths_marks_repaint_without_comparing_every_entry(branching_ses
     big = Counting({i: "valid" for i in range(100_000, 100_000 + 4096)})
     model.set_marks(big)
     assert repaints == [1] and Counting.looked == 0
+
+
+def test_a_paint_of_the_tree_holds_back_the_workers(
+    qtbot: Any, branching_session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 11: every row the window's tree paints is painted as foreground work (core.priority),
+    so a worker re-planning the session waits at its next step instead of taking the GIL between the
+    paint's calls into Python; once painted, workers go on."""
+    from session_studio.core import priority
+    from session_studio.ui.tree_model import SessionTreeView
+
+    held: list[bool] = []
+    real_paint = BranchDelegate.paint
+
+    def paint(self: BranchDelegate, *a: Any) -> None:
+        held.append(not priority._idle.is_set())
+        real_paint(self, *a)
+
+    monkeypatch.setattr(BranchDelegate, "paint", paint)
+    s = Session.open(branching_session)
+    model = SessionTreeModel()
+    model.set_session(s, s.path_indices(s.leaf_index()))
+    tree = SessionTreeView()
+    qtbot.addWidget(tree)
+    tree.setItemDelegate(BranchDelegate(tree))
+    tree.setModel(model)
+    tree.resize(900, 600)
+    tree.show()
+    QApplication.processEvents()
+    held.clear()
+    tree.viewport().repaint()
+    assert held and all(held)
+    assert priority._idle.is_set()

@@ -12,6 +12,7 @@ from typing import Any
 
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy
 from .messages import branch_summary_message, compaction_summary_message, custom_message
+from .priority import yield_to_foreground
 from .record_table import ERROR, column_on_path
 from .session import CURRENT_LEAF, Session
 from .tokens import ContextTokens, estimate_tokens, js_plus
@@ -160,8 +161,10 @@ def context_settings(session: Session, path: list[int]) -> tuple[Any, Any, int |
     recs = session.records
     # the codes of the path's records, gathered once, searched with tuple.index (paths are long)
     types = column_on_path(recs.types, path)
+    yield_to_foreground()
     message_code = recs.code("message")
     errors = bytes(column_on_path(recs.flags, path)).translate(_ERROR_BIT)
+    yield_to_foreground()
     error_at = errors.find(1)
     while error_at >= 0:
         if types[error_at] == message_code:

@@ -27,6 +27,7 @@ from .cut_points import CutPoint, cut_point_reason, is_valid_cut_point
 from .jsvalue import JsTypeError, js_truthy
 from .path_positions import PathPositions
 from .preparation import CompactionPlan, Preparation, plan_compaction
+from .priority import yield_to_foreground
 from .profile import PROFILE_0_80_2, PiProfile
 from .projected_plan import PathCutPlanner, ProjectedPathPlan
 from .projection import Projection, current_system_message, system_message_snapshot
@@ -171,6 +172,8 @@ class PlanMarks(Mapping[int, str]):
         return None
 
 
+#: entries between two steps of a loop over a path where workers let a paint go first (core.priority)
+_STEP = 2048
 #: a path position's mark in PathMarks (0: none)
 _MARK_NAMES: tuple[str | None, ...] = (None, "summarised", "valid", "invalid")
 _SUMMARISED, _VALID, _INVALID = b"\x01", b"\x02", b"\x03"
@@ -334,7 +337,9 @@ class PathPlanner:
         self.tokens_unknown = False
         self._snapshot_tokens: float | None = None  # 1.6.0: the system snapshot a compaction stores
         path = self.path
+        yield_to_foreground()
         self.positions = PathPositions(path)
+        yield_to_foreground()
         # per path position: messages it gives to summarise, and (0.80.2) sent but not weighed
         summarised = array("q", bytes(8 * len(path)))
         unweighed = array("q", bytes(8 * len(path)))
@@ -343,8 +348,11 @@ class PathPlanner:
         else:
             self._plan_path(summarised, unweighed)
         # running counts over the path, so a plan's "how many before the cut" is a subtraction
+        yield_to_foreground()
         self._producing = array("q", itertools.accumulate(summarised, initial=0))
+        yield_to_foreground()
         self._unweighed = array("q", itertools.accumulate(unweighed, initial=0))
+        yield_to_foreground()
         del summarised, unweighed
         codes = bytearray(len(path))
         pl = self.plan_
@@ -406,6 +414,8 @@ class PathPlanner:
         items: list[ItemTokens] = []
         item_positions: list[int] = []
         for j, entry in enumerate(proj.entries):
+            if not j % _STEP:
+                yield_to_foreground()
             rec = recs[entry.record]
             is_compaction = rec.type == "compaction"
             pos = position.get(entry.record, -1)

@@ -1,11 +1,23 @@
-"""Helper processes run behind the process that started them."""
+"""Background work runs behind what the user waits for: helper processes behind the process that
+started them, worker threads behind the foreground thread's paints.
+
+Worker threads share the GIL with the window's GUI thread. A paint of the session tree calls into
+Python ~10 times a row (the model, the delegate), and between those calls Qt runs C++ without the
+GIL: a worker running Python takes it each time, and each of the paint's next calls waits for it to
+be handed back. A 50 ms paint took 250-350 ms while the 1 GB session was re-planned after pi
+appended an entry. So the foreground thread marks such work (:func:`foreground`), and the long
+computations of core call :func:`yield_to_foreground` between their steps: a worker waits there
+(without the GIL) until the paint is done.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import threading
+from collections.abc import Iterator
 
-__all__ = ["NICENESS", "run_behind"]
+__all__ = ["FOREGROUND_WAIT_LIMIT", "NICENESS", "foreground", "run_behind", "yield_to_foreground"]
 
 #: how much nicer than this process its helper processes (scans, search text) run
 NICENESS = 10
@@ -19,3 +31,35 @@ def run_behind(pid: int) -> None:
     with contextlib.suppress(AttributeError, OSError):
         mine = os.getpriority(os.PRIO_PROCESS, 0)
         os.setpriority(os.PRIO_PROCESS, pid, min(19, mine + NICENESS))
+
+
+#: a worker never waits longer than this for the foreground at one step (s): a stuck paint does not
+#: stop the background work
+FOREGROUND_WAIT_LIMIT = 0.25
+
+_idle = threading.Event()  # set while no foreground work is marked
+_idle.set()
+_depth_lock = threading.Lock()
+_depth = 0
+
+
+@contextlib.contextmanager
+def foreground() -> Iterator[None]:
+    """Mark what the foreground thread does inside (a paint): workers at a step wait meanwhile."""
+    global _depth
+    with _depth_lock:
+        _depth += 1
+        _idle.clear()
+    try:
+        yield
+    finally:
+        with _depth_lock:
+            _depth -= 1
+            if _depth == 0:
+                _idle.set()
+
+
+def yield_to_foreground() -> None:
+    """A step of background work: wait while foreground work is marked (up to the limit). Costs a
+    lock's acquire when none is (call it between steps of ~1-10 ms, not per item)."""
+    _idle.wait(FOREGROUND_WAIT_LIMIT)

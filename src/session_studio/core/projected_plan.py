@@ -17,6 +17,7 @@ from .file_ops import FileOps
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy, prop
 from .path_positions import PathPositions
 from .preparation import Boundary, Preparation, compaction_boundary
+from .priority import yield_to_foreground
 from .profile import PROFILE_1_6_0
 from .projection import Projection, build_session_projection, entry_projection
 from .record_table import records_at
@@ -186,7 +187,9 @@ class ProjectedCompactionPlan:
     def _path_positions(self) -> PathPositions:
         pos = getattr(self, "_positions", None)
         if pos is None:
+            yield_to_foreground()
             pos = self._positions = PathPositions(self.path)
+            yield_to_foreground()
         return pos
 
     def source_id(self, j: int) -> Any:

@@ -17,6 +17,7 @@ from .context import context_settings, js_strict_eq, resolve_path
 from .jsdate import js_date_ms
 from .jsvalue import UNDEFINED, JsTypeError, _ordered_items, js_key, js_string, js_truthy, prop
 from .messages import branch_summary_message, compaction_summary_message, custom_message
+from .priority import yield_to_foreground
 from .profile import PROFILE_1_6_0
 from .record_table import column_on_path
 from .session import CURRENT_LEAF, Session
@@ -272,7 +273,9 @@ def _context_entries(session: Session, path: list[int], compaction: int | None) 
         return path
     out = [compaction]
     fk = session.value(compaction).get("firstKeptEntryId", UNDEFINED)
+    yield_to_foreground()
     start = first_index_of_id(session, path[:ci], fk)
+    yield_to_foreground()
     for i in path[start:ci] if start >= 0 else ():
         r = recs[i]
         if not (r.type == "message" and r.role == "system"):
@@ -312,13 +315,17 @@ def build_session_projection(
     if not path:
         return proj
     proj.thinking_level, proj.model, compaction = context_settings(session, path)
+    yield_to_foreground()
     recs = session.records
     context = _context_entries(session, path, compaction)
+    yield_to_foreground()
     edits: dict[Any, int] = {}
     for i in context:
         if recs[i].type == "context_edit":
             edits[js_key(session.value(i).get("targetId", UNDEFINED))] = i
     for k, i in enumerate(context):
+        if not k % 2048:
+            yield_to_foreground()
         roles, raw = _intrinsic_roles(session, i)
         count = len(roles)
         if recs[i].type == "compaction" and k > 0:

@@ -26,7 +26,7 @@ from .errors import EntryNotFoundError, SessionFileError, SessionLoadError
 from .fingerprint import FileFingerprint, fingerprint_fd, open_regular, open_regular_fd, still_prefix
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_string, js_truthy
 from .migrate import js_compare, needs_migration, new_entry_id, version_of
-from .priority import run_behind
+from .priority import run_behind, yield_to_foreground
 from .reader import LoadIssue, RawValue, iter_values, parse_line
 from .record_table import (
     _DOUBLE_EXACT,
@@ -860,6 +860,7 @@ class Session:
         seen[start] = 1
         cur = start
         while True:
+            yield_to_foreground()
             cur, status = BULK_HELPER.walk_parents(
                 table.parents, table.ids, by_id.sorted_ids(), by_id.recent, by_id.unique, seen, cur, out
             )

@@ -22,6 +22,7 @@ from typing import Any
 from session_studio.core import session as session_module
 from session_studio.core.jsdate import js_date_ms
 from session_studio.core.jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy
+from session_studio.core.priority import yield_to_foreground
 from session_studio.core.record_table import column_on_path, find_code
 from session_studio.core.session import Session
 
@@ -382,12 +383,17 @@ def build_outline(
     (a list or dict per entry cost tens of MB at 100k entries while it was built)."""
     n = len(session.records)
     parent = _parents(session)
+    yield_to_foreground()
     first, kids = _children(parent, n)
+    yield_to_foreground()
     _sort_siblings_by_time(session, first, kids)
+    yield_to_foreground()
     mode_shows = _mode_column(session, mode)
+    yield_to_foreground()
 
     shown_order, shown_under = _tree_order(parent, first, kids, mode_shows, match)
     del parent, first, kids
+    yield_to_foreground()
 
     # visible children of each shown record (slot 0: the roots), in tree order
     count = array("i", [0]) * (n + 2)
@@ -400,6 +406,7 @@ def build_outline(
         vkids[fill[a + 1]] = i
         fill[a + 1] += 1
     del fill, count, shown_under
+    yield_to_foreground()
 
     out = Outline(n)
     flags = out._flags
@@ -420,6 +427,7 @@ def build_outline(
         multi = len(heads) > 1 or key != ROOT
         last_head = len(heads) - 1
         for h_no, head in enumerate(heads):
+            yield_to_foreground()
             last = _LAST_CHAIN if h_no == last_head else 0
             cur = head
             bits = last | (_HEAD if multi else 0)
@@ -471,6 +479,7 @@ def extended_outline(
     new_active = _new_on_active_path(old, n_old, active_path)
     if new_active is None:
         return None
+    yield_to_foreground()
     ids, parents = records.ids, records.parents
     if ids.itemsize != _CODE_BYTES or parents.itemsize != _CODE_BYTES:
         return None
@@ -483,6 +492,7 @@ def extended_outline(
     copied: set[int] = set()  # groups whose rows are this outline's own (not shared with old)
     shown = len(old)
     for i in range(n_old, n):
+        yield_to_foreground()
         own = ids[i]
         if (
             not 0 <= own < 1 << 32

@@ -27,6 +27,8 @@ import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 
+from session_studio.core.priority import yield_to_foreground
+
 __all__ = ["BATCH_RECORDS", "SearchTexts", "SpillFile", "packed_batch", "spilled_batch", "text_batch"]
 
 #: records per compressed batch (what a search decompresses at a time: ~150 KB of text)
@@ -205,5 +207,6 @@ class SearchTexts:
             return
         encoded = needle.encode(_ENCODING, _ERRORS)
         for start, batch in zip(self._starts, self._batches, strict=False):
+            yield_to_foreground()
             for k in batch.hits(encoded):
                 yield start + k

@@ -29,7 +29,6 @@ from PySide6.QtWidgets import (
     QSplitter,
     QStackedWidget,
     QTabWidget,
-    QTreeView,
     QVBoxLayout,
     QWidget,
 )
@@ -50,7 +49,7 @@ from .tasks import Operation, TaskRunner
 from .theme import current_theme, plain_style
 from .timeline import TimelinePanel
 from .token_bar import TokenBar
-from .tree_model import BranchDelegate, SessionTreeModel
+from .tree_model import BranchDelegate, SessionTreeModel, SessionTreeView
 
 if TYPE_CHECKING:
     from session_studio.llm import CancelToken
@@ -94,7 +93,7 @@ class WindowParts(QMainWindow):
         self.search.setPlaceholderText("Search entries (Ctrl+F)")
         self.search.setClearButtonEnabled(True)
         self.tree_model = SessionTreeModel(self)
-        self.tree = QTreeView()
+        self.tree = SessionTreeView()
         self.tree.setModel(self.tree_model)
         self.tree_model.repaint_requested.connect(lambda: self.tree.viewport().update())
         self.tree_model.pi16_ready.connect(lambda: self.inspector.show_entry(self.inspector.index))
