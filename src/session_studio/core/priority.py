@@ -40,26 +40,31 @@ FOREGROUND_WAIT_LIMIT = 0.25
 _idle = threading.Event()  # set while no foreground work is marked
 _idle.set()
 _depth_lock = threading.Lock()
-_depth = 0
+_depth: dict[int, int] = {}  # thread → how deep in foreground() it is
 
 
 @contextlib.contextmanager
 def foreground() -> Iterator[None]:
     """Mark what the foreground thread does inside (a paint): workers at a step wait meanwhile."""
-    global _depth
+    me = threading.get_ident()
     with _depth_lock:
-        _depth += 1
+        _depth[me] = _depth.get(me, 0) + 1
         _idle.clear()
     try:
         yield
     finally:
         with _depth_lock:
-            _depth -= 1
-            if _depth == 0:
+            _depth[me] -= 1
+            if not _depth[me]:
+                del _depth[me]
+            if not _depth:
                 _idle.set()
 
 
 def yield_to_foreground() -> None:
-    """A step of background work: wait while foreground work is marked (up to the limit). Costs a
-    lock's acquire when none is (call it between steps of ~1-10 ms, not per item)."""
+    """A step of background work: wait while foreground work is marked (up to the limit), unless
+    this thread is the one doing it (core code called from a paint goes on). Costs a lock's
+    acquire when none is marked (call it between steps of ~1-10 ms, not per item)."""
+    if _idle.is_set() or threading.get_ident() in _depth:
+        return
     _idle.wait(FOREGROUND_WAIT_LIMIT)
