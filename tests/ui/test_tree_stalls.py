@@ -395,3 +395,55 @@ def test_a_cleared_search_shows_the_tree_it_replaced_without_building_it_again(
     w.search.setText("")
     qtbot.waitUntil(lambda: m.query == "" and not w.runner.busy, timeout=30000)
     assert builds[-1] == "" and m.outline is not before and m.index_of(new).isValid()
+
+
+def test_a_selection_that_shows_a_hidden_leaf_follows_what_pi_appends(
+    qtbot: Any, threaded_window: MainWindow, branching_session: Path, tmp_path: Path
+) -> None:
+    """The leaf a label (hidden by /tree's default filter): the window selects the entry shown for
+    it; pi then appends a turn ending in a usage entry (hidden too): the selection follows to the
+    turn's reply, in the document and in the tree."""
+    w = threaded_window
+    path = tmp_path / "live.jsonl"
+    data = branching_session.read_bytes()
+    last = json.loads(data.rstrip(b"\n").rsplit(b"\n", 1)[-1])
+    label = {
+        "type": "label",
+        "id": "1abe1001",
+        "parentId": last["id"],
+        "timestamp": "2026-12-01T10:00:00.000Z",
+        "targetId": last["id"],
+        "label": "checkpoint",
+    }
+    path.write_bytes(data + (json.dumps(label) + "\n").encode())
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.state is not None and not w.runner.busy, timeout=30000)
+    s = w.doc.session
+    assert s is not None and s.records[s.leaf_index()].type == "label"
+    qtbot.waitUntil(lambda: w.doc.selected >= 0, timeout=10000)
+    assert s.records[w.doc.selected].id == last["id"]  # the entry shown for the hidden leaf
+    _pi_appends(path, "feed0001", "1abe1001", "a question")
+    reply = {
+        "type": "message",
+        "id": "feed0002",
+        "parentId": "feed0001",
+        "timestamp": "2026-12-01T10:00:01.000Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "an answer"}], "timestamp": 2},
+    }
+    usage = {
+        "type": "usage",
+        "id": "feed0003",
+        "parentId": "feed0002",
+        "timestamp": "2026-12-01T10:00:02.000Z",
+        "kind": "turn",
+        "provider": "p",
+        "model": "m",
+        "usage": {"totalTokens": 5},
+    }
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(reply) + "\n" + json.dumps(usage) + "\n")
+    w.doc.refresh()
+    answer = s.get_index("feed0002")
+    assert answer is not None
+    qtbot.waitUntil(lambda: w.tree_model.record_of(w.tree.currentIndex()) == answer, timeout=30000)
+    assert w.doc.selected == answer

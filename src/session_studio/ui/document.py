@@ -38,6 +38,7 @@ from session_studio.core.projection import Projection
 from session_studio.core.summary_sections import summary_tokens
 
 from .errors import explain_failure
+from .outline import entry_visible
 from .tasks import Operation, TaskRunner, paused_gc
 
 __all__ = [
@@ -470,6 +471,9 @@ class SessionDocument(QObject):
             if self.loaded_state and self.loaded_state.path_indices
             else None
         )
+        # the selection stands for the leaf: the leaf itself, or the entry the tree shows for it (the
+        # leaf a label, a usage entry or other entries /tree hides): then it follows pi's new leaf
+        follows = self.selected == was_leaf or self._shows_leaf(self.selected)
         count, leaf = len(s.records), self.working_leaf
         pin, plain = self.profile_pin, self.profile_plain
 
@@ -485,7 +489,7 @@ class SessionDocument(QObject):
             self.appended.emit(tuple(new))
             self._replan()
             self.message.emit(f"{len(new)} new entr{'y' if len(new) == 1 else 'ies'} appended by pi")
-            if self.selected == was_leaf and res.path_indices:
+            if follows and res.path_indices:
                 self.select(res.path_indices[-1])
 
         def failed(exc: BaseException, _tb: str) -> None:
@@ -703,6 +707,18 @@ class SessionDocument(QObject):
         self.preparation_ready.emit(prep)
 
     # ------------------------------------------------------------------ selection
+    def _shows_leaf(self, record: int, limit: int = 64) -> bool:
+        """Whether ``record`` is on the planned path and every entry after it there is one pi's
+        /tree hides by default (looked at up to ``limit`` of them)."""
+        res, s = self.loaded_state, self.session
+        if res is None or s is None or record < 0:
+            return False
+        path = res.path_indices
+        pos = res.planner.positions.get(record)
+        if pos is None or len(path) - 1 - pos > limit:
+            return False
+        return not any(entry_visible(s, i, "default") for i in path[pos + 1 :])
+
     def select(self, record: int) -> None:
         if record != self.selected:
             self.selected = record

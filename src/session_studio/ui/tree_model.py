@@ -510,6 +510,9 @@ class SessionTreeModel(QAbstractItemModel):
                     self._wanted_active = None  # shown now: later builds take the outline's
                 self.outline = outline
                 self.endResetModel()
+                # these rows are the ones shown now (rebuilding says so to on_done, e.g. to show a
+                # selection of an entry that has no row through its nearest shown ancestor)
+                self._filtering = False
                 on_done()
             next_pending()
 
