@@ -465,11 +465,13 @@ def extended_outline(
     first ``len(old)`` records, when the records added since only continue chains at their ends
     (what pi does while it runs: each entry the child of the leaf): a few row appends instead of the
     whole tree again (~0.3 s of a worker holding the GIL per append on 100k entries, 3 s on 900k,
-    while the window paints). None where that is not certain, and the caller builds it all again:
-    too many new records, a filter whose old rows a new record changes (labels), a new root or
-    duplicate id, a parent with other children (a new branch), a hidden old parent, an active path
-    that is not the old one followed by new records. ``active_path`` as a list (root first) is
-    checked in C; any other collection record by record.
+    while the window paints). A new entry /tree hides (a label, a usage entry) adds no row; the
+    ones after it hang off its nearest shown ancestor. None where that is not certain, and the
+    caller builds it all again: too many new records, a filter whose old rows a new record changes
+    (labels) or a search, an odd or duplicate id, a new id an old entry's missing parent was, a new
+    root or cycle, an ancestor that has a shown child already (a new branch), an active path that
+    is not the old one followed by new records. ``active_path`` as a list (root first) is checked
+    in C; any other collection record by record.
     """
     records = session.records
     n_old, n = len(old._group), len(records)
@@ -511,8 +513,7 @@ def extended_outline(
         if i in new_active:
             flags[i] |= _ACTIVE
         if not entry_visible(session, i, mode):
-            group[i] = NOT_SHOWN
-            continue
+            continue  # no row (the column says NOT_SHOWN already)
         # the ancestor has no shown child exactly when it ends a chain (the last row of its group, or
         # the next row heads another chain) and has no group of its own: the new entry is then its
         # only one and goes on that chain, after it
