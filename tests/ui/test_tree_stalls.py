@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QModelIndex
+from PySide6.QtCore import QModelIndex, QTimer
 
 from session_studio.core import Session
 from session_studio.ui import navigation, real_tokens
@@ -447,3 +447,38 @@ def test_a_selection_that_shows_a_hidden_leaf_follows_what_pi_appends(
     assert answer is not None
     qtbot.waitUntil(lambda: w.tree_model.record_of(w.tree.currentIndex()) == answer, timeout=30000)
     assert w.doc.selected == answer
+
+
+def test_the_heads_first_row_is_made_current_a_turn_after_the_head_is_shown(
+    qtbot: Any, threaded_window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 11 (the loading stall): making the head's first row current lays the head out; it
+    happens in the next turn of the event loop, not in the step that shows the head (that step,
+    the layout and the paint were one stall), and the head is not the user's pick."""
+    from session_studio.ui import document
+
+    from .conftest import write_session
+
+    w = threaded_window
+    path = write_session(tmp_path / "long.jsonl", [("user", 40), ("assistant", 40)] * 400)
+    monkeypatch.setattr(document, "PARTIAL_MIN_BYTES", 0)
+    monkeypatch.setattr(document, "HEAD_BYTES", path.stat().st_size // 2)
+    seen: list[tuple[int, int]] = []
+
+    def on_partial(_head: Any) -> None:
+        # in the step that shows the head: no current row yet; a turn later, its first entry
+        seen.append((w.tree_model.record_of(w.tree.currentIndex()), -2))
+        QTimer.singleShot(
+            0,
+            lambda: seen.append(
+                (w.tree_model.record_of(w.tree.currentIndex()), int(w.doc.partial is not None))
+            ),
+        )
+
+    w.doc.partial_loaded.connect(on_partial)
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: bool(seen), timeout=30000)
+    qtbot.waitUntil(lambda: w.doc.state is not None and not w.runner.busy, timeout=30000)
+    assert seen[0][0] == -1
+    assert len(seen) == 2 and seen[1] == (0, 1)  # the head still shown, its first entry current
+    assert w.doc.selected == w.doc.session.leaf_index()  # the leaf once loaded: the head was no pick

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import QSize, QTimer, qVersion
+from PySide6.QtCore import QPersistentModelIndex, QSize, QTimer, qVersion
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -326,7 +326,14 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
             self.tree.expand(first)
             first = self.tree_model.index(0, 0, first)
         if first.isValid():  # a current row, so focusing the tree does not pick one for the user
-            self.tree.setCurrentIndex(first)
+            # in the next turn of the event loop: making it current lays out the head's rows (~35 ms
+            # on a big file), which the paint after this step does anyway; here it made one stall
+            # of this handler, that layout and the paint
+            row = QPersistentModelIndex(first)
+            if self.runner.synchronous:  # no later turn before the whole file replaces the head
+                self._pick_first_row(row)
+            else:
+                QTimer.singleShot(0, self, lambda: self._pick_first_row(row))
         self.doc.forget_partial_pick()
         self.inspector.set_session(s)
         self.bar.set_state(None)
@@ -401,6 +408,12 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         if not self._preloaded:
             self._preloaded = True
             self.runner.op(preload_summariser_modules, pool="network").start(after_ms=AFTER_GUI_STEP_MS)
+
+    def _pick_first_row(self, row: QPersistentModelIndex) -> None:
+        """The head's first row made current (not the user's pick: the leaf is selected when loaded)."""
+        if row.isValid() and self.doc.partial is not None and not self.tree.currentIndex().isValid():
+            self.tree.setCurrentIndex(self.tree_model.index(row.row(), row.column(), row.parent()))
+            self.doc.forget_partial_pick()
 
     def _update_status_path(self) -> None:
         """Path, entry count and size of the file as indexed now (after loads, appends and writes)."""
