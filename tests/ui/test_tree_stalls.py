@@ -482,3 +482,13 @@ def test_the_heads_first_row_is_made_current_a_turn_after_the_head_is_shown(
     assert seen[0][0] == -1
     assert len(seen) == 2 and seen[1] == (0, 1)  # the head still shown, its first entry current
     assert w.doc.selected == w.doc.session.leaf_index()  # the leaf once loaded: the head was no pick
+
+
+def test_opening_a_file_is_said_in_the_status_bars_label_not_over_it(threaded_window: MainWindow) -> None:
+    """Seen under X while the 1 GB file loaded: Qt showed the status bar's path label again over a
+    passing "Opening …" message, both texts drawn on each other. The label says it instead."""
+    w = threaded_window
+    w.statusBar().showMessage("an older message")
+    w._on_loading("/sessions/big.jsonl")
+    assert w.statusBar().currentMessage() == ""
+    assert w.status_path.text() == "Opening /sessions/big.jsonl…"

@@ -314,7 +314,10 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
     # ------------------------------------------------------------------ document events
     def _on_loading(self, path: str) -> None:
         self._opening = path
-        self.statusBar().showMessage(f"Opening {path}…")
+        # in the status bar's own label, not as a passing message: seen under X, Qt showed that label
+        # again over such a message while the file loaded (both texts drawn on each other)
+        self.statusBar().clearMessage()
+        self.status_path.setText(f"Opening {path}…")
 
     def _on_partial(self, head: Partial) -> None:
         """The head of a big file: browse it (read-only) while the worker indexes the rest."""
