@@ -563,7 +563,10 @@ def _session_totals(w: _Writer, session: Session, usage: UsageSource | None) -> 
         weight = " style='font-weight:bold'" if name == "all" else ""
         body += (
             f"<tr{weight}><td style='padding-right:10px'>{name.replace(' ', '&nbsp;')}</td>"
-            + "".join(f"<td align='right' style='padding-right:10px'>{c}</td>" for c in cells)
+            # a number never breaks at its thousands separators (the pane scrolls instead)
+            + "".join(
+                f"<td align='right' style='padding-right:10px; white-space:nowrap'>{c}</td>" for c in cells
+            )
             + "</tr>"
         )
     w.heading("Session usage", None, "every branch: assistant messages, usage entries, summarisations")
