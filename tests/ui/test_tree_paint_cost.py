@@ -64,8 +64,8 @@ class AllRolesCountingModel(SessionTreeModel):
         return super().data(index, role)
 
 
-def _tree(qtbot: Any, model: SessionTreeModel) -> QTreeView:
-    tree = QTreeView()
+def _tree(qtbot: Any, model: SessionTreeModel, tree: QTreeView | None = None) -> QTreeView:
+    tree = tree if tree is not None else QTreeView()
     qtbot.addWidget(tree)
     tree.setUniformRowHeights(True)
     tree.setIconSize(QSize(16, 16))
@@ -174,13 +174,7 @@ def test_a_paint_of_the_tree_holds_back_the_workers(
     s = Session.open(branching_session)
     model = SessionTreeModel()
     model.set_session(s, s.path_indices(s.leaf_index()))
-    tree = SessionTreeView()
-    qtbot.addWidget(tree)
-    tree.setItemDelegate(BranchDelegate(tree))
-    tree.setModel(model)
-    tree.resize(900, 600)
-    tree.show()
-    QApplication.processEvents()
+    tree = _tree(qtbot, model, SessionTreeView())
     held.clear()
     tree.viewport().repaint()
     assert held and all(held)

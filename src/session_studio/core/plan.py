@@ -27,7 +27,7 @@ from .cut_points import CutPoint, cut_point_reason, is_valid_cut_point
 from .jsvalue import JsTypeError, js_truthy
 from .path_positions import PathPositions
 from .preparation import CompactionPlan, Preparation, plan_compaction
-from .priority import yield_to_foreground
+from .priority import STEP_ITEMS, yield_to_foreground
 from .profile import PROFILE_0_80_2, PiProfile
 from .projected_plan import PathCutPlanner, ProjectedPathPlan
 from .projection import Projection, current_system_message, system_message_snapshot
@@ -172,8 +172,6 @@ class PlanMarks(Mapping[int, str]):
         return None
 
 
-#: entries between two steps of a loop over a path where workers let a paint go first (core.priority)
-_STEP = 2048
 #: a path position's mark in PathMarks (0: none)
 _MARK_NAMES: tuple[str | None, ...] = (None, "summarised", "valid", "invalid")
 _SUMMARISED, _VALID, _INVALID = b"\x01", b"\x02", b"\x03"
@@ -414,7 +412,7 @@ class PathPlanner:
         items: list[ItemTokens] = []
         item_positions: list[int] = []
         for j, entry in enumerate(proj.entries):
-            if not j % _STEP:
+            if not j % STEP_ITEMS:
                 yield_to_foreground()
             rec = recs[entry.record]
             is_compaction = rec.type == "compaction"

@@ -17,7 +17,14 @@ import os
 import threading
 from collections.abc import Iterator
 
-__all__ = ["FOREGROUND_WAIT_LIMIT", "NICENESS", "foreground", "run_behind", "yield_to_foreground"]
+__all__ = [
+    "FOREGROUND_WAIT_LIMIT",
+    "NICENESS",
+    "STEP_ITEMS",
+    "foreground",
+    "run_behind",
+    "yield_to_foreground",
+]
 
 #: how much nicer than this process its helper processes (scans, search text) run
 NICENESS = 10
@@ -36,6 +43,8 @@ def run_behind(pid: int) -> None:
 #: a worker never waits longer than this for the foreground at one step (s): a stuck paint does not
 #: stop the background work
 FOREGROUND_WAIT_LIMIT = 0.25
+#: items a loop of background work handles between two steps (``if not k % STEP_ITEMS``)
+STEP_ITEMS = 2048
 
 _idle = threading.Event()  # set while no foreground work is marked
 _idle.set()

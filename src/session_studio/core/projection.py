@@ -17,7 +17,7 @@ from .context import context_settings, js_strict_eq, resolve_path
 from .jsdate import js_date_ms
 from .jsvalue import UNDEFINED, JsTypeError, _ordered_items, js_key, js_string, js_truthy, prop
 from .messages import branch_summary_message, compaction_summary_message, custom_message
-from .priority import yield_to_foreground
+from .priority import STEP_ITEMS, yield_to_foreground
 from .profile import PROFILE_1_6_0
 from .record_table import column_on_path
 from .session import CURRENT_LEAF, Session
@@ -324,7 +324,7 @@ def build_session_projection(
         if recs[i].type == "context_edit":
             edits[js_key(session.value(i).get("targetId", UNDEFINED))] = i
     for k, i in enumerate(context):
-        if not k % 2048:
+        if not k % STEP_ITEMS:
             yield_to_foreground()
         roles, raw = _intrinsic_roles(session, i)
         count = len(roles)

@@ -33,6 +33,7 @@ from .tokens import assistant_usage_tokens, estimate_tokens
 
 __all__ = [
     "COLUMNS",
+    "ID_ITEM_BYTES",
     "EntryRecord",
     "IdIndex",
     "RecordTable",
@@ -49,7 +50,7 @@ _HEX_DIGITS = "0123456789abcdef"
 _ID_UNDEFINED = -1
 _ID_NULL = -2
 _TS_BYTES = 24  # "2025-10-19T22:39:25.412Z"
-_ID_BYTES = 8  # an id column's item (array "q")
+ID_ITEM_BYTES = 8  # an id column's item (array "q"), as find_code reads it
 _TS_BLANK = b" " * _TS_BYTES
 
 #: flag bits of a record
@@ -722,7 +723,7 @@ def find_code(column_bytes: bytes, code: int, start: int, end: int) -> int:
     """The first item in ``start:end`` of an id column (``array("q")``, given as its bytes) that is
     ``code``, or -1. An 8-hex id is searched by its four low bytes: the whole item's four zero bytes
     would make ``find`` crawl (~15 ms per search in 7 MB)."""
-    item = _ID_BYTES
+    item = ID_ITEM_BYTES
     whole = code.to_bytes(item, sys.byteorder, signed=True)
     if 0 <= code < 1 << 32:
         part_at = 0 if sys.byteorder == "little" else item - 4

@@ -466,14 +466,9 @@ class SessionDocument(QObject):
             return
         if not new:
             return
-        was_leaf = (
-            self.loaded_state.path_indices[-1]
-            if self.loaded_state and self.loaded_state.path_indices
-            else None
-        )
         # the selection stands for the leaf: the leaf itself, or the entry the tree shows for it (the
         # leaf a label, a usage entry or other entries /tree hides): then it follows pi's new leaf
-        follows = self.selected == was_leaf or self._shows_leaf(self.selected)
+        follows = self._shows_leaf(self.selected)
         count, leaf = len(s.records), self.working_leaf
         pin, plain = self.profile_pin, self.profile_plain
 
@@ -709,7 +704,7 @@ class SessionDocument(QObject):
     # ------------------------------------------------------------------ selection
     def _shows_leaf(self, record: int, limit: int = 64) -> bool:
         """Whether ``record`` is on the planned path and every entry after it there is one pi's
-        /tree hides by default (looked at up to ``limit`` of them)."""
+        /tree hides by default (looked at up to ``limit`` of them): true of the leaf itself."""
         res, s = self.loaded_state, self.session
         if res is None or s is None or record < 0:
             return False

@@ -23,7 +23,7 @@ from session_studio.core import session as session_module
 from session_studio.core.jsdate import js_date_ms
 from session_studio.core.jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy
 from session_studio.core.priority import yield_to_foreground
-from session_studio.core.record_table import column_on_path, find_code
+from session_studio.core.record_table import ID_ITEM_BYTES, column_on_path, find_code
 from session_studio.core.session import Session
 
 from .pi16 import is_retain_none
@@ -67,8 +67,6 @@ _ONLY_ACTIVE = bytes(b & _ACTIVE for b in range(256))
 MAX_EXTENDED_RECORDS = 64
 #: ... and renumbers at most this many rows after a chain it extends (a loop here per row)
 MAX_SHIFTED_ROWS = 50_000
-#: the bytes of an id column's item (array "q"), as find_code reads them
-_CODE_BYTES = 8
 
 
 def entry_visible(session: Session, index: int, mode: str) -> bool:
@@ -483,7 +481,7 @@ def extended_outline(
         return None
     yield_to_foreground()
     ids, parents = records.ids, records.parents
-    if ids.itemsize != _CODE_BYTES or parents.itemsize != _CODE_BYTES:
+    if ids.itemsize != ID_ITEM_BYTES or parents.itemsize != ID_ITEM_BYTES:
         return None
     # the id columns' bytes, searched for one id in C (array's count and index compare objects)
     id_bytes, parent_bytes = ids.tobytes(), parents.tobytes()
