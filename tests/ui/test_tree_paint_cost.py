@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -179,3 +183,49 @@ def test_a_paint_of_the_tree_holds_back_the_workers(
     tree.viewport().repaint()
     assert held and all(held)
     assert priority._idle.is_set()
+
+
+FIRST_PAINT_ENUMS = """
+import enum, sys
+from PySide6.QtWidgets import QApplication, QTreeView
+app = QApplication([])
+from session_studio.core import Session
+from session_studio.ui.tree_model import BranchDelegate, SessionTreeModel
+
+made = []
+create = enum.EnumType.__new__
+def recording(metacls, cls, bases, classdict, **kw):
+    made_enum = create(metacls, cls, bases, classdict, **kw)
+    made.append((made_enum.__qualname__, len(made_enum.__members__)))
+    return made_enum
+enum.EnumType.__new__ = recording
+
+s = Session.open(sys.argv[1])
+model = SessionTreeModel()
+model.set_session(s, s.path_indices(s.leaf_index()))
+view = QTreeView()
+view.setItemDelegate(BranchDelegate(view))
+view.setModel(model)
+view.resize(600, 400)
+view.expandAll()
+view.grab()
+print(repr(made))
+"""
+
+
+def test_the_first_paint_of_a_session_makes_no_big_enum(branching_session: Path) -> None:
+    """PySide makes a Qt enum's Python class the first time it is needed; the first brush made from a
+    colour needed QGradient.Preset's (169 members, 45–115 ms of the GUI thread in the first paint of
+    a session). The module that paints makes them when it is imported (a fresh process: this one
+    has made them already)."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    out = subprocess.run(
+        [sys.executable, "-c", FIRST_PAINT_ENUMS, str(branching_session)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=120,
+    ).stdout
+    made = ast.literal_eval(out.strip().splitlines()[-1])
+    assert [m for m in made if m[1] >= 50] == []

@@ -1023,6 +1023,11 @@ PARENT_CACHE_ROWS = 20_000
 #: how many pre-elided row texts the delegate keeps (a few screenfuls at a few column widths)
 ELIDED_CACHE = 4096
 _RIGHT_ALIGNED = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+_NO_BRUSH = QBrush()
+# At import, not in the first paint of a session: the first QBrush made from a colour makes PySide
+# create the Python enums of the constructor's other overloads (QGradient's; Preset has 169
+# members), 45–115 ms of the GUI thread that was added to that paint's own.
+QBrush(QColor())
 #: cells in these states (or disabled, inactive, alternate, right-to-left) are left to Qt's style
 _STYLED_STATES = (
     QStyle.StateFlag.State_Selected | QStyle.StateFlag.State_HasFocus | QStyle.StateFlag.State_MouseOver
@@ -1092,7 +1097,7 @@ class BranchDelegate(QStyledItemDelegate):
             text = self._elide(option, text)
         option.features = features
         option.text = text
-        option.backgroundBrush = QBrush(bg) if bg is not None else QBrush()
+        option.backgroundBrush = QBrush(bg) if bg is not None else _NO_BRUSH
 
     def _draw(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         """The cell as Qt's style draws it; a plain cell (not selected, no focus, not hovered) is drawn
