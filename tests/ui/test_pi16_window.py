@@ -13,9 +13,12 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 
+from session_studio.core import Session
 from session_studio.core.tokens import estimate_tokens_16
 from session_studio.ui.main_window import MainWindow
+from session_studio.ui.pi16 import usage_totals
 from session_studio.ui.roles import Roles
+from session_studio.ui.tree_model import SessionTreeModel
 
 from .conftest import write_session
 from .pi16_sample import SPEC, SUMMARY_USAGE, SYSTEM, write_pi16_session
@@ -148,6 +151,19 @@ def test_usage_entries_are_hidden_by_default_shown_by_their_filter_and_totalled(
     assert f"${SUMMARY_USAGE['cost']['total']:.4f}" in shown  # the compaction's summarisation
     root = _inspect(qtbot, w, "e0000")
     assert "Session usage" in root
+
+
+def test_the_head_of_a_file_being_read_has_no_usage_totals_of_its_own(tmp_path: Path) -> None:
+    """While a big file's head is shown, its usage is a part of the session's: none is summed (it
+    was, on the GUI thread, 20-60 ms of the first paint); the whole file's is, once it is there."""
+    s = Session.open(write_pi16_session(tmp_path / "pi16.jsonl"))
+    model = SessionTreeModel()
+    model.set_session(s, s.path_indices(s.leaf_index()), head=True)
+    assert model.usage() is None
+    model.set_session(s, s.path_indices(s.leaf_index()))
+    got = model.usage()
+    assert got is not None and got.by_source == usage_totals(s).by_source
+    assert got.by_source["usage entries"][0] == 2
 
 
 def test_compaction_shows_its_system_snapshot_and_usage(

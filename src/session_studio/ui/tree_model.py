@@ -339,6 +339,8 @@ class SessionTreeModel(QAbstractItemModel):
         s = self.session
         if s is None or self._usage is not None:
             return self._usage
+        if self._head:  # a part of the file's usage is not the session's; its whole file comes next
+            return None
         if self._pi16_runner is None or self._pi16_runner.synchronous or all_values_kept(s):
             self._usage = usage_totals(s)
             return self._usage
