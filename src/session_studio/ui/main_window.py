@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import html
 import os
 import platform
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -322,6 +324,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
     def _on_partial(self, head: Partial) -> None:
         """The head of a big file: browse it (read-only) while the worker indexes the rest."""
         s = head.session
+        painted: Callable[[], None] | None = None
         self.tree_model.set_session(s, head.path_indices, head.outline, head=True)
         self._expand_in_steps()
         first = self.tree_model.index(0, 0)
@@ -329,15 +332,15 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
             self.tree.expand(first)
             first = self.tree_model.index(0, 0, first)
         if first.isValid():  # a current row, so focusing the tree does not pick one for the user
-            # in the next turn of the event loop: making it current lays out the head's rows (~35 ms
-            # on a big file), which the paint after this step does anyway; here it made one stall
-            # of this handler, that layout and the paint
+            # after the paint: making it current shows the row in the inspector (~10 ms), which
+            # made one stall of this handler, the paint and that
             row = QPersistentModelIndex(first)
             if self.runner.synchronous:  # no later turn before the whole file replaces the head
                 self._pick_first_row(row)
             else:
-                QTimer.singleShot(0, self, lambda: self._pick_first_row(row))
+                painted = functools.partial(self._pick_first_row, row)
         self.doc.forget_partial_pick()
+        self._paint_tree_next_turn(painted)
         self.inspector.set_session(s)
         self.bar.set_state(None)
         self.planner.set_state(None)
@@ -383,6 +386,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.load_banner.hide()
         self.settings.add_recent(s.path)
         self._show_recent()
+        self._paint_tree_next_turn()
         self.tree_model.set_session(s, res.path_indices, res.outline, res.context_edits)
 
         def prepare_search() -> None:  # so that the first search is quick
@@ -411,6 +415,26 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         if not self._preloaded:
             self._preloaded = True
             self.runner.op(preload_summariser_modules, pool="network").start(after_ms=AFTER_GUI_STEP_MS)
+
+    def _paint_tree_next_turn(self, then: Callable[[], None] | None = None) -> None:
+        """Paint the tree's new rows in a later turn of the event loop than this step, and ``then``
+        in a turn after that paint. The first paint of a new tree (~40–70 ms: its rows laid out, each
+        cell's text elided and prepared) right after the step that made it (25–30 ms when a file's
+        head or whole index arrives) was one stall of the GUI thread over 100 ms: between the two,
+        input and timers are handled now."""
+        if self.runner.synchronous:  # no event loop turns between the steps (tests)
+            if then is not None:
+                then()
+            return
+        tree = self.tree
+        tree.setUpdatesEnabled(False)
+
+        def paint() -> None:
+            tree.setUpdatesEnabled(True)
+            if then is not None:
+                QTimer.singleShot(1, self, then)
+
+        QTimer.singleShot(1, self, paint)
 
     def _pick_first_row(self, row: QPersistentModelIndex) -> None:
         """The head's first row made current (not the user's pick: the leaf is selected when loaded)."""
