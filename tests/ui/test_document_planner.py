@@ -1,10 +1,15 @@
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 
+from session_studio.ui import document
 from session_studio.ui.document import SessionDocument
 from session_studio.ui.planner import PlannerPanel
 from session_studio.ui.why import explain_cut
@@ -164,3 +169,56 @@ def test_settings_source_is_shown_as_written(qtbot: Any) -> None:
         == "Defaults: keepRecentTokens from pi's settings (/tmp/<b>x</b>/settings.json)"
     )
     assert panel.source_note.textFormat() == Qt.TextFormat.PlainText
+
+
+class _WaitRecorded(threading.Event):
+    waits = 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        type(self).waits += 1
+        return True
+
+
+class _LoadOp:
+    """What load_session asks of its Operation, for a load run in a worker."""
+
+    def __init__(self) -> None:
+        self.runner = SimpleNamespace(synchronous=False)
+        self.cancelled = threading.Event()
+        self.heads: list[Any] = []
+
+    def report_interim(self, head: Any) -> None:
+        object.__setattr__(head, "shown", _WaitRecorded())
+        self.heads.append(head)
+
+    def report(self, done: int, total: int, text: str = "") -> None:
+        pass
+
+
+@pytest.mark.parametrize("in_children", [True, False])
+def test_a_heads_paint_is_waited_for_only_when_the_rest_is_indexed_in_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_children: bool
+) -> None:
+    """Issue 11 (plan usable within 2x the CLI): the load gave the GUI thread 150 ms to paint a big
+    file's head before indexing the rest, so that the indexing would not take the GIL from it; scan
+    processes do not take it, and that wait was 150-360 ms of every open of a big file. It is left
+    only where the rest is indexed in this process."""
+    path = write_session(tmp_path / "s.jsonl", [("user", 40), ("assistant", 40)] * 200)
+    monkeypatch.setattr(document, "PARTIAL_MIN_BYTES", 0)
+    monkeypatch.setattr(document, "HEAD_BYTES", path.stat().st_size // 2)
+    monkeypatch.setattr(document, "indexed_in_children", lambda _size: in_children)
+    _WaitRecorded.waits = 0
+    op = _LoadOp()
+    res = document.load_session(str(path), op=op)  # type: ignore[arg-type]
+    assert len(op.heads) == 1 and len(res.session.records) == 400
+    assert _WaitRecorded.waits == (0 if in_children else 1)
+
+
+def test_big_files_are_indexed_in_children_for_the_window() -> None:
+    """The files the window indexes in scan processes: big ones (their values are re-read on
+    demand); smaller ones are read, values kept, in the loading thread."""
+    from session_studio.core import session as core_session
+
+    big = max(core_session.PARALLEL_MIN_BYTES, core_session.KEEP_VALUES_MAX_BYTES) + 1
+    assert core_session.indexed_in_children(big) is (os.name == "posix")
+    assert not core_session.indexed_in_children(core_session.KEEP_VALUES_MAX_BYTES)

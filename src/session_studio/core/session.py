@@ -43,7 +43,7 @@ from .record_table import (
 )
 from .tokens import assistant_usage_tokens, estimate_tokens
 
-__all__ = ["CURRENT_LEAF", "KEEP_VALUES_MAX_BYTES", "EntryRecord", "Session"]
+__all__ = ["CURRENT_LEAF", "KEEP_VALUES_MAX_BYTES", "EntryRecord", "Session", "indexed_in_children"]
 
 #: Marker for "the session's own leaf" where None would mean pi's explicit `null` leaf.
 CURRENT_LEAF: Any = object()
@@ -1059,6 +1059,13 @@ PARALLEL_MIN_BYTES = 32 * 1024 * 1024
 #: fresh interpreter (forking a multi-threaded process may deadlock the child on a lock another
 #: thread held), which costs ~0.2 s of interpreter start and imports before it can help
 SPAWNED_PARALLEL_MIN_BYTES = 64 * 1024 * 1024
+
+
+def indexed_in_children(size: int) -> bool:
+    """Whether ``Session.open(..., others_need_the_gil=True)`` indexes a current-format file of ``size``
+    bytes (not cached) in new interpreters, this thread only waiting on their pipes: it does not
+    compete with the other threads for the GIL until the parts are merged at the end."""
+    return _scan_start_method(size, None, size <= KEEP_VALUES_MAX_BYTES, True) == "fresh"
 
 
 def _scan_start_method(

@@ -35,6 +35,7 @@ from session_studio.core.plan import (
 from session_studio.core.preparation import Preparation
 from session_studio.core.profile import PIN_SETTINGS, ProfileChoice, detect_profile
 from session_studio.core.projection import Projection
+from session_studio.core.session import indexed_in_children
 from session_studio.core.summary_sections import summary_tokens
 
 from .errors import explain_failure
@@ -176,9 +177,11 @@ def load_session(path: str, pin: str = "auto", plain: str = "auto", op: Operatio
         head = load_head(path, HEAD_BYTES)
         if head is not None:
             op.report_interim(head)
-            # the GUI thread lays the head out now: indexing the rest meanwhile would make every one
-            # of its model calls wait for the GIL, so give it a moment (it sets the event when done)
-            if not op.runner.synchronous:
+            # the GUI thread lays the head out now: indexing the rest in this process meanwhile would
+            # make every one of its model calls wait for the GIL, so give it a moment (it sets the
+            # event when done). Scan processes do not take the GIL: they start at once (they run
+            # behind the GUI thread: priority.run_behind); waiting cost 150-360 ms of the open.
+            if not op.runner.synchronous and not indexed_in_children(size):
                 head.shown.wait(1.0)
     last = [-1]
 
