@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from session_studio.core import Session
 from session_studio.core.jsdate import js_date_ms
@@ -360,3 +362,35 @@ def test_the_compiled_parent_links_are_the_python_ones(tmp_path: Path, seed: int
         fh.write("".join(json.dumps({**e, "timestamp": "2025-01-02T00:00:00.000Z"}) + "\n" for e in more))
     assert s.refresh() and s.by_id.recent
     assert outline._parents(s) == outline._parents_python(s)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    buckets=st.integers(0, 12),
+    shift=st.integers(0, 2),
+    data=st.data(),
+)
+def test_the_compiled_counting_sort_is_the_python_one(buckets: int, shift: int, data: Any) -> None:
+    """outline._buckets (core/_bulkindex.c bucket_items) equals its Python reference and a stable
+    sort by key: every item in its key's bucket, in the order of the keys, none for a negative one."""
+    from array import array
+
+    from session_studio.core import session as session_module
+    from session_studio.ui import outline
+
+    if session_module.BULK_HELPER is None:
+        pytest.skip("the compiled loader helper is not built")
+    keys = data.draw(st.lists(st.integers(-shift - 2, buckets - shift - 1), max_size=40)) if buckets else []
+    with_values = data.draw(st.booleans())
+    values = array("i", data.draw(st.lists(st.integers(-5, 99), min_size=len(keys), max_size=len(keys))))
+    key_col = array("i", keys)
+    got = outline._buckets(key_col, values if with_values else None, shift, buckets)
+    ref = outline._buckets_python(
+        key_col, values if with_values else None, shift, array("i", [0]) * (buckets + 1)
+    )
+    assert got == ref
+    first, items = got
+    for b in range(buckets):
+        want = [values[j] if with_values else j for j, k in enumerate(keys) if k + shift == b]
+        assert items[first[b] : first[b + 1]].tolist() == want
+    assert len(items) == sum(1 for k in keys if k + shift >= 0)

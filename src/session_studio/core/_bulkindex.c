@@ -799,7 +799,191 @@ static PyObject *tree_order(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(shown);
 }
 
+/* outline's counting sort: the items of bucket k are items[first[k]:first[k+1]], in the order of
+   `keys`. Item j (value values[j], or j when values is None) goes to bucket keys[j] + shift; a
+   negative bucket drops it. `first` (int, B + 1 items) and `items` (int, at least first[B]) are
+   written; returns first[B]. */
+static PyObject *bucket_items(PyObject *self, PyObject *args) {
+    PyObject *keys_obj, *values_obj, *first_obj, *items_obj;
+    int shift;
+    if (!PyArg_ParseTuple(args, "OOiOO:bucket_items", &keys_obj, &values_obj, &shift, &first_obj, &items_obj))
+        return NULL;
+    Py_buffer kb, vb, fb, ib;
+    int have_values = values_obj != Py_None;
+    if (PyObject_GetBuffer(keys_obj, &kb, PyBUF_SIMPLE) < 0) return NULL;
+    if (have_values && PyObject_GetBuffer(values_obj, &vb, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&kb);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(first_obj, &fb, PyBUF_WRITABLE) < 0) {
+        if (have_values) PyBuffer_Release(&vb);
+        PyBuffer_Release(&kb);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(items_obj, &ib, PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&fb);
+        if (have_values) PyBuffer_Release(&vb);
+        PyBuffer_Release(&kb);
+        return NULL;
+    }
+    const int *keys = kb.buf;
+    const int *values = have_values ? vb.buf : NULL;
+    int *first = fb.buf, *items = ib.buf;
+    Py_ssize_t m = kb.len / (Py_ssize_t)sizeof(int);
+    Py_ssize_t buckets = fb.len / (Py_ssize_t)sizeof(int) - 1;
+    Py_ssize_t room = ib.len / (Py_ssize_t)sizeof(int);
+    int ok = buckets >= 0 && (!have_values || vb.len / (Py_ssize_t)sizeof(int) >= m);
+    int *fill = NULL;
+    Py_ssize_t total = 0;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "bucket_items: columns of different lengths");
+    for (Py_ssize_t k = 0; ok && k <= buckets; k++) first[k] = 0;
+    for (Py_ssize_t j = 0; ok && j < m; j++) {
+        long k = (long)keys[j] + shift;
+        if (k < 0) continue;
+        if (k >= buckets) {
+            PyErr_SetString(PyExc_ValueError, "bucket_items: a key past the last bucket");
+            ok = 0;
+            break;
+        }
+        first[k + 1]++;
+    }
+    for (Py_ssize_t k = 0; ok && k < buckets; k++) first[k + 1] += first[k];
+    if (ok) {
+        total = first[buckets];
+        if (total > room) {
+            PyErr_SetString(PyExc_ValueError, "bucket_items: items too short");
+            ok = 0;
+        }
+    }
+    if (ok) {
+        fill = PyMem_Malloc(sizeof(int) * (size_t)(buckets ? buckets : 1));
+        if (fill == NULL) {
+            PyErr_NoMemory();
+            ok = 0;
+        } else {
+            memcpy(fill, first, sizeof(int) * (size_t)buckets);
+            for (Py_ssize_t j = 0; j < m; j++) {
+                long k = (long)keys[j] + shift;
+                if (k < 0) continue;
+                items[fill[k]++] = values != NULL ? values[j] : (int)j;
+            }
+        }
+    }
+    PyMem_Free(fill);
+    PyBuffer_Release(&ib);
+    PyBuffer_Release(&fb);
+    if (have_values) PyBuffer_Release(&vb);
+    PyBuffer_Release(&kb);
+    if (!ok) return NULL;
+    return PyLong_FromSsize_t(total);
+}
+
+/* outline.build_outline's rows: the chains of each group (the top, key -1, and every shown record
+   with several shown children), the active path continuing at its level, side branches a group
+   each. vfirst/vkids: the shown children of record r are vkids[vfirst[r+1]:vfirst[r+2]] (the top's
+   at vfirst[0]:vfirst[1]). Writes each row's record to `rows` (the groups one after the other),
+   its group and its row in the group to `group_col`/`row_col`, ORs head_bit/last_bit into `flags`
+   (active_bit read there) and appends (key, start, end) of each group to `groups`, in the order
+   of outline._chain_rows (the Python reference). Returns the number of rows. */
+typedef struct {
+    int key, lo, hi, skip;
+} pending_group;
+
+static PyObject *chain_rows(PyObject *self, PyObject *args) {
+    PyObject *vfirst_obj, *vkids_obj, *flags_obj, *group_obj, *row_obj, *rows_obj, *groups;
+    int active_bit, head_bit, last_bit;
+    if (!PyArg_ParseTuple(args, "OOOiiiOOOO!:chain_rows", &vfirst_obj, &vkids_obj, &flags_obj, &active_bit,
+                          &head_bit, &last_bit, &group_obj, &row_obj, &rows_obj, &PyList_Type, &groups))
+        return NULL;
+    Py_buffer b[6];
+    PyObject *objs[6] = {vfirst_obj, vkids_obj, flags_obj, group_obj, row_obj, rows_obj};
+    int got = 0;
+    for (; got < 6; got++)
+        if (PyObject_GetBuffer(objs[got], &b[got], got >= 2 ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0) break;
+    int ok = got == 6;
+    Py_ssize_t nrows = 0;
+    pending_group *stack = NULL;
+    if (ok) {
+        const int *vfirst = b[0].buf, *vkids = b[1].buf;
+        unsigned char *flags = b[2].buf;
+        int *group_col = b[3].buf, *row_col = b[4].buf, *rows = b[5].buf;
+        Py_ssize_t n_first = b[0].len / (Py_ssize_t)sizeof(int);
+        Py_ssize_t n_kids = b[1].len / (Py_ssize_t)sizeof(int);
+        Py_ssize_t n = b[2].len; /* records */
+        if (n_first < n + 2 || b[3].len / (Py_ssize_t)sizeof(int) < n || b[4].len / (Py_ssize_t)sizeof(int) < n ||
+            b[5].len / (Py_ssize_t)sizeof(int) < n_kids || vfirst[n + 1] > n_kids) {
+            PyErr_SetString(PyExc_ValueError, "chain_rows: columns of different lengths");
+            ok = 0;
+        }
+        /* every shown record with children pushes one group, the top one more */
+        if (ok && (stack = PyMem_Malloc(sizeof(pending_group) * (size_t)(n_kids + 1))) == NULL) {
+            PyErr_NoMemory();
+            ok = 0;
+        }
+        Py_ssize_t top = 0;
+        if (ok) stack[top++] = (pending_group){-1, vfirst[0], vfirst[1], -1};
+        while (ok && top > 0) {
+            pending_group g = stack[--top];
+            Py_ssize_t start = nrows;
+            int heads = g.hi - g.lo - (g.skip >= 0 ? 1 : 0);
+            int multi = heads > 1 || g.key != -1;
+            int h_no = 0;
+            for (int k = g.lo; ok && k < g.hi; k++) {
+                int cur = vkids[k];
+                if (cur == g.skip) continue;
+                int last = h_no == heads - 1 ? last_bit : 0;
+                h_no++;
+                int bits = last | (multi ? head_bit : 0);
+                while (cur >= 0) {
+                    if (cur >= n || nrows >= n_kids) {
+                        PyErr_SetString(PyExc_ValueError, "chain_rows: a record past the columns");
+                        ok = 0;
+                        break;
+                    }
+                    group_col[cur] = g.key;
+                    row_col[cur] = (int)(nrows - start);
+                    rows[nrows++] = cur;
+                    if (bits) flags[cur] |= (unsigned char)bits;
+                    bits = last;
+                    int lo = vfirst[cur + 1], hi = vfirst[cur + 2];
+                    if (hi - lo == 1) {
+                        cur = vkids[lo];
+                    } else if (hi > lo) {
+                        if (top >= n_kids + 1) { /* more groups than shown records: not a tree */
+                            PyErr_SetString(PyExc_ValueError, "chain_rows: columns not of one tree");
+                            ok = 0;
+                            break;
+                        }
+                        int act = -1;
+                        for (int c = lo; c < hi; c++)
+                            if (flags[vkids[c]] & active_bit) {
+                                act = vkids[c];
+                                break;
+                            }
+                        stack[top++] = (pending_group){cur, lo, hi, act};
+                        cur = act;
+                    } else {
+                        cur = -1;
+                    }
+                }
+            }
+            if (!ok) break;
+            PyObject *item = Py_BuildValue("(inn)", g.key, start, nrows);
+            if (item == NULL || PyList_Append(groups, item) < 0) ok = 0;
+            Py_XDECREF(item);
+        }
+    }
+    PyMem_Free(stack);
+    for (int k = 0; k < got; k++) PyBuffer_Release(&b[k]);
+    if (!ok) return NULL;
+    return PyLong_FromSsize_t(nrows);
+}
+
 static PyMethodDef methods[] = {
+    {"chain_rows", chain_rows, METH_VARARGS,
+     "chain_rows(vfirst, vkids, flags, active, head, last, group_col, row_col, rows, groups) -> int."},
+    {"bucket_items", bucket_items, METH_VARARGS,
+     "bucket_items(keys, values, shift, first, items) -> int: a counting sort of items by key."},
     {"tree_order", tree_order, METH_VARARGS,
      "tree_order(parent, first, kids, shows, match, order, under) -> int: the outline's shown records."},
     {"link_parents", link_parents, METH_VARARGS,

@@ -31,3 +31,17 @@ def link_parents(
 def tree_order(
     parent: Any, first: Any, kids: Any, shows: Any, match: Any, order: Any, under: Any, /
 ) -> int: ...
+def bucket_items(keys: Any, values: Any, shift: int, first: Any, items: Any, /) -> int: ...
+def chain_rows(
+    vfirst: Any,
+    vkids: Any,
+    flags: Any,
+    active: int,
+    head: int,
+    last: int,
+    group_col: Any,
+    row_col: Any,
+    rows: Any,
+    groups: list[tuple[int, int, int]],
+    /,
+) -> int: ...

@@ -267,18 +267,42 @@ def _parent_record(session: Session, i: int) -> int:
 
 def _children(parent: array[int], n: int) -> tuple[array[int], array[int]]:
     """(first, kids): the children of record p are ``kids[first[p]:first[p + 1]]``, in file order."""
-    count = array("i", [0]) * (n + 1)
-    for p in parent:
-        if p >= 0:
-            count[p + 1] += 1
+    return _buckets(parent, None, 0, n)
+
+
+def _buckets(
+    keys: array[int], values: array[int] | None, shift: int, buckets: int
+) -> tuple[array[int], array[int]]:
+    """A counting sort: (first, items), where bucket k holds ``items[first[k]:first[k + 1]]``, in the
+    order of ``keys``; item j (``values[j]``, or j without values) goes to bucket ``keys[j] + shift``,
+    none if that is negative. In C where the helper is built (two loops over 100k entries in Python
+    were ~0.15 s of every outline build)."""
+    first = array("i", [0]) * (buckets + 1)
+    helper = session_module.BULK_HELPER
+    if helper is not None:
+        items = array("i", [0]) * len(keys)
+        del items[helper.bucket_items(keys, values, shift, first, items) :]
+        return first, items
+    return _buckets_python(keys, values, shift, first)
+
+
+def _buckets_python(
+    keys: array[int], values: array[int] | None, shift: int, first: array[int]
+) -> tuple[array[int], array[int]]:
+    """`_buckets` without the compiled helper (the reference it is tested against)."""
+    count = first
+    for k in keys:
+        if k + shift >= 0:
+            count[k + shift + 1] += 1
     first = array("i", itertools.accumulate(count))
     fill = array("i", first)
-    kids = array("i", [0]) * first[n]
-    for i, p in enumerate(parent):
-        if p >= 0:
-            kids[fill[p]] = i
-            fill[p] += 1
-    return first, kids
+    items = array("i", [0]) * first[-1]
+    for j, k in enumerate(keys):
+        b = k + shift
+        if b >= 0:
+            items[fill[b]] = values[j] if values is not None else j
+            fill[b] += 1
+    return first, items
 
 
 def _by_time(ms: dict[int, float | None]) -> Callable[[int, int], int]:
@@ -394,16 +418,8 @@ def build_outline(
     yield_to_foreground()
 
     # visible children of each shown record (slot 0: the roots), in tree order
-    count = array("i", [0]) * (n + 2)
-    for a in shown_under:
-        count[a + 2] += 1
-    vfirst = array("i", itertools.accumulate(count))
-    fill = array("i", vfirst)
-    vkids = array("i", [0]) * len(shown_order)
-    for i, a in zip(shown_order, shown_under, strict=True):
-        vkids[fill[a + 1]] = i
-        fill[a + 1] += 1
-    del fill, count, shown_under
+    vfirst, vkids = _buckets(shown_under, shown_order, 1, n + 1)
+    del shown_under
     yield_to_foreground()
 
     out = Outline(n)
@@ -416,6 +432,32 @@ def build_outline(
             for i in active_path:
                 if 0 <= i < n:
                     flags[i] |= _ACTIVE
+    _chain_rows(out, vfirst, vkids)
+    out._expose(len(shown_order))
+    return out
+
+
+def _chain_rows(out: Outline, vfirst: array[int], vkids: array[int]) -> None:
+    """The rows of each group of ``out`` (the top level and every shown record with ≥ 2 shown
+    children): chains of single children; where a chain forks, the active path continues at its
+    level and the other children make a group. In C where the helper is built (~0.1 s of Python
+    per 100k entries in every outline build)."""
+    helper = session_module.BULK_HELPER
+    if helper is None:
+        _chain_rows_python(out, vfirst, vkids)
+        return
+    rows = array("i", [0]) * len(vkids)
+    spans: list[tuple[int, int, int]] = []
+    helper.chain_rows(
+        vfirst, vkids, out._flags, _ACTIVE, _HEAD, _LAST_CHAIN, out._group, out._row, rows, spans
+    )
+    for key, start, end in spans:
+        out.groups[key] = rows[start:end]
+
+
+def _chain_rows_python(out: Outline, vfirst: array[int], vkids: array[int]) -> None:
+    """`_chain_rows` without the compiled helper (the reference it is tested against)."""
+    flags = out._flags
     group_col, row_col = out._group, out._row
     # groups: the top level and every visible node with ≥ 2 visible children
     pending: list[tuple[int, list[int]]] = [(ROOT, vkids[vfirst[0] : vfirst[1]].tolist())]
@@ -452,8 +494,6 @@ def build_outline(
                 else:
                     cur = -1
         out.groups[key] = rows
-    out._expose(len(shown_order))
-    return out
 
 
 def extended_outline(
