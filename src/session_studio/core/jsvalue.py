@@ -11,6 +11,8 @@ here wherever the JavaScript result would differ from the Python one.
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Callable
 from typing import Any, Final
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "js_sort_key",
     "js_string",
     "js_stringify",
+    "js_stringify_to",
     "js_trim_is_empty",
     "js_truthy",
     "prop",
@@ -221,22 +224,22 @@ for _i in range(0x20):
     _ESCAPES.setdefault(chr(_i), f"\\u{_i:04x}")
 for _i in range(0xD800, 0xE000):
     _ESCAPES[chr(_i)] = f"\\u{_i:04x}"
-_ESCAPE_TABLE = str.maketrans(_ESCAPES)
-_NEEDS_ESCAPE = frozenset(_ESCAPES)
+#: what JSON.stringify escapes: quote, backslash, control characters, lone surrogates (a pair is
+#: one code point here); one regex scan in C (str.translate with this table took ~80 ns a
+#: character, a generator over the characters more)
+_NEEDS_ESCAPE_RE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
+
+
+def _escaped(m: re.Match[str]) -> str:
+    return _ESCAPES[m.group()]
 
 
 def _quote(s: str) -> str:
-    if s.isascii():
-        if s.isprintable() and '"' not in s and "\\" not in s:
-            return '"' + s + '"'
-        return '"' + s.translate(_ESCAPE_TABLE) + '"'
-    try:
-        s.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates
-        return '"' + s.translate(_ESCAPE_TABLE) + '"'
-    if any(c in _NEEDS_ESCAPE for c in s):
-        return '"' + s.translate(_ESCAPE_TABLE) + '"'
-    return '"' + s + '"'
+    if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s:
+        return '"' + s + '"'
+    if _NEEDS_ESCAPE_RE.search(s) is None:
+        return '"' + s + '"'
+    return '"' + _NEEDS_ESCAPE_RE.sub(_escaped, s) + '"'
 
 
 def _is_array_index(k: str) -> bool:
@@ -247,9 +250,20 @@ def _is_array_index(k: str) -> bool:
     return int(k) < 4294967295
 
 
+#: key tuples of objects → whether a key may be an array index (JavaScript lists those first)
+_DIGIT_KEYS: dict[tuple[str, ...], bool] = {}
+
+
 def _ordered_items(d: dict[str, Any]) -> list[tuple[str, Any]]:
     items = list(d.items())
-    if any(k[:1].isdigit() for k in d):
+    # most objects of a session share a few key sets: looked up, not scanned key by key
+    keys = tuple(d)
+    digit = _DIGIT_KEYS.get(keys)
+    if digit is None:
+        if len(_DIGIT_KEYS) >= 4096:
+            _DIGIT_KEYS.clear()
+        digit = _DIGIT_KEYS[keys] = any(k[:1].isdigit() for k in keys)
+    if digit:
         idx = sorted((kv for kv in items if _is_array_index(kv[0])), key=lambda kv: int(kv[0]))
         rest = [kv for kv in items if not _is_array_index(kv[0])]
         return idx + rest
@@ -264,10 +278,40 @@ def js_stringify(value: Any) -> str | None:
     if value is UNDEFINED:
         return None
     out: list[str] = []
+    _stringify_into(value, out, None)
+    return "".join(out)
+
+
+#: js_stringify_to hands its text on every this many pieces (a piece is a few characters: the
+#: pieces of a 100 MB text held at once were ~1 GB of small strings)
+SPILL_PIECES = 1 << 16
+
+
+def js_stringify_to(value: Any, write: Callable[[str], object]) -> bool:
+    """`JSON.stringify(value)` written to ``write`` in parts (their concatenation is what
+    js_stringify returns); False, and nothing written, where JavaScript returns undefined."""
+    if value is UNDEFINED:
+        return False
+    out: list[str] = []
+
+    def spill() -> None:
+        write("".join(out))
+        out.clear()
+
+    _stringify_into(value, out, spill)
+    if out:
+        spill()
+    return True
+
+
+def _stringify_into(value: Any, out: list[str], spill: Callable[[], None] | None) -> None:
+    """The loop of js_stringify, appending to ``out``; ``spill()`` empties it when it is long."""
     # stack of pending work: either a str to emit or a value to serialise
     stack: list[Any] = [("v", value)]
     append = out.append
     while stack:
+        if spill is not None and len(out) >= SPILL_PIECES:
+            spill()
         kind, v = stack.pop()
         if kind == "s":
             append(v)
@@ -313,4 +357,3 @@ def js_stringify(value: Any) -> str | None:
                 append(js_number_to_string(v))
         else:
             append("null")
-    return "".join(out)
