@@ -183,3 +183,20 @@ def test_scan_processes_leave_files_without_a_current_header_on_line_1_to_the_us
     if first_line != "legacy":  # migration gives every entry a new random id
         assert [repr(r.facts()) for r in par.records] == [repr(r.facts()) for r in seq.records]
         assert par.leaf_id == seq.leaf_id
+
+
+def test_a_scan_process_imports_only_what_indexing_needs() -> None:
+    """The window starts two scan interpreters for each big file it opens: importing the package
+    must not import the whole model (context building, preparation: ~50 ms of each start)."""
+    import ast
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, session_studio.core.scan_worker; "
+        "print(sorted(m for m in sys.modules if m.startswith('session_studio')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    loaded = set(ast.literal_eval(out))
+    assert "session_studio.core.session" in loaded
+    assert not loaded & {"session_studio.core.context", "session_studio.core.preparation"}
