@@ -394,3 +394,24 @@ def test_the_compiled_counting_sort_is_the_python_one(buckets: int, shift: int, 
         want = [values[j] if with_values else j for j, k in enumerate(keys) if k + shift == b]
         assert items[first[b] : first[b + 1]].tolist() == want
     assert len(items) == sum(1 for k in keys if k + shift >= 0)
+
+
+def test_the_compiled_outline_steps_refuse_columns_that_are_not_one_tree() -> None:
+    """C reads the columns by index: a record or child past them is a ValueError, never a read
+    outside the buffers."""
+    from array import array
+
+    from session_studio.core import session as session_module
+
+    helper = session_module.BULK_HELPER
+    if helper is None:
+        pytest.skip("the compiled loader helper is not built")
+    one = array("i", [0])
+    with pytest.raises(ValueError):  # the top's child is record 5 of 1
+        helper.chain_rows(array("i", [0, 1, 1]), array("i", [5]), bytearray(1), 1, 2, 4, one, one, one, [])
+    with pytest.raises(ValueError):  # record 0's children end past the children column
+        helper.chain_rows(array("i", [0, 1, 9]), array("i", [0]), bytearray(1), 1, 2, 4, one, one, one, [])
+    with pytest.raises(ValueError):  # key 3 of 1 bucket
+        helper.bucket_items(array("i", [3]), None, 0, array("i", [0, 0]), array("i", [0]))
+    with pytest.raises(ValueError):  # values shorter than keys
+        helper.bucket_items(array("i", [0, 0]), array("i", [7]), 0, array("i", [0, 0]), array("i", [0, 0]))

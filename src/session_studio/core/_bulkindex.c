@@ -921,6 +921,10 @@ static PyObject *chain_rows(PyObject *self, PyObject *args) {
             ok = 0;
         }
         Py_ssize_t top = 0;
+        if (ok && (vfirst[0] < 0 || vfirst[1] < vfirst[0] || vfirst[1] > n_kids)) {
+            PyErr_SetString(PyExc_ValueError, "chain_rows: children out of the columns");
+            ok = 0;
+        }
         if (ok) stack[top++] = (pending_group){-1, vfirst[0], vfirst[1], -1};
         while (ok && top > 0) {
             pending_group g = stack[--top];
@@ -946,6 +950,11 @@ static PyObject *chain_rows(PyObject *self, PyObject *args) {
                     if (bits) flags[cur] |= (unsigned char)bits;
                     bits = last;
                     int lo = vfirst[cur + 1], hi = vfirst[cur + 2];
+                    if (lo < 0 || hi < lo || hi > n_kids) {
+                        PyErr_SetString(PyExc_ValueError, "chain_rows: children out of the columns");
+                        ok = 0;
+                        break;
+                    }
                     if (hi - lo == 1) {
                         cur = vkids[lo];
                     } else if (hi > lo) {
@@ -955,11 +964,14 @@ static PyObject *chain_rows(PyObject *self, PyObject *args) {
                             break;
                         }
                         int act = -1;
-                        for (int c = lo; c < hi; c++)
-                            if (flags[vkids[c]] & active_bit) {
-                                act = vkids[c];
+                        for (int c = lo; c < hi; c++) {
+                            int kid = vkids[c];
+                            if (kid < 0 || kid >= n) continue; /* not a record: the loop above says so */
+                            if (flags[kid] & active_bit) {
+                                act = kid;
                                 break;
                             }
+                        }
                         stack[top++] = (pending_group){cur, lo, hi, act};
                         cur = act;
                     } else {
