@@ -308,3 +308,24 @@ def test_the_worker_process_loads_no_qt() -> None:
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_cancelled_build_stops_the_worker_at_its_next_batch(tmp_path: Path) -> None:
+    """Closing the window while a big file's search text is built: the wait for the worker process
+    (~30 s on 1 GB) ends at once, the process is stopped, nothing is returned. Batches came so often
+    that a wait which looked at cancelled() only between them never did."""
+    import time
+
+    from session_studio.ui.search_worker import build_search_texts
+
+    generated = generated_session(tmp_path, 0, 4 * BATCH_RECORDS)
+    s = Session.open(generated.path, keep_values=False)
+    asked: list[float] = []
+
+    def cancelled() -> bool:
+        asked.append(time.monotonic())
+        return len(asked) > 2  # after the first batch or two
+
+    assert build_search_texts(s, min_records=1, cancelled=cancelled) is None
+    assert len(asked) == 3
+    assert build_search_texts(s, min_records=1, cancelled=lambda: False) is not None

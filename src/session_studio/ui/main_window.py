@@ -555,6 +555,8 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         if self._gen_cancel is not None:
             self._gen_cancel.cancel()
         super().closeEvent(e)
+        if e.isAccepted():
+            self.runner.shutdown()  # workers stop now, not after the window is gone
 
 
 def stylesheet() -> str:

@@ -28,6 +28,7 @@ import os
 import subprocess
 import sys
 from array import array
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -44,6 +45,8 @@ __all__ = ["WORKER_MIN_RECORDS", "build_search_texts", "worker_can_build"]
 #: sessions with fewer records are searched from texts built in the thread (an interpreter start,
 #: ~0.2 s, is more than their whole build)
 WORKER_MIN_RECORDS = 20_000
+#: how often a wait for the worker's next batch looks whether it was cancelled (seconds)
+CANCEL_POLL_S = 0.1
 
 
 def worker_can_build(session: Session, min_records: int | None = None) -> bool:
@@ -61,9 +64,12 @@ def worker_can_build(session: Session, min_records: int | None = None) -> bool:
     )
 
 
-def build_search_texts(session: Session, min_records: int | None = None) -> SearchTexts | None:
+def build_search_texts(
+    session: Session, min_records: int | None = None, cancelled: Callable[[], bool] | None = None
+) -> SearchTexts | None:
     """The search texts of all of ``session``'s records, built by a worker process; None when the
-    session is not one for the worker or the worker did not finish (build them here then)."""
+    session is not one for the worker or the worker did not finish (build them here then), or when
+    ``cancelled()`` turned true meanwhile (the worker is stopped: it runs for ~30 s on 1 GB)."""
     if not worker_can_build(session, min_records):
         return None
     fp = session.fingerprint
@@ -93,6 +99,10 @@ def build_search_texts(session: Session, min_records: int | None = None) -> Sear
         send.send_bytes(t.offsets.tobytes())
         send.send_bytes(t.lengths.tobytes())
         while True:
+            if cancelled is not None and cancelled():
+                return None
+            if not recv.poll(CANCEL_POLL_S):  # a batch takes a while: look at cancelled() meanwhile
+                continue
             got = recv.recv()
             if got is None:
                 break

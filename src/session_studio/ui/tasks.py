@@ -14,6 +14,7 @@ import gc
 import logging
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -36,6 +37,8 @@ BUSY_SWITCH_INTERVAL = 0.0001
 #: GUI-thread step that set the work off changed (a session loaded: ~0.1 s of the GUI thread's Python on
 #: 100k entries), which workers started at once made several times slower by taking the GIL in turns
 AFTER_GUI_STEP_MS = 150
+#: how long closing the window waits for cancelled workers to stop (TaskRunner.shutdown)
+SHUTDOWN_WAIT_MS = 3000
 
 
 class _Job(QRunnable):
@@ -257,6 +260,26 @@ class TaskRunner(QObject):
             if not self.synchronous:
                 _release_short_switch_interval()
             self.busy_changed.emit(False)
+
+    def shutdown(self, msecs: int = SHUTDOWN_WAIT_MS) -> bool:
+        """The window is going away: cancel the running computations (a cooperative worker stops at
+        its next step: a load, the search text's worker process) and wait up to ``msecs`` for every
+        pool, so that no worker runs Python while the interpreter shuts down (Qt's pools wait for
+        their threads when they are deleted: a search text still being built kept the process alive
+        for 30 s after its window closed). A write is never cancelled (it finishes and is verified)
+        and requests to an LLM end through their own cancel tokens, their callbacks kept. True if
+        every pool is idle."""
+        if self.synchronous:
+            return True
+        for op in list(self._running):
+            if op.pool == "compute":
+                op.cancel()
+        deadline = time.monotonic() + msecs / 1000
+        ok = True
+        for pool in self._pools.values():
+            left = max(0, int((deadline - time.monotonic()) * 1000))
+            ok = pool.waitForDone(left) and ok
+        return ok
 
     def wait_idle(self, msecs: int = 30000) -> bool:
         """Block until every pool is idle (screenshots, shutdown)."""

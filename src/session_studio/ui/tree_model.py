@@ -33,6 +33,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTreeView
 
 from session_studio.core.cut_points import cut_point_reason
+from session_studio.core.errors import LoadCancelled
 from session_studio.core.jsvalue import JsTypeError
 from session_studio.core.plan import PlanMarks
 from session_studio.core.priority import foreground, yield_to_foreground
@@ -53,7 +54,7 @@ from .plain import rich_tooltip, visible
 from .roles import Roles
 from .search_texts import BATCH_RECORDS, SearchTexts
 from .search_worker import build_search_texts
-from .tasks import TaskRunner, paused_gc
+from .tasks import Operation, TaskRunner, paused_gc
 from .theme import Theme, current_theme, entry_icon, kind_of
 
 __all__ = ["CHUNK_BASE", "GUTTER", "BranchDelegate", "SessionTreeModel"]
@@ -396,14 +397,18 @@ class SessionTreeModel(QAbstractItemModel):
             return
         self._indexing = True
 
-        def work() -> SearchTexts:
+        def work(op: Operation) -> SearchTexts:
             # a big file's texts come from a second process: built here, they took the GIL in turns
             # with the GUI thread for seconds (see search_worker)
-            texts = build_search_texts(s)
+            texts = build_search_texts(s, cancelled=op.cancelled.is_set)
             if texts is not None:
                 return texts
+            if op.cancelled.is_set():  # the window is closing: its result is dropped anyway
+                raise LoadCancelled("search text")
             with paused_gc():
                 return extend_search_texts(s, None)
+
+        work.wants_op = True  # type: ignore[attr-defined]  # TaskRunner passes the Operation
 
         def done(texts: SearchTexts) -> None:
             self._indexing = False
