@@ -720,6 +720,19 @@ static PyObject *link_parents(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* The buffers of objs[0..n) into b, read-only before index `writable_from`, writable from it on:
+   how many it got (n, or fewer with a Python error set; release_buffers frees those it got). */
+static int get_buffers(PyObject *const *objs, Py_buffer *b, int n, int writable_from) {
+    int got = 0;
+    for (; got < n; got++)
+        if (PyObject_GetBuffer(objs[got], &b[got], got >= writable_from ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0) break;
+    return got;
+}
+
+static void release_buffers(Py_buffer *b, int got) {
+    for (int k = 0; k < got; k++) PyBuffer_Release(&b[k]);
+}
+
 /* outline.build_outline's walk of the tree: the shown records in pre-order (children in the order
    of `kids[first[p]:first[p+1]]`, roots in file order), each with its nearest shown ancestor (-1:
    the top). A record is shown if shows[i] and (match is None or match(i)). Writes `order` and
@@ -731,9 +744,7 @@ static PyObject *tree_order(PyObject *self, PyObject *args) {
         return NULL;
     Py_buffer b[6];
     PyObject *objs[6] = {parent_obj, first_obj, kids_obj, shows_obj, order_obj, under_obj};
-    int got = 0;
-    for (; got < 6; got++)
-        if (PyObject_GetBuffer(objs[got], &b[got], got >= 4 ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0) break;
+    int got = get_buffers(objs, b, 6, 4);
     Py_ssize_t shown = 0;
     int ok = got == 6;
     int *below = NULL, *stack = NULL;
@@ -794,7 +805,7 @@ static PyObject *tree_order(PyObject *self, PyObject *args) {
     PyMem_Free(below);
     PyMem_Free(seen);
     PyMem_Free(stack);
-    for (int k = 0; k < got; k++) PyBuffer_Release(&b[k]);
+    release_buffers(b, got);
     if (!ok) return NULL;
     return PyLong_FromSsize_t(shown);
 }
@@ -808,31 +819,28 @@ static PyObject *bucket_items(PyObject *self, PyObject *args) {
     int shift;
     if (!PyArg_ParseTuple(args, "OOiOO:bucket_items", &keys_obj, &values_obj, &shift, &first_obj, &items_obj))
         return NULL;
-    Py_buffer kb, vb, fb, ib;
+    /* keys and the values if any (read), then first and items (written) */
     int have_values = values_obj != Py_None;
-    if (PyObject_GetBuffer(keys_obj, &kb, PyBUF_SIMPLE) < 0) return NULL;
-    if (have_values && PyObject_GetBuffer(values_obj, &vb, PyBUF_SIMPLE) < 0) {
-        PyBuffer_Release(&kb);
+    PyObject *objs[4];
+    int n = 0;
+    objs[n++] = keys_obj;
+    if (have_values) objs[n++] = values_obj;
+    objs[n++] = first_obj;
+    objs[n++] = items_obj;
+    Py_buffer b[4];
+    int got = get_buffers(objs, b, n, n - 2);
+    if (got < n) {
+        release_buffers(b, got);
         return NULL;
     }
-    if (PyObject_GetBuffer(first_obj, &fb, PyBUF_WRITABLE) < 0) {
-        if (have_values) PyBuffer_Release(&vb);
-        PyBuffer_Release(&kb);
-        return NULL;
-    }
-    if (PyObject_GetBuffer(items_obj, &ib, PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&fb);
-        if (have_values) PyBuffer_Release(&vb);
-        PyBuffer_Release(&kb);
-        return NULL;
-    }
-    const int *keys = kb.buf;
-    const int *values = have_values ? vb.buf : NULL;
-    int *first = fb.buf, *items = ib.buf;
-    Py_ssize_t m = kb.len / (Py_ssize_t)sizeof(int);
-    Py_ssize_t buckets = fb.len / (Py_ssize_t)sizeof(int) - 1;
-    Py_ssize_t room = ib.len / (Py_ssize_t)sizeof(int);
-    int ok = buckets >= 0 && (!have_values || vb.len / (Py_ssize_t)sizeof(int) >= m);
+    const Py_buffer *kb = &b[0], *vb = have_values ? &b[1] : NULL, *fb = &b[n - 2], *ib = &b[n - 1];
+    const int *keys = kb->buf;
+    const int *values = vb != NULL ? vb->buf : NULL;
+    int *first = fb->buf, *items = ib->buf;
+    Py_ssize_t m = kb->len / (Py_ssize_t)sizeof(int);
+    Py_ssize_t buckets = fb->len / (Py_ssize_t)sizeof(int) - 1;
+    Py_ssize_t room = ib->len / (Py_ssize_t)sizeof(int);
+    int ok = buckets >= 0 && (vb == NULL || vb->len / (Py_ssize_t)sizeof(int) >= m);
     int *fill = NULL;
     Py_ssize_t total = 0;
     if (!ok) PyErr_SetString(PyExc_ValueError, "bucket_items: columns of different lengths");
@@ -870,10 +878,7 @@ static PyObject *bucket_items(PyObject *self, PyObject *args) {
         }
     }
     PyMem_Free(fill);
-    PyBuffer_Release(&ib);
-    PyBuffer_Release(&fb);
-    if (have_values) PyBuffer_Release(&vb);
-    PyBuffer_Release(&kb);
+    release_buffers(b, got);
     if (!ok) return NULL;
     return PyLong_FromSsize_t(total);
 }
@@ -897,9 +902,7 @@ static PyObject *chain_rows(PyObject *self, PyObject *args) {
         return NULL;
     Py_buffer b[6];
     PyObject *objs[6] = {vfirst_obj, vkids_obj, flags_obj, group_obj, row_obj, rows_obj};
-    int got = 0;
-    for (; got < 6; got++)
-        if (PyObject_GetBuffer(objs[got], &b[got], got >= 2 ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0) break;
+    int got = get_buffers(objs, b, 6, 2);
     int ok = got == 6;
     Py_ssize_t nrows = 0;
     pending_group *stack = NULL;
@@ -986,7 +989,7 @@ static PyObject *chain_rows(PyObject *self, PyObject *args) {
         }
     }
     PyMem_Free(stack);
-    for (int k = 0; k < got; k++) PyBuffer_Release(&b[k]);
+    release_buffers(b, got);
     if (!ok) return NULL;
     return PyLong_FromSsize_t(nrows);
 }
