@@ -274,18 +274,15 @@ class TaskRunner(QObject):
         for op in list(self._running):
             if op.pool == "compute":
                 op.cancel()
+        return self.wait_idle(msecs)
+
+    def wait_idle(self, msecs: int = 30000) -> bool:
+        """Block until every pool is idle, ``msecs`` at most in all (screenshots, shutdown)."""
         deadline = time.monotonic() + msecs / 1000
         ok = True
         for pool in self._pools.values():
             left = max(0, int((deadline - time.monotonic()) * 1000))
             ok = pool.waitForDone(left) and ok
-        return ok
-
-    def wait_idle(self, msecs: int = 30000) -> bool:
-        """Block until every pool is idle (screenshots, shutdown)."""
-        ok = True
-        for pool in self._pools.values():
-            ok = pool.waitForDone(msecs) and ok
         return ok
 
 
