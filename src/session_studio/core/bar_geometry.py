@@ -9,6 +9,7 @@ no gaps or overlaps, whatever the token values (cumulative rounding).
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,8 +18,11 @@ from .explain import tokens_unknown_text
 from .plan import PlanState
 
 __all__ = [
+    "AfterItems",
     "PlanBar",
     "Span",
+    "after_items",
+    "after_spans",
     "bar_spans",
     "cumulative",
     "fill_tokens",
@@ -188,6 +192,86 @@ def pixel_spans(
 
 
 @dataclass(frozen=True, slots=True)
+class AfterItems:
+    """The projected context after the planned compaction (``PlanState.after_tokens``) as the
+    bar's 'after' row places it: the new compaction's items first (pi 1.6.0's system snapshot,
+    then the summary), then the kept context items.
+
+    Under pi 0.80.2 every context item from the first kept one on is kept; pi 1.6.0 leaves the
+    kept range's system messages out (the snapshot replays them), so ``kept`` names the items
+    that stay and ``kept_cum`` cumulates their estimates."""
+
+    head: list[tuple[int, str, float]]
+    head_total: float
+    first: int  # index into item_tokens of the first kept context item
+    kept: list[int] | None  # the kept items' indices; None: every item from ``first`` on
+    kept_cum: list[float] | None
+    total: float  # the projected context's tokens: what pi estimates after the compaction
+
+
+def after_items(state: PlanState) -> AfterItems | None:
+    """``state``'s projected context for the bar (None when nothing is planned).
+
+    O(kept items); ``after_tokens`` is itself rebuilt per plan and per summary edit."""
+    after, fk = state.after_tokens, state.first_kept_item
+    if not after or fk is None:
+        return None
+    h = next(
+        (i + 1 for i, (key, kind, _) in enumerate(after) if key == -1 and kind == "compactionSummary"), 0
+    )
+    head = list(after[:h])
+    rest = after[h:]
+    items = state.item_tokens
+    n = len(items)
+    kept: list[int] | None = None
+    kept_cum: list[float] | None = None
+    if len(rest) != n - fk:
+        # a subsequence of the items from fk on: only (1.6.0) system messages are skipped, and a
+        # kept item is never one, so matching by position and kind in order is exact
+        kept = []
+        j = fk
+        for key, kind, _ in rest:
+            while j < n and (items[j][0] != key or items[j][1] != kind):
+                j += 1
+            if j == n:
+                raise ValueError("the projected context's kept items are not the plan's context items")
+            kept.append(j)
+            j += 1
+        kept_cum = cumulative([items[j][2] for j in kept])
+    head_total = sum(_clean(t) for _, _, t in head)
+    return AfterItems(head, head_total, fk, kept, kept_cum, head_total + sum(_clean(t) for _, _, t in rest))
+
+
+def after_spans(
+    after: AfterItems,
+    keys: Sequence[int],
+    kinds: Sequence[str],
+    est_cum: Sequence[float],
+    scale: float,
+    width: int,
+    x0: int = 0,
+) -> list[Span]:
+    """The 'after' row: the head items one span each, then the kept items as :func:`pixel_spans`
+    places them (``keys``/``kinds``/``est_cum`` over all context items; the spans' ``item`` indexes
+    them)."""
+    out: list[Span] = []
+    start = 0.0
+    for key, kind, t in after.head:
+        t = _clean(t)
+        x = token_x(start, scale, width, x0)
+        out.append(Span(key, kind, x, token_x(start + t, scale, width, x0) - x, start, t))
+        start += t
+    if after.kept is None:
+        return out + pixel_spans(keys, kinds, est_cum, scale, width, x0, first=after.first, offset=start)
+    kept = after.kept
+    assert after.kept_cum is not None
+    sub = pixel_spans(
+        [keys[j] for j in kept], [kinds[j] for j in kept], after.kept_cum, scale, width, x0, offset=start
+    )
+    return out + [dataclasses.replace(s, item=kept[s.item]) for s in sub]
+
+
+@dataclass(frozen=True, slots=True)
 class PlanBar:
     """A plan's bar at one width: the scale (tokens across the full width) and both rows."""
 
@@ -195,7 +279,7 @@ class PlanBar:
     fill_cum: list[float]  # cumulative pi's count per context item (see :func:`fill_tokens`)
     est_cum: list[float]  # cumulative chars/4 estimate per context item
     now: list[Span]  # the context pi builds now
-    after: list[Span]  # the projected context after the planned compaction (summary first)
+    after: list[Span]  # the projected context after the planned compaction (see AfterItems)
     after_total: float
     estimated_from: int  # items from here on are counted by the estimate only
 
@@ -217,15 +301,12 @@ def plan_bar(state: PlanState, width: int, x0: int = 0) -> PlanBar:
     fill_cum = cumulative(fill_tokens(est, last, usage))
     est_cum = cumulative(est)
     estimated_from = (last + 1) if last is not None else 0
-    fk = state.first_kept_item
-    summary = state.after_tokens[0][2] if state.after_tokens else 0.0
-    after_total = summary + est_cum[-1] - est_cum[fk] if state.after_tokens and fk is not None else 0.0
+    projected = after_items(state)
+    after_total = projected.total if projected is not None else 0.0
     counted = state.context_tokens if not unknown else 0.0
     scale = float(max(state.window, fill_cum[-1], after_total, counted, 1))
     now = pixel_spans(keys, kinds, fill_cum, scale, width, x0, estimated_from=estimated_from)
     after: list[Span] = []
-    if state.after_tokens and fk is not None:
-        sw = token_x(summary, scale, width, x0) - x0
-        after = [Span(-1, "compactionSummary", x0, sw, 0.0, summary)]
-        after += pixel_spans(keys, kinds, est_cum, scale, width, x0, first=fk, offset=summary)
+    if projected is not None:
+        after = after_spans(projected, keys, kinds, est_cum, scale, width, x0)
     return PlanBar(scale, fill_cum, est_cum, now, after, after_total, estimated_from)

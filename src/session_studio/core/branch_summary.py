@@ -15,7 +15,7 @@ from .messages import branch_summary_message, compaction_summary_message, custom
 from .profile import PROFILE_0_80_2, PiProfile
 from .projection import project_context_entry
 from .session import Session
-from .tokens import estimate_tokens, estimate_tokens_16, js_plus
+from .tokens import estimator_for, js_plus
 
 __all__ = [
     "BranchEntries",
@@ -118,7 +118,7 @@ def prepare_branch_entries(
             if not js_truthy(v.get("fromHook", UNDEFINED)) and js_truthy(v.get("details", UNDEFINED)):
                 ops.seed_from_details(v["details"])
     edits = _segment_edits(session, indices) if profile.projection else {}
-    estimate = estimate_tokens_16 if profile.system_messages else estimate_tokens
+    estimate = estimator_for(profile.system_messages)
     recs = session.records
     messages: list[Any] = []
     kept: list[int] = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +38,7 @@ __all__ = [
     "estimate_system_tokens",
     "estimate_tokens",
     "estimate_tokens_16",
+    "estimator_for",
     "is_context_overflow",
     "is_overflow_error_text",
     "js_plus",
@@ -264,6 +265,12 @@ def estimate_tokens_16(message: Any) -> int | float:
     if type(message) is dict and message.get("role") == "system":
         return estimate_system_tokens(message)
     return estimate_tokens(message)
+
+
+def estimator_for(system_messages: bool) -> Callable[[Any], int | float]:
+    """The `estimateTokens` of a pi: 1.6.0's (``PiProfile.system_messages``) counts system
+    messages, 0.80.2's does not know them."""
+    return estimate_tokens_16 if system_messages else estimate_tokens
 
 
 def calculate_context_tokens(usage: Any) -> Any:

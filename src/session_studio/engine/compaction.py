@@ -36,7 +36,7 @@ from ..core.profile import PROFILE_0_80_2, PiProfile
 from ..core.projection import Projection, build_session_projection
 from ..core.serialize import serialize_conversation
 from ..core.session import Session
-from ..core.tokens import ContextTokens, estimate_tokens, estimate_tokens_16
+from ..core.tokens import ContextTokens, estimator_for
 from ..core.writer import FileFingerprint
 from ..llm.base import CancelToken, Summarizer, SummaryRequest, SummaryResult
 from ..llm.errors import LlmSummaryError
@@ -143,7 +143,7 @@ class CompactionOutcome:
 
     def estimated_tokens_after(self) -> Any:
         """AgentSession's estimatedTokensAfter: Σ estimateTokens over the rebuilt context."""
-        estimate = estimate_tokens_16 if self.draft.profile.system_messages else estimate_tokens
+        estimate = estimator_for(self.draft.profile.system_messages)
         total: Any = 0
         for m in self.context_after().messages():
             total += estimate(m)

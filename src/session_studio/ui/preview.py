@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -33,7 +34,7 @@ from session_studio.core.messages import COMPACTION_SUMMARY_PREFIX, COMPACTION_S
 from session_studio.core.preparation import Preparation
 from session_studio.core.projection import Projection, current_system_message
 from session_studio.core.serialize import serialize_conversation
-from session_studio.core.tokens import estimate_tokens
+from session_studio.core.tokens import estimator_for
 
 from .document import PlanState
 from .plain import break_long_lines
@@ -73,11 +74,12 @@ class ContextPair:
     after_context: Any = None
 
 
-def _sum(msgs: list[Any]) -> float:
+def _sum(msgs: list[Any], estimate: Callable[[Any], int | float]) -> float:
+    """``estimate`` (the profile's estimateTokens: 1.6.0 counts system messages) over ``msgs``."""
     t = 0.0
     for m in msgs:
         try:
-            v = estimate_tokens(m)
+            v = estimate(m)
         except Exception:
             v = 0
         t += v if isinstance(v, int | float) and not (isinstance(v, float) and math.isnan(v)) else 0
@@ -101,19 +103,22 @@ def build_context_pair(st: PlanState, summary: str, outcome: Any = None) -> Cont
     assert st.plan is not None and st.cut is not None
     ctx = st.plan.context
     before = ctx.messages()
+    estimate = estimator_for(st.profile.system_messages)
     if st.nothing_to_compact:
         note = "(nothing to compact with this cut: the context stays as it is)"
-        return ContextPair(_view(before), _sum(before), len(before), note, _sum(before), len(before))
+        return ContextPair(
+            _view(before), _sum(before, estimate), len(before), note, _sum(before, estimate), len(before)
+        )
     if outcome is not None:
         final = dataclasses.replace(outcome, summary=summary)
         after_ctx = final.context_after()
         msgs = after_ctx.messages()
         return ContextPair(
             _view(before),
-            _sum(before),
+            _sum(before, estimate),
             len(before),
             _view(msgs),
-            _sum(msgs),
+            _sum(msgs, estimate),
             len(msgs),
             after_ctx.to_json(),
         )
@@ -138,7 +143,12 @@ def build_context_pair(st: PlanState, summary: str, outcome: Any = None) -> Cont
             COMPACTION_SUMMARY_PREFIX + "(summary not generated yet)" + COMPACTION_SUMMARY_SUFFIX,
         )
     return ContextPair(
-        _view(before), _sum(before), len(before), after_text, _sum(after_msgs), len(after_msgs)
+        _view(before),
+        _sum(before, estimate),
+        len(before),
+        after_text,
+        _sum(after_msgs, estimate),
+        len(after_msgs),
     )
 
 

@@ -15,7 +15,17 @@ from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QFont, QMouseEvent, QPainter, QPaintEvent, QPen, QResizeEvent
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from session_studio.core.bar_geometry import Span, cumulative, fill_tokens, pixel_spans, span_at, token_x
+from session_studio.core.bar_geometry import (
+    AfterItems,
+    Span,
+    after_items,
+    after_spans,
+    cumulative,
+    fill_tokens,
+    pixel_spans,
+    span_at,
+    token_x,
+)
 from session_studio.core.explain import tokens_unknown_text
 from session_studio.core.plan import PlanState
 
@@ -70,6 +80,8 @@ class BarLayout:
     """
 
     _cache: _Items | None = None
+    #: (the after_tokens list, its AfterItems): one per plan or summary edit, not one per paint
+    _after_cache: tuple[object, AfterItems | None] | None = None
 
     def __init__(self, state: PlanState | None, width: int) -> None:
         self.x0 = LABEL_W + PAD
@@ -97,10 +109,12 @@ class BarLayout:
         self.unknown = c.unknown
         self.fill_total = c.fill_cum[-1]
         self.est_now = c.est_cum[-1]
-        fk = state.first_kept_item
-        summary = state.after_tokens[0][2] if state.after_tokens else 0.0
-        if state.after_tokens and fk is not None:
-            self.after_total = summary + c.est_cum[-1] - c.est_cum[fk]
+        ac = BarLayout._after_cache
+        if ac is None or ac[0] is not state.after_tokens:
+            ac = BarLayout._after_cache = (state.after_tokens, after_items(state))
+        projected = ac[1]
+        if projected is not None:
+            self.after_total = projected.total
         # a count pi does not show (unknown context size) does not stretch the bar either
         counted = state.context_tokens if self.unknown is None else 0.0
         self.scale = float(max(state.window, self.fill_total, self.after_total, counted, 1))
@@ -112,12 +126,8 @@ class BarLayout:
             c.now_key = now_key
             c.now_xs = [s.x for s in c.now]
         self.now = c.now
-        if state.after_tokens and fk is not None:
-            sw = self.x(summary) - self.x0
-            self.after = [Span(-1, "compactionSummary", self.x0, sw, 0.0, summary)]
-            self.after += pixel_spans(
-                c.keys, c.kinds, c.est_cum, self.scale, self.w, self.x0, first=fk, offset=summary
-            )
+        if projected is not None:
+            self.after = after_spans(projected, c.keys, c.kinds, c.est_cum, self.scale, self.w, self.x0)
         self.now_xs = c.now_xs
         self.after_xs = [s.x for s in self.after]
 
@@ -301,6 +311,8 @@ class TokenBar(QWidget):
     def describe(self, sp: Span) -> str:
         st = self.state
         if sp.key < 0:
+            if sp.kind == "system":  # pi 1.6.0: the new compaction carries the current system message
+                return f"System message snapshot of the new compaction (projected): ~{_fmt(sp.tokens)} tokens"
             return f"Compaction summary (projected): ~{_fmt(sp.tokens)} tokens"
         name = {
             "toolResult": "tool result",
