@@ -213,6 +213,11 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         d.summary_changed.connect(self.preview.load_summary)
         self.preview.use_anyway_requested.connect(self.commit)
         self.preview.regenerate_requested.connect(self._generate)
+        # the summariser used last time (saved when it generated a summary): a restart used to
+        # fall back to the offline draft, though the preference was written
+        chosen = self.preview.provider.findData(self.settings.provider())
+        if chosen >= 0:
+            self.preview.provider.setCurrentIndex(chosen)
         self.comparison = SummaryComparison(self)  # Preview ▸ Compare summaries (its own connections)
         self.legacy_banner.upgrade_button.clicked.connect(self.upgrade)
         self.legacy_banner.fork_button.clicked.connect(self.fork)
