@@ -268,3 +268,18 @@ def test_a_path_pi_throws_on_is_reported(profile: PiProfile) -> None:
         for fmt in ("html", "md"):
             page = render(planner, what, fmt)
             assert "pi would throw" in page, (what, fmt)
+
+
+@pytest.mark.parametrize("profile", [PROFILE_0_80_2, PROFILE_1_6_0], ids=lambda p: p.version)
+def test_tokens_after_adds_up_to_its_parts(profile: PiProfile) -> None:
+    """ "tokens after" names every part of the projected context, and they add up: under pi 1.6.0
+    the new compaction's system snapshot is one (the report used to leave it out)."""
+    planner = PathPlanner(
+        Session.open(ROOT / "tests/oracle/pi-1.6.0/cases/m1-system-first.jsonl"), profile=profile
+    )
+    page = render(planner, "plan", "md", PlanParams(keep_recent_tokens=100))
+    line = next(ln for ln in page.splitlines() if "tokens after (estimated)" in ln)
+    total, *parts = (int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", line))
+    assert len(parts) == (3 if profile is PROFILE_1_6_0 else 2), line
+    assert total == sum(parts), line
+    assert ("system message snapshot" in line) == (profile is PROFILE_1_6_0)

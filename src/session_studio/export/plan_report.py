@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.bar_geometry import after_items
 from ..core.explain import explain_plan
 from ..core.plan import PlanState
 from ..core.preparation import Preparation
@@ -182,19 +183,21 @@ def _summarised(st: PlanState, prep: Preparation | None) -> Callable[[ReportWrit
         if prep is None:
             w.para("No compaction is planned, so nothing is summarised.", tone="muted")
             return
-        after = sum(t for _, _, t in st.after_tokens)
-        summary_tokens = st.after_tokens[0][2] if st.after_tokens else 0
-        for _, kind, t in st.after_tokens:
-            if kind == "compactionSummary":
-                summary_tokens = t
+        # the bar's 'after' row: pi 1.6.0's system snapshot, the summary, the kept messages
+        projected = after_items(st)
+        head = {kind: t for _, kind, t in projected.head} if projected is not None else {}
+        after = projected.total if projected is not None else 0.0
+        kept = after - projected.head_total if projected is not None else 0.0
         read, modified = prep.file_lists
         rows: list[tuple[str, Any]] = [
             ("tokens before (tokensBefore)", _n(prep.tokens_before)),
             (
                 "tokens after (estimated)",
-                f"~{_n(after)}: the summary counted as {_n(summary_tokens)}"
+                f"~{_n(after)}: "
+                + (f"the system message snapshot ({_n(head['system'])}), " if "system" in head else "")
+                + f"the summary counted as {_n(head.get('compactionSummary', 0))}"
                 + ("" if st.params.summary_tokens is not None else " until it is generated")
-                + f", plus the kept messages ({_n(st.kept_tokens)})",
+                + f", plus the kept messages ({_n(kept)})",
             ),
             ("messages summarised", f"{len(prep.messages_to_summarize):,}"),
         ]
