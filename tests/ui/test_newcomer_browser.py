@@ -76,3 +76,29 @@ def test_a_shown_session_opens(qtbot: Any, browser: SessionBrowser) -> None:
     with qtbot.waitSignal(browser.open_requested) as sig:
         browser.view.activated.emit(row)
     assert sig.args == ["/s/a1.jsonl"]
+
+
+def test_recent_files_are_named_like_the_list(qtbot: Any) -> None:
+    """A pi session file's name is a timestamp and a UUID: the recent list names a listed
+    session by its title and project (whichever comes first, the list or the recent files),
+    and keeps the file name for one it does not list."""
+    b = SessionBrowser()
+    qtbot.addWidget(b)
+    b.set_recent(
+        ["/s/2026-11-24T10-00-00-000Z_3088caca.jsonl", "/elsewhere/x.jsonl"], {"/elsewhere/x.jsonl": "gone"}
+    )
+    assert b.recent.item(0).text() == "2026-11-24T10-00-00-000Z_3088caca.jsonl"
+    b.set_sessions(
+        [
+            _info(
+                "/s/2026-11-24T10-00-00-000Z_3088caca.jsonl", "/home/u/alpha-service", "fix the login form"
+            ),
+            _info("/s/other.jsonl", "/home/u/beta-app", "x", name="Named"),
+        ],
+        "/s",
+    )
+    texts = [b.recent.item(i).text() for i in range(b.recent.count())]
+    assert texts == ["alpha-service · fix the login form", "x.jsonl — cannot open"]
+    b.set_recent(["/s/other.jsonl"])
+    assert b.recent.item(0).text() == "beta-app · Named"
+    assert b.recent.item(0).data(0x0100) == "/s/other.jsonl"  # Qt.UserRole: what opens

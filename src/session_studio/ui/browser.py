@@ -142,6 +142,9 @@ class SessionBrowser(QWidget):
         self.view.setAllColumnsShowFocus(True)
         self.recent = QListWidget()  # small list of paths: an item view is fine here
         self.recent.setAlternatingRowColors(True)
+        #: the listed sessions by path: a recent file among them is named by its title and project
+        self._listed: dict[str, SessionInfo] = {}
+        self._recent: tuple[list[str], dict[str, str]] = ([], {})
         self.drop_hint = QLabel("Drop a .jsonl session file anywhere here to open it.")
         self.drop_hint.setProperty("muted", True)
 
@@ -185,6 +188,8 @@ class SessionBrowser(QWidget):
 
     def set_sessions(self, infos: list[SessionInfo], where: str, sample: bool = False) -> None:
         build_browser_model(infos, self.model)
+        self._listed = {os.path.abspath(i.path): i for i in infos if not i.error}
+        self.set_recent(*self._recent)
         self.title.setText(
             f"<b>{len(infos)} session{'s' if len(infos) != 1 else ''}</b>"
             + (" · bundled samples" if sample else "")
@@ -210,11 +215,19 @@ class SessionBrowser(QWidget):
         from PySide6.QtWidgets import QListWidgetItem
 
         problems = problems or {}
+        self._recent = (list(paths), dict(problems))
         for p in paths:
             why = problems.get(p)
-            it = QListWidgetItem(
-                visible(os.path.basename(p), 200, keep_newlines=False) + (" — cannot open" if why else "")
+            # a pi session file's name is a timestamp and a UUID: name it as the list does
+            info = self._listed.get(os.path.abspath(p))
+            label = (
+                # the project first: the pane is narrow and titles are long
+                f"{visible(os.path.basename(info.cwd) or info.cwd, 60, keep_newlines=False)} · "
+                f"{visible(info.title, 120, keep_newlines=False)}"
+                if info is not None and info.title
+                else visible(os.path.basename(p), 200, keep_newlines=False)
             )
+            it = QListWidgetItem(label + (" — cannot open" if why else ""))
             it.setToolTip(rich_tooltip(f"{p}\n\nLast attempt: {why}" if why else p))
             it.setData(Qt.ItemDataRole.UserRole, p)
             if why:
