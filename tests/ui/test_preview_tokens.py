@@ -43,3 +43,18 @@ def test_preview_counts_are_the_bar_s_and_the_commit_s(path: Path, profile: PiPr
     outcome = CompactionOutcome(draft_compaction(session, keep_recent_tokens=100, profile=profile), SUMMARY)
     engine = build_context_pair(dataclasses.replace(st, after_tokens=after), SUMMARY, outcome)
     assert engine.after_tokens == outcome.estimated_tokens_after() == drafted.after_tokens
+
+
+def test_after_heading_says_the_summary_is_not_counted_yet() -> None:
+    """Before a summary exists the After pane counts everything but it, while the bar counts a
+    placeholder: the heading says "+ the summary" instead of a saving that would change."""
+    from session_studio.ui.preview import after_title
+
+    session = Session.open(FIXTURES / "before-compaction.jsonl")
+    st = PathPlanner(session).plan(PlanParams(keep_recent_tokens=100))
+    pending = build_context_pair(st, "")
+    assert pending.summary_pending
+    assert after_title(pending).endswith("tokens + the summary")
+    written = build_context_pair(st, SUMMARY)
+    assert not written.summary_pending
+    assert "saves" in after_title(written)

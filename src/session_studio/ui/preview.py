@@ -47,6 +47,7 @@ __all__ = [
     "PreviewPane",
     "ProviderDialog",
     "StreamDialog",
+    "after_title",
     "build_context_pair",
     "custom_key_problem",
     "provider_config",
@@ -72,6 +73,19 @@ class ContextPair:
     after_count: int
     #: the context pi builds after the commit (SessionContext.to_json() of the engine's outcome), if known
     after_context: Any = None
+    #: no summary yet: ``after_tokens`` counts everything but it (the bar counts a placeholder)
+    summary_pending: bool = False
+
+
+def after_title(pair: ContextPair) -> str:
+    """The "After" pane's heading (the Preview's and each candidate summary's)."""
+    return f"<b>After</b> · {pair.after_count:,} messages · ≈{pair.after_tokens:,.0f} tokens" + (
+        " + the summary"  # not generated yet: the bar counts a placeholder for it
+        if pair.summary_pending
+        else f" · saves {pair.before_tokens - pair.after_tokens:,.0f}"
+        if pair.before_tokens > pair.after_tokens
+        else ""
+    )
 
 
 def _sum(msgs: list[Any], estimate: Callable[[Any], int | float]) -> float:
@@ -149,6 +163,7 @@ def build_context_pair(st: PlanState, summary: str, outcome: Any = None) -> Cont
         after_text,
         _sum(after_msgs, estimate),
         len(after_msgs),
+        summary_pending=not summary,
     )
 
 
@@ -610,14 +625,7 @@ class PreviewPane(QWidget):
         self.before_title.setText(
             f"<b>Before</b> · {pair.before_count:,} messages · ≈{pair.before_tokens:,.0f} tokens"
         )
-        self.after_title.setText(
-            f"<b>After</b> · {pair.after_count:,} messages · ≈{pair.after_tokens:,.0f} tokens"
-            + (
-                f" · saves {pair.before_tokens - pair.after_tokens:,.0f}"
-                if pair.before_tokens > pair.after_tokens
-                else ""
-            )
-        )
+        self.after_title.setText(after_title(pair))
         # a long unbroken line (base64, minified code) would freeze the wrapping view;
         # a summary edit changes only "after": re-laying out an unchanged 400k-char "before" costs tens of ms
         if pair.before_text != self._shown_before:

@@ -35,7 +35,14 @@ from PySide6.QtWidgets import (
 from session_studio.core.summary_sections import FileListKept, SummaryKept
 
 from .plain import break_long_lines
-from .preview import MAX_VIEW_CHARS, PROVIDERS, SUMMARY_EDIT_DEBOUNCE_MS, ContextPair, titled_column
+from .preview import (
+    MAX_VIEW_CHARS,
+    PROVIDERS,
+    SUMMARY_EDIT_DEBOUNCE_MS,
+    ContextPair,
+    after_title,
+    titled_column,
+)
 from .theme import current_theme
 
 if TYPE_CHECKING:
@@ -350,14 +357,7 @@ class CandidatePane(QFrame):
             self.after.clear()
             self._shown_after = ""
             return
-        self.after_title.setText(
-            f"<b>After</b> · {pair.after_count:,} messages · ≈{pair.after_tokens:,.0f} tokens"
-            + (
-                f" · saves {pair.before_tokens - pair.after_tokens:,.0f}"
-                if pair.before_tokens > pair.after_tokens
-                else ""
-            )
-        )
+        self.after_title.setText(after_title(pair))
         text = pair.after_text[:MAX_VIEW_CHARS]
         if text != self._shown_after:
             self.after.setPlainText(break_long_lines(text))
