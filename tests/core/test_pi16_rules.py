@@ -387,6 +387,30 @@ def test_auto_follows_the_setting_for_plain_files(monkeypatch: pytest.MonkeyPatc
     assert detect_profile(plain, "auto").profile is PROFILE_1_6_0
 
 
+@pytest.mark.parametrize(
+    ("header", "kind"),
+    [
+        ({"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/"}, "plain v3 file"),
+        ({"type": "session", "version": 2, "id": "s", "timestamp": "t", "cwd": "/"}, "version 2 file"),
+        ({"type": "session", "id": "s", "timestamp": "t", "cwd": "/"}, "version 1 file"),
+    ],
+)
+def test_the_reason_names_a_legacy_file_as_what_it_is(
+    monkeypatch: pytest.MonkeyPatch, header: dict[str, Any], kind: str
+) -> None:
+    """A version 1 or 2 file was explained as a "plain v3 file" in the planner's pi version box."""
+    from session_studio.core import profile
+
+    monkeypatch.setattr(profile, "installed_pi_version", lambda: None)
+    line = {"type": "message", "id": "e1", "parentId": None, "timestamp": "t", "message": U(4)}
+    if header.get("version") != 3:
+        line = {"type": "message", "timestamp": "t", "message": U(4)}  # v1/v2: pi gives it an id
+    session = Session.from_bytes(orjson.dumps(header) + b"\n" + orjson.dumps(line) + b"\n")
+    assert session.migrated == (header.get("version") != 3)
+    for choice in (detect_profile(session, "auto"), detect_profile(session, "auto", plain="0.80.2")):
+        assert choice.reason.startswith(kind), choice.reason
+
+
 def _fake_pi(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch, *, package_version: str | None, prints: str
 ) -> None:

@@ -23,6 +23,7 @@ __all__ = [
     "js_to_number",
     "needs_migration",
     "new_entry_id",
+    "version_name",
     "version_of",
 ]
 
@@ -94,3 +95,8 @@ def new_entry_id(exists: Callable[[str], bool]) -> str:
         if not exists(candidate):
             return candidate
     return str(uuid.uuid4())
+
+
+def version_name(version: Any) -> str:
+    """A header's ``version`` as users read it: no field is version 1 (pi's first format)."""
+    return f"version {version}" if isinstance(version, int) and not isinstance(version, bool) else "version 1"

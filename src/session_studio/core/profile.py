@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from .jsvalue import UNDEFINED
+from .migrate import version_name
 
 if TYPE_CHECKING:
     from .session import Session
@@ -236,15 +237,22 @@ def _profile_for_installed(version: str) -> PiProfile:
     return PROFILE_0_80_2 if major == "0" else PROFILE_1_6_0
 
 
-def default_choice() -> ProfileChoice:
-    """The setting's default: the pi found on this machine, else the newest profile."""
+def default_choice(kind: str = "plain v3 file") -> ProfileChoice:
+    """The setting's default: the pi found on this machine, else the newest profile.
+
+    ``kind``: the file in words, for the reason (see :func:`plain_kind`)."""
     v = installed_pi_version()
     if v is not None:
         p = _profile_for_installed(v)
-        return ProfileChoice(p, f"plain v3 file; pi {v} is installed on this machine")
-    return ProfileChoice(
-        NEWEST, f"plain v3 file; no pi found on this machine, newest profile {NEWEST.version}"
-    )
+        return ProfileChoice(p, f"{kind}; pi {v} is installed on this machine")
+    return ProfileChoice(NEWEST, f"{kind}; no pi found on this machine, newest profile {NEWEST.version}")
+
+
+def plain_kind(session: Session) -> str:
+    """A file without 1.6.0 entries, in words: a legacy file is read migrated, as pi reads it."""
+    if session.migrated:
+        return f"{version_name(session.source_version)} file without pi 1.6.0 entries"
+    return "plain v3 file"
 
 
 def detect_profile(session: Session, setting: str = "auto", plain: str | None = None) -> ProfileChoice:
@@ -259,6 +267,7 @@ def detect_profile(session: Session, setting: str = "auto", plain: str | None = 
     marker = pi16_marker(session)
     if marker is not None:
         return ProfileChoice(PROFILE_1_6_0, f"the file has {marker}")
+    kind = plain_kind(session)
     if plain is not None and plain != "auto":
-        return ProfileChoice(profile_named(plain), f"plain v3 file; your setting is {plain}")
-    return default_choice()
+        return ProfileChoice(profile_named(plain), f"{kind}; your setting is {plain}")
+    return default_choice(kind)

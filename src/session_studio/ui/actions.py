@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from session_studio.core.migrate import version_name
 from session_studio.core.profile import PROFILE_0_80_2, PiProfile
 from session_studio.core.session import Session
 
@@ -67,11 +68,6 @@ def legacy_reason(session: Session | None) -> str | None:
             "Fork to a new version 3 file."
         )
     return None
-
-
-def version_name(version: Any) -> str:
-    """A header's ``version`` as users read it: no field is version 1 (pi's first format)."""
-    return f"version {version}" if isinstance(version, int) and not isinstance(version, bool) else "version 1"
 
 
 def disabled_reasons(doc: SessionDocument, writing: bool = False) -> dict[str, str | None]:
