@@ -197,7 +197,16 @@ def test_openai_request_and_stream() -> None:
     assert deltas == ["Hel", "lo ", "wörld"]
     assert result.stop_reason == "stop"
     assert result.model == "served-model"
-    assert result.usage == {"input": 60, "output": 7, "cacheRead": 40, "cacheWrite": 0, "totalTokens": 107}
+    # pi-ai's parseChunkUsage, in its key order (the committed entry stores the object)
+    assert result.usage == {
+        "input": 60,
+        "output": 7,
+        "cacheRead": 40,
+        "cacheWrite": 0,
+        "reasoning": 0,
+        "totalTokens": 107,
+    }
+    assert list(result.usage) == ["input", "output", "cacheRead", "cacheWrite", "reasoning", "totalTokens"]
     (request,) = seen
     assert request.url == "https://api.example.test/v1/chat/completions"
     assert request.headers["authorization"] == "Bearer sk-unit-test-key-123456"
@@ -520,7 +529,16 @@ def test_anthropic_request_and_stream() -> None:
     assert result.text == "Aa\nB" == "".join(deltas)
     assert result.stop_reason == "stop"
     assert result.model == "claude-test"
-    assert result.usage == {"input": 50, "output": 9, "cacheRead": 5, "cacheWrite": 0, "totalTokens": 64}
+    # pi-ai sets cacheWrite1h at message_start (0 without 1-hour cache writes), after totalTokens
+    assert result.usage == {
+        "input": 50,
+        "output": 9,
+        "cacheRead": 5,
+        "cacheWrite": 0,
+        "totalTokens": 64,
+        "cacheWrite1h": 0,
+    }
+    assert list(result.usage) == ["input", "output", "cacheRead", "cacheWrite", "totalTokens", "cacheWrite1h"]
     (request,) = seen
     assert request.url == "https://anthropic.example.test/v1/messages"
     assert request.headers["x-api-key"] == "sk-ant-unit-key-123456"

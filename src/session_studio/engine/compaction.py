@@ -172,13 +172,28 @@ def call_usage(reported: dict[str, Any] | None) -> dict[str, Any]:
     model's prices (calculateCost, which marks `totalFromProvider: false`). Session Studio knows
     no prices, so the cost is 0; pi's cost totals read `usage.cost.total` and need the object."""
     cost: dict[str, Any] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
-    out: dict[str, Any] = {name: 0 for name in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")}
-    if reported:
-        for name in out:
-            out[name] = int(reported.get(name, 0) or 0)
-        cost["totalFromProvider"] = False
-    out["cost"] = cost
+    if not reported:
+        out: dict[str, Any] = {name: 0 for name in _USAGE_BASE}
+        out["totalTokens"] = 0
+        out["cost"] = cost
+        return out
+    cost["totalFromProvider"] = False
+    # the API's own fields in pi-ai's order (OpenAI: reasoning before totalTokens; Anthropic:
+    # cacheWrite1h and reasoning added after the cost): the cost object follows totalTokens
+    out = {name: int(reported.get(name) or 0) for name in _USAGE_BASE}
+    if "totalTokens" not in reported:
+        out["totalTokens"] = sum(out.values())
+        out["cost"] = cost
+    for name, value in reported.items():
+        if name not in _USAGE_BASE:
+            out[name] = int(value or 0)
+            if name == "totalTokens":
+                out["cost"] = cost
     return out
+
+
+#: the fields every pi usage object starts with (then totalTokens and cost)
+_USAGE_BASE = ("input", "output", "cacheRead", "cacheWrite")
 
 
 def combined_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None:
@@ -190,10 +205,11 @@ def combined_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None
     calls = [call_usage(u) for u in usages]
     if len(calls) == 1:
         return calls[0]
-    out: dict[str, Any] = {
-        name: sum(int(c[name]) for c in calls)
-        for name in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
-    }
+    out: dict[str, Any] = {name: sum(int(c[name]) for c in calls) for name in _USAGE_BASE}
+    for extra in ("cacheWrite1h", "reasoning"):  # combineUsage: when either call has it
+        if any(extra in c for c in calls):
+            out[extra] = sum(int(c.get(extra, 0)) for c in calls)
+    out["totalTokens"] = sum(int(c["totalTokens"]) for c in calls)
     out["cost"] = {
         "input": 0,
         "output": 0,

@@ -168,7 +168,7 @@ class _AnthropicStream(StreamHandler):
                     self._model = message["model"]
                 usage = message.get("usage")
                 if isinstance(usage, Mapping):
-                    self._set_usage(usage)
+                    self._set_usage(usage, start=True)
             return None
         if kind == "content_block_start":
             index = data.get("index")
@@ -211,18 +211,42 @@ class _AnthropicStream(StreamHandler):
             self._stopped = True
         return None
 
-    def _set_usage(self, usage: Mapping[str, Any]) -> None:
+    def _set_usage(self, usage: Mapping[str, Any], *, start: bool = False) -> None:
+        """pi-ai's usage bookkeeping: message_start sets every field (and ``cacheWrite1h``, 0 when
+        absent); message_delta only the fields it has, plus ``reasoning`` from its thinking tokens.
+        Keys keep pi-ai's order: the extras come after ``totalTokens`` (and the cost)."""
+
+        def number(value: Any) -> int | None:
+            return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+        u = self._usage
         for source, target in (
             ("input_tokens", "input"),
             ("output_tokens", "output"),
             ("cache_read_input_tokens", "cacheRead"),
             ("cache_creation_input_tokens", "cacheWrite"),
         ):
-            value = usage.get(source)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                self._usage[target] = int(value)
+            value = number(usage.get(source))
+            if value is not None:
+                u[target] = value
                 self._has_usage = True
-        u = self._usage
+            elif start:
+                u[target] = 0
+        creation = usage.get("cache_creation")
+        one_hour = (
+            number(creation.get("ephemeral_1h_input_tokens")) if isinstance(creation, Mapping) else None
+        )
+        if start:
+            u["cacheWrite1h"] = one_hour or 0
+            self._has_usage = True
+        elif one_hour is not None:
+            u["cacheWrite1h"] = one_hour
+        details = usage.get("output_tokens_details")
+        thinking = (
+            number(details.get("thinking_tokens")) if isinstance(details, Mapping) and not start else None
+        )
+        if thinking is not None:
+            u["reasoning"] = thinking
         u["totalTokens"] = u["input"] + u["output"] + u["cacheRead"] + u["cacheWrite"]
 
     def finish(self) -> SummaryResult:

@@ -176,19 +176,28 @@ def _usage_from(raw: Mapping[str, Any]) -> dict[str, int]:
     def num(value: Any) -> int:
         return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
+    def first_set(*values: Any) -> Any:  # JavaScript's a ?? b ?? c
+        return next((v for v in values if v is not None), None)
+
     prompt = num(raw.get("prompt_tokens"))
     details = raw.get("prompt_tokens_details")
     details = details if isinstance(details, Mapping) else {}
-    cached = details.get("cached_tokens")
-    cache_read = num(cached) if cached is not None else num(raw.get("prompt_cache_hit_tokens"))
+    # OpenAI/OpenRouter: details.cached_tokens; DeepSeek: prompt_cache_hit_tokens; Kimi: cached_tokens
+    cache_read = num(
+        first_set(details.get("cached_tokens"), raw.get("prompt_cache_hit_tokens"), raw.get("cached_tokens"))
+    )
     cache_write = num(details.get("cache_write_tokens"))
     output = num(raw.get("completion_tokens"))
+    completion = raw.get("completion_tokens_details")
+    completion = completion if isinstance(completion, Mapping) else {}
     input_tokens = max(0, prompt - cache_read - cache_write)
+    # pi-ai's parseChunkUsage, field for field and in its order (the entry stores the object)
     return {
         "input": input_tokens,
         "output": output,
         "cacheRead": cache_read,
         "cacheWrite": cache_write,
+        "reasoning": num(completion.get("reasoning_tokens")) or num(raw.get("reasoning_tokens")),
         "totalTokens": input_tokens + output + cache_read + cache_write,
     }
 
