@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from PySide6.QtGui import QTextCursor
 
-from session_studio.ui import actions
+from session_studio.core.migrate import version_name
 from session_studio.ui.main_window import MainWindow
 
 FIXTURES = Path(__file__).resolve().parents[1] / "oracle" / "fixtures"
@@ -40,9 +40,9 @@ def _open(qtbot: Any, w: MainWindow, path: Path) -> None:
 
 
 def test_version_names() -> None:
-    assert actions.version_name(None) == "version 1"
-    assert actions.version_name(2) == "version 2"
-    assert actions.version_name(True) == "version 1"
+    assert version_name(None) == "version 1"
+    assert version_name(2) == "version 2"
+    assert version_name(True) == "version 1"
 
 
 def test_v1_file_says_so_up_front(qtbot: Any, window: MainWindow, v1_session: Path) -> None:

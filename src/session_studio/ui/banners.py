@@ -17,7 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import actions
+from session_studio.core.migrate import version_name
+
 from .document import Partial
 from .plain import rich_escaped
 from .theme import current_theme
@@ -113,7 +114,7 @@ class LegacyBanner(QFrame):
             f"#legacy {{ background: {th.warn_bg.name()}; border-bottom: 1px solid {th.grid.name()}; }}"
             f"#legacy QLabel {{ color: {th.warn_fg.name()}; }}"
         )
-        version = actions.version_name(getattr(session, "source_version", None))
+        version = version_name(getattr(session, "source_version", None))
         self.label.setText(
             f"<b>This is a {version} session file</b>; pi rewrites it with new ids when it opens it. "
             "To commit here, upgrade it (a backup is kept) or fork it."

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from session_studio import __version__
 from session_studio.core.listing import SessionInfo, default_sessions_dir, list_sessions
+from session_studio.core.migrate import version_name
 from session_studio.core.profile import headerless_verdict
 
 from . import actions
@@ -455,7 +456,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
             return
         self.status_path.setText(
             f"{s.path} · {len(s.records):,} entries · {s.size / 1e6:.1f} MB"
-            + (f" · read as {actions.version_name(s.source_version)}, shown migrated" if s.migrated else "")
+            + (f" · read as {version_name(s.source_version)}, shown migrated" if s.migrated else "")
         )
 
     def _on_closed(self) -> None:

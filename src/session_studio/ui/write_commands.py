@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMessageBox
 
+from session_studio.core.migrate import version_name
+
 from . import actions
 from .errors import explain_failure, report_failure, show_error
 from .plain import rich_plain
@@ -331,7 +333,7 @@ class WriteCommands(SummaryGeneration):
             return
         if not self.ask_yes_no(
             "Upgrade legacy file",
-            f"Rewrite this {actions.version_name(s.source_version)} file as version 3, the way pi would on "
+            f"Rewrite this {version_name(s.source_version)} file as version 3, the way pi would on "
             "open?<br>A backup copy of the original is kept next to it. Your settings, cut and summary "
             "stay as they are.",
             yes="Upgrade",
