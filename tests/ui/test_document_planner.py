@@ -222,3 +222,22 @@ def test_big_files_are_indexed_in_children_for_the_window() -> None:
     big = max(core_session.PARALLEL_MIN_BYTES, core_session.KEEP_VALUES_MAX_BYTES) + 1
     assert core_session.indexed_in_children(big) is (os.name == "posix")
     assert not core_session.indexed_in_children(core_session.KEEP_VALUES_MAX_BYTES)
+
+
+def test_planner_shows_no_settings_before_a_plan(qtbot: Any, runner: Any, split_turn_session: Path) -> None:
+    """While a big file loads there is no plan and no settings yet (pi's come with the file's
+    folder): the boxes said 0 / 0 / 0, which reads like settings; they say "—" until the plan."""
+    p = PlannerPanel()
+    qtbot.addWidget(p)
+    p.set_state(None)
+    texts = [p.keep.spin.text(), p.reserve.spin.text(), p.window_spin.text()]
+    assert texts == ["—", "—", "—"]
+    d = _doc(qtbot, runner, split_turn_session)
+    p.set_state(d.state)
+    assert p.keep.spin.text() == f"{d.state.keep:,}" and p.window_spin.text() == f"{d.state.window:,}"
+    d.set_params(0, None, None)  # keepRecentTokens 0 is a setting: shown as 0, not "—"
+    p.set_state(d.state)
+    assert p.keep.spin.value() == 0 and p.keep.spin.text() == "0"
+    p.set_state(None, waiting="Planned when the whole file is read")
+    assert p.keep.spin.text() == "—"
+    assert "Planned when the whole file is read" in p.cut_title.text()

@@ -349,7 +349,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self._paint_tree_next_turn(painted)
         self.inspector.set_session(s)
         self.bar.set_state(None)
-        self.planner.set_state(None)
+        self.planner.set_state(None, waiting="Planned when the whole file is read")
         self.banner.hide()
         self.load_banner.start(head)
         self.session_title.setText(f"<b>{html.escape(os.path.basename(s.path))}</b>")

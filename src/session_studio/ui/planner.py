@@ -63,10 +63,18 @@ class TokenSlider(QWidget):
     def set_value(self, v: int) -> None:
         for w in (self.slider, self.spin):
             w.blockSignals(True)
+        self.spin.setSpecialValueText("")  # a real value, 0 included, is shown as itself
         self.spin.setValue(v)
         self.slider.setValue(min(v, self.slider.maximum()))
         for w in (self.slider, self.spin):
             w.blockSignals(False)
+
+    def clear(self) -> None:
+        """No value to show (no plan yet): "—", not a 0 that reads like a setting."""
+        _show_no_value(self.spin)
+        self.slider.blockSignals(True)
+        self.slider.setValue(0)
+        self.slider.blockSignals(False)
 
     def _from_slider(self, v: int) -> None:
         self.spin.blockSignals(True)
@@ -79,6 +87,14 @@ class TokenSlider(QWidget):
         self.slider.setValue(min(v, self.slider.maximum()))
         self.slider.blockSignals(False)
         self.value_changed.emit(v)
+
+
+def _show_no_value(spin: QSpinBox) -> None:
+    """``spin`` shows "—" (its minimum with a special text) without telling anyone."""
+    spin.blockSignals(True)
+    spin.setSpecialValueText("—")
+    spin.setValue(spin.minimum())
+    spin.blockSignals(False)
 
 
 #: a slider step re-plans after the values stayed this long (a drag sends one value per pixel)
@@ -248,12 +264,19 @@ class PlannerPanel(QWidget):
             else f"pi {v} quirks that apply"
         )
 
-    def set_state(self, st: PlanState | None) -> None:
+    def set_state(self, st: PlanState | None, waiting: str = "") -> None:
+        """Show the plan ``st``; without one, ``waiting`` says why there is none yet (a file being
+        read) instead of "No session"."""
         enabled = st is not None
         for w in (self.keep, self.reserve, self.window_spin, self.preview_button, self.compare_button):
             w.setEnabled(enabled)
         if st is None:
-            self.cut_title.setText("<i>No session</i>")
+            # while a file loads there are no settings yet (pi's come with the file's folder)
+            self.keep.clear()
+            self.reserve.clear()
+            _show_no_value(self.window_spin)
+            self.window_note.clear()
+            self.cut_title.setText(f"<i>{html.escape(waiting)}</i>" if waiting else "<i>No session</i>")
             self.cut_details.clear()
             self.auto_button.setEnabled(False)
             self._set_quirks([])
@@ -264,6 +287,7 @@ class PlannerPanel(QWidget):
         self.keep.set_value(st.keep)
         self.reserve.set_value(st.reserve)
         self.window_spin.blockSignals(True)
+        self.window_spin.setSpecialValueText("")
         self.window_spin.setValue(st.window)
         self.window_spin.blockSignals(False)
         self.window_note.setText("model" if st.window_known else "default")
