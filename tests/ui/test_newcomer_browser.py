@@ -102,3 +102,46 @@ def test_recent_files_are_named_like_the_list(qtbot: Any) -> None:
     b.set_recent(["/s/other.jsonl"])
     assert b.recent.item(0).text() == "beta-app · Named"
     assert b.recent.item(0).data(0x0100) == "/s/other.jsonl"  # Qt.UserRole: what opens
+
+
+def _fork(path: str, parent: str | None, modified: float, first: str) -> SessionInfo:
+    return SessionInfo(
+        path, path, "/home/u/p", None, first, "t", modified, 100, 10, True, parent_session=parent
+    )
+
+
+def _rows(model: Any, parent: Any) -> list[tuple[str, list[Any]]]:
+    item = model.itemFromIndex(parent) if parent.isValid() else model.invisibleRootItem()
+    out = []
+    for r in range(item.rowCount()):
+        child = item.child(r, 0)
+        out.append((child.text(), _rows(model, child.index())))
+    return out
+
+
+def test_forks_are_listed_under_the_session_they_came_from(qtbot: Any) -> None:
+    """pi's session selector threads a fork under its parentSession, threads ordered by their
+    latest activity; a fork of an unlisted file, and a (malformed) parent cycle, still show."""
+    from session_studio.ui.browser import build_browser_model
+
+    infos = [
+        _fork("/s/old.jsonl", None, 1.0, "old"),
+        _fork("/s/fork1.jsonl", "/s/old.jsonl", 5.0, "fork1"),
+        _fork("/s/fork2.jsonl", "/s/fork1.jsonl", 2.0, "fork2"),
+        _fork("/s/orphan.jsonl", "/gone/x.jsonl", 3.0, "orphan"),
+        _fork("/s/a.jsonl", "/s/b.jsonl", 0.5, "a"),
+        _fork("/s/b.jsonl", "/s/a.jsonl", 0.4, "b"),
+        _fork("/s/self.jsonl", "/s/self.jsonl", 4.0, "self"),
+    ]
+    model = build_browser_model(infos)
+    (project,) = _rows(model, model.index(-1, -1))
+    assert project[0] == "/home/u/p"
+    assert project[1] == [
+        ("old", [("fork1", [("fork2", [])])]),  # thread activity 5.0: its fork's
+        ("self", []),
+        ("orphan", []),
+        ("a", [("b", [])]),
+    ]
+    fork1 = model.item(0, 0).child(0, 0).child(0, 0)
+    assert "Forked from: old" in fork1.toolTip()
+    assert model.item(0, 2).text() == "7 sessions"

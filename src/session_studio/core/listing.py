@@ -56,6 +56,8 @@ class SessionInfo:
     entries: int
     entries_exact: bool
     error: str | None = None  # why this file could not be listed normally
+    #: the header's parentSession: the file this one was forked from (pi lists it under that one)
+    parent_session: str | None = None
 
     @property
     def title(self) -> str:
@@ -166,6 +168,7 @@ def read_info(path: str | os.PathLike[str]) -> SessionInfo | None:
         count = st.st_size // avg
     cwd_value = header.get("cwd")
     cwd = cwd_value if isinstance(cwd_value, str) else ""
+    parent = header.get("parentSession")
     return SessionInfo(
         p,
         str(header.get("id", "")),
@@ -177,6 +180,7 @@ def read_info(path: str | os.PathLike[str]) -> SessionInfo | None:
         st.st_size,
         max(0, count - 1),
         st.st_size <= EXACT_COUNT_MAX,
+        parent_session=parent if isinstance(parent, str) and parent else None,
     )
 
 

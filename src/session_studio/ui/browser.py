@@ -33,7 +33,8 @@ HEADERS = ("Session", "Modified", "Entries", "Size")
 def build_browser_model(
     infos: list[SessionInfo], model: QStandardItemModel | None = None
 ) -> QStandardItemModel:
-    """Projects (cwd) → sessions, newest project first."""
+    """Projects (cwd) → sessions, newest project first; a fork is listed under the session it was
+    forked from (its header's parentSession), as pi's session selector threads them."""
     m = model or QStandardItemModel()
     m.clear()
     m.setHorizontalHeaderLabels(list(HEADERS))
@@ -53,36 +54,122 @@ def build_browser_model(
         row[2].setText(f"{len(items)} session{'s' if len(items) != 1 else ''}")
         for it in row:
             it.setEditable(False)
-        for info in items:
-            # session text is shown literally: elided, control/bidi characters visible, never HTML
-            if info.error:
-                title = QStandardItem(f"⚠ {visible(info.title, 200, keep_newlines=False)} — {info.error}")
-                title.setToolTip(rich_tooltip(f"{info.path}\n\nThis file {info.error}"))
-            else:
-                title = QStandardItem(visible(info.title, 200, keep_newlines=False))
-                title.setToolTip(rich_tooltip(f"{info.path}\n\n{info.first_message}"))
-            title.setData(info.path, Roles.PATH)
-            title.setData(info.modified, Roles.SORT)
-            title.setData(
-                "\n".join(x for x in (info.name or "", info.first_message, info.path) if x).casefold(),
-                Roles.SEARCH,
-            )
-            cells = [
-                title,
-                QStandardItem(fmt_date(info.modified)),
-                QStandardItem(
-                    "" if info.error else f"{info.entries:,}" if info.entries_exact else f"~{info.entries:,}"
-                ),
-                QStandardItem("" if info.error else fmt_size(info.size)),
-            ]
-            for c in cells:
-                c.setEditable(False)
-                c.setData(info.path, Roles.PATH)
-            cells[2].setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            cells[3].setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            proj.appendRow(cells)
+        roots, children = fork_tree(items)
+        titles = {_path_key(i.path): i.title for i in items}
+
+        for info in roots:
+            _add_thread(proj, info, children, titles)
         m.appendRow(row)
     return m
+
+
+def _add_thread(
+    parent: QStandardItem, info: SessionInfo, children: dict[str, list[SessionInfo]], titles: dict[str, str]
+) -> float:
+    """The session's row under ``parent`` and its forks under it; the thread's latest activity."""
+    cells = _session_cells(info, titles.get(_path_key(info.parent_session or "")))
+    parent.appendRow(cells)
+    latest = info.modified
+    for child in children.get(_path_key(info.path), ()):
+        latest = max(latest, _add_thread(cells[0], child, children, titles))
+    cells[0].setData(latest, Roles.SORT)  # pi sorts a thread by its latest activity
+    return latest
+
+
+def _path_key(path: str) -> str:
+    return os.path.normpath(os.path.abspath(path)) if path else ""
+
+
+def fork_tree(items: list[SessionInfo]) -> tuple[list[SessionInfo], dict[str, list[SessionInfo]]]:
+    """The sessions that head a thread, and each listed session's forks (by its path key).
+
+    A fork whose parent is not among ``items`` heads its own thread; so does every session of a
+    parent cycle (malformed headers), which pi's selector would leave out of its list."""
+    keys = {_path_key(i.path) for i in items}
+    children: dict[str, list[SessionInfo]] = {}
+    roots: list[SessionInfo] = []
+    for info in items:
+        parent = _path_key(info.parent_session or "")
+        if parent and parent in keys and parent != _path_key(info.path):
+            children.setdefault(parent, []).append(info)
+        else:
+            roots.append(info)
+    roots, children = _break_cycles(items, roots, children)
+    # threads newest first, by the latest activity anywhere in them (pi's order)
+    latest: dict[str, float] = {}
+
+    def activity(info: SessionInfo) -> float:
+        key = _path_key(info.path)
+        if key not in latest:
+            latest[key] = info.modified  # set first: a cycle left over cannot recurse forever
+            latest[key] = max([info.modified, *(activity(c) for c in children.get(key, ()))])
+        return latest[key]
+
+    for group in (roots, *children.values()):
+        group.sort(key=activity, reverse=True)
+    return roots, children
+
+
+def _break_cycles(
+    items: list[SessionInfo], roots: list[SessionInfo], children: dict[str, list[SessionInfo]]
+) -> tuple[list[SessionInfo], dict[str, list[SessionInfo]]]:
+    """Every session reachable from a thread's head: a parent cycle (malformed headers) is cut
+    where it is first met, so that session heads its own thread."""
+    reached: set[str] = set()
+    stack = [_path_key(i.path) for i in roots]
+    while stack:
+        key = stack.pop()
+        if key not in reached:
+            reached.add(key)
+            stack.extend(_path_key(c.path) for c in children.get(key, ()))
+    for info in items:  # a cycle: nothing leads to it from a thread's head
+        key = _path_key(info.path)
+        if key not in reached:
+            roots.append(info)
+            reached.add(key)
+            for siblings in children.values():
+                if info in siblings:
+                    siblings.remove(info)
+            stack = [key]
+            while stack:
+                k = stack.pop()
+                for c in children.get(k, ()):
+                    if _path_key(c.path) not in reached:
+                        reached.add(_path_key(c.path))
+                        stack.append(_path_key(c.path))
+    return roots, children
+
+
+def _session_cells(info: SessionInfo, parent_title: str | None) -> list[QStandardItem]:
+    """One session's row; ``parent_title``: the session it was forked from, when listed."""
+    # session text is shown literally: elided, control/bidi characters visible, never HTML
+    if info.error:
+        title = QStandardItem(f"⚠ {visible(info.title, 200, keep_newlines=False)} — {info.error}")
+        title.setToolTip(rich_tooltip(f"{info.path}\n\nThis file {info.error}"))
+    else:
+        title = QStandardItem(visible(info.title, 200, keep_newlines=False))
+        fork = f"\n\nForked from: {parent_title}" if parent_title is not None else ""
+        title.setToolTip(rich_tooltip(f"{info.path}\n\n{info.first_message}{fork}"))
+    title.setData(info.path, Roles.PATH)
+    title.setData(info.modified, Roles.SORT)
+    title.setData(
+        "\n".join(x for x in (info.name or "", info.first_message, info.path) if x).casefold(),
+        Roles.SEARCH,
+    )
+    cells = [
+        title,
+        QStandardItem(fmt_date(info.modified)),
+        QStandardItem(
+            "" if info.error else f"{info.entries:,}" if info.entries_exact else f"~{info.entries:,}"
+        ),
+        QStandardItem("" if info.error else fmt_size(info.size)),
+    ]
+    for c in cells:
+        c.setEditable(False)
+        c.setData(info.path, Roles.PATH)
+    cells[2].setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    cells[3].setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    return cells
 
 
 class SessionFilterProxy(QSortFilterProxyModel):
