@@ -283,3 +283,17 @@ def test_tokens_after_adds_up_to_its_parts(profile: PiProfile) -> None:
     assert len(parts) == (3 if profile is PROFILE_1_6_0 else 2), line
     assert total == sum(parts), line
     assert ("system message snapshot" in line) == (profile is PROFILE_1_6_0)
+
+
+@pytest.mark.parametrize("profile", [PROFILE_0_80_2, PROFILE_1_6_0], ids=lambda p: p.version)
+def test_the_bar_figure_names_the_summary_not_the_snapshot(profile: PiProfile) -> None:
+    """The static bar's words took the projected context's first item for the summary: under
+    pi 1.6.0 that is the system message snapshot."""
+    from session_studio.export.bar_svg import bar_figure
+
+    session = Session.open(ROOT / "tests/oracle/pi-1.6.0/cases/m1-system-first.jsonl")
+    st = PathPlanner(session, profile=profile).plan(PlanParams(keep_recent_tokens=100))
+    summary = next(t for k, kind, t in st.after_tokens if k == -1 and kind == "compactionSummary")
+    (line,) = [ln for ln in bar_figure(st).text if "after: ~" in ln]
+    assert line.endswith(f"the summary counted as {summary:,.0f})"), line
+    assert ("system message snapshot" in line) == (profile is PROFILE_1_6_0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..core.bar_geometry import Span, plan_bar
+from ..core.bar_geometry import Span, after_items, plan_bar
 from ..core.plan import PlanState
 from .writer import Figure
 
@@ -57,6 +57,7 @@ def _fmt(n: float) -> str:
 def bar_figure(st: PlanState) -> Figure:
     """The bar for ``st`` as an inline SVG and the same facts in words."""
     bar = plan_bar(st, _W, _X0)
+    projected = after_items(st)
     cum = bar.fill_cum
     after = st.after_tokens
     now_total = cum[-1]
@@ -113,10 +114,13 @@ def bar_figure(st: PlanState) -> Figure:
             f'y2="{_ROW_NOW + _ROW_H + 8}"/>'
         )
         add(f'<text class="axis" x="{min(x_cut + 4, _X0 + _W - 60):.1f}" y="{_ROW_NOW - 12}">cut</text>')
+        # the projected context's head: pi 1.6.0's system snapshot, then the summary
+        head = {kind: t for _, kind, t in projected.head} if projected is not None else {}
         lines.append(
             f"the cut keeps ~{_fmt(st.kept_tokens)} tokens (chars/4) of the end verbatim; "
-            f"after: ~{_fmt(bar.after_total)} tokens (the summary counted as "
-            f"{_fmt(after[0][2] if after else 0)})"
+            f"after: ~{_fmt(bar.after_total)} tokens ("
+            + (f"the system message snapshot {_fmt(head['system'])}, " if "system" in head else "")
+            + f"the summary counted as {_fmt(head.get('compactionSummary', 0))})"
             if after
             else "after: nothing to compact"
         )
