@@ -233,3 +233,52 @@ def test_a_hostile_model_name_is_shown_literally(qtbot: Any, window: MainWindow,
     window.bar.grab()
     tip = window.bar.describe_at(QPoint(lay.x0 + lay.w - 5, lay.legend_y + 5))
     assert evil not in tip and "&lt;img" in tip
+
+
+def test_an_entry_the_path_job_counts_is_not_counted_twice(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Selecting an entry while the path is being counted started a second job that read, parsed
+    and counted the same message at the same time (a 50 MB message: +100–200 MB at the peak, the
+    hostile-window test's flake). The entry's count now comes from the path job."""
+    from session_studio.ui import real_tokens as ui_rt
+    from session_studio.ui.settings import AppSettings
+
+    release = threading.Event()
+    real_count_items = ui_rt.count_items
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        assert release.wait(10)
+        return real_count_items(*args, **kwargs)
+
+    separately: list[int] = []
+    real_entry_job = ui_rt._count_entry_job
+
+    def entry_job(session: Any, record: int, *rest: Any) -> Any:
+        separately.append(record)
+        return real_entry_job(session, record, *rest)
+
+    monkeypatch.setattr(ui_rt, "count_items", held)
+    monkeypatch.setattr(ui_rt, "_count_entry_job", entry_job)
+    runner = TaskRunner()
+    w = MainWindow(AppSettings(tmp_path / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
+    qtbot.addWidget(w, before_close_func=lambda w: settle_window(qtbot, w))
+    spec: list[Any] = [
+        {"type": "message", "message": {"role": "user", "content": CJK, "timestamp": 1}},
+        {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": CJK}]}},
+        {"type": "message", "message": {"role": "user", "content": CJK, "timestamp": 3}},
+    ]
+    path = write_session(tmp_path / "three.jsonl", spec)
+    _open(qtbot, w, path)
+    counts = w.real_tokens
+    qtbot.waitUntil(lambda: counts._path_op is not None, timeout=10000)
+    s = w.doc.session
+    on_path = s.leaf_index()
+    counts.request_entry(on_path)  # what selecting it asks
+    assert on_path in counts._deferred and on_path not in counts._entry_ops
+    release.set()
+    qtbot.waitUntil(lambda: on_path in counts._entries and not runner.busy, timeout=10000)
+    assert on_path not in separately and not counts._deferred
+    # the count is the one the entry's own job makes
+    assert counts._entries[on_path] == real_entry_job(s, on_path, counts.tokenizer.encoding, counts.profile)
+    runner.wait_idle()

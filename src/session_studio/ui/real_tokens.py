@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,6 +171,10 @@ class RealTokenCounts(QObject):
         self._items: list[MessageCount] | None = None
         self._items_key: list[Any] | None = None
         self._path_op: Operation | None = None
+        #: the records on the path being counted (the running path job counts their messages too)
+        self._path_records: Mapping[int, int] = {}
+        #: entries asked for while the path job was going to count them: asked again when it ends
+        self._deferred: set[int] = set()
         #: the decisions of the newest plan, being worked out in the pool (see _show)
         self._decide_op: Operation | None = None
         self._provider_text = ""  # the provider's count of the current path (kept across its plans)
@@ -261,6 +265,12 @@ class RealTokenCounts(QObject):
         s = self.document.session
         if s is None or self.tokenizer is None or record in self._entries or record in self._entry_ops:
             return
+        if self._path_op is not None and record in self._path_records:
+            # the path job counts this message already: a second job would read and parse the same
+            # entry at the same time (a 50 MB message twice over) and count it twice; its count
+            # comes with the path job's next batch, or it is asked for when that job ends
+            self._deferred.add(record)
+            return
         key = self._cache_key
         op = self.runner.op(_count_entry_job, s, record, self.tokenizer.encoding, self.profile)
         op.on_success(functools.partial(self._on_entry, record, key))
@@ -292,6 +302,7 @@ class RealTokenCounts(QObject):
         # a fresh index (another file, a reload, a file rewritten on disk): nothing counted applies
         self._entries.clear()
         self._edited.clear()
+        self._deferred.clear()
         self._cache_key = None
         self._items = None
         self._items_key = None
@@ -323,6 +334,7 @@ class RealTokenCounts(QObject):
         self._entry_ops.clear()
         self._entries.clear()
         self._edited.clear()
+        self._deferred.clear()
         self._cache_key = None
         self._items = None
         self.tokenizer = None
@@ -355,6 +367,7 @@ class RealTokenCounts(QObject):
         op.on_success(functools.partial(self._on_path, state, key))
         op.on_failure(self._on_path_failed)
         self._path_op = op
+        self._path_records = state.positions
         op.start(after_ms=AFTER_GUI_STEP_MS)  # after the plan (a session loaded) is shown
 
     # ------------------------------------------------------------------ results
@@ -400,6 +413,7 @@ class RealTokenCounts(QObject):
         self._path_op = None
         items, learned = got
         self._on_learned(learned)
+        self._ask_deferred()
         self._items, self._items_key = items, key
         current = self.document.state
         self._show(
@@ -408,6 +422,7 @@ class RealTokenCounts(QObject):
 
     def _on_path_failed(self, exc: BaseException, tb: str) -> None:
         self._path_op = None
+        self._ask_deferred()
         if isinstance(exc, InterruptedError):
             return
         if isinstance(exc, TokenizerUnavailableError):
@@ -433,10 +448,17 @@ class RealTokenCounts(QObject):
             return
         log.error("counting the real tokens of record %d failed:\n%s", record, tb)
 
+    def _ask_deferred(self) -> None:
+        """Count on their own the entries the path job was to count and did not (an edited entry's
+        message is not its own, a failed or superseded job)."""
+        deferred, self._deferred = self._deferred, set()
+        for record in sorted(deferred):
+            self.request_entry(record)
+
     def _cancel_path(self) -> None:
         if self._path_op is not None:
             self._path_op.cancel()
-            self._path_op = None
+            self._path_op = None  # the deferred entries wait for the job that replaces it
         if self._decide_op is not None:
             self._decide_op.cancel()
             self._decide_op = None
