@@ -118,18 +118,17 @@ def build_context_pair(st: PlanState, summary: str, outcome: Any = None) -> Cont
     ctx = st.plan.context
     before = ctx.messages()
     estimate = estimator_for(st.profile.system_messages)
+    before_text, before_tokens = _view(before), _sum(before, estimate)
     if st.nothing_to_compact:
         note = "(nothing to compact with this cut: the context stays as it is)"
-        return ContextPair(
-            _view(before), _sum(before, estimate), len(before), note, _sum(before, estimate), len(before)
-        )
+        return ContextPair(before_text, before_tokens, len(before), note, before_tokens, len(before))
     if outcome is not None:
         final = dataclasses.replace(outcome, summary=summary)
         after_ctx = final.context_after()
         msgs = after_ctx.messages()
         return ContextPair(
-            _view(before),
-            _sum(before, estimate),
+            before_text,
+            before_tokens,
             len(before),
             _view(msgs),
             _sum(msgs, estimate),
@@ -157,8 +156,8 @@ def build_context_pair(st: PlanState, summary: str, outcome: Any = None) -> Cont
             COMPACTION_SUMMARY_PREFIX + "(summary not generated yet)" + COMPACTION_SUMMARY_SUFFIX,
         )
     return ContextPair(
-        _view(before),
-        _sum(before, estimate),
+        before_text,
+        before_tokens,
         len(before),
         after_text,
         _sum(after_msgs, estimate),
