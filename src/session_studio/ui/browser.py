@@ -77,7 +77,8 @@ def _add_thread(
 
 
 def _path_key(path: str) -> str:
-    return os.path.normpath(os.path.abspath(path)) if path else ""
+    """A session file's path as the browser compares them (a header's parentSession, a recent file)."""
+    return os.path.abspath(path) if path else ""
 
 
 def fork_tree(items: list[SessionInfo]) -> tuple[list[SessionInfo], dict[str, list[SessionInfo]]]:
@@ -101,7 +102,6 @@ def fork_tree(items: list[SessionInfo]) -> tuple[list[SessionInfo], dict[str, li
     def activity(info: SessionInfo) -> float:
         key = _path_key(info.path)
         if key not in latest:
-            latest[key] = info.modified  # set first: a cycle left over cannot recurse forever
             latest[key] = max([info.modified, *(activity(c) for c in children.get(key, ()))])
         return latest[key]
 
@@ -116,27 +116,23 @@ def _break_cycles(
     """Every session reachable from a thread's head: a parent cycle (malformed headers) is cut
     where it is first met, so that session heads its own thread."""
     reached: set[str] = set()
-    stack = [_path_key(i.path) for i in roots]
-    while stack:
-        key = stack.pop()
-        if key not in reached:
-            reached.add(key)
-            stack.extend(_path_key(c.path) for c in children.get(key, ()))
+
+    def reach(key: str) -> None:
+        stack = [key]
+        while stack:
+            k = stack.pop()
+            if k not in reached:
+                reached.add(k)
+                stack.extend(_path_key(c.path) for c in children.get(k, ()))
+
+    for info in roots:
+        reach(_path_key(info.path))
     for info in items:  # a cycle: nothing leads to it from a thread's head
         key = _path_key(info.path)
         if key not in reached:
+            children[_path_key(info.parent_session or "")].remove(info)  # its one parent's list
             roots.append(info)
-            reached.add(key)
-            for siblings in children.values():
-                if info in siblings:
-                    siblings.remove(info)
-            stack = [key]
-            while stack:
-                k = stack.pop()
-                for c in children.get(k, ()):
-                    if _path_key(c.path) not in reached:
-                        reached.add(_path_key(c.path))
-                        stack.append(_path_key(c.path))
+            reach(key)
     return roots, children
 
 
@@ -275,7 +271,7 @@ class SessionBrowser(QWidget):
 
     def set_sessions(self, infos: list[SessionInfo], where: str, sample: bool = False) -> None:
         build_browser_model(infos, self.model)
-        self._listed = {os.path.abspath(i.path): i for i in infos if not i.error}
+        self._listed = {_path_key(i.path): i for i in infos if not i.error}
         self.set_recent(*self._recent)
         self.title.setText(
             f"<b>{len(infos)} session{'s' if len(infos) != 1 else ''}</b>"
@@ -306,7 +302,7 @@ class SessionBrowser(QWidget):
         for p in paths:
             why = problems.get(p)
             # a pi session file's name is a timestamp and a UUID: name it as the list does
-            info = self._listed.get(os.path.abspath(p))
+            info = self._listed.get(_path_key(p))
             label = (
                 # the project first: the pane is narrow and titles are long
                 f"{visible(os.path.basename(info.cwd) or info.cwd, 60, keep_newlines=False)} · "
