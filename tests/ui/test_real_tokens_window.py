@@ -282,3 +282,37 @@ def test_an_entry_the_path_job_counts_is_not_counted_twice(
     # the count is the one the entry's own job makes
     assert counts._entries[on_path] == real_entry_job(s, on_path, counts.tokenizer.encoding, counts.profile)
     runner.wait_idle()
+
+
+def test_an_entry_waiting_for_a_failed_path_job_says_why(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The path job finds no tokenizer: an entry that waited for it gets no job of its own (it
+    would fail the same way) and its line is shown again, with the reason."""
+    from session_studio.ui import real_tokens as ui_rt
+    from session_studio.ui.settings import AppSettings
+
+    release = threading.Event()
+
+    def unavailable(*_args: Any, **_kwargs: Any) -> Any:
+        assert release.wait(10)
+        raise rt.TokenizerUnavailableError("real token counts unavailable: test")
+
+    separately: list[int] = []
+    monkeypatch.setattr(ui_rt, "count_items", unavailable)
+    monkeypatch.setattr(ui_rt, "_count_entry_job", lambda _s, record, *_a: separately.append(record))
+    runner = TaskRunner()
+    w = MainWindow(AppSettings(tmp_path / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
+    qtbot.addWidget(w, before_close_func=lambda w: settle_window(qtbot, w))
+    _open(qtbot, w, _cjk_session(tmp_path))
+    counts = w.real_tokens
+    qtbot.waitUntil(lambda: counts._path_op is not None, timeout=10000)
+    leaf = w.doc.session.leaf_index()
+    counts.request_entry(leaf)
+    assert leaf in counts._deferred
+    with qtbot.waitSignal(counts.entries_counted, timeout=10000) as shown:
+        release.set()
+    assert shown.args == [frozenset({leaf})]
+    assert counts.unavailable is not None and "test" in counts.entry_line(leaf)
+    runner.wait_idle()
+    assert not separately and not counts._deferred

@@ -422,12 +422,17 @@ class RealTokenCounts(QObject):
 
     def _on_path_failed(self, exc: BaseException, tb: str) -> None:
         self._path_op = None
-        self._ask_deferred()
-        if isinstance(exc, InterruptedError):
-            return
         if isinstance(exc, TokenizerUnavailableError):
             self.unavailable = str(exc)
             self._set_view(PathTokensView(None, self.unavailable))
+            # the entries waiting for this job: their own jobs would fail the same way, so their
+            # lines are shown again, saying why (as an entry job's failure does)
+            deferred, self._deferred = self._deferred, set()
+            if deferred:
+                self.entries_counted.emit(frozenset(deferred))
+            return
+        self._ask_deferred()
+        if isinstance(exc, InterruptedError):
             return
         log.error("counting real tokens failed:\n%s", tb)
         self._set_view(PathTokensView(None, f"failed ({type(exc).__name__}: {exc})"))
