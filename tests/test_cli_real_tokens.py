@@ -9,7 +9,7 @@ import pytest
 
 from session_studio import cli
 from session_studio.cli import main
-from session_studio.core import real_tokens as rt
+from session_studio.core import tokenizer
 from tests.core.util import U, chain, to_bytes
 
 FIXTURE = Path(__file__).resolve().parent / "oracle" / "fixtures" / "before-compaction.jsonl"
@@ -51,8 +51,8 @@ def test_info_says_when_nothing_changes(tmp_path: Path, capsys: pytest.CaptureFi
 def test_info_reports_a_missing_tokenizer(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(rt, "_counters", {})
-    monkeypatch.setattr(rt.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(tokenizer, "_counters", {})
+    monkeypatch.setattr(tokenizer.importlib.util, "find_spec", lambda name: None)
     f = tmp_path / "s.jsonl"
     f.write_bytes(to_bytes(chain(U("hello world"))))
     assert main(["info", str(f), "--tokens", "real"]) == cli.EXIT_FAILURE
@@ -86,8 +86,8 @@ def test_plan_default_output_has_no_tokens_field(tmp_path: Path, capsys: pytest.
 def test_plan_tokens_without_a_tokenizer(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(rt, "_counters", {})
-    monkeypatch.setattr(rt.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(tokenizer, "_counters", {})
+    monkeypatch.setattr(tokenizer.importlib.util, "find_spec", lambda name: None)
     f = tmp_path / "s.jsonl"
     f.write_bytes(to_bytes(chain(U("hello world"))))
     assert main(["plan", str(f), "--fields", "tokens"]) == 0

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from session_studio.core import Session
+from session_studio.core import Session, tokenizer
 from session_studio.core import real_tokens as rt
 from session_studio.core.plan import PathPlanner, PlanParams
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
@@ -100,8 +100,8 @@ def test_nothing_is_downloaded(tmp_path: Path) -> None:
 
 
 def test_missing_package_is_reported_not_raised(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(rt, "_counters", {})
-    monkeypatch.setattr(rt.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(tokenizer, "_counters", {})
+    monkeypatch.setattr(tokenizer.importlib.util, "find_spec", lambda name: None)
     reason = rt.tokenizer_unavailable_reason()
     assert reason is not None and reason.startswith("real token counts unavailable")
     with pytest.raises(rt.TokenizerUnavailableError):
@@ -322,7 +322,7 @@ def test_brief_notes_for_the_bar() -> None:
 def test_long_texts_are_counted_in_pieces_without_changing_the_count(encoding: str) -> None:
     """Pieces end where the pre-tokenizer cuts (after a line break before a non-space, before a
     space between non-spaces): the counts add up to the whole text's."""
-    whole = rt._bindings().tokenizer_for_encoding(encoding).count
+    whole = tokenizer._bindings().tokenizer_for_encoding(encoding).count
     listing = "".join(f"./.git/objects/{i % 256:02x}/{i * 2654435761 % 16**12:012x}\n" for i in range(4000))
     indented = INDENTED_CODE * 300
     prose = ("pi decides with chars/4; the model bills real tokens.  \n\n  " * 2000) + "end"
@@ -330,7 +330,7 @@ def test_long_texts_are_counted_in_pieces_without_changing_the_count(encoding: s
     real = (FIXTURES / "before-compaction.jsonl").read_text(encoding="utf-8")  # 2.3 MB of real session
     for text in (listing, indented, prose, one_line, "x" * 100_000, real):
         assert len(text) > rt.PIECE_CHARS
-        pieces = list(rt._pieces(text))
+        pieces = list(tokenizer._pieces(text))
         assert "".join(pieces) == text and len(pieces) > 2
         assert max(map(len, pieces)) <= rt.PIECE_CHARS
         assert rt.load_counter(encoding)(text) == whole(text)
@@ -338,15 +338,15 @@ def test_long_texts_are_counted_in_pieces_without_changing_the_count(encoding: s
 
 def test_text_without_breaks_or_spaces_is_within_a_token_per_piece() -> None:
     b64 = base64.b64encode(bytes(range(256)) * 3000).decode()  # 1 MB, no line break, no space
-    whole = rt._bindings().tokenizer_for_encoding(rt.O200K).count(b64)
-    pieces = len(list(rt._pieces(b64)))
+    whole = tokenizer._bindings().tokenizer_for_encoding(rt.O200K).count(b64)
+    pieces = len(list(tokenizer._pieces(b64)))
     assert abs(o200k(b64) - whole) <= pieces
 
 
 def test_texts_beyond_the_exact_limit_are_extrapolated_and_said_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rt, "MAX_EXACT_CHARS", 100_000)
     text = "QUJD" * 100_000  # 400k characters
-    head = rt._bindings().tokenizer_for_encoding(rt.O200K).count(text[:100_000])
+    head = tokenizer._bindings().tokenizer_for_encoding(rt.O200K).count(text[:100_000])
     got = rt.count_message({"role": "user", "content": text}, o200k)
     assert got == rt.MessageCount(head * 4, texts_extrapolated=1)
     assert rt.count_message({"role": "user", "content": "QUJD"}, o200k).texts_extrapolated == 0

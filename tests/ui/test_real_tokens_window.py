@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -9,9 +10,12 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
+from session_studio.core import count_worker
 from session_studio.core import real_tokens as rt
+from session_studio.ui import real_tokens as ui_rt
 from session_studio.ui.main_window import MainWindow
 from session_studio.ui.tasks import TaskRunner
+from tests.core.test_count_worker import NO_TOKENIZER
 
 from .conftest import settle_window, write_session
 
@@ -86,13 +90,13 @@ def test_counting_runs_off_the_gui_thread(
     from session_studio.ui.settings import AppSettings
 
     threads: list[int] = []
-    real_load = rt.load_counter
+    real_counter = ui_rt.text_counter
 
     def spy(encoding: str) -> Any:
         threads.append(threading.get_ident())
-        return real_load(encoding)
+        return real_counter(encoding)
 
-    monkeypatch.setattr("session_studio.ui.real_tokens.load_counter", spy)
+    monkeypatch.setattr(ui_rt, "text_counter", spy)
     runner = TaskRunner()
     w = MainWindow(AppSettings(tmp_path / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
     qtbot.addWidget(w, before_close_func=lambda w: settle_window(qtbot, w))
@@ -105,14 +109,17 @@ def test_counting_runs_off_the_gui_thread(
 def test_unavailable_tokenizer_is_said_not_raised(
     qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(rt, "_counters", {})
-    monkeypatch.setattr(rt.importlib.util, "find_spec", lambda name: None)
-    _open(qtbot, window, _cjk_session(tmp_path))
-    view = window.bar.real
-    assert view is not None and view.result is None
-    assert view.header().startswith("real tokens: real token counts unavailable")
-    window.doc.select(window.doc.session.leaf_index())
-    assert "real token counts unavailable" in window.inspector.tokens.text()
+    worker = count_worker.CountWorker([sys.executable, "-c", NO_TOKENIZER])
+    monkeypatch.setattr(count_worker, "_shared", worker)
+    try:
+        _open(qtbot, window, _cjk_session(tmp_path))
+        view = window.bar.real
+        assert view is not None and view.result is None
+        assert view.header().startswith("real tokens: real token counts unavailable")
+        window.doc.select(window.doc.session.leaf_index())
+        assert "real token counts unavailable" in window.inspector.tokens.text()
+    finally:
+        worker.close()
 
 
 def test_counts_are_kept_per_file(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
@@ -140,13 +147,13 @@ def test_appended_entries_are_counted_and_old_counts_kept(
     assert window.bar.real is not None and window.bar.real.result is not None
     assert window.bar.real.result.real_total == 1840
     counted: list[str] = []
-    real_count = rt.count_message
+    real_texts = rt.message_texts
 
-    def spy(message: Any, count: Any) -> Any:
+    def spy(message: Any) -> Any:
         counted.append(message.get("content") if isinstance(message, dict) else "?")
-        return real_count(message, count)
+        return real_texts(message)
 
-    monkeypatch.setattr(rt, "count_message", spy)
+    monkeypatch.setattr(rt, "message_texts", spy)
     lines = path.read_text(encoding="utf-8").splitlines()
     last = _json.loads(lines[-1])
     new = {

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QModelIndex, QTimer
 
-from session_studio.core import Session
+from session_studio.core import Session, count_worker
 from session_studio.ui import navigation, real_tokens
 from session_studio.ui.main_window import MainWindow
 from session_studio.ui.outline import ROOT
@@ -154,24 +154,46 @@ def threaded_window(qtbot: Any, tmp_path: Path) -> Iterator[MainWindow]:
     yield w
 
 
-def test_the_tokenizer_loads_when_the_window_opens_not_with_a_session(
-    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_the_tokenizer_is_loaded_in_the_counting_process_not_the_window(
+    qtbot: Any, tmp_path: Path, branching_session: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Loading a tokenizer holds the GIL in one C call: done before a session is opened, it never
-    freezes the tree of a loading session."""
-    loaded: list[tuple[str, bool]] = []
+    """The tokenizer (~67 MB; its load is one C call that holds the GIL) lives in the counting
+    process: an empty window starts nothing, the first count of an opened session starts the
+    process from a worker thread, and the path is counted there, never with a tokenizer of the
+    window's own."""
+    loaded_here: list[str] = []
+    monkeypatch.setattr(count_worker, "load_counter", lambda enc: loaded_here.append(enc) or len)
+    monkeypatch.setattr(real_tokens, "text_counter", count_worker.text_counter)
+    worker = count_worker.CountWorker()
+    monkeypatch.setattr(count_worker, "_shared", worker)
     gui = threading.get_ident()
-    monkeypatch.setattr(
-        real_tokens, "load_counter", lambda enc: loaded.append((enc, threading.get_ident() != gui)) or len
-    )
+    starts: list[bool] = []
+    popen = count_worker.subprocess.Popen
+
+    def starting(argv: list[str], **kw: Any) -> Any:
+        if "session_studio.core.count_worker" in argv:
+            starts.append(threading.get_ident() != gui)
+        return popen(argv, **kw)
+
+    monkeypatch.setattr(count_worker.subprocess, "Popen", starting)
     from session_studio.ui.settings import AppSettings
 
     runner = TaskRunner()
     w = MainWindow(AppSettings(tmp_path / "cfg" / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
     qtbot.addWidget(w, before_close_func=lambda w: settle_window(qtbot, w))
-    qtbot.waitUntil(lambda: not runner.busy)
-    runner.wait_idle()
-    assert loaded == [("o200k_base", True)]  # in a worker, the encoding most sessions are counted with
+    try:
+        qtbot.waitUntil(lambda: not runner.busy)
+        runner.wait_idle()
+        assert worker.started == 0 and starts == []
+        w.open_path(str(branching_session))
+        qtbot.waitUntil(lambda: w.bar.real is not None and w.bar.real.result is not None, timeout=20000)
+        assert starts == [True]  # once, off the GUI thread
+        assert worker.started == 1 and worker.pid is not None
+        assert w.bar.real.result.real_total > 0
+        assert loaded_here == []
+    finally:
+        runner.wait_idle()
+        worker.close()
 
 
 def test_workers_set_off_by_a_load_start_after_the_load_is_shown(

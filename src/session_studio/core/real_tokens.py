@@ -15,8 +15,8 @@ high-detail tile rule (fit in 2048×2048, shortest side to 768, 170 per 512-px t
 its size can be read from the PNG/GIF/JPEG/WebP header in the data; otherwise it counts
 :data:`UNKNOWN_IMAGE_TOKENS` and the result says "images estimated".
 
-The tokenizer (`bpe-openai`, vocabularies inside the wheel, nothing downloaded) is imported
-lazily and only here; where its wheel is missing the feature reports
+The tokenizer (`bpe-openai`, vocabularies inside the wheel, nothing downloaded) is loaded lazily
+by :mod:`.tokenizer`; where its wheel is missing the feature reports
 :func:`tokenizer_unavailable_reason` instead of failing.
 """
 
@@ -24,21 +24,27 @@ from __future__ import annotations
 
 import base64
 import binascii
-import importlib
-import importlib.util
 import math
 import re
 import struct
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .jsvalue import UNDEFINED, js_stringify, js_truthy
 from .messages import branch_summary_message, compaction_summary_message, custom_message
 from .profile import PROFILE_0_80_2, PiProfile
 from .projected_plan import PathCutPlanner
+from .tokenizer import (
+    CL100K,
+    MAX_EXACT_CHARS,
+    O200K,
+    PIECE_CHARS,
+    TokenizerUnavailableError,
+    counts_of,
+    load_counter,
+    tokenizer_unavailable_reason,
+)
 
 __all__ = [
     "CL100K",
@@ -70,8 +76,6 @@ __all__ = [
     "tokenizer_unavailable_reason",
 ]
 
-O200K = "o200k_base"
-CL100K = "cl100k_base"
 #: an image whose size cannot be read: OpenAI's high-detail count for a 1024×1024 image
 UNKNOWN_IMAGE_TOKENS = 765
 
@@ -120,118 +124,6 @@ def tokenizer_for_model(model: Any) -> TokenizerChoice:
     if _CL100K_MODELS.match(base):
         return TokenizerChoice(CL100K, mid, True)
     return TokenizerChoice(O200K, mid, False)
-
-
-# --------------------------------------------------------------------------- the tokenizer
-
-
-class TokenizerUnavailableError(RuntimeError):
-    """bpe-openai is not installed (no wheel for this platform) or cannot load."""
-
-
-_counters: dict[str, Callable[[str], int]] = {}
-_load_lock = threading.Lock()
-
-
-def _bindings() -> Any:
-    """bpe-openai's compiled module. Loaded from its file directly: the package's ``__init__``
-    builds Python copies of every vocabulary at import (≈ 1 s and 65 MB) that counting never
-    uses. Falls back to the ordinary import if the wheel's layout changes."""
-    spec = importlib.util.find_spec("bpe_openai")
-    if spec is None or not spec.submodule_search_locations:
-        raise TokenizerUnavailableError(
-            "real token counts unavailable: the bpe-openai package is not installed "
-            "(pip install bpe-openai; wheels exist for Linux x86_64/aarch64, macOS arm64, Windows)"
-        )
-    for folder in spec.submodule_search_locations:
-        for so in sorted(Path(folder).glob("_bindings*")):
-            if so.suffix not in (".so", ".pyd"):
-                continue
-            ext = importlib.util.spec_from_file_location("bpe_openai._bindings", so)
-            if ext is not None and ext.loader is not None:
-                module = importlib.util.module_from_spec(ext)
-                ext.loader.exec_module(module)
-                return module
-    return importlib.import_module("bpe_openai._bindings")
-
-
-def load_counter(encoding: str) -> Callable[[str], int]:
-    """``text → token count`` for an encoding (thread-safe to call; loaded once per process)."""
-    got = _counters.get(encoding)
-    if got is not None:
-        return got
-    with _load_lock:
-        got = _counters.get(encoding)
-        if got is None:
-            try:
-                tokenizer = _bindings().tokenizer_for_encoding(encoding)
-            except TokenizerUnavailableError:
-                raise
-            except Exception as e:  # a broken or foreign build: say so instead of crashing
-                raise TokenizerUnavailableError(f"real token counts unavailable: {e}") from e
-            raw_count: Callable[[str], int] = tokenizer.count
-
-            def count_piece(text: str) -> int:
-                try:
-                    return int(raw_count(text))
-                except UnicodeEncodeError:  # lone surrogates, valid in JavaScript strings
-                    return int(raw_count(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")))
-
-            def count(text: str) -> int:
-                if len(text) <= PIECE_CHARS:
-                    return count_piece(text)
-                if len(text) > MAX_EXACT_CHARS:  # MessageCount.texts_extrapolated says so
-                    head = sum(count_piece(p) for p in _pieces(text[:MAX_EXACT_CHARS]))
-                    return round(head * len(text) / MAX_EXACT_CHARS)
-                return sum(count_piece(p) for p in _pieces(text))
-
-            _counters[encoding] = got = count
-    return got
-
-
-#: the tokenizer holds the GIL while it counts (≈ 3 MB/s): a long text is counted in pieces of
-#: at most this many characters so no other thread (the GUI's) waits more than ~10 ms at a time
-PIECE_CHARS = 32768
-#: a text longer than this is counted for its first MAX_EXACT_CHARS characters and extrapolated
-#: at the same rate (a 50 MB tool output would otherwise keep a core busy for seconds to minutes)
-MAX_EXACT_CHARS = 1 << 22
-
-
-def _cut(text: str, start: int, end: int) -> int:
-    """Where to end a piece in ``text[start:end]``: after a line break followed by a non-space
-    (both encodings' pre-tokenizers split there and BPE never merges across their pieces, so the
-    counts add up exactly), else before a space between two non-spaces (a pre-token boundary
-    too), else at ``end`` (±1 token at most, for text with neither, e.g. base64)."""
-    n = len(text)
-    k = text.rfind("\n", start, end - 1)
-    while k >= start and text[k + 1].isspace():
-        k = text.rfind("\n", start, k)
-    if k >= start:
-        return k + 1
-    k = text.rfind(" ", start + 1, end - 1)
-    while k > start and (text[k - 1].isspace() or text[k + 1].isspace()):
-        k = text.rfind(" ", start + 1, k)
-    if k > start:
-        return k
-    return min(end, n)
-
-
-def _pieces(text: str) -> Iterable[str]:
-    """``text`` in pieces of at most PIECE_CHARS characters, cut where :func:`_cut` says."""
-    i, n = 0, len(text)
-    while i < n:
-        j = n if i + PIECE_CHARS >= n else _cut(text, i, i + PIECE_CHARS)
-        yield text[i:j]
-        i = j
-
-
-def tokenizer_unavailable_reason() -> str | None:
-    """None when real counts work here, else a sentence for the user."""
-    try:
-        load_counter(O200K)
-    except TokenizerUnavailableError as e:
-        return str(e)
-    return None
 
 
 # --------------------------------------------------------------------------- images
@@ -400,7 +292,13 @@ ZERO = MessageCount(0)
 
 def count_message(message: Any, count: Callable[[str], int]) -> MessageCount:
     texts, images = message_texts(message)
-    tokens = sum(count(s) for s in texts if s)
+    texts = [s for s in texts if s]
+    return _message_count(texts, images, counts_of(count, texts))
+
+
+def _message_count(texts: Sequence[str], images: Sequence[Any], text_tokens: Sequence[int]) -> MessageCount:
+    """A message's count from its texts' token counts and its image blocks."""
+    tokens = sum(text_tokens)
     extrapolated = sum(len(s) > MAX_EXACT_CHARS for s in texts)
     estimated = 0
     for block in images:
@@ -725,6 +623,11 @@ def measure(planner: Any, params: Any, cancelled: Callable[[], bool] | None = No
     return real_path_tokens(state, counts, choice)
 
 
+#: texts counted in one call of the counter in :func:`count_items` (characters, about 0.3 s of
+#: counting: the most a cancelled path count runs on)
+BATCH_CHARS = 1 << 20
+
+
 def count_items(
     state: Any,
     count: Callable[[str], int],
@@ -737,21 +640,45 @@ def count_items(
     """Real counts of a plan's context items. ``known`` (record → count of an entry) is reused for
     items that are exactly their message entry's message, and such counts made here are added to
     ``learned``. ``cancelled`` is polled (raising InterruptedError), ``progress(done, total)`` told."""
-    out: list[MessageCount] = []
     items = state.item_tokens
+    out: list[MessageCount | None] = [None] * len(items)
+    # messages to count, (item, texts, images, is its entry's own message), counted a batch at a
+    # time: one call of the counter per batch (one round trip when it is another process)
+    batch: list[tuple[int, list[str], list[Any], bool]] = []
+    batch_chars = 0
+
+    def flush() -> None:
+        nonlocal batch_chars
+        got = iter(counts_of(count, [t for _, texts, _, _ in batch for t in texts]))
+        for j, texts, images, raw in batch:
+            c = _message_count(texts, images, [next(got) for _ in texts])
+            out[j] = c
+            if raw and learned is not None:
+                learned[items[j][0]] = c
+        batch.clear()
+        batch_chars = 0
+
     for j, ((rec, _, _), (m, raw)) in enumerate(zip(items, context_item_messages(state), strict=True)):
         if j % 512 == 0:
             if cancelled is not None and cancelled():
                 raise InterruptedError
             if progress is not None and j:
+                flush()  # what is reported as done is in `learned`
                 progress(j, len(items))
         got = known.get(rec) if raw and known is not None else None
-        if got is None:
-            got = count_message(m, count)
-            if raw and learned is not None:
-                learned[rec] = got
-        out.append(got)
-    return out
+        if got is not None:
+            out[j] = got
+            continue
+        texts, images = message_texts(m)
+        texts = [s for s in texts if s]
+        batch.append((j, texts, images, raw))
+        batch_chars += sum(min(len(t), MAX_EXACT_CHARS) for t in texts)
+        if batch_chars >= BATCH_CHARS:
+            flush()
+    flush()
+    counted = [c for c in out if c is not None]
+    assert len(counted) == len(items)
+    return counted
 
 
 def entry_estimate(value: Any, entry_type: Any, profile: PiProfile = PROFILE_0_80_2) -> float | None:

@@ -133,7 +133,6 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self._sized = self._restore_state()
         self._show_recent()
         self._update_actions()
-        self.real_tokens.preload()
 
     # ------------------------------------------------------------------ signals
     def _connect_signals(self) -> None:

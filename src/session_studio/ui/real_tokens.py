@@ -20,10 +20,10 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from ..core.count_worker import text_counter
 from ..core.plan import PlanState
 from ..core.profile import PROFILE_0_80_2, PiProfile
 from ..core.real_tokens import (
-    O200K,
     MessageCount,
     RealPathTokens,
     TokenizerChoice,
@@ -32,7 +32,6 @@ from ..core.real_tokens import (
     count_entry,
     count_items,
     entry_estimate,
-    load_counter,
     real_path_tokens,
     tokenizer_for_model,
 )
@@ -101,7 +100,7 @@ class PathTokensView:
 def _count_path_job(
     state: PlanState, encoding: str, known: dict[int, MessageCount], op: Operation
 ) -> tuple[list[MessageCount], dict[int, MessageCount]]:
-    count = load_counter(encoding)
+    count = text_counter(encoding)
     learned: dict[int, MessageCount] = {}  # entry counts made since the last batch handed over
 
     def progress(done: int, total: int) -> None:
@@ -136,11 +135,11 @@ def provider_count_text(got: Any) -> str:
 
 def _count_entry_job(session: Any, record: int, encoding: str, profile: PiProfile) -> MessageCount:
     rec = session.records[record]
-    return count_entry(session.value(record), rec.type, load_counter(encoding), profile)
+    return count_entry(session.value(record), rec.type, text_counter(encoding), profile)
 
 
 def _count_edited_job(session: Any, record: int, edit: int, encoding: str) -> MessageCount:
-    return count_edited_entry(session, record, edit, load_counter(encoding))
+    return count_edited_entry(session, record, edit, text_counter(encoding))
 
 
 class RealTokenCounts(QObject):
@@ -182,14 +181,6 @@ class RealTokenCounts(QObject):
         document.loaded.connect(self._on_loaded)
         document.plan_changed.connect(self._on_plan)
         document.closed.connect(self._on_closed)
-
-    def preload(self) -> None:
-        """Load the tokenizer most sessions are counted with (o200k) in a worker now, while no session
-        is being opened: the load is one C call that holds the GIL (0.1–0.5 s), a stall of the GUI
-        thread wherever it lands, so better before the user opens a file than while the tree of a big
-        one is being shown. Nothing happens if it fails: the first count says why."""
-        if not self.runner.synchronous:
-            self.runner.op(load_counter, O200K).on_failure(lambda _e, _tb: None).start()
 
     # ------------------------------------------------------------------ the views ask
     @property
