@@ -82,9 +82,16 @@ def app_icon() -> QIcon:
 
 
 def preload_summariser_modules() -> None:
-    """Import the summariser stack (httpx, engine; ~1.5 s) off the GUI thread before the first Generate."""
+    """Import the summariser stack (httpx, engine; ~1.5 s) off the GUI thread before the first
+    Generate, then empty ``linecache``: PySide's import hook (``__feature__``) reads the source of
+    every module imported after PySide into it, to see whether the module uses PySide (~5 MB of
+    text by now that nothing reads again; a traceback reads its lines anew)."""
+    import linecache
+
     import session_studio.engine
     import session_studio.llm  # noqa: F401
+
+    linecache.clearcache()
 
 
 def sample_sessions_dir() -> str:
