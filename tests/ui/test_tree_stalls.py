@@ -567,3 +567,37 @@ def test_the_module_sources_pysides_import_hook_keeps_are_let_go() -> None:
     assert main_window.__file__ in linecache.cache
     main_window.preload_summariser_modules()
     assert main_window.__file__ not in linecache.cache
+
+
+def _many_small_branches(path: Path, count: int) -> Path:
+    """A main line with a one-entry side branch off each of its first ``count`` entries (what a
+    search's result looks like: hundreds of branch points of a row or two each)."""
+
+    def msg(k: int, parent: str | None) -> dict[str, Any]:
+        role = "user" if k % 2 == 0 else "assistant"
+        return {"type": "message", "parentId": parent, "message": {"role": role, "content": f"{role} {k}"}}
+
+    main = count + 1
+    spec: list[Any] = [msg(k, f"e{k - 1:04d}" if k else None) for k in range(main)]
+    spec += [msg(main + k, f"e{k:04d}") for k in range(count)]
+    spec.append(msg(len(spec), f"e{main - 1:04d}"))  # the leaf continues the main line
+    return write_session(path, spec)
+
+
+def test_each_branch_point_opened_counts_against_a_turns_budget(
+    qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a branch point costs about EXPAND_ROWS rows of layout besides its own rows: a turn
+    whose budget is its rows alone opened every one of hundreds of one-row branch points at once."""
+    w, m = window, window.tree_model
+    path = _many_small_branches(tmp_path / "small-branches.jsonl", 12)
+    budget = 3 * (navigation.EXPAND_ROWS + 2)
+    monkeypatch.setattr(navigation, "FIRST_TURN_BRANCH_ROWS", budget)
+    monkeypatch.setattr(navigation, "BRANCH_ROWS_PER_TURN", budget)
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.state is not None and m.session is w.doc.session)
+    points = m.branch_points()
+    opened = [b for b in points if w.tree.isExpanded(b)]
+    assert len(points) == 12 and max(m.rowCount(b) for b in points) <= 2
+    assert 3 <= len(opened) <= 4  # the rows alone (≤ 24) would have let all 12 open at once
+    qtbot.waitUntil(lambda: all(w.tree.isExpanded(b) for b in m.branch_points()))

@@ -21,6 +21,11 @@ FIRST_TURN_BRANCH_ROWS = 300
 #: the pause between two turns: a turn's layout is followed by a paint, and a timer of 0 ms ran the
 #: next turn before any other timer of the event loop could (two steps of the GUI thread as one)
 BRANCH_TURN_MS = 20
+#: what opening one branch point counts for against those budgets, besides its rows: an expand
+#: costs about as much as laying out this many rows (~0.2 ms: the view's bookkeeping and the model
+#: calls it makes). A search's result has hundreds of branch points of a row or two each: counted
+#: by rows alone, the first turn opened ~200 of them, 40 ms before its paint.
+EXPAND_ROWS = 6
 
 
 class TreeNavigation(WindowParts):
@@ -83,8 +88,9 @@ class TreeNavigation(WindowParts):
             self._branch_timer.start()
 
     def _open_pending_branches(self, budget: int | None = None) -> None:
-        """Expand queued branch points up to ``budget`` rows (``BRANCH_ROWS_PER_TURN``), the rest in
-        later turns of the event loop; ``budget`` < 0: all of them now."""
+        """Expand queued branch points up to ``budget`` rows (``BRANCH_ROWS_PER_TURN``; each one
+        counts for its rows and EXPAND_ROWS), the rest in later turns of the event loop; ``budget``
+        < 0: all of them now."""
         pending, m, t = self._pending_branches, self.tree_model, self.tree
         limit = BRANCH_ROWS_PER_TURN if budget is None else budget
         cur = t.currentIndex()
@@ -95,7 +101,7 @@ class TreeNavigation(WindowParts):
             kept = pending.pop()
             b = m.index(kept.row(), 0, kept.parent())  # gone (invalid) if the model was reset since
             if b.isValid() and not t.isExpanded(b):
-                rows += m.rowCount(b)
+                rows += m.rowCount(b) + EXPAND_ROWS
                 t.expand(b)
         if shown and before is not None:
             self._keep_row_in_place(cur, before.top())
