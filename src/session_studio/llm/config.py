@@ -64,6 +64,7 @@ from session_studio.llm.pi_settings import (
     load_models_json,
     load_pi_settings,
     model_info,
+    pi_default_model,
     pi_planning_defaults,
 )
 
@@ -600,12 +601,12 @@ def _resolve_from_pi_defaults(
     project_trusted: bool,
     limits: RequestLimits | None,
 ) -> ResolvedProvider:
-    provider = settings.get("defaultProvider")
-    model = settings.get("defaultModel")
-    if not isinstance(provider, str) or not isinstance(model, str) or not provider or not model:
+    named = pi_default_model(settings)
+    if named is None:
         return ResolvedProvider(
             provider="offline", notes=("no provider configured; using the offline summarizer",)
         )
+    provider, model = named
     models_json = load_models_json(directory)
     custom = _custom_model(models_json, provider, model, None)
     kind: Literal["openai", "anthropic"] | None = None

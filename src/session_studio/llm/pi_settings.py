@@ -368,6 +368,13 @@ def compaction_settings(
     ``compaction.modelOverrides["<provider>/<modelId>"]`` entry for `model` comes first (rule 24).
     """
     settings = load_pi_settings(cwd, agent_dir=agent_dir, project_trusted=project_trusted, profile=profile)
+    return _compaction_settings_of(settings, profile, model)
+
+
+def _compaction_settings_of(
+    settings: Mapping[str, Any], profile: PiProfile, model: Any
+) -> CompactionSettings:
+    """:func:`compaction_settings` from pi's effective ``settings``."""
     compaction = _dict(settings.get("compaction"))
     if profile.compaction_model_overrides:
         compaction = _with_model_override(compaction, model)
@@ -399,6 +406,17 @@ class PiPlanningDefaults:
     source: str  # where the numbers come from, in words
     #: settings.json ``branchSummary.reserveTokens``: the branch summary's budget is window − this (§8.4)
     branch_reserve_tokens: int = 16384
+    #: ``provider/model`` from settings.json's defaultProvider and defaultModel (None: not both set):
+    #: the summariser pi and ``session-studio compact`` use when nothing else is chosen
+    default_model: str | None = None
+
+
+def pi_default_model(settings: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(provider, model) when pi's ``settings`` name both a defaultProvider and a defaultModel."""
+    provider, model = settings.get("defaultProvider"), settings.get("defaultModel")
+    if isinstance(provider, str) and isinstance(model, str) and provider and model:
+        return provider, model
+    return None
 
 
 def pi_planning_defaults(
@@ -413,7 +431,8 @@ def pi_planning_defaults(
     window, the CLI and the engine all start from this."""
     directory = agent_dir or default_agent_dir()
     cwd_path = Path(cwd) if isinstance(cwd, str) and cwd and Path(cwd).is_dir() else None
-    settings = compaction_settings(cwd_path, agent_dir=directory, profile=profile, model=model)
+    pi_settings = load_pi_settings(cwd_path, agent_dir=directory, profile=profile)
+    settings = _compaction_settings_of(pi_settings, profile, model)
     notes = ["keepRecentTokens/reserveTokens from pi's settings"]
     info = None
     if isinstance(model, dict) and isinstance(model.get("modelId"), str):
@@ -438,6 +457,7 @@ def pi_planning_defaults(
         max_tokens,
         "; ".join(notes),
         settings.branch_reserve_tokens,
+        "/".join(named) if (named := pi_default_model(pi_settings)) else None,
     )
 
 

@@ -83,6 +83,8 @@ class Loaded:
     profile: ProfileChoice | None = None
     #: whether a record is a pi 1.6.0 context edit (None: not looked at; a scan of every record)
     context_edits: bool | None = None
+    #: ``provider/model`` pi's settings (the session's project's included) name as the default model
+    pi_default_model: str | None = None
 
     @property
     def path_indices(self) -> list[int]:
@@ -244,6 +246,7 @@ def prepare_loaded(
         d.reserve_tokens,
         d.source,
         profile=choice,
+        pi_default_model=d.default_model,
     )
 
 

@@ -220,11 +220,15 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         d.summary_changed.connect(self.preview.load_summary)
         self.preview.use_anyway_requested.connect(self.commit)
         self.preview.regenerate_requested.connect(self._generate)
-        # the summariser used last time (saved when it generated a summary): a restart used to
-        # fall back to the offline draft, though the preference was written
-        chosen = self.preview.provider.findData(self.settings.provider())
+        # the summariser chosen last time; never chosen: pi's default model once a session shows
+        # whether pi's settings name one (see _offer_summariser)
+        saved = self.settings.provider()
+        chosen = self.preview.provider.findData(saved) if saved is not None else -1
         if chosen >= 0:
             self.preview.provider.setCurrentIndex(chosen)
+        self.preview.provider.activated.connect(
+            lambda i: self.settings.set_provider(str(self.preview.provider.itemData(i)))
+        )
         self.comparison = SummaryComparison(self)  # Preview ▸ Compare summaries (its own connections)
         self.legacy_banner.upgrade_button.clicked.connect(self.upgrade)
         self.legacy_banner.fork_button.clicked.connect(self.fork)
@@ -418,6 +422,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self._on_loaded_title()
         self._update_status_path()
         self.planner.set_source(res.settings_source)
+        self._offer_summariser(res.pi_default_model)
         self.stack.setCurrentIndex(PAGE_SESSION)
         if self._fit_pending:
             self._fit_splitter()
@@ -427,6 +432,15 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         if not self._preloaded:
             self._preloaded = True
             self.runner.op(preload_summariser_modules, pool="network").start(after_ms=AFTER_GUI_STEP_MS)
+
+    def _offer_summariser(self, pi_model: str | None) -> None:
+        """Name pi's default model in the Preview and, until the user picks a summariser, offer it
+        where pi's settings name one, else the offline draft: what ``session-studio compact`` and
+        pi itself summarise with when nothing else is chosen."""
+        self.preview.show_pi_default(pi_model)
+        if self.settings.provider() is None and self._gen_op is None:
+            key = "pi" if pi_model else "offline"
+            self.preview.provider.setCurrentIndex(self.preview.provider.findData(key))
 
     def _paint_tree_next_turn(self, then: Callable[[], None] | None = None) -> None:
         """Paint the tree's new rows in a later turn of the event loop than this step, and ``then``

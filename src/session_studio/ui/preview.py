@@ -51,6 +51,7 @@ __all__ = [
     "build_context_pair",
     "custom_key_problem",
     "provider_config",
+    "provider_status",
 ]
 
 PROVIDERS = [
@@ -270,6 +271,17 @@ def custom_key_problem(values: dict[str, str] | None, environ: Any = None) -> st
     return None
 
 
+def provider_status(key: str, pi_model: str | None) -> str:
+    """The Preview's status line for a summariser: where Generate sends the context, if anywhere."""
+    if key == "pi":
+        if pi_model:
+            return f"Generate sends the context to pi's default model, {pi_model} (pi's settings.json)."
+        return "pi's settings name no default model: Generate writes the offline draft."
+    if key == "custom":
+        return "Generate sends the context to the custom provider (Settings…)."
+    return "Offline draft: nothing leaves this machine."
+
+
 def provider_config(values: dict[str, str] | None) -> ProviderConfig | None:
     """A ProviderConfig from the dialog's values (None when not configured)."""
     if not values or not values.get("base_url") or not values.get("model"):
@@ -367,7 +379,9 @@ class PreviewPane(QWidget):
         )
         self.focus.setAccessibleName("Focus / custom instructions")
         self.stale_note = StaleSummaryNote()
-        self.status = QLabel("Offline by default: nothing leaves this machine.")
+        #: ``provider/model`` pi's settings name as the default model (None: none, or not known yet)
+        self.pi_model: str | None = None
+        self.status = QLabel(provider_status("offline", None))
         self.status.setProperty("muted", True)
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.summary = QPlainTextEdit()
@@ -457,6 +471,7 @@ class PreviewPane(QWidget):
         self.stream.text.connect(self._append)
         self.stream.part.connect(self._append_part)
         self.provider_button.clicked.connect(self.provider_settings_requested)
+        self.provider.currentIndexChanged.connect(lambda _i: self._say_provider())
         self.stale_note.use_button.clicked.connect(self.use_anyway_requested)
         self.stale_note.regenerate_button.clicked.connect(
             lambda: self.regenerate_requested.emit(self.provider.currentData())
@@ -548,6 +563,20 @@ class PreviewPane(QWidget):
             finally:
                 self._programmatic = False
         self.generated_text = text
+
+    def show_pi_default(self, model: str | None) -> None:
+        """Name pi's default model (the open session's settings.json) on its item of the list."""
+        self.pi_model = model
+        self.provider.setItemText(
+            self.provider.findData("pi"),
+            f"pi's default model ({model})" if model else "pi's default model (none in settings.json)",
+        )
+        self._say_provider()
+
+    def _say_provider(self) -> None:
+        """What Generate will do with the summariser chosen (unless a generation is running)."""
+        if self.generate_button.isEnabled():
+            self.status.setText(provider_status(str(self.provider.currentData()), self.pi_model))
 
     def set_running(self, running: bool) -> None:
         self.generate_button.setEnabled(not running)

@@ -102,8 +102,11 @@ class AppSettings:
     def set_pi_version(self, setting: str) -> None:
         self.qs.setValue("prefs/pi-version", setting)
 
-    def provider(self) -> str:
-        return str(self.qs.value("prefs/provider", "offline"))
+    def provider(self) -> str | None:
+        """The summariser the user chose last (None: never chosen; the window then offers pi's
+        default model where pi's settings name one, as ``session-studio compact`` uses it)."""
+        v = self.qs.value("prefs/provider", None)
+        return v if isinstance(v, str) and v else None
 
     def set_provider(self, key: str) -> None:
         self.qs.setValue("prefs/provider", key)
