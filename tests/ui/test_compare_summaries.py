@@ -362,3 +362,35 @@ def test_closing_the_window_cancels_the_candidates_requests(
         window.close()
         assert token.cancelled
         qtbot.waitUntil(lambda: not a.running, timeout=3000)
+
+
+def test_two_candidates_fit_side_by_side_in_a_default_sized_window(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    """At the window's default size (1440 × 900) both candidates are shown whole: a candidate
+    needed 384 pixels (title, provider and buttons on one row) and B lay behind a sideways scroll."""
+    window.resize(1440, 900)
+    window._fit_splitter()
+    comp = _open_compare(qtbot, window, split_turn_session)
+    qtbot.waitUntil(lambda: comp.view.scroll_area.viewport().width() > 0)
+    qtbot.wait(50)
+    assert comp.view.scroll_area.horizontalScrollBar().maximum() == 0
+    for pane in comp.view.panes:
+        assert pane.visibleRegion().boundingRect().width() == pane.width()
+        assert pane.commit_button.isVisible()
+
+
+def test_candidates_name_and_offer_pis_default_model(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    """The candidates' lists name pi's default model like the Preview's and, until the user chose a
+    summariser, offer what the Preview offers: pi's model where pi's settings name one."""
+    import os
+
+    agent = Path(os.environ["PI_CODING_AGENT_DIR"])
+    agent.mkdir(parents=True, exist_ok=True)
+    (agent / "settings.json").write_text('{"defaultProvider": "openai", "defaultModel": "gpt-4o"}')
+    comp = _open_compare(qtbot, window, split_turn_session)
+    for pane in (comp.pane("A"), comp.pane("B"), comp.add_candidate()):
+        assert pane.provider_key() == "pi"
+        assert pane.provider.itemText(pane.provider.findData("pi")) == "pi's default model (openai/gpt-4o)"

@@ -438,9 +438,10 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         where pi's settings name one, else the offline draft: what ``session-studio compact`` and
         pi itself summarise with when nothing else is chosen."""
         self.preview.show_pi_default(pi_model)
-        if self.settings.provider() is None and self._gen_op is None:
-            key = "pi" if pi_model else "offline"
+        key = ("pi" if pi_model else "offline") if self.settings.provider() is None else None
+        if key is not None and self._gen_op is None:
             self.preview.provider.setCurrentIndex(self.preview.provider.findData(key))
+        self.comparison.offer_summariser(pi_model, key)
 
     def _paint_tree_next_turn(self, then: Callable[[], None] | None = None) -> None:
         """Paint the tree's new rows in a later turn of the event loop than this step, and ``then``

@@ -50,6 +50,7 @@ __all__ = [
     "after_title",
     "build_context_pair",
     "custom_key_problem",
+    "pi_default_label",
     "provider_config",
     "provider_status",
 ]
@@ -269,6 +270,11 @@ def custom_key_problem(values: dict[str, str] | None, environ: Any = None) -> st
             "that is set."
         )
     return None
+
+
+def pi_default_label(model: str | None) -> str:
+    """The "pi" item of a summariser list, naming the model pi's settings.json names."""
+    return f"pi's default model ({model})" if model else "pi's default model (none in settings.json)"
 
 
 def provider_status(key: str, pi_model: str | None) -> str:
@@ -567,10 +573,7 @@ class PreviewPane(QWidget):
     def show_pi_default(self, model: str | None) -> None:
         """Name pi's default model (the open session's settings.json) on its item of the list."""
         self.pi_model = model
-        self.provider.setItemText(
-            self.provider.findData("pi"),
-            f"pi's default model ({model})" if model else "pi's default model (none in settings.json)",
-        )
+        self.provider.setItemText(self.provider.findData("pi"), pi_default_label(model))
         self._say_provider()
 
     def _say_provider(self) -> None:

@@ -41,6 +41,7 @@ from .preview import (
     SUMMARY_EDIT_DEBOUNCE_MS,
     ContextPair,
     after_title,
+    pi_default_label,
     titled_column,
 )
 from .theme import current_theme
@@ -50,8 +51,9 @@ if TYPE_CHECKING:
 
 __all__ = ["CandidatePane", "CompareView", "kept_html", "kept_summary_line"]
 
-#: a pane narrower than this cannot show a summary line; more panes scroll sideways
-PANE_MIN_WIDTH = 300
+#: a pane narrower than this cannot show a summary line; more panes than fit scroll sideways (two
+#: fit in the centre pane of a 1440-pixel window)
+PANE_MIN_WIDTH = 240
 
 _MARKS = {"present": "✓", "empty": "○", "missing": "✗"}
 
@@ -193,16 +195,23 @@ class CandidatePane(QFrame):
         self.after.setReadOnly(True)
         self.after.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
 
+        # narrow rows, so that two candidates fit side by side in the centre pane of a 1440-pixel
+        # window (one row of title, provider and buttons needed 384 pixels a pane); Commit comes
+        # last, under what the candidate kept and leaves
         head = QHBoxLayout()
         head.addWidget(self.title)
-        head.addWidget(self.provider, 1)
-        head.addWidget(self.settings_button)
+        head.addStretch(1)
         head.addWidget(self.remove_button)
+        source = QHBoxLayout()
+        source.addWidget(self.provider, 1)
+        source.addWidget(self.settings_button)
         run = QHBoxLayout()
         run.addWidget(self.generate_button)
         run.addWidget(self.cancel_button)
         run.addStretch(1)
-        run.addWidget(self.commit_button)
+        commit = QHBoxLayout()
+        commit.addStretch(1)
+        commit.addWidget(self.commit_button)
 
         summary_title = QLabel("<b>Summary</b> (editable)")
         split = QSplitter(Qt.Orientation.Vertical)
@@ -219,11 +228,13 @@ class CandidatePane(QFrame):
         lay.setContentsMargins(6, 6, 6, 6)
         lay.setSpacing(4)
         lay.addLayout(head)
+        lay.addLayout(source)
         lay.addWidget(self.instructions)
         lay.addLayout(run)
         lay.addWidget(self.status)
         lay.addWidget(self.failure_label)
         lay.addWidget(split, 1)
+        lay.addLayout(commit)
 
         self.generate_button.clicked.connect(self.generate_requested)
         self.cancel_button.clicked.connect(self.cancel_requested)
@@ -250,6 +261,10 @@ class CandidatePane(QFrame):
 
     def set_provider(self, key: str) -> None:
         self.provider.setCurrentIndex(max(0, self.provider.findData(key)))
+
+    def show_pi_default(self, model: str | None) -> None:
+        """Name pi's default model (the open session's settings.json) on its item of the list."""
+        self.provider.setItemText(self.provider.findData("pi"), pi_default_label(model))
 
     def custom_instructions(self) -> str | None:
         return self.instructions.text().strip() or None

@@ -97,6 +97,7 @@ class SummaryComparison(QObject):
     def add_candidate(self) -> CandidatePane:
         pane = self.view.add_pane()
         pane.set_provider(str(self.w.preview.provider.currentData()))
+        pane.show_pi_default(self.w.preview.pi_model)
         pane.custom_values = self.w.settings.custom_provider()
         self.runs[pane] = _Run()
         pane.generate_requested.connect(lambda: self.generate(pane))
@@ -152,6 +153,14 @@ class SummaryComparison(QObject):
             self.reset()
         else:
             self._on_plan()
+
+    def offer_summariser(self, pi_model: str | None, key: str | None) -> None:
+        """Name pi's default model in every candidate's list and offer ``key`` (None: leave each
+        candidate's choice) to the candidates not generated or generating."""
+        for pane, run in self.runs.items():
+            pane.show_pi_default(pi_model)
+            if key is not None and not pane.running and run.outcome is None:
+                pane.set_provider(key)
 
     def cancel_all(self) -> None:
         for run in self.runs.values():
