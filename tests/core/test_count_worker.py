@@ -145,3 +145,12 @@ def test_a_closed_worker_starts_nothing_and_leaves_nothing(worker: CountWorker) 
 def test_nothing_is_sent_for_no_texts(worker: CountWorker) -> None:
     assert worker.counter(O200K).many([]) == []
     assert worker.started == 0
+
+
+def test_a_process_that_cannot_start_leaves_counting_to_this_one() -> None:
+    w = CountWorker(["/nonexistent/python"])
+    try:
+        assert w.counter(O200K).many(TEXTS) == [load_counter(O200K)(t) for t in TEXTS]
+        assert w.pid is None
+    finally:
+        w.close()

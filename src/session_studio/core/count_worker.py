@@ -17,7 +17,7 @@ longer than MAX_EXACT_CHARS is sent as its head only and extrapolated here, as l
 (a 50 MB tool output is never copied through the pipe).
 
 Where no interpreter can be started (a frozen app, not POSIX) :func:`text_counter` counts in this
-process instead.
+process instead, and so does a counter whose process fails to start (a sandbox without exec).
 """
 
 from __future__ import annotations
@@ -34,10 +34,21 @@ from typing import Any
 
 from .tokenizer import MAX_EXACT_CHARS, TokenizerUnavailableError, load_counter
 
-__all__ = ["IDLE_EXIT_S", "CountWorker", "RemoteCounter", "shared_count_worker", "text_counter"]
+__all__ = [
+    "IDLE_EXIT_S",
+    "CannotStartError",
+    "CountWorker",
+    "RemoteCounter",
+    "shared_count_worker",
+    "text_counter",
+]
 
 #: the helper exits after this many seconds without a request (its ~70 MB go back to the system)
 IDLE_EXIT_S = 120.0
+
+
+class CannotStartError(OSError):
+    """The helper process cannot be started here."""
 
 
 class RemoteCounter:
@@ -53,7 +64,11 @@ class RemoteCounter:
 
     def many(self, texts: Sequence[str]) -> list[int]:
         heads = [t if len(t) <= MAX_EXACT_CHARS else t[:MAX_EXACT_CHARS] for t in texts]
-        got = self.worker.count(self.encoding, heads)
+        try:
+            got = self.worker.count(self.encoding, heads)
+        except CannotStartError:  # no process can be started here (a sandbox): count in this one
+            count = load_counter(self.encoding)
+            return [count(t) for t in texts]
         return [
             n if len(t) <= MAX_EXACT_CHARS else round(n * len(t) / MAX_EXACT_CHARS)
             for n, t in zip(got, texts, strict=True)
@@ -124,12 +139,15 @@ class CountWorker:
         if self._send is None or self._recv is None:
             from .priority import run_behind
 
-            child = subprocess.Popen(
-                [*self.argv, str(self.idle_exit_s)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )
+            try:
+                child = subprocess.Popen(
+                    [*self.argv, str(self.idle_exit_s)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                )
+            except OSError as e:
+                raise CannotStartError(str(e)) from e
             run_behind(child.pid)
             assert child.stdin is not None and child.stdout is not None
             # the connections own copies of the pipe ends; the Popen's are closed here
