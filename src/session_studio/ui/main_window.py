@@ -443,26 +443,6 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
             self.preview.provider.setCurrentIndex(self.preview.provider.findData(key))
         self.comparison.offer_summariser(pi_model, key)
 
-    def _paint_tree_next_turn(self, then: Callable[[], None] | None = None) -> None:
-        """Paint the tree's new rows in a later turn of the event loop than this step, and ``then``
-        in a turn after that paint. The first paint of a new tree (~40–70 ms: its rows laid out, each
-        cell's text elided and prepared) right after the step that made it (25–30 ms when a file's
-        head or whole index arrives) was one stall of the GUI thread over 100 ms: between the two,
-        input and timers are handled now."""
-        if self.runner.synchronous:  # no event loop turns between the steps (tests)
-            if then is not None:
-                then()
-            return
-        tree = self.tree
-        tree.setUpdatesEnabled(False)
-
-        def paint() -> None:
-            tree.setUpdatesEnabled(True)
-            if then is not None:
-                QTimer.singleShot(1, self, then)
-
-        QTimer.singleShot(1, self, paint)
-
     def _pick_first_row(self, row: QPersistentModelIndex) -> None:
         """The head's first row made current (not the user's pick: the leaf is selected when loaded)."""
         if row.isValid() and self.doc.partial is not None and not self.tree.currentIndex().isValid():
