@@ -154,3 +154,27 @@ def test_a_process_that_cannot_start_leaves_counting_to_this_one() -> None:
         assert w.pid is None
     finally:
         w.close()
+
+
+def test_closing_does_not_wait_for_a_stuck_request() -> None:
+    """A request that never ends (a helper that hangs) does not hold the window's exit."""
+    import threading
+
+    stuck = "import sys, time; sys.stdin.buffer.read(1); time.sleep(60)"
+    w = CountWorker([sys.executable, "-c", stuck])
+    failed: list[BaseException] = []
+
+    def ask() -> None:
+        try:
+            w.counter(O200K)("hello")
+        except BaseException as e:  # what the request ends with
+            failed.append(e)
+
+    t = threading.Thread(target=ask)
+    t.start()
+    assert _wait_until(lambda: w.pid is not None)
+    start = time.monotonic()
+    w.close()
+    t.join(10)
+    assert not t.is_alive() and time.monotonic() - start < 8
+    assert len(failed) == 1 and isinstance(failed[0], TokenizerUnavailableError)

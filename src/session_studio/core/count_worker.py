@@ -45,6 +45,8 @@ __all__ = [
 
 #: the helper exits after this many seconds without a request (its ~70 MB go back to the system)
 IDLE_EXIT_S = 120.0
+#: how long close() waits for a request under way before it kills the helper
+CLOSE_WAIT_S = 2.0
 
 
 class CannotStartError(OSError):
@@ -126,10 +128,18 @@ class CountWorker:
         raise AssertionError("unreachable")
 
     def close(self) -> None:
-        """Stop the helper for good (at exit): a later request says counts are unavailable."""
-        with self._lock:
-            self._closed = True
-            self._stop()
+        """Stop the helper for good (at exit): a later request says counts are unavailable. A
+        request under way is not waited for long: its process is killed, and it fails."""
+        self._closed = True
+        if self._lock.acquire(timeout=CLOSE_WAIT_S):
+            try:
+                self._stop()
+            finally:
+                self._lock.release()
+            return
+        child = self._child
+        if child is not None and child.poll() is None:
+            child.kill()  # the request's recv() ends; its thread finds the worker closed
 
     def _connect(self) -> tuple[Connection, Connection]:
         if self._closed:
