@@ -171,7 +171,7 @@ def call_usage(reported: dict[str, Any] | None) -> dict[str, Any]:
     leaves zeros (and a cost without `totalFromProvider`); a reported usage gets a cost from the
     model's prices (calculateCost, which marks `totalFromProvider: false`). Session Studio knows
     no prices, so the cost is 0; pi's cost totals read `usage.cost.total` and need the object."""
-    cost: dict[str, Any] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    cost = _zero_cost()
     if not reported:
         out: dict[str, Any] = {name: 0 for name in _USAGE_BASE}
         out["totalTokens"] = 0
@@ -196,6 +196,11 @@ def call_usage(reported: dict[str, Any] | None) -> dict[str, Any]:
 _USAGE_BASE = ("input", "output", "cacheRead", "cacheWrite")
 
 
+def _zero_cost() -> dict[str, Any]:
+    """pi-ai's cost object with every price unknown (Session Studio knows none)."""
+    return {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+
+
 def combined_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None:
     """The `usage` pi 1.6.0 stores on a compaction or branch summary: each summarisation call's
     (`call_usage`), summed for a split turn (combineUsage, whose cost is provider-reported only
@@ -210,14 +215,7 @@ def combined_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None
         if any(extra in c for c in calls):
             out[extra] = sum(int(c.get(extra, 0)) for c in calls)
     out["totalTokens"] = sum(int(c["totalTokens"]) for c in calls)
-    out["cost"] = {
-        "input": 0,
-        "output": 0,
-        "cacheRead": 0,
-        "cacheWrite": 0,
-        "total": 0,
-        "totalFromProvider": False,
-    }
+    out["cost"] = {**_zero_cost(), "totalFromProvider": False}
     return out
 
 
