@@ -212,9 +212,9 @@ def text_counter(encoding: str) -> Callable[[str], int]:
 
 
 def serve(recv: Connection, send: Connection, idle_exit_s: float) -> None:
-    """Answer requests until the pipe closes or none came for ``idle_exit_s`` seconds."""
-    with contextlib.suppress(Exception):  # not here: the first request says why
-        load_counter("o200k_base")  # most sessions are counted with it: loaded while nobody waits
+    """Answer requests until the pipe closes or none came for ``idle_exit_s`` seconds. A
+    tokenizer is loaded by the first request for its encoding (the process is started by a
+    request: loading one in advance would only load one that may not be asked for)."""
     while recv.poll(idle_exit_s):
         try:
             encoding, texts = recv.recv()
