@@ -172,3 +172,27 @@ def test_load_head_cuts_at_a_line_end(tmp_path: Path) -> None:
     assert 0 < len(head.session.records) < len(full.records)
     for r in head.session.records:
         assert full.records[r.index].id == r.id and full.records[r.index].offset == r.offset
+
+
+def test_the_session_page_is_shown_before_the_heads_rows_are_put_in(
+    qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a big file from the browser: the session page comes up before the head's rows are
+    put in the tree. Shown after them, the page's first show laid out every row of the first block
+    and the first branch points inside the page switch (~40 ms of model calls in the step that
+    shows the head); put in a shown tree, they are laid out by Qt's delayed layout, a turn later."""
+    path = _chain(tmp_path, 60)
+    monkeypatch.setattr(document, "PARTIAL_MIN_BYTES", 0)
+    monkeypatch.setattr(document, "HEAD_BYTES", path.stat().st_size // 3)
+    window.show_browser()
+    assert window.stack.currentIndex() != PAGE_SESSION
+    pages: list[tuple[bool, int]] = []
+    set_session = window.tree_model.set_session
+
+    def recording(session: Any, *a: Any, head: bool = False, **k: Any) -> None:
+        pages.append((head, window.stack.currentIndex()))
+        set_session(session, *a, head=head, **k)
+
+    monkeypatch.setattr(window.tree_model, "set_session", recording)
+    _open(qtbot, window, path)
+    assert (True, PAGE_SESSION) in pages  # the head went into a tree already shown

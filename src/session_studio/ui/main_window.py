@@ -341,6 +341,11 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         """The head of a big file: browse it (read-only) while the worker indexes the rest."""
         s = head.session
         painted: Callable[[], None] | None = None
+        # the session page is shown before the head's rows are put in: shown after, its tree laid
+        # out every row the first block and the first branch points open (~40 ms of model calls)
+        # inside the page switch, in this step; put in a shown tree, the rows are laid out in a
+        # turn of their own (Qt's delayed layout) and painted in the one after
+        self.stack.setCurrentIndex(PAGE_SESSION)
         self.tree_model.set_session(s, head.path_indices, head.outline, head=True)
         self._expand_in_steps()
         first = self.tree_model.index(0, 0)
@@ -368,7 +373,6 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.tree_count.setText(
             f"{len(self.tree_model.outline):,} entries of the first {head.head_bytes / 1e6:,.0f} MB shown"
         )
-        self.stack.setCurrentIndex(PAGE_SESSION)
         if self._fit_pending:
             self._fit_splitter()
         self._update_actions()
