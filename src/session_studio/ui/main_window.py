@@ -38,7 +38,7 @@ from .profile_compare import ProfileCompareController
 from .real_tokens import RealTokenCounts
 from .settings import AppSettings
 from .summary_comparison import SummaryComparison
-from .tasks import AFTER_GUI_STEP_MS, TaskRunner
+from .tasks import TaskRunner
 from .theme import apply_theme, current_theme
 from .why import explain_cut
 from .window_parts import PAGE_BROWSER, PAGE_SESSION
@@ -79,6 +79,12 @@ def app_icon() -> QIcon:
         if not icon.isNull():
             return icon
     return icon
+
+
+#: the summariser's modules are imported this long after the first session is shown: their import
+#: (~0.3-0.5 s of Python) run while the new tree's first paints and branch turns ran made those
+#: wait for the GIL (a 4 MB session's longest loading stall 97-110 ms wall instead of 61-72)
+PRELOAD_AFTER_MS = 1500
 
 
 def preload_summariser_modules() -> None:
@@ -435,7 +441,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self._update_actions()
         if not self._preloaded:
             self._preloaded = True
-            self.runner.op(preload_summariser_modules, pool="network").start(after_ms=AFTER_GUI_STEP_MS)
+            self.runner.op(preload_summariser_modules, pool="network").start(after_ms=PRELOAD_AFTER_MS)
 
     def _offer_summariser(self, pi_model: str | None) -> None:
         """Name pi's default model in the Preview and, until the user picks a summariser, offer it
