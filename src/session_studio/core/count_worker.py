@@ -32,7 +32,8 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
-from .tokenizer import MAX_EXACT_CHARS, TokenizerUnavailableError, load_counter
+from .priority import can_start_helpers, run_behind
+from .tokenizer import MAX_EXACT_CHARS, TokenizerUnavailableError, extrapolated, load_counter
 
 __all__ = [
     "IDLE_EXIT_S",
@@ -72,7 +73,7 @@ class RemoteCounter:
             count = load_counter(self.encoding)
             return [count(t) for t in texts]
         return [
-            n if len(t) <= MAX_EXACT_CHARS else round(n * len(t) / MAX_EXACT_CHARS)
+            n if len(t) <= MAX_EXACT_CHARS else extrapolated(n, len(t))
             for n, t in zip(got, texts, strict=True)
         ]
 
@@ -147,8 +148,6 @@ class CountWorker:
         if self._child is not None and self._child.poll() is not None:
             self._stop()  # exited idle since the last request
         if self._send is None or self._recv is None:
-            from .priority import run_behind
-
             try:
                 child = subprocess.Popen(
                     [*self.argv, str(self.idle_exit_s)],
@@ -186,11 +185,6 @@ _shared: CountWorker | None = None
 _shared_lock = threading.Lock()
 
 
-def can_spawn() -> bool:
-    """Whether a helper interpreter can be started here."""
-    return os.name == "posix" and not getattr(sys, "frozen", False)
-
-
 def shared_count_worker() -> CountWorker:
     """This process's helper (one for every encoding and every caller), stopped at exit."""
     global _shared
@@ -203,7 +197,7 @@ def shared_count_worker() -> CountWorker:
 
 def text_counter(encoding: str) -> Callable[[str], int]:
     """The counter the window uses: the helper's, or this process's where no helper can start."""
-    if can_spawn():
+    if can_start_helpers():
         return shared_count_worker().counter(encoding)
     return load_counter(encoding)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -21,6 +22,7 @@ __all__ = [
     "FOREGROUND_WAIT_LIMIT",
     "NICENESS",
     "STEP_ITEMS",
+    "can_start_helpers",
     "foreground",
     "run_behind",
     "yield_to_foreground",
@@ -28,6 +30,12 @@ __all__ = [
 
 #: how much nicer than this process its helper processes (scans, search text) run
 NICENESS = 10
+
+
+def can_start_helpers() -> bool:
+    """Whether helper processes (``python -m session_studio...``) can be started here: a frozen
+    app has no interpreter to start, and the helpers are tested on POSIX only."""
+    return os.name == "posix" and not getattr(sys, "frozen", False)
 
 
 def run_behind(pid: int) -> None:

@@ -291,9 +291,14 @@ ZERO = MessageCount(0)
 
 
 def count_message(message: Any, count: Callable[[str], int]) -> MessageCount:
-    texts, images = message_texts(message)
-    texts = [s for s in texts if s]
+    texts, images = _counted_parts(message)
     return _message_count(texts, images, counts_of(count, texts))
+
+
+def _counted_parts(message: Any) -> tuple[list[str], list[Any]]:
+    """The texts to count of a message (the empty ones count nothing) and its image blocks."""
+    texts, images = message_texts(message)
+    return [s for s in texts if s], images
 
 
 def _message_count(texts: Sequence[str], images: Sequence[Any], text_tokens: Sequence[int]) -> MessageCount:
@@ -669,8 +674,7 @@ def count_items(
         if got is not None:
             out[j] = got
             continue
-        texts, images = message_texts(m)
-        texts = [s for s in texts if s]
+        texts, images = _counted_parts(m)
         batch.append((j, texts, images, raw))
         batch_chars += sum(min(len(t), MAX_EXACT_CHARS) for t in texts)
         if batch_chars >= BATCH_CHARS:

@@ -26,7 +26,7 @@ from .errors import EntryNotFoundError, SessionFileError, SessionLoadError
 from .fingerprint import FileFingerprint, fingerprint_fd, open_regular, open_regular_fd, still_prefix
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_string, js_truthy
 from .migrate import js_compare, needs_migration, new_entry_id, version_of
-from .priority import run_behind, yield_to_foreground
+from .priority import can_start_helpers, run_behind, yield_to_foreground
 from .reader import LoadIssue, RawValue, iter_values, parse_line
 from .record_table import (
     _DOUBLE_EXACT,
@@ -1077,7 +1077,7 @@ def _scan_start_method(
     "fresh" from PARALLEL_MIN_BYTES on (both halves in new interpreters, see _open_parallel)."""
     if keep or parallel is False:
         return None
-    can_spawn = os.name == "posix" and not getattr(sys, "frozen", False)
+    can_spawn = can_start_helpers()
     if others_need_the_gil and can_spawn and (parallel or size >= PARALLEL_MIN_BYTES):
         return "fresh"
     alone = threading.active_count() == 1

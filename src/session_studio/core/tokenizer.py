@@ -23,6 +23,7 @@ __all__ = [
     "PIECE_CHARS",
     "TokenizerUnavailableError",
     "counts_of",
+    "extrapolated",
     "load_counter",
     "tokenizer_unavailable_reason",
 ]
@@ -88,7 +89,7 @@ def load_counter(encoding: str) -> Callable[[str], int]:
                     return count_piece(text)
                 if len(text) > MAX_EXACT_CHARS:  # MessageCount.texts_extrapolated says so
                     head = sum(count_piece(p) for p in _pieces(text[:MAX_EXACT_CHARS]))
-                    return round(head * len(text) / MAX_EXACT_CHARS)
+                    return extrapolated(head, len(text))
                 return sum(count_piece(p) for p in _pieces(text))
 
             _counters[encoding] = got = count
@@ -101,6 +102,12 @@ PIECE_CHARS = 32768
 #: a text longer than this is counted for its first MAX_EXACT_CHARS characters and extrapolated
 #: at the same rate (a 50 MB tool output would otherwise keep a core busy for seconds to minutes)
 MAX_EXACT_CHARS = 1 << 22
+
+
+def extrapolated(head_tokens: int, length: int) -> int:
+    """The count of a text of ``length`` characters whose first MAX_EXACT_CHARS count
+    ``head_tokens``, at the same rate (the counting process's counter uses it too)."""
+    return round(head_tokens * length / MAX_EXACT_CHARS)
 
 
 def _cut(text: str, start: int, end: int) -> int:

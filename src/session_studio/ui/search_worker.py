@@ -33,7 +33,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from session_studio.core.index_cache import cache_root
-from session_studio.core.priority import run_behind
+from session_studio.core.priority import can_start_helpers, run_behind
 from session_studio.core.reader import parse_line
 from session_studio.core.session import Session
 
@@ -59,8 +59,7 @@ def worker_can_build(session: Session, min_records: int | None = None) -> bool:
         and not t.patches
         and not t.virtual_values
         and session.fingerprint is not None
-        and os.name == "posix"
-        and not getattr(sys, "frozen", False)
+        and can_start_helpers()
     )
 
 
