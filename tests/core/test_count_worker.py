@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from session_studio.core import Session
+from session_studio.core import Session, count_worker
 from session_studio.core import real_tokens as rt
 from session_studio.core.count_worker import CountWorker
 from session_studio.core.plan import PathPlanner, PlanParams
@@ -147,11 +147,16 @@ def test_nothing_is_sent_for_no_texts(worker: CountWorker) -> None:
     assert worker.started == 0
 
 
-def test_a_process_that_cannot_start_leaves_counting_to_this_one() -> None:
+def test_a_process_that_cannot_start_leaves_counting_to_this_one(monkeypatch: pytest.MonkeyPatch) -> None:
     w = CountWorker(["/nonexistent/python"])
+    tries: list[object] = []
+    popen = count_worker.subprocess.Popen
+    monkeypatch.setattr(count_worker.subprocess, "Popen", lambda *a, **k: tries.append(a) or popen(*a, **k))
     try:
         assert w.counter(O200K).many(TEXTS) == [load_counter(O200K)(t) for t in TEXTS]
+        assert w.counter(O200K)("hello world") == 2
         assert w.pid is None
+        assert len(tries) == 1  # not tried again for each batch
     finally:
         w.close()
 

@@ -92,6 +92,8 @@ class CountWorker:
         #: how many processes were started (tests and the benchmark read it)
         self.started = 0
         self._closed = False
+        #: why no process could be started (then none is tried again: every batch would fork for nothing)
+        self._cannot_start: str | None = None
 
     def counter(self, encoding: str) -> RemoteCounter:
         return RemoteCounter(self, encoding)
@@ -147,6 +149,8 @@ class CountWorker:
             raise TokenizerUnavailableError("real token counts unavailable: the counting process was stopped")
         if self._child is not None and self._child.poll() is not None:
             self._stop()  # exited idle since the last request
+        if self._cannot_start is not None:
+            raise CannotStartError(self._cannot_start)
         if self._send is None or self._recv is None:
             try:
                 child = subprocess.Popen(
@@ -156,7 +160,8 @@ class CountWorker:
                     stderr=subprocess.DEVNULL,
                 )
             except OSError as e:
-                raise CannotStartError(str(e)) from e
+                self._cannot_start = str(e)
+                raise CannotStartError(self._cannot_start) from e
             run_behind(child.pid)
             assert child.stdin is not None and child.stdout is not None
             # the connections own copies of the pipe ends; the Popen's are closed here
