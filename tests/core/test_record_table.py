@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from session_studio.core import Session, index_cache
 from session_studio.core.errors import LoadCancelled
 from session_studio.core.jsvalue import UNDEFINED, JsTypeError
-from session_studio.core.record_table import message_facts
+from session_studio.core.record_table import message_facts, pack_timestamp, unpack_timestamp
 from tests.core.util import HEADER, A, T, U, chain, to_bytes
 
 #: every kind of value the columns must give back unchanged
@@ -182,6 +182,21 @@ def test_a_refresh_indexes_what_a_fresh_open_does(tmp_path: Path, keep: bool, bu
         assert [(i.line, i.kind) for i in s.issues] == [(i.line, i.kind) for i in whole.issues], split
 
 
+#: timestamps in or just beside pi's ISO layout (the packed column takes the first three)
+_STAMPS_NEAR_PIS = [
+    "9999-99-99T99:99:99.999Z",  # the layout, not a date: kept exactly all the same
+    "0000-00-00T00:00:00.000Z",
+    "2025-10-19T22:39:25.412Z",
+    "2025-01-01 00:00:00.000Z",
+    "2025-01-01T00:00:00,000Z",
+    "2025-01-01T00:00:00.000+",
+    "+025-01-01T00:00:00.000Z",
+    "2025-01-01T00:00:00.00_Z",
+    "\u0662025-01-01T00:00:00.000Z",  # an Arabic-Indic digit: 24 characters, not ASCII
+    "2025-01-01T00:00:00.000Z ",
+]
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(
@@ -192,7 +207,12 @@ def test_a_refresh_indexes_what_a_fresh_open_does(tmp_path: Path, keep: bool, bu
                 "id": st.sampled_from(["0a1b2c3d", "0A1B2C3D", "0a1b2c3", "e1", 5, None]),
                 "parentId": st.sampled_from(["0a1b2c3d", "ffffffff", "xyz", None, 1.5]),
                 "timestamp": st.sampled_from(
-                    ["2025-01-01T00:00:00.000Z", "2025-01-01T00:00:00.000\u00e9", 1]
+                    [
+                        "2025-01-01T00:00:00.000Z",
+                        "2025-01-01T00:00:00.000\u00e9",
+                        1,
+                        *_STAMPS_NEAR_PIS,
+                    ]
                 ),
                 "targetId": st.sampled_from(["0a1b2c3d", "e1"]),
                 "label": st.sampled_from(["L", "", None]),
@@ -374,6 +394,30 @@ def test_the_index_holds_no_object_per_entry(tmp_path: Path) -> None:
         tracemalloc.stop()
     assert len(s.records) == n
     assert held / n < 200, f"{held / n:.0f} bytes an entry"
+
+
+@given(st.lists(st.sampled_from("0123456789"), min_size=17, max_size=17), st.text(max_size=26))
+def test_pis_timestamps_are_packed_without_loss(digits: list[str], other: str) -> None:
+    """The timestamp column holds pi's ISO form as an int (8 bytes, not 24): every string of that
+    layout comes back exactly and the ints sort as the strings; anything else is not packed."""
+    d = "".join(digits)
+    stamp = f"{d[0:4]}-{d[4:6]}-{d[6:8]}T{d[8:10]}:{d[10:12]}:{d[12:14]}.{d[14:17]}Z"
+    packed = pack_timestamp(stamp)
+    assert packed is not None and unpack_timestamp(packed) == stamp
+    assert packed == int(d)  # the order of the strings
+    other_packed = pack_timestamp(other)
+    assert other_packed is None or unpack_timestamp(other_packed) == other
+    for near in _STAMPS_NEAR_PIS[3:]:
+        assert pack_timestamp(near) is None, near
+
+
+def test_the_timestamp_column_takes_8_bytes_a_record(tmp_path: Path) -> None:
+    p = _write(
+        tmp_path / "s.jsonl", [U("a", id="0a1b2c3d", parentId=None, timestamp="2025-10-19T22:39:25.412Z")]
+    )
+    t = Session.open(p, keep_values=False, use_cache=False).records
+    assert t.timestamps.itemsize == 8 and len(t.timestamps) == len(t)
+    assert t[0].timestamp == "2025-10-19T22:39:25.412Z"
 
 
 # --------------------------------------------------------------------------- id searches in C

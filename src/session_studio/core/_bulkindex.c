@@ -3,7 +3,7 @@
  *
  * index_common() pulls RawValues from an iterator (the reader's generator) and, for an entry
  * of the usual shape (a dict with a string type other than session/label, pi's 8-hex id, an
- * 8-hex or null parentId, a 24-character ASCII timestamp and, for a message, a dict message
+ * 8-hex or null parentId, a timestamp in pi's ISO form and, for a message, a dict message
  * with a string role), computes what the Python loop computes: pi 0.80.2's token estimate
  * (tokens.py `_fast_estimate`: UTF-16 lengths, JSON.stringify lengths of tool arguments) and
  * the assistant's usage tokens (the positive-integer totalTokens branch), and appends them to
@@ -13,8 +13,8 @@
  * handed to `fallback(raw)` after the buffers are flushed, so records stay in file order and
  * the Python code decides every case this file does not.
  *
- * The columns are flushed as bytes in RecordTable.column_bytes() order (COLUMNS, then the
- * timestamps) through `flush(tuple_of_bytes)`.
+ * The columns are flushed as bytes in RecordTable.column_bytes() order (COLUMNS, the
+ * timestamps packed as record_table.pack_timestamp packs them last) through `flush(tuple_of_bytes)`.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N_COLUMNS 11 /* lines offsets lengths types roles ids parents tokens usage flags | stamps */
+#define N_COLUMNS 11 /* lines offsets lengths types roles ids parents tokens usage flags stamps */
 enum { C_LINES, C_OFFSETS, C_LENGTHS, C_TYPES, C_ROLES, C_IDS, C_PARENTS, C_TOKENS, C_USAGE, C_FLAGS, C_STAMPS };
 #define FLUSH_EVERY 8192
 #define MAX_DEPTH 200
@@ -365,6 +365,24 @@ static int hex8(PyObject *s, int64_t *out) {
     return 1;
 }
 
+/* record_table.pack_timestamp: pi's "2025-10-19T22:39:25.412Z" as the int of its 17 digits */
+static int pack_stamp(PyObject *s, int64_t *out) {
+    static const char layout[] = "dddd-dd-ddTdd:dd:dd.dddZ";
+    if (!PyUnicode_CheckExact(s) || PyUnicode_GET_LENGTH(s) != 24 || !PyUnicode_IS_ASCII(s)) return 0;
+    const Py_UCS1 *d = PyUnicode_1BYTE_DATA(s);
+    int64_t v = 0;
+    for (int i = 0; i < 24; i++) {
+        if (layout[i] == 'd') {
+            if (d[i] < '0' || d[i] > '9') return 0;
+            v = v * 10 + (d[i] - '0');
+        } else if (d[i] != layout[i]) {
+            return 0;
+        }
+    }
+    *out = v;
+    return 1;
+}
+
 typedef struct {
     Buf cols[N_COLUMNS];
     Py_ssize_t pending;
@@ -442,9 +460,8 @@ static int index_one(Columns *c, PyObject *raw, PyObject *codes, PyObject *symbo
     else if (!hex8(par, &parent))
         goto done;
     PyObject *stamp = PyDict_GetItemWithError(v, s_timestamp);
-    if (stamp == NULL || !PyUnicode_CheckExact(stamp) || PyUnicode_GET_LENGTH(stamp) != 24 ||
-        !PyUnicode_IS_ASCII(stamp))
-        goto check;
+    int64_t stamp_packed;
+    if (stamp == NULL || !pack_stamp(stamp, &stamp_packed)) goto check;
     if (str_is(typ, "message")) {
         PyObject *msg = PyDict_GetItemWithError(v, s_message);
         if (msg == NULL || !PyDict_CheckExact(msg)) goto check;
@@ -478,7 +495,7 @@ static int index_one(Columns *c, PyObject *raw, PyObject *codes, PyObject *symbo
         buf_put(&c->cols[C_ROLES], &role_code, 4) || buf_put(&c->cols[C_IDS], &id, 8) ||
         buf_put(&c->cols[C_PARENTS], &parent, 8) || buf_put(&c->cols[C_TOKENS], &tokens_d, 8) ||
         buf_put(&c->cols[C_USAGE], &usage_d, 8) || buf_put(&c->cols[C_FLAGS], &flags, 1) ||
-        buf_put(&c->cols[C_STAMPS], PyUnicode_1BYTE_DATA(stamp), 24))
+        buf_put(&c->cols[C_STAMPS], &stamp_packed, 8))
         goto fail;
     c->pending++;
     result = OK;

@@ -57,7 +57,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-FORMAT = 4
+FORMAT = 5
 MIN_CACHED_BYTES = 8 * 1024 * 1024
 #: how much of a column is read between two progress calls
 CHUNK_BYTES = 4 * 1024 * 1024
@@ -223,7 +223,6 @@ def save_index(path: str, index: CachedIndex) -> None:
             # (targetId, label, timestamp) of each label record: a reopen reads no label line
             "labels": [[i, *(_enc(v) for v in t.label_facts[i])] for i in sorted(t.label_facts)],
             "columns": [[c.typecode, c.itemsize, len(c)] for c in columns],
-            "timestampBytes": len(t.timestamps),
             "sortedIds": len(index.sorted_ids),
             "uniqueIds": index.unique_ids,
             "pi16Scan": index.pi16_scan,
@@ -235,7 +234,6 @@ def save_index(path: str, index: CachedIndex) -> None:
             out.write(_MAGIC + len(head_bytes).to_bytes(8, "little") + head_bytes)
             for c in columns:
                 c.tofile(out)
-            out.write(t.timestamps)
             index.sorted_ids.tofile(out)
         os.replace(tmp, f)
     except (ValueError, OSError, TypeError, orjson.JSONEncodeError) as e:
@@ -311,7 +309,6 @@ def load_cached(
                 if col.typecode != typecode or col.itemsize != itemsize:
                     return None
                 _read_column(fh, col, count * itemsize, step)
-            _read_column(fh, table.timestamps, meta["timestampBytes"], step)
             sorted_ids = array("Q")
             _read_column(fh, sorted_ids, meta["sortedIds"] * sorted_ids.itemsize, step)
             if any(len(getattr(table, name)) != meta["records"] for name in _COLUMNS):

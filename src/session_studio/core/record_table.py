@@ -41,17 +41,31 @@ __all__ = [
     "column_on_path",
     "find_code",
     "message_facts",
+    "pack_timestamp",
     "records_at",
+    "unpack_timestamp",
 ]
 
-#: the array columns of a table (the timestamps are one bytearray besides)
-COLUMNS = ("lines", "offsets", "lengths", "types", "roles", "ids", "parents", "tokens", "usage", "flags")
+#: the array columns of a table
+COLUMNS = (
+    "lines",
+    "offsets",
+    "lengths",
+    "types",
+    "roles",
+    "ids",
+    "parents",
+    "tokens",
+    "usage",
+    "flags",
+    "timestamps",
+)
 _HEX_DIGITS = "0123456789abcdef"
 _ID_UNDEFINED = -1
 _ID_NULL = -2
-_TS_BYTES = 24  # "2025-10-19T22:39:25.412Z"
 ID_ITEM_BYTES = 8  # an id column's item (array "q"), as find_code reads it
-_TS_BLANK = b" " * _TS_BYTES
+#: the timestamp column's value of a record whose timestamp is kept in `objects`
+_TS_NONE = -1
 
 #: flag bits of a record
 TOKENS_INT = 1  # the token estimate is an int (else a float, e.g. NaN)
@@ -90,6 +104,38 @@ def _is_hex8(v: str) -> bool:
     return len(v) == 8 and not v.strip(_HEX_DIGITS)
 
 
+def pack_timestamp(stamp: str) -> int | None:
+    """pi's ISO timestamp ("2025-10-19T22:39:25.412Z", what `new Date().toISOString()` writes)
+    as the int of its 17 digits; None for any other string (kept as it is, in `objects`).
+
+    Only the layout is checked, not the calendar: any such string comes back exactly
+    (`unpack_timestamp`), and the ints sort as the strings do. `_bulkindex.c` packs the same way.
+    """
+    if (
+        len(stamp) == 24
+        and stamp[4] == "-"
+        and stamp[7] == "-"
+        and stamp[10] == "T"
+        and stamp[13] == ":"
+        and stamp[16] == ":"
+        and stamp[19] == "."
+        and stamp[23] == "Z"
+    ):
+        digits = (
+            stamp[0:4] + stamp[5:7] + stamp[8:10] + stamp[11:13] + stamp[14:16] + stamp[17:19] + stamp[20:23]
+        )
+        # isascii + isdigit: 0-9 only (int() would also take other scripts' digits)
+        if digits.isascii() and digits.isdigit():
+            return int(digits)
+    return None
+
+
+def unpack_timestamp(packed: int) -> str:
+    """The timestamp `pack_timestamp` packed."""
+    d = f"{packed:017d}"
+    return f"{d[0:4]}-{d[4:6]}-{d[6:8]}T{d[8:10]}:{d[10:12]}:{d[12:14]}.{d[14:17]}Z"
+
+
 class RecordTable(Sequence["EntryRecord"]):
     """The records of a session, column by column (see the module doc)."""
 
@@ -101,7 +147,9 @@ class RecordTable(Sequence["EntryRecord"]):
         self.roles = array("I")
         self.ids = array("q")
         self.parents = array("q")
-        self.timestamps = bytearray()
+        #: pi's ISO timestamps as their 17 digits, one int ("2025-10-19T22:39:25.412Z" →
+        #: 20251019223925412): 8 bytes a record instead of the string's 24 (issue 11)
+        self.timestamps = array("q")
         self.tokens = array("d")
         self.usage = array("d")
         self.flags = array("B")
@@ -189,10 +237,11 @@ class RecordTable(Sequence["EntryRecord"]):
         self.parents.append(self.pack_id(parent))
         flags = 0
         extra: dict[str, Any] | None = None
-        if type(timestamp) is str and len(timestamp) == _TS_BYTES and timestamp.isascii():
-            self.timestamps += timestamp.encode()
+        packed = pack_timestamp(timestamp) if type(timestamp) is str else None
+        if packed is not None:
+            self.timestamps.append(packed)
         else:
-            self.timestamps += _TS_BLANK
+            self.timestamps.append(_TS_NONE)
             flags |= TIMESTAMP_OBJECT
             extra = {"timestamp": timestamp}
         t = type(tokens)
@@ -237,12 +286,8 @@ class RecordTable(Sequence["EntryRecord"]):
         if index not in (-1, n - 1) or n == 0:
             raise IndexError("only the last record can be removed")
         rec = self[n - 1]
-        for col in (self.lines, self.offsets, self.lengths, self.types, self.roles, self.ids, self.parents):
-            col.pop()
-        for col2 in (self.tokens, self.usage):
-            col2.pop()
-        self.flags.pop()
-        del self.timestamps[-_TS_BYTES:]
+        for name in COLUMNS:
+            getattr(self, name).pop()
         for side in (self.objects, self.patches, self.label_facts, self.virtual_values):
             side.pop(n - 1, None)
         if self.values is not None:
@@ -252,20 +297,8 @@ class RecordTable(Sequence["EntryRecord"]):
     def copy(self) -> RecordTable:
         c = RecordTable.__new__(RecordTable)
         c.__dict__.update(self.__dict__)
-        for name in (
-            "lines",
-            "offsets",
-            "lengths",
-            "types",
-            "roles",
-            "ids",
-            "parents",
-            "tokens",
-            "usage",
-            "flags",
-        ):
+        for name in COLUMNS:
             setattr(c, name, array(getattr(self, name).typecode, getattr(self, name)))
-        c.timestamps = bytearray(self.timestamps)
         c.symbols = list(self.symbols)
         c._symbol_codes = dict(self._symbol_codes)
         c.ids_other = list(self.ids_other)
@@ -283,15 +316,13 @@ class RecordTable(Sequence["EntryRecord"]):
         c.__dict__.update(self.__dict__)
         for name in COLUMNS:
             setattr(c, name, array(getattr(self, name).typecode))
-        c.timestamps = bytearray()
         c.values = None
         return c
 
     def column_bytes(self) -> Iterator[bytes]:
-        """Each column's bytes in COLUMNS order, then the timestamps."""
+        """Each column's bytes in COLUMNS order."""
         for name in COLUMNS:
             yield getattr(self, name).tobytes()
-        yield bytes(self.timestamps)
 
     def extend_from(
         self, other: RecordTable, line_shift: int, columns: Iterator[bytes] | None = None
@@ -305,10 +336,7 @@ class RecordTable(Sequence["EntryRecord"]):
         sym = [self.symbol(v) for v in other.symbols]
         same_symbols = sym == list(range(len(sym)))
         source = columns if columns is not None else other.column_bytes()
-        for name, data in zip((*COLUMNS, "timestamps"), source, strict=True):
-            if name == "timestamps":
-                self.timestamps += data
-                continue
+        for name, data in zip(COLUMNS, source, strict=True):
             col = getattr(self, name)
             theirs = array(col.typecode, data)
             del data
@@ -416,7 +444,7 @@ class RecordTable(Sequence["EntryRecord"]):
     def timestamp_of(self, i: int) -> Any:
         if self.flags[i] & TIMESTAMP_OBJECT:
             return self.objects[i]["timestamp"]
-        return self.timestamps[i * _TS_BYTES : (i + 1) * _TS_BYTES].decode()
+        return unpack_timestamp(self.timestamps[i])
 
     def tokens_of(self, i: int) -> Any:
         f = self.flags[i]

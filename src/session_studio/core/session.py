@@ -40,6 +40,7 @@ from .record_table import (
     RecordTable,
     _is_hex8,
     message_facts,
+    pack_timestamp,
 )
 from .tokens import assistant_usage_tokens, estimate_tokens
 
@@ -315,7 +316,7 @@ class Session:
                 values = _watched(values, split, progress, cancel)
             session = cls._from_values(p, values, issues, False, finish=False)
             part, tail_issues, tail_size, _lines = _scan_result(recv)
-            columns = (recv.recv_bytes() for _ in range(len(COLUMNS) + 1))
+            columns = (recv.recv_bytes() for _ in range(len(COLUMNS)))
             if session.migrated or session.reset:
                 for _ in columns:  # not needed, but the worker waits until they are read
                     pass
@@ -370,7 +371,7 @@ class Session:
             )
             line_shift = lines_read[0]
             for (conn, _proc), (part, part_issues, part_size, part_lines) in zip(scans, results, strict=True):
-                columns = (conn.recv_bytes() for _ in range(len(COLUMNS) + 1))
+                columns = (conn.recv_bytes() for _ in range(len(COLUMNS)))
                 session._merge_scanned(part, part_issues, line_shift, columns)
                 line_shift += part_lines
                 session.size = part_size
@@ -548,7 +549,7 @@ class Session:
         lines, offsets, lengths = t.lines.append, t.offsets.append, t.lengths.append
         types, roles, ids, parents = t.types.append, t.roles.append, t.ids.append, t.parents.append
         tokens_col, usage_col, flags_col = t.tokens.append, t.usage.append, t.flags.append
-        stamps = t.timestamps
+        stamps = t.timestamps.append
         codes: dict[str, int] = {}  # str type/role → its symbol code in t
         symbol = t.symbol
         is_hex8 = _is_hex8
@@ -559,6 +560,7 @@ class Session:
         usage_float = USAGE_SET
         exact = _DOUBLE_EXACT
         index_value = self._index_value
+        packed_stamp: int | None = None
         for raw in values:
             v = raw.value
             common = type(v) is dict
@@ -575,8 +577,7 @@ class Session:
                     and is_hex8(rid)
                     and (parent is None or (type(parent) is str and is_hex8(parent)))
                     and type(stamp) is str
-                    and len(stamp) == 24
-                    and stamp.isascii()
+                    and (packed_stamp := pack_timestamp(stamp)) is not None
                 )
             role: Any = undefined
             tokens: Any = 0
@@ -601,7 +602,7 @@ class Session:
                             flags |= usage_float
                         else:
                             common = False
-            if not common:
+            if not common or packed_stamp is None:
                 index_value(raw)
                 continue
             code = codes.get(typ)
@@ -619,7 +620,7 @@ class Session:
             roles(role_code)
             ids(int(rid, 16))
             parents(null_id if parent is None else int(parent, 16))
-            stamps += stamp.encode()
+            stamps(packed_stamp)
             tokens_col(tokens)
             usage_col(0.0 if usage is None else usage)
             flags_col(flags)
@@ -630,10 +631,9 @@ class Session:
         t = self.records
         columns = [getattr(t, name) for name in COLUMNS]
 
-        def flush(data: tuple[bytes, ...]) -> None:  # COLUMNS' bytes, then the timestamps
-            for column, chunk in zip(columns, data, strict=False):
+        def flush(data: tuple[bytes, ...]) -> None:  # COLUMNS' bytes
+            for column, chunk in zip(columns, data, strict=True):
                 column.frombytes(chunk)
-            t.timestamps += data[-1]
 
         BULK_HELPER.index_common(
             values, self._index_value, flush, t.symbol, TOKENS_INT, USAGE_SET | USAGE_INT, _ID_NULL
