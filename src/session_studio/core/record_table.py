@@ -24,7 +24,7 @@ import bisect
 import itertools
 import sys
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from operator import itemgetter
 from typing import Any, overload
 
@@ -336,19 +336,17 @@ class RecordTable(Sequence["EntryRecord"]):
         sym = [self.symbol(v) for v in other.symbols]
         same_symbols = sym == list(range(len(sym)))
         source = columns if columns is not None else other.column_bytes()
+        others = other.ids_other
         for name, data in zip(COLUMNS, source, strict=True):
             col = getattr(self, name)
-            theirs = array(col.typecode, data)
+            col.frombytes(data)
             del data
             if name == "lines" and line_shift:
-                theirs = array("q", [x + line_shift for x in theirs])
+                _map_tail(col, base, lambda x: x + line_shift)
             elif name in ("types", "roles") and not same_symbols:
-                theirs = array("I", [sym[c] for c in theirs])
-            elif name in ("ids", "parents") and other.ids_other:
-                others = other.ids_other
-                theirs = array("q", [c if c >= -2 else self.pack_id(others[-3 - c]) for c in theirs])
-            col.extend(theirs)
-            del theirs
+                _map_tail(col, base, sym.__getitem__)
+            elif name in ("ids", "parents") and others:
+                _map_tail(col, base, lambda c: c if c >= -2 else self.pack_id(others[-3 - c]))
         for mine, other_side in (
             (self.objects, other.objects),
             (self.patches, other.patches),
@@ -793,6 +791,19 @@ def _no_repeats(sorted_ids: array[int]) -> bool:
             return False
         previous = hi
     return True
+
+
+#: how many items of a column `_map_tail` maps at a time
+_MAP_CHUNK = 65536
+
+
+def _map_tail(column: array[int], start: int, f: Callable[[int], int]) -> None:
+    """column[start:] = map(f, column[start:]), a chunk at a time: the whole tail as a list of
+    ints cost ~36 bytes an item at once (16 MB for half the 1 GB session's lines), most of it
+    left to the allocator's free lists afterwards."""
+    for lo in range(start, len(column), _MAP_CHUNK):
+        hi = min(lo + _MAP_CHUNK, len(column))
+        column[lo:hi] = array(column.typecode, map(f, column[lo:hi]))
 
 
 def _first(column: array[int], code: int) -> int | None:
