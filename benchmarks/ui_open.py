@@ -171,6 +171,9 @@ def main(argv: list[str]) -> int:
     argv = [a for a in argv if a not in ("--no-cli", "--append")]
     path = session_path(argv)
     cli = cli_plan_cold(path) if with_cli else None
+    from session_studio.core.allocator import tune_allocator
+
+    tune_allocator()  # as the app's start (cli.main) does, before the window allocates
     tmp = tempfile.mkdtemp(prefix="ss-bench-")
     if with_append:  # the window opens a copy: the entry pi "appends" never touches the given file
         copy = Path(tmp) / path.name

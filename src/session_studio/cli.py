@@ -11,6 +11,7 @@ from typing import Any
 from . import __version__
 from .cli_common import profile_for, settings_for
 from .cli_output import err, out, terminal_safe
+from .core.allocator import tune_allocator
 
 __all__ = ["main"]
 
@@ -302,6 +303,8 @@ def opens_window(argv: Sequence[str]) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:  # this process is ours (not a test calling main)
+        tune_allocator()
     parser = build_parser()
     if opens_window(args_list):
         from .ui.launch import launch_gui  # the desktop app: FILE, --screenshot, --size, --theme

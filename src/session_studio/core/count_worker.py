@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
+from .allocator import tune_allocator
 from .priority import can_start_helpers, run_behind
 from .tokenizer import MAX_EXACT_CHARS, TokenizerUnavailableError, extrapolated, load_counter
 
@@ -232,6 +233,7 @@ def serve(recv: Connection, send: Connection, idle_exit_s: float) -> None:
 
 def main(argv: list[str]) -> int:
     idle = float(argv[0]) if argv else IDLE_EXIT_S
+    tune_allocator()
     recv = Connection(os.dup(sys.stdin.fileno()), writable=False)
     send = Connection(os.dup(sys.stdout.fileno()), readable=False)
     with contextlib.suppress(BrokenPipeError, EOFError, KeyboardInterrupt):

@@ -7,11 +7,13 @@ from __future__ import annotations
 import sys
 from multiprocessing.connection import Connection
 
+from .allocator import tune_allocator
 from .session import _scan_worker
 
 
 def main(argv: list[str]) -> int:
     path, start, end, fd = argv
+    tune_allocator()
     _scan_worker(path, int(start), int(end) if end else None, Connection(int(fd), readable=False))
     return 0
 

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
+from session_studio.core.allocator import tune_allocator
 from session_studio.core.index_cache import cache_root
 from session_studio.core.priority import can_start_helpers, run_behind
 from session_studio.core.reader import parse_line
@@ -168,6 +169,7 @@ def _write_all(fd: int, data: bytes, pos: int) -> None:
 
 def main(argv: list[str]) -> int:
     path, dev, ino, *spill = argv
+    tune_allocator()
     inp = Connection(sys.stdin.fileno(), writable=False)
     out = Connection(sys.stdout.fileno(), readable=False)
     offsets = array("q", inp.recv_bytes())
