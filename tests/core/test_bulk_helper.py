@@ -158,3 +158,42 @@ def test_the_compiled_path_walk_is_the_python_one(
         return paths, [i.describe() for i in session.issues]
 
     assert walks(HELPER) == walks(None)
+
+
+_ID_CODES = st.one_of(
+    st.integers(0, 2**32 - 1),
+    st.sampled_from([0, 1, 0xFF, 0xFF00, 0x00FF00FF, 0xFFFFFFFF, 0x01000000]),
+    st.integers(-40, -1),  # null, undefined, the other ids' codes
+)
+
+
+@needs_helper
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ID_CODES, max_size=400), st.booleans())
+def test_the_compiled_id_sort_is_the_python_one(codes: list[int], repeat: bool) -> None:
+    """byId's sorted (id << 32 | index) column and its "no id twice", sorted in C after a bulk load."""
+    from array import array
+
+    from session_studio.core.record_table import _no_repeats, _sorted_ids
+
+    if repeat and codes:
+        codes = codes + codes[: len(codes) // 3]  # ids that occur twice (pi's byId keeps the last)
+    ids = array("q", codes)
+    out = array("Q", [0]) * len(ids)
+    count, unique = HELPER.sort_ids(ids, out)
+    expected = _sorted_ids(ids)
+    assert out[:count] == expected
+    assert unique == _no_repeats(expected)
+
+
+@needs_helper
+@given(st.lists(st.integers(-(2**40), 2**40), max_size=50), st.integers(0, 60), st.integers(-(2**40), 2**40))
+def test_the_compiled_line_shift_is_the_python_one(column: list[int], start: int, delta: int) -> None:
+    from array import array
+
+    from session_studio.core.record_table import _map_tail
+
+    ours, theirs = array("q", column), array("q", column)
+    HELPER.add_to_tail(ours, start, delta)
+    _map_tail(theirs, start, lambda x: x + delta)
+    assert ours == theirs

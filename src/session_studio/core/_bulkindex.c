@@ -1011,7 +1011,87 @@ static PyObject *chain_rows(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(nrows);
 }
 
+/* record_table._sorted_ids and _no_repeats in one: writes (id << 32 | index) of each record whose
+   id code is an 8-hex id (0 <= code < 2**32) into `out` (a "Q" array of at least n items), sorted
+   (an LSD radix sort, a byte a pass, passes over bytes all keys share skipped), and returns
+   (count, unique): unique is False if some id occurs twice. */
+static PyObject *sort_ids(PyObject *self, PyObject *args) {
+    PyObject *ids_obj, *out_obj;
+    if (!PyArg_ParseTuple(args, "OO:sort_ids", &ids_obj, &out_obj)) return NULL;
+    Py_buffer b[2];
+    PyObject *objs[2] = {ids_obj, out_obj};
+    int got = get_buffers(objs, b, 2, 1);
+    if (got < 2) {
+        release_buffers(b, got);
+        return NULL;
+    }
+    const int64_t *ids = b[0].buf;
+    uint64_t *out = b[1].buf;
+    Py_ssize_t n = b[0].len / 8, count = 0;
+    int unique = 1;
+    uint64_t *tmp = NULL;
+    if (b[1].len / 8 < n || b[0].itemsize != 8 || b[1].itemsize != 8) {
+        PyErr_SetString(PyExc_ValueError, "sort_ids: an id column and an output of as many 8-byte items");
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (ids[i] >= 0 && ids[i] <= 0xFFFFFFFFLL) out[count++] = ((uint64_t)ids[i] << 32) | (uint64_t)i;
+    tmp = PyMem_Malloc(sizeof(uint64_t) * (size_t)(count ? count : 1));
+    if (tmp == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    uint64_t *src = out, *dst = tmp;
+    for (int shift = 0; shift < 64; shift += 8) {
+        Py_ssize_t at[257] = {0};
+        for (Py_ssize_t i = 0; i < count; i++) at[((src[i] >> shift) & 0xFF) + 1]++;
+        int one_bucket = 0;
+        for (int d = 1; d <= 256; d++)
+            if (at[d] == count) one_bucket = 1;
+        if (one_bucket) continue; /* every key has this byte: the order stays */
+        for (int d = 1; d <= 256; d++) at[d] += at[d - 1];
+        for (Py_ssize_t i = 0; i < count; i++) dst[at[(src[i] >> shift) & 0xFF]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != out) memcpy(out, src, sizeof(uint64_t) * (size_t)count);
+    for (Py_ssize_t i = 1; i < count && unique; i++)
+        if ((out[i] >> 32) == (out[i - 1] >> 32)) unique = 0;
+    Py_END_ALLOW_THREADS
+    PyMem_Free(tmp);
+    release_buffers(b, 2);
+    return Py_BuildValue("(nO)", count, unique ? Py_True : Py_False);
+fail:
+    PyMem_Free(tmp);
+    release_buffers(b, 2);
+    return NULL;
+}
+
+/* record_table's line shift of a scanned part: column[start:] += delta (an int64 column) */
+static PyObject *add_to_tail(PyObject *self, PyObject *args) {
+    PyObject *col_obj;
+    Py_ssize_t start;
+    long long delta;
+    if (!PyArg_ParseTuple(args, "OnL:add_to_tail", &col_obj, &start, &delta)) return NULL;
+    Py_buffer b;
+    if (PyObject_GetBuffer(col_obj, &b, PyBUF_WRITABLE) < 0) return NULL;
+    if (b.itemsize != 8 || start < 0) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "add_to_tail: an 8-byte column and a start >= 0");
+        return NULL;
+    }
+    int64_t *col = b.buf;
+    for (Py_ssize_t i = start; i < b.len / 8; i++) col[i] += delta;
+    PyBuffer_Release(&b);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"sort_ids", sort_ids, METH_VARARGS,
+     "sort_ids(ids, out) -> (count, unique): the 8-hex ids' (id << 32 | index), sorted, into out."},
+    {"add_to_tail", add_to_tail, METH_VARARGS, "add_to_tail(column, start, delta) -> None: column[start:] += delta."},
     {"chain_rows", chain_rows, METH_VARARGS,
      "chain_rows(vfirst, vkids, flags, active, head, last, group_col, row_col, rows, groups) -> int."},
     {"bucket_items", bucket_items, METH_VARARGS,

@@ -325,12 +325,17 @@ class RecordTable(Sequence["EntryRecord"]):
             yield getattr(self, name).tobytes()
 
     def extend_from(
-        self, other: RecordTable, line_shift: int, columns: Iterator[bytes] | None = None
+        self,
+        other: RecordTable,
+        line_shift: int,
+        columns: Iterator[bytes] | None = None,
+        helper: Any = None,
     ) -> None:
         """Append `other`'s records (indexed by another process from a later part of the file).
 
         `columns`: `other`'s column bytes (column_bytes() order) when `other` came without
-        them, so that only one column at a time is held twice.
+        them, so that only one column at a time is held twice. `helper`: the compiled loader
+        helper (session.BULK_HELPER) shifts the line numbers in C.
         """
         base = len(self.flags)
         sym = [self.symbol(v) for v in other.symbols]
@@ -342,7 +347,10 @@ class RecordTable(Sequence["EntryRecord"]):
             col.frombytes(data)
             del data
             if name == "lines" and line_shift:
-                _map_tail(col, base, lambda x: x + line_shift)
+                if helper is not None:
+                    helper.add_to_tail(col, base, line_shift)
+                else:
+                    _map_tail(col, base, lambda x: x + line_shift)
             elif name in ("types", "roles") and not same_symbols:
                 _map_tail(col, base, sym.__getitem__)
             elif name in ("ids", "parents") and others:
@@ -624,10 +632,17 @@ class IdIndex:
         #: no 8-hex id occurs twice in the sorted array
         self._unique = True
 
-    def rebuild(self) -> None:
-        """Index every record of the table again (after a bulk load, or a removal)."""
-        self._sorted = _sorted_ids(self._table.ids)
-        self._unique = _no_repeats(self._sorted)
+    def rebuild(self, helper: Any = None) -> None:
+        """Index every record of the table again (after a bulk load, or a removal); `helper`:
+        the compiled loader helper (session.BULK_HELPER) sorts the ids in C (~1 s of Python at 1 GB)."""
+        if helper is not None:
+            ids = self._table.ids
+            self._sorted = array("Q", [0]) * len(ids)
+            count, self._unique = helper.sort_ids(ids, self._sorted)
+            del self._sorted[count:]
+        else:
+            self._sorted = _sorted_ids(self._table.ids)
+            self._unique = _no_repeats(self._sorted)
         self._index_others()
 
     def _index_others(self) -> None:

@@ -391,7 +391,7 @@ class Session:
         one at a time, so that the parts are never held twice), their labels, and its issues, its
         lines (numbered from 1) shifted by the newlines before its part."""
         base = len(self.records)
-        self.records.extend_from(part, line_shift, columns)
+        self.records.extend_from(part, line_shift, columns, BULK_HELPER)
         self._apply_labels(sorted(i + base for i in part.label_facts))
         for i in part_issues:
             self.issues.append(LoadIssue(i.line + line_shift, i.offset, i.kind, i.message, i.dropped))
@@ -717,7 +717,7 @@ class Session:
 
     def _finish_bulk(self) -> None:
         """After records were added with bulk=True: byId over all of them, and the leaf."""
-        self.by_id.rebuild()
+        self.by_id.rebuild(BULK_HELPER)
         self.leaf_id = self.records.id_of(len(self.records) - 1) if len(self.records) else None
 
     # ------------------------------------------------------------------ values
