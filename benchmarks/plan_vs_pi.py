@@ -11,7 +11,11 @@ unchanged file, and "reload after append": the index was cached when the file
 was 1% shorter and pi appended the rest since (a work copy in benchmarks/_work).
 The load average before and after is printed too: the machine may be shared.
 
-    python benchmarks/plan_vs_pi.py [--file F.jsonl] [--repeat 3] [--no-append]
+``--pi 1.6.0`` compares with pi 1.6.0 (tests/oracle/pi-1.6.0/pi-bench.mjs: its projection, its
+estimate, its prepareCompaction) and plans with ``--pi-version 1.6.0``; the default is 0.80.2,
+the baseline of issue 11's goals.
+
+    python benchmarks/plan_vs_pi.py [--file F.jsonl] [--repeat 3] [--no-append] [--pi 1.6.0]
 """
 
 from __future__ import annotations
@@ -52,6 +56,13 @@ def huge_session() -> Path:
             capture_output=True,
         )
     return f
+
+
+# Children are forked, not vforked: a vforked child shares this process's memory until it runs the
+# command, and Linux counts this process's own peak (the 16 MB chunks appended_copy moves) into the
+# child's peak RSS: a cached-index run of ours (34 MB) was reported as 45 MB. A forked child starts
+# from this process's current RSS (~20 MB), below any run measured here.
+subprocess._USE_VFORK = False  # type: ignore[attr-defined]
 
 
 def run(cmd: list[str], env: dict[str, str], out: list[bytes] | None = None) -> tuple[float, int, float]:
@@ -98,6 +109,7 @@ def main() -> int:
     ap.add_argument("--file", type=Path)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-append", action="store_true", help="skip the reload-after-append runs")
+    ap.add_argument("--pi", choices=("0.80.2", "1.6.0"), default="0.80.2", help="the pi to compare with")
     a = ap.parse_args()
     f = a.file or huge_session()
     WORK.mkdir(parents=True, exist_ok=True)
@@ -107,9 +119,13 @@ def main() -> int:
     # writes it for a checkout, instead of every run compiling the modules again
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.setdefault("PI_ORACLE_HOME", str(Path.home() / ".cache" / "pi-oracle-0.80.2"))
-    subprocess.run(["bash", str(ORACLE / "install.sh")], check=True, capture_output=True, env=env)
-    ours_cmd = [sys.executable, "-m", "session_studio.cli", "plan", str(f), "--fields", "cut,contextTokens"]
-    pi_cmd = ["node", str(ORACLE / "pi-bench.mjs"), str(f)]
+    env.setdefault("PI16_HOME", str(Path.home() / ".cache" / "pi-oracle-1.6.0"))
+    pi_dir = ORACLE if a.pi == "0.80.2" else ORACLE / "pi-1.6.0"
+    subprocess.run(["bash", str(pi_dir / "install.sh")], check=True, capture_output=True, env=env)
+    # the file third from the end: appended_copy puts another in its place
+    ours_cmd = [sys.executable, "-m", "session_studio.cli", "plan", "--pi-version", a.pi]
+    ours_cmd += [str(f), "--fields", "cut,contextTokens"]
+    pi_cmd = ["node", str(pi_dir / "pi-bench.mjs"), str(f)]
     cold_env = dict(env, SESSION_STUDIO_NO_INDEX_CACHE="1")
     warm_env = dict(env, SESSION_STUDIO_CACHE_DIR=str(WORK / "cache"))
     run(ours_cmd, warm_env)  # prime the index cache
@@ -148,6 +164,7 @@ def main() -> int:
     result: dict[str, Any] = {
         "file": str(f),
         "bytes": f.stat().st_size,
+        "piVersion": a.pi,
         "loadAverage": {
             "before": [round(x, 1) for x in load_before],
             "after": [round(x, 1) for x in os.getloadavg()],

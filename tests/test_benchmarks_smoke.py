@@ -35,10 +35,18 @@ def _run_json(*args: str, env: dict[str, str] | None = None) -> dict:
     return json.loads(done.stdout[done.stdout.index("{") : done.stdout.rindex("}") + 1])
 
 
-def test_plan_vs_pi_smoke(oracle_home: str, small_session: Path) -> None:
-    env = dict(os.environ, PI_ORACLE_HOME=oracle_home)
-    out = _run_json(str(BENCHMARKS / "plan_vs_pi.py"), "--file", str(small_session), "--repeat", "1", env=env)
-    assert out["bytes"] == small_session.stat().st_size
+@pytest.mark.parametrize("pi", ["0.80.2", "1.6.0"])
+def test_plan_vs_pi_smoke(pi: str, request: pytest.FixtureRequest, small_session: Path) -> None:
+    """Against each pi (1.6.0: tests/oracle/pi-1.6.0/pi-bench.mjs), and our plan with that profile."""
+    env = dict(os.environ)
+    if pi == "0.80.2":
+        env["PI_ORACLE_HOME"] = request.getfixturevalue("oracle_home")
+    else:
+        env["PI16_HOME"] = request.getfixturevalue("oracle16_home")
+    out = _run_json(
+        str(BENCHMARKS / "plan_vs_pi.py"), "--file", str(small_session), "--repeat", "1", "--pi", pi, env=env
+    )
+    assert out["bytes"] == small_session.stat().st_size and out["piVersion"] == pi
     for run in ("ours_cold", "ours_cached_index", "pi"):
         assert out[run]["seconds"] > 0 and out[run]["peakRssMB"] > 0, out
     assert out["ratio_cold"]["time"] > 0 and out["ratio_cold"]["cpu"] > 0
