@@ -21,6 +21,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #define N_COLUMNS 11 /* lines offsets lengths types roles ids parents tokens usage flags stamps */
 enum { C_LINES, C_OFFSETS, C_LENGTHS, C_TYPES, C_ROLES, C_IDS, C_PARENTS, C_TOKENS, C_USAGE, C_FLAGS, C_STAMPS };
@@ -1088,7 +1091,21 @@ static PyObject *add_to_tail(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* core.allocator.tune_allocator without ctypes (whose import is ~10 ms of every CLI run): glibc's
+   mmap threshold and arena count; False where there is no glibc */
+static PyObject *tune_malloc(PyObject *self, PyObject *args) {
+    int threshold, arenas;
+    if (!PyArg_ParseTuple(args, "ii:tune_malloc", &threshold, &arenas)) return NULL;
+#ifdef __GLIBC__
+    return PyBool_FromLong(mallopt(M_MMAP_THRESHOLD, threshold) == 1 && mallopt(M_ARENA_MAX, arenas) == 1);
+#else
+    Py_RETURN_FALSE;
+#endif
+}
+
 static PyMethodDef methods[] = {
+    {"tune_malloc", tune_malloc, METH_VARARGS,
+     "tune_malloc(mmap_threshold, arena_max) -> bool: glibc's mallopt for both (False without glibc)."},
     {"sort_ids", sort_ids, METH_VARARGS,
      "sort_ids(ids, out) -> (count, unique): the 8-hex ids' (id << 32 | index), sorted, into out."},
     {"add_to_tail", add_to_tail, METH_VARARGS, "add_to_tail(column, start, delta) -> None: column[start:] += delta."},

@@ -44,6 +44,12 @@ def tune_allocator(environ: dict[str, str] | os._Environ[str] = os.environ) -> b
     if _user_tuned(environ):
         return False
     try:
+        from . import _bulkindex  # the compiled helper, when pip built it: no ctypes to import
+
+        return _bulkindex.tune_malloc(MMAP_THRESHOLD, ARENA_MAX)
+    except ImportError:
+        pass
+    try:
         import ctypes
 
         libc = ctypes.CDLL(None)
