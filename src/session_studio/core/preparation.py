@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
-from .context import SessionContext, build_session_context, js_strict_eq
+from .context import SessionContext, build_session_context, first_on_path_with_id
 from .cut_points import CutPlanner, CutPoint
 from .file_ops import FileOps, compute_file_lists, format_file_operations
 from .jsvalue import UNDEFINED, js_truthy
 from .messages import branch_summary_message, custom_message
 from .profile import PROFILE_0_80_2, PiProfile
-from .record_table import records_at
+from .record_table import column_on_path, records_at
 from .serialize import serialize_conversation
 from .session import Session
 from .tokens import ContextTokens
@@ -31,14 +32,15 @@ class Boundary:
 def compaction_boundary(session: Session, path: list[int]) -> Boundary:
     recs = session.records
     prev = -1
-    for k in range(len(path) - 1, -1, -1):
-        if recs[path[k]].type == "compaction":
-            prev = k
-            break
+    compaction = recs.code("compaction")
+    if compaction >= 0:
+        types = column_on_path(recs.types, path)
+        with contextlib.suppress(ValueError):
+            prev = len(types) - 1 - types[::-1].index(compaction)
     start = 0
     if prev >= 0:
         fk = session.value(path[prev]).get("firstKeptEntryId", UNDEFINED)
-        idx = next((k for k, i in enumerate(path) if js_strict_eq(recs[i].id, fk)), -1)
+        idx = first_on_path_with_id(session, path, fk)
         start = idx if idx >= 0 else prev + 1
     return Boundary(start, len(path), prev)
 
