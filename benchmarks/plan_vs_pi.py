@@ -11,8 +11,8 @@ unchanged file, and "reload after append": the index was cached when the file
 was 1% shorter and pi appended the rest since (a work copy in benchmarks/_work).
 The load average before and after is printed too: the machine may be shared.
 
-``--pi 1.6.0`` compares with pi 1.6.0 (tests/oracle/pi-1.6.0/pi-bench.mjs: its projection, its
-estimate, its prepareCompaction) and plans with ``--pi-version 1.6.0``; the default is 0.80.2,
+``--pi 1.6.0`` compares with pi 1.6.0 (`pi-bench.mjs --pi 1.6.0`: its projection's estimate and
+prepareCompaction, as its agent session calls them) and plans with ``--pi-version 1.6.0``; the default is 0.80.2,
 the baseline of issue 11's goals.
 
     python benchmarks/plan_vs_pi.py [--file F.jsonl] [--repeat 3] [--no-append] [--pi 1.6.0]
@@ -125,7 +125,7 @@ def main() -> int:
     # the file third from the end: appended_copy puts another in its place
     ours_cmd = [sys.executable, "-m", "session_studio.cli", "plan", "--pi-version", a.pi]
     ours_cmd += [str(f), "--fields", "cut,contextTokens"]
-    pi_cmd = ["node", str(pi_dir / "pi-bench.mjs"), str(f)]
+    pi_cmd = ["node", str(ORACLE / "pi-bench.mjs"), str(f), "--pi", a.pi]
     cold_env = dict(env, SESSION_STUDIO_NO_INDEX_CACHE="1")
     warm_env = dict(env, SESSION_STUDIO_CACHE_DIR=str(WORK / "cache"))
     run(ours_cmd, warm_env)  # prime the index cache

@@ -37,7 +37,7 @@ def _run_json(*args: str, env: dict[str, str] | None = None) -> dict:
 
 @pytest.mark.parametrize("pi", ["0.80.2", "1.6.0"])
 def test_plan_vs_pi_smoke(pi: str, request: pytest.FixtureRequest, small_session: Path) -> None:
-    """Against each pi (1.6.0: tests/oracle/pi-1.6.0/pi-bench.mjs), and our plan with that profile."""
+    """Against each pi (`pi-bench.mjs --pi 1.6.0`), and our plan with that profile."""
     env = dict(os.environ)
     if pi == "0.80.2":
         env["PI_ORACLE_HOME"] = request.getfixturevalue("oracle_home")
