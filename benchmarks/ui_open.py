@@ -82,8 +82,9 @@ def count_process_peak_mb() -> float | None:
 
 def memory_mb() -> dict[str, float]:
     """This process's resident memory now (MB): all of it, anonymous (heap) and file-backed
-    (shared libraries and the data they map, e.g. the tokenizer's vocabularies)."""
-    fields = {"VmRSS": "rss", "RssAnon": "anon", "RssFile": "file"}
+    (shared libraries and the data they map, e.g. the tokenizer's vocabularies), and its peak so
+    far (``peak``: whether a peak came while loading or later)."""
+    fields = {"VmRSS": "rss", "RssAnon": "anon", "RssFile": "file", "VmHWM": "peak"}
     out: dict[str, float] = {}
     try:
         with open("/proc/self/status") as fh:
@@ -280,6 +281,8 @@ def main(argv: list[str]) -> int:
     report_profile("loading", load_prof)
 
     gui_cpu_ms: dict[str, float] = {}
+    #: per interaction: the resident memory once it is done (what each one leaves behind)
+    rss_after_mb: dict[str, float] = {}
     #: per interaction: the most CPU time the GUI thread spent between two heartbeats (see tick)
     step_cpu_ms: dict[str, float] = {}
 
@@ -318,6 +321,7 @@ def main(argv: list[str]) -> int:
             gui_cpu_ms[name] = round((time.thread_time() - cpu) * 1000, 1)
         step = name or group
         step_cpu_ms[step] = round(max(step_cpu_ms.get(step, 0.0), stall["max_cpu_ms"]), 1)
+        rss_after_mb[step] = memory_mb().get("rss", 0.0)
         report_profile(name, prof)
         return round(max(longest, stall["max_ms"]), 1)
 
@@ -464,6 +468,7 @@ def main(argv: list[str]) -> int:
         "empty_window_rss_mb": empty_window,
         "loaded_rss_mb": loaded_memory,
         "end_rss_mb": memory_mb(),
+        "rss_mb_after_each_interaction": rss_after_mb,
         # the process that holds the tokenizer and counts real tokens for the window (it exits when
         # idle); with it, the most both processes held (each one's peak, added up)
         "count_process_peak_rss_mb": counting,
