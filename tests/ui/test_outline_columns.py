@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from session_studio.core import Session
+from session_studio.core import session as session_module
 from session_studio.core.jsdate import js_date_ms
 from session_studio.core.jsvalue import JsTypeError, js_key, js_truthy
 from session_studio.ui.outline import FILTERS, ROOT, Outline, build_outline, entry_visible
@@ -256,7 +257,8 @@ def test_columnar_outline_equals_the_per_entry_one(tmp_path: Path, seed: int, bu
     n = len(s.records)
     rng = random.Random(seed)
     leaf_path = s.path_indices(s.leaf_index())
-    hits = set(rng.sample(range(n), n // 3)).__contains__
+    hit_set = set(rng.sample(range(n), n // 3))
+    hits = hit_set.__contains__
     cases: list[tuple[Callable[[int], bool] | None, Collection[int] | None]] = [
         (None, None),
         (None, leaf_path),
@@ -267,9 +269,42 @@ def test_columnar_outline_equals_the_per_entry_one(tmp_path: Path, seed: int, bu
         for match, path in cases:
             new = build_outline(s, mode, match, path)
             assert as_plain(new) == reference_outline(s, mode, match, path), (mode, path is None)
+            if match is not None:  # room made for the hits only (a search), the same rows
+                bounded = build_outline(s, mode, match, path, len(hit_set))
+                assert as_plain(bounded) == as_plain(new)
         # the next outline takes this one's active path as it is (a search, a filter change)
         again = build_outline(s, mode, hits, new.active)
         assert as_plain(again) == reference_outline(s, mode, hits, leaf_path)
+
+
+def test_many_roots_and_wide_branch_points_grow_the_walks_stack(tmp_path: Path, bulk_loader: str) -> None:
+    """The C walk's stack starts small and grows: 3,000 roots, and one entry with 3,000 children."""
+    lines: list[dict[str, Any]] = [{"type": "session", "version": 3, "id": "s", "timestamp": _T0, "cwd": "/"}]
+    for k in range(3000):
+        lines.append({**_user(k), "id": f"a{k:07x}", "parentId": None, "timestamp": _T0})
+    lines.append({**_user(0), "id": "b0000000", "parentId": None, "timestamp": _T0})
+    for k in range(3000):
+        lines.append({**_user(k), "id": f"c{k:07x}", "parentId": "b0000000", "timestamp": _T0})
+    path = tmp_path / "wide.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    s = Session.open(path)
+    for mode in ("default", "all"):
+        assert as_plain(build_outline(s, mode)) == reference_outline(s, mode)
+
+
+_T0 = "2025-01-01T00:00:00.000Z"
+
+
+def _user(k: int) -> dict[str, Any]:
+    return {"type": "message", "message": {"role": "user", "content": f"u{k}", "timestamp": 1}}
+
+
+def test_too_little_room_for_the_shown_rows_is_an_error_not_a_write_past_the_end(tmp_path: Path) -> None:
+    s = generated_session(tmp_path, 3, 120)
+    if session_module.BULK_HELPER is None:
+        pytest.skip("the compiled loader helper is not built")
+    with pytest.raises(ValueError, match="room"):
+        build_outline(s, "all", lambda _i: True, None, 5)
 
 
 def test_outline_views_answer_like_the_dicts_and_sets_they_replace(tmp_path: Path) -> None:

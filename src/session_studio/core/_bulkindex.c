@@ -774,24 +774,41 @@ static PyObject *tree_order(PyObject *self, PyObject *args) {
         const unsigned char *shows = b[3].buf;
         int *order = b[4].buf, *under = b[5].buf;
         Py_ssize_t n = b[0].len / (Py_ssize_t)sizeof(int);
-        Py_ssize_t n_kids = b[2].len / (Py_ssize_t)sizeof(int);
-        if (b[1].len / (Py_ssize_t)sizeof(int) < n + 1 || b[3].len < n || b[4].len / (Py_ssize_t)sizeof(int) < n ||
-            b[5].len / (Py_ssize_t)sizeof(int) < n) {
+        /* order and under may be shorter than n when the caller knows a bound (a search's hits) */
+        Py_ssize_t room = b[4].len / (Py_ssize_t)sizeof(int);
+        if (b[1].len / (Py_ssize_t)sizeof(int) < n + 1 || b[3].len < n || b[5].len / (Py_ssize_t)sizeof(int) < room) {
             PyErr_SetString(PyExc_ValueError, "tree_order: columns of different lengths");
             ok = 0;
         }
+        /* the walk's stack grows as needed: it holds the roots and the siblings still to visit, far
+           fewer than n on a session's tree (a bound of n + len(kids) ints was 7 MB at 900k entries) */
+        Py_ssize_t cap = 1024;
         if (ok) {
             below = PyMem_Malloc(sizeof(int) * (size_t)(n ? n : 1));
             seen = PyMem_Calloc((size_t)(n ? n : 1), 1);
-            stack = PyMem_Malloc(sizeof(int) * (size_t)(n + n_kids + 1));
+            stack = PyMem_Malloc(sizeof(int) * (size_t)cap);
             if (below == NULL || seen == NULL || stack == NULL) {
                 PyErr_NoMemory();
                 ok = 0;
             }
         }
         Py_ssize_t top = 0;
+#define PUSH(v)                                                                      \
+    do {                                                                             \
+        if (top == cap) {                                                            \
+            int *grown = PyMem_Realloc(stack, sizeof(int) * (size_t)(cap * 2));      \
+            if (grown == NULL) {                                                     \
+                PyErr_NoMemory();                                                    \
+                ok = 0;                                                              \
+                break;                                                               \
+            }                                                                        \
+            stack = grown;                                                           \
+            cap *= 2;                                                                \
+        }                                                                            \
+        stack[top++] = (v);                                                          \
+    } while (0)
         for (Py_ssize_t i = n - 1; ok && i >= 0; i--)
-            if (parent[i] < 0) stack[top++] = (int)i; /* roots: popped in file order */
+            if (parent[i] < 0) PUSH((int)i); /* roots: popped in file order */
         while (ok && top > 0) {
             int i = stack[--top];
             if (seen[i]) continue;
@@ -813,14 +830,20 @@ static PyObject *tree_order(PyObject *self, PyObject *args) {
                 }
             }
             if (show) {
+                if (shown == room) {
+                    PyErr_SetString(PyExc_ValueError, "tree_order: more records shown than order has room for");
+                    ok = 0;
+                    break;
+                }
                 order[shown] = i;
                 under[shown] = anc;
                 shown++;
                 anc = i;
             }
             below[i] = anc;
-            for (int k = first[i + 1] - 1; k >= first[i]; k--) stack[top++] = kids[k]; /* first child on top */
+            for (int k = first[i + 1] - 1; ok && k >= first[i]; k--) PUSH(kids[k]); /* first child on top */
         }
+#undef PUSH
     }
     PyMem_Free(below);
     PyMem_Free(seen);

@@ -358,13 +358,16 @@ def _tree_order(
     kids: array[int],
     shows: bytearray,
     match: Callable[[int], bool] | None,
+    most_shown: int | None = None,
 ) -> tuple[array[int], array[int]]:
     """The shown records in tree order (pre-order, children in their sorted order), each with its
-    nearest shown ancestor (ROOT at the top): a hidden record's children hang off that ancestor."""
+    nearest shown ancestor (ROOT at the top): a hidden record's children hang off that ancestor.
+    `most_shown`: at most this many records can be shown (a search's hits), the room made for them."""
     n = len(parent)
     helper = session_module.BULK_HELPER
     if helper is not None:  # the same walk in C
-        order, under = array("i", [0]) * n, array("i", [0]) * n
+        room = n if most_shown is None else max(0, min(n, most_shown))
+        order, under = array("i", [0]) * room, array("i", [0]) * room
         shown = helper.tree_order(parent, first, kids, shows, match, order, under)
         del order[shown:], under[shown:]
         return order, under
@@ -398,11 +401,14 @@ def build_outline(
     mode: str = "default",
     match: Callable[[int], bool] | None = None,
     active_path: Collection[int] | None = None,
+    most_matched: int | None = None,
 ) -> Outline:
     """Flattened display rows of every branch. Iterative: paths can be 100k deep.
 
     Columnar throughout: the parent, children and visible-children links are ``array`` columns
-    (a list or dict per entry cost tens of MB at 100k entries while it was built)."""
+    (a list or dict per entry cost tens of MB at 100k entries while it was built). `most_matched`:
+    at most this many records match (a search's hits): the walk makes room for that many rows, not
+    for every record (7 MB on the 1 GB session, while the unsearched outline is kept)."""
     n = len(session.records)
     parent = _parents(session)
     yield_to_foreground()
@@ -413,13 +419,16 @@ def build_outline(
     mode_shows = _mode_column(session, mode)
     yield_to_foreground()
 
-    shown_order, shown_under = _tree_order(parent, first, kids, mode_shows, match)
-    del parent, first, kids
+    shown_order, shown_under = _tree_order(parent, first, kids, mode_shows, match, most_matched)
+    del parent, first, kids, mode_shows
     yield_to_foreground()
 
     # visible children of each shown record (slot 0: the roots), in tree order
     vfirst, vkids = _buckets(shown_under, shown_order, 1, n + 1)
-    del shown_under
+    # each column is freed as soon as it is used: a search's outline is built while the shown one
+    # is kept, the window's memory peak on big sessions
+    shown = len(shown_order)
+    del shown_under, shown_order
     yield_to_foreground()
 
     out = Outline(n)
@@ -433,7 +442,7 @@ def build_outline(
                 if 0 <= i < n:
                     flags[i] |= _ACTIVE
     _chain_rows(out, vfirst, vkids)
-    out._expose(len(shown_order))
+    out._expose(shown)
     return out
 
 

@@ -993,6 +993,7 @@ def filtered_outline(
 ) -> Outline:
     """The outline for a filter mode and a (lowercased) search query, matched on ``texts``."""
     match = None
+    hits: set[int] = set()
     if query and texts is not None:
         q = query
         # the matching records as one set, found in bulk (text, exact id, label): the outline
@@ -1007,7 +1008,8 @@ def filtered_outline(
         hits.update(exact_id_hits(session, q))
         match = hits.__contains__
 
-    return build_outline(session, mode, match, active_path)
+    # at most len(hits) records are shown: the outline makes room for that many, not for every record
+    return build_outline(session, mode, match, active_path, len(hits) if match is not None else None)
 
 
 def exact_id_hits(session: Session, q: str) -> list[int]:
