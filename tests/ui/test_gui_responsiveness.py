@@ -236,3 +236,56 @@ def test_the_load_pauses_gc_only_while_its_worker_runs(qtbot: Any, tmp_path: Pat
     assert gc.isenabled()  # before the GUI thread has seen the result
     qtbot.waitUntil(lambda: doc.session is not None and not runner.busy, timeout=20000)
     assert gc.isenabled()
+
+
+def test_branch_here_imports_the_engine_in_a_worker_the_first_time(
+    qtbot: Any, tmp_path: Path, monkeypatch: Any, branching_session: Path
+) -> None:
+    """Within 1.5 s of a first load the summariser's stack is not preloaded yet, and "Branch here"
+    imported the engine in its click's GUI step (~0.3 s). It now imports it in a worker and moves
+    the working leaf once it is there; a second click meanwhile starts no second import."""
+    import threading
+
+    from session_studio.ui.main_window import MainWindow
+    from session_studio.ui.settings import AppSettings
+    from session_studio.ui.write_commands import WriteCommands
+
+    # a stand-in engine module nothing has imported yet: it notes which thread imports it
+    (tmp_path / "slow_engine_stand_in.py").write_text(
+        "import threading, time\nIMPORTED_ON = threading.current_thread()\ntime.sleep(0.2)\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(WriteCommands, "ENGINE_MODULE", "slow_engine_stand_in")
+    monkeypatch.delitem(sys.modules, "slow_engine_stand_in", raising=False)
+    runner = TaskRunner()
+    w = MainWindow(AppSettings(tmp_path / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
+    qtbot.addWidget(w)
+    w.open_path(str(branching_session))
+    qtbot.waitUntil(lambda: w.doc.state is not None and not runner.busy, timeout=10000)
+    s = w.doc.session
+    side = next(
+        r.index
+        for r in s.records
+        if r.type == "message" and r.role == "assistant" and r.index not in w.doc.state.path
+    )
+    w.doc.select(side)
+    started: list[Any] = []
+    real_op = runner.op
+
+    def counting_op(fn: Any, *args: Any, **kw: Any) -> Any:
+        if args == ("slow_engine_stand_in",):
+            started.append(fn)
+        return real_op(fn, *args, **kw)
+
+    monkeypatch.setattr(runner, "op", counting_op)
+    w.a_branch.trigger()
+    w.a_branch.trigger()
+    assert w.doc.working_leaf is None  # not in the click: once the import is done
+    qtbot.waitUntil(lambda: w.doc.working_leaf == side, timeout=10000)
+    assert len(started) == 1
+    assert sys.modules["slow_engine_stand_in"].IMPORTED_ON is not threading.main_thread()
+    assert w.last_dialog is not None
+    w.last_dialog.close()
+    # the window's own background work (the re-plan, the summariser's preload) ends with the test
+    qtbot.waitUntil(lambda: not runner.busy, timeout=15000)

@@ -6,6 +6,7 @@ provider and plan parameters."""
 from __future__ import annotations
 
 import html
+import importlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -155,7 +156,35 @@ class WriteCommands(SummaryGeneration):
             10000,
         )
 
+    #: the engine's module: "Branch here" makes sure of it in a worker first (the summariser's stack
+    #: is preloaded main_window.PRELOAD_AFTER_MS after a first load, and may still be importing)
+    ENGINE_MODULE = "session_studio.engine"
+    _engine_ready = False
+    _engine_import: Operation | None = None
+
     def branch_here(self) -> None:
+        if not self._engine_ready:
+            # its first import is ~0.3 s of Python: in a worker, not in this click's GUI step (and
+            # where the preload is importing it, the worker, not the GUI thread, waits for it); the
+            # move is made once it is there, and a second click meanwhile starts nothing more
+            if self._engine_import is None:
+
+                def imported(_module: object) -> None:
+                    self._engine_import = None
+                    self._engine_ready = True
+                    self.branch_here()
+
+                def failed(e: BaseException, tb: str) -> None:
+                    self._engine_import = None
+                    report_failure(self, explain_failure(e, tb, "Cannot branch here"))
+
+                self._engine_import = (
+                    self.runner.op(importlib.import_module, self.ENGINE_MODULE, pool="network")
+                    .on_success(imported)
+                    .on_failure(failed)
+                )
+                self._engine_import.start()
+            return
         from session_studio.core.errors import SessionStudioError
         from session_studio.engine import branch_to
 
