@@ -50,7 +50,7 @@ __all__ = [
     "after_title",
     "build_context_pair",
     "custom_key_problem",
-    "pi_default_label",
+    "name_pi_default",
     "provider_config",
     "provider_status",
 ]
@@ -272,9 +272,11 @@ def custom_key_problem(values: dict[str, str] | None, environ: Any = None) -> st
     return None
 
 
-def pi_default_label(model: str | None) -> str:
-    """The "pi" item of a summariser list, naming the model pi's settings.json names."""
-    return f"pi's default model ({model})" if model else "pi's default model (none in settings.json)"
+def name_pi_default(providers: QComboBox, model: str | None) -> None:
+    """Name the model pi's settings.json names (the open session's) on the "pi" item of a
+    summariser list (the Preview's and each candidate's in Compare summaries)."""
+    label = f"pi's default model ({model})" if model else "pi's default model (none in settings.json)"
+    providers.setItemText(providers.findData("pi"), label)
 
 
 def provider_status(key: str, pi_model: str | None) -> str:
@@ -573,7 +575,7 @@ class PreviewPane(QWidget):
     def show_pi_default(self, model: str | None) -> None:
         """Name pi's default model (the open session's settings.json) on its item of the list."""
         self.pi_model = model
-        self.provider.setItemText(self.provider.findData("pi"), pi_default_label(model))
+        name_pi_default(self.provider, model)
         self._say_provider()
 
     def _say_provider(self) -> None:

@@ -41,7 +41,7 @@ from .preview import (
     SUMMARY_EDIT_DEBOUNCE_MS,
     ContextPair,
     after_title,
-    pi_default_label,
+    name_pi_default,
     titled_column,
 )
 from .theme import current_theme
@@ -264,7 +264,7 @@ class CandidatePane(QFrame):
 
     def show_pi_default(self, model: str | None) -> None:
         """Name pi's default model (the open session's settings.json) on its item of the list."""
-        self.provider.setItemText(self.provider.findData("pi"), pi_default_label(model))
+        name_pi_default(self.provider, model)
 
     def custom_instructions(self) -> str | None:
         return self.instructions.text().strip() or None
