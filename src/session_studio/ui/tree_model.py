@@ -992,24 +992,21 @@ def filtered_outline(
     session: Session, mode: str, query: str, active_path: Collection[int] | None, texts: SearchTexts | None
 ) -> Outline:
     """The outline for a filter mode and a (lowercased) search query, matched on ``texts``."""
-    match = None
-    hits: set[int] = set()
-    if query and texts is not None:
-        q = query
-        # the matching records as one set, found in bulk (text, exact id, label): the outline
-        # build then asks a set, not a function per entry
-        hits = set(texts.matching(q))
-        by_id = session.by_id
-        for key, (label, _ts) in session.labels.items():
-            if isinstance(label, str) and q in label.lower():
-                rec = by_id.get(key)
-                if rec is not None:
-                    hits.add(rec)
-        hits.update(exact_id_hits(session, q))
-        match = hits.__contains__
-
+    if not query or texts is None:
+        return build_outline(session, mode, None, active_path)
+    q = query
+    # the matching records as one set, found in bulk (text, exact id, label): the outline
+    # build then asks a set, not a function per entry
+    hits = set(texts.matching(q))
+    by_id = session.by_id
+    for key, (label, _ts) in session.labels.items():
+        if isinstance(label, str) and q in label.lower():
+            rec = by_id.get(key)
+            if rec is not None:
+                hits.add(rec)
+    hits.update(exact_id_hits(session, q))
     # at most len(hits) records are shown: the outline makes room for that many, not for every record
-    return build_outline(session, mode, match, active_path, len(hits) if match is not None else None)
+    return build_outline(session, mode, hits.__contains__, active_path, len(hits))
 
 
 def exact_id_hits(session: Session, q: str) -> list[int]:
