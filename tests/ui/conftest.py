@@ -130,6 +130,17 @@ def branching_session() -> Path:
     return SAMPLES / "sample-branching.jsonl"
 
 
+def side_branch_assistant(w: Any) -> int:
+    """An assistant entry of the open session off its active path (in the branching sample):
+    "Branch here" on it moves the working leaf there."""
+    s = w.doc.session
+    return next(
+        r.index
+        for r in s.records
+        if r.type == "message" and r.role == "assistant" and r.index not in w.doc.state.path
+    )
+
+
 @pytest.fixture
 def artifacts() -> Iterator[Path]:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ from session_studio.core import Session
 from session_studio.ui import actions
 from session_studio.ui.main_window import MainWindow
 
-from .conftest import write_session
+from .conftest import side_branch_assistant, write_session
 
 
 def _open(qtbot: Any, w: MainWindow, path: Path) -> None:
@@ -101,14 +101,8 @@ def test_stale_commit_reloads_and_tells(
 
 def test_branch_here_moves_working_leaf(qtbot: Any, window: MainWindow, branching_session: Path) -> None:
     _open(qtbot, window, branching_session)
-    s = window.doc.session
     size = branching_session.stat().st_size
-    # an assistant entry on a side branch: pi's navigation makes it the leaf
-    side = next(
-        r.index
-        for r in s.records
-        if r.type == "message" and r.role == "assistant" and r.index not in window.doc.state.path
-    )
+    side = side_branch_assistant(window)  # pi's navigation makes it the leaf
     window.doc.select(side)
     assert window.a_branch.isEnabled()
     window.a_branch.trigger()

@@ -13,7 +13,7 @@ from session_studio.ui.outline import preview_text
 from session_studio.ui.tasks import TaskRunner
 from session_studio.ui.tree_model import SEARCH_TEXT_BATCH, extend_search_texts
 
-from .conftest import write_session
+from .conftest import side_branch_assistant, write_session
 
 
 def _short(interval: float, default: float) -> bool:
@@ -263,12 +263,7 @@ def test_branch_here_imports_the_engine_in_a_worker_the_first_time(
     qtbot.addWidget(w)
     w.open_path(str(branching_session))
     qtbot.waitUntil(lambda: w.doc.state is not None and not runner.busy, timeout=10000)
-    s = w.doc.session
-    side = next(
-        r.index
-        for r in s.records
-        if r.type == "message" and r.role == "assistant" and r.index not in w.doc.state.path
-    )
+    side = side_branch_assistant(w)
     w.doc.select(side)
     started: list[Any] = []
     real_op = runner.op

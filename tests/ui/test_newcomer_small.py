@@ -15,7 +15,7 @@ from session_studio.core import Session
 from session_studio.ui.main_window import MainWindow
 from session_studio.ui.preview import ProviderDialog, custom_key_problem
 
-from .conftest import write_session
+from .conftest import side_branch_assistant, write_session
 
 
 def _open(qtbot: Any, w: MainWindow, path: Path) -> None:
@@ -138,12 +138,7 @@ def test_long_tool_arguments_wrap_in_the_inspector(qtbot: Any, window: MainWindo
 
 def test_branch_here_speaks_window_language(qtbot: Any, window: MainWindow, branching_session: Path) -> None:
     _open(qtbot, window, branching_session)
-    s = window.doc.session
-    side = next(
-        r.index
-        for r in s.records
-        if r.type == "message" and r.role == "assistant" and r.index not in window.doc.state.path
-    )
+    side = side_branch_assistant(window)
     window.doc.select(side)
     window.a_branch.trigger()
     text = window.last_dialog.informativeText()

@@ -24,6 +24,7 @@ from session_studio.core import session as session_module
 from session_studio.core.jsdate import js_date_ms
 from session_studio.core.jsvalue import JsTypeError, js_key, js_truthy
 from session_studio.ui.outline import FILTERS, ROOT, Outline, build_outline, entry_visible
+from tests.core.util import HEADER, U, to_bytes
 
 # --------------------------------------------------------------------------- the former outline
 
@@ -279,24 +280,17 @@ def test_columnar_outline_equals_the_per_entry_one(tmp_path: Path, seed: int, bu
 
 def test_many_roots_and_wide_branch_points_grow_the_walks_stack(tmp_path: Path, bulk_loader: str) -> None:
     """The C walk's stack starts small and grows: 3,000 roots, and one entry with 3,000 children."""
-    lines: list[dict[str, Any]] = [{"type": "session", "version": 3, "id": "s", "timestamp": _T0, "cwd": "/"}]
-    for k in range(3000):
-        lines.append({**_user(k), "id": f"a{k:07x}", "parentId": None, "timestamp": _T0})
-    lines.append({**_user(0), "id": "b0000000", "parentId": None, "timestamp": _T0})
-    for k in range(3000):
-        lines.append({**_user(k), "id": f"c{k:07x}", "parentId": "b0000000", "timestamp": _T0})
+    at = HEADER["timestamp"]
+    lines: list[dict[str, Any]] = [
+        U(f"u{k}", id=f"a{k:07x}", parentId=None, timestamp=at) for k in range(3000)
+    ]
+    lines.append(U("u", id="b0000000", parentId=None, timestamp=at))
+    lines += [U(f"u{k}", id=f"c{k:07x}", parentId="b0000000", timestamp=at) for k in range(3000)]
     path = tmp_path / "wide.jsonl"
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    path.write_bytes(to_bytes([HEADER, *lines]))
     s = Session.open(path)
     for mode in ("default", "all"):
         assert as_plain(build_outline(s, mode)) == reference_outline(s, mode)
-
-
-_T0 = "2025-01-01T00:00:00.000Z"
-
-
-def _user(k: int) -> dict[str, Any]:
-    return {"type": "message", "message": {"role": "user", "content": f"u{k}", "timestamp": 1}}
 
 
 def test_too_little_room_for_the_shown_rows_is_an_error_not_a_write_past_the_end(tmp_path: Path) -> None:
