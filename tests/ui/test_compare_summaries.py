@@ -394,3 +394,21 @@ def test_candidates_name_and_offer_pis_default_model(
     for pane in (comp.pane("A"), comp.pane("B"), comp.add_candidate()):
         assert pane.provider_key() == "pi"
         assert pane.provider.itemText(pane.provider.findData("pi")) == "pi's default model (openai/gpt-4o)"
+
+
+def test_a_candidates_summariser_is_named_whole_in_its_tooltip(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    """Two candidates share the centre pane: the provider box cuts "pi's default model (…)" short,
+    so its tooltip names the chosen summariser whole, as chosen and as pi's settings name it."""
+    import os
+
+    agent = Path(os.environ["PI_CODING_AGENT_DIR"])
+    agent.mkdir(parents=True, exist_ok=True)
+    (agent / "settings.json").write_text('{"defaultProvider": "openai", "defaultModel": "gpt-4o"}')
+    comp = _open_compare(qtbot, window, split_turn_session)
+    pane = comp.pane("A")
+    assert pane.provider.toolTip() == "pi's default model (openai/gpt-4o)"
+    pane.set_provider("offline")
+    assert pane.provider.toolTip() == pane.provider.currentText() != ""
+    assert "default model" not in pane.provider.toolTip()

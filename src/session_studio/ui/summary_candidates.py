@@ -146,6 +146,10 @@ class CandidatePane(QFrame):
         self.provider = QComboBox()
         for key, label in PROVIDERS:
             self.provider.addItem(label, key)
+        # a pane is narrow: the chosen summariser's whole name ("pi's default model (provider/model)")
+        # is in the tooltip when the box cuts it short
+        self.provider.currentTextChanged.connect(self.provider.setToolTip)
+        self.provider.setToolTip(self.provider.currentText())
         self.provider.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.provider.setMinimumContentsLength(8)
         self.provider.setAccessibleName(f"Provider of candidate {name}")
@@ -265,6 +269,7 @@ class CandidatePane(QFrame):
     def show_pi_default(self, model: str | None) -> None:
         """Name pi's default model (the open session's settings.json) on its item of the list."""
         name_pi_default(self.provider, model)
+        self.provider.setToolTip(self.provider.currentText())
 
     def custom_instructions(self) -> str | None:
         return self.instructions.text().strip() or None
