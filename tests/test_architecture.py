@@ -33,6 +33,7 @@ CLI_MODULES = frozenset(
         "session_studio.cli",
         "session_studio.cli_actions",
         "session_studio.cli_common",
+        "session_studio.cli_log",
         "session_studio.cli_output",
     }
 )

@@ -52,3 +52,69 @@ def test_read_only_commands_do_not_import_pydantic(tmp_path: Path) -> None:
     path.write_bytes(to_bytes(chain(U("hi"), A("ok"))))
     for args in (("plan", str(path)), ("context", str(path))):
         assert "PYDANTIC:False" in _probe(*args), args
+
+
+# the console script's way in (main() without arguments); read-only commands leave by os._exit,
+# so the probe reports what was imported there
+ENTRY_PROBE = """
+import os, sys
+real_exit = os._exit
+
+def reporting_exit(code):
+    print("LOGGING:" + str("logging" in sys.modules), flush=True)
+    real_exit(code)
+
+os._exit = reporting_exit
+from session_studio.cli import main
+sys.argv = ["session-studio", *sys.argv[1:]]
+code = main()
+print("LOGGING:" + str("logging" in sys.modules), flush=True)
+sys.exit(code)
+"""
+
+
+def _entry(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", ENTRY_PROBE, *args],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin", **(env or {})},
+        timeout=60,
+        check=False,
+    )
+
+
+def test_commands_that_never_log_start_without_logging(tmp_path: Path) -> None:
+    """Issue 11: a cached `plan` of a 100 MB session takes ~0.15 s, and importing logging (with
+    traceback, linecache, tokenize) was ~6 ms of it. These commands skip the log handler, so nothing
+    on their way may import logging: a record would reach stderr through logging's raw fallback."""
+    from session_studio.cli import _NEVER_LOG
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(to_bytes(chain(U("hi"), A("ok"), U("more"), A("done"))))
+    runs = {
+        "plan": [("plan", str(path), "--pi-version", v) for v in ("auto", "0.80.2", "1.6.0")],
+        "context": [("context", str(path))],
+        "branch": [("branch", str(path), "--from", "e4", "--to", "e2")],
+    }
+    assert set(runs) == _NEVER_LOG
+    for command_runs in runs.values():
+        for args in command_runs:
+            r = _entry(*args)
+            assert r.returncode == 0, (args, r.stderr)
+            assert r.stdout.strip().splitlines()[-1] == "LOGGING:False", args
+
+
+def test_other_commands_route_warnings_through_the_terminal_safe_handler(tmp_path: Path) -> None:
+    """`info` reads pi's settings, which warns about a broken file naming its path: the warning
+    comes through cli_log's handler, its escape sequence shown inertly."""
+    agent = tmp_path / "agent\x1b]0;owned\x07"
+    agent.mkdir()
+    (agent / "settings.json").write_text("[1]")
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(to_bytes(chain(U("hi"), A("ok"))))
+    r = _entry("info", str(path), env={"PI_CODING_AGENT_DIR": str(agent)})
+    assert r.returncode == 0, r.stderr
+    assert "session-studio: ignoring pi settings " in r.stderr
+    assert "\\x1b]0;owned\\x07" in r.stderr
+    assert "\x1b" not in r.stderr

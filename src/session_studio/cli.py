@@ -20,6 +20,9 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_PI_ERROR = 3
 _READ_ONLY = frozenset({"plan", "context", "branch", "info", "export"})
+#: commands that import no module that logs: they start without importing logging (a test holds
+#: them to it); the others route its records through cli_log's terminal-safe handler
+_NEVER_LOG = frozenset({"plan", "context", "branch"})
 #: `plan --fields` names outside the oracle's schema (never in the default output: they load a tokenizer)
 _OPT_IN_PLAN_FIELDS = ("tokens",)
 
@@ -314,8 +317,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.command is None:
         parser.print_help()
         return EXIT_USAGE
-    if argv is None:
-        from .cli_output import install_log_handler
+    if argv is None and a.command not in _NEVER_LOG:
+        from .cli_log import install_log_handler
 
         install_log_handler()
     try:

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .cli_output import err, out
 from .llm.limits import DEFAULT_DEADLINE_S, DEFAULT_IDLE_TIMEOUT_S
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 __all__ = ["add_action_parsers"]
+
+
+def _path(text: str) -> Path:
+    """argparse's `type` for file options: pathlib is imported when one is given, not by every command."""
+    from pathlib import Path
+
+    return Path(text)
 
 
 def _print(msg: str) -> None:
@@ -65,7 +74,7 @@ def _add_provider_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--prompts",
-        type=Path,
+        type=_path,
         metavar="DIR",
         help="override prompt texts from DIR (system.md, history.md, update.md, turn-prefix.md, branch.md)",
     )
@@ -80,6 +89,8 @@ def _summarizer(a: argparse.Namespace, session: Any) -> tuple[Any, Any]:
 
 def resolved_provider(a: argparse.Namespace, session: Any) -> Any:
     """The provider from the summarizer options, else pi's settings (warnings printed)."""
+    from pathlib import Path
+
     from .llm.base import RequestLimits
     from .llm.config import ProviderConfig, resolve_provider
 
@@ -454,7 +465,7 @@ def add_action_parsers(sub: Any, plan_options: Any) -> None:
     p.add_argument("--edit", action="store_true", help="edit the summary in $EDITOR before it is written")
     p.add_argument(
         "--summary-file",
-        type=Path,
+        type=_path,
         metavar="FILE",
         help="use this text as the summary (e.g. an edited --dry-run preview) instead of calling the LLM",
     )
@@ -524,7 +535,7 @@ def add_action_parsers(sub: Any, plan_options: Any) -> None:
     p.add_argument("--cut", metavar="ENTRY_ID", help="a manual cut: plan with this valid cut point")
     p.add_argument(
         "--summary-file",
-        type=Path,
+        type=_path,
         metavar="FILE",
         help="a summary for the context after compaction (default: a placeholder)",
     )

@@ -8,11 +8,10 @@ through :func:`terminal_safe`; JSON output is escaped by its serializer instead.
 
 from __future__ import annotations
 
-import logging
 import re
 import sys
 
-__all__ = ["err", "install_log_handler", "out", "terminal_safe"]
+__all__ = ["err", "out", "terminal_safe"]
 
 # C0 controls except tab and newline, DEL, C1, bidi embeddings/overrides/isolates and marks,
 # and lone surrogates (they cannot be encoded and would abort the output)
@@ -41,23 +40,3 @@ def out(text: str = "", *, end: str = "\n") -> None:
 def err(text: str = "", *, end: str = "\n") -> None:
     """Print to stderr, made safe for the terminal."""
     sys.stderr.write(terminal_safe(text) + end)
-
-
-class _SafeStderrHandler(logging.Handler):
-    """Writes records to the current ``sys.stderr`` (looked up at each record), made terminal-safe."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            err(self.format(record))
-        except Exception:
-            self.handleError(record)
-
-
-def install_log_handler(level: int = logging.WARNING) -> None:
-    """Route library warnings to stderr through :func:`terminal_safe` (instead of logging's raw fallback)."""
-    root = logging.getLogger()
-    if any(isinstance(h, _SafeStderrHandler) for h in root.handlers):
-        return
-    handler = _SafeStderrHandler(level)
-    handler.setFormatter(logging.Formatter("session-studio: %(message)s"))
-    root.addHandler(handler)

@@ -27,14 +27,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import logging
 import os
 import sys
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
@@ -43,6 +41,9 @@ from .fingerprint import PROBE_BYTES, open_regular
 from .jsvalue import UNDEFINED, JsTypeError
 from .reader import LoadIssue, snippet
 from .record_table import COLUMNS, RecordTable
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "FORMAT",
@@ -55,7 +56,6 @@ __all__ = [
     "save_index",
 ]
 
-logger = logging.getLogger(__name__)
 
 FORMAT = 5
 MIN_CACHED_BYTES = 8 * 1024 * 1024
@@ -82,10 +82,11 @@ _COLUMNS = COLUMNS
 def code_version() -> str:
     """A hash of the cache format and the code that computes the index."""
     h = hashlib.sha256(f"format {FORMAT}".encode())
-    here = Path(__file__).resolve().parent
+    here = os.path.dirname(os.path.realpath(__file__))
     for name in _INDEXING_MODULES:
         try:
-            h.update((here / name).read_bytes())
+            with open(os.path.join(here, name), "rb") as source:
+                h.update(source.read())
         except OSError:
             h.update(name.encode())
     return h.hexdigest()[:24]
@@ -109,29 +110,37 @@ class CachedIndex:
     pi16_scan: tuple[int, str | None] | None
 
 
-def cache_root() -> Path:
-    """Session Studio's own cache folder (``SESSION_STUDIO_CACHE_DIR``, else the XDG one)."""
+def _cache_root_str() -> str:
+    # strings, not pathlib (whose import is ~5 ms of a cached `plan`'s start)
     base = os.environ.get("SESSION_STUDIO_CACHE_DIR")
     if base:
-        return Path(base)
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "session-studio"
+        return base
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(xdg, "session-studio")
 
 
-def cache_dir() -> Path | None:
+def cache_root() -> Path:
+    """Session Studio's own cache folder (``SESSION_STUDIO_CACHE_DIR``, else the XDG one)."""
+    from pathlib import Path
+
+    return Path(_cache_root_str())
+
+
+def cache_dir() -> str | None:
+    """Where the indexes are cached (None: ``SESSION_STUDIO_NO_INDEX_CACHE`` is set)."""
     if os.environ.get("SESSION_STUDIO_NO_INDEX_CACHE"):
         return None
-    return cache_root() / "index"
+    return os.path.join(_cache_root_str(), "index")
 
 
-def _cache_file(path: str) -> Path | None:
+def _cache_file(path: str) -> str | None:
     d = cache_dir()
     if d is None:
         return None
     key = hashlib.sha256(
         code_version().encode() + b"\0" + os.path.realpath(path).encode("utf-8", "surrogateescape")
     ).hexdigest()[:40]
-    return d / f"{key}.idx"
+    return os.path.join(d, f"{key}.idx")
 
 
 def _probe(path: str, size: int) -> tuple[str, str]:
@@ -228,8 +237,8 @@ def save_index(path: str, index: CachedIndex) -> None:
             "pi16Scan": index.pi16_scan,
         }
         head_bytes = orjson.dumps(meta)
-        f.parent.mkdir(parents=True, exist_ok=True)
-        tmp = f.with_suffix(f".tmp{os.getpid()}")
+        os.makedirs(os.path.dirname(f), exist_ok=True)
+        tmp = f"{f[: -len('.idx')]}.tmp{os.getpid()}"
         with open(tmp, "wb") as out:
             out.write(_MAGIC + len(head_bytes).to_bytes(8, "little") + head_bytes)
             for c in columns:
@@ -237,7 +246,9 @@ def save_index(path: str, index: CachedIndex) -> None:
             index.sorted_ids.tofile(out)
         os.replace(tmp, f)
     except (ValueError, OSError, TypeError, orjson.JSONEncodeError) as e:
-        logger.debug("index cache not written for %s: %s", path, e)
+        import logging  # only here: a cached `plan` starts without it
+
+        logging.getLogger(__name__).debug("index cache not written for %s: %s", path, e)
 
 
 def _read_column(

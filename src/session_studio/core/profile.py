@@ -14,7 +14,6 @@ import functools
 import os
 import shutil
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -23,6 +22,8 @@ from .jsvalue import UNDEFINED
 from .migrate import version_name
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .session import Session
 
 __all__ = [
@@ -202,6 +203,8 @@ def _version_from_package_json(path: Path) -> str | None:
 
 def _pi_package_json(pi: str) -> Path | None:
     """…/node_modules/<scope>/pi-coding-agent/package.json of the `pi` on PATH, if found."""
+    from pathlib import Path  # here: a run with --pi-version set does without pathlib (~5 ms)
+
     real = Path(os.path.realpath(pi))
     for parent in real.parents:
         candidate = parent / "package.json"

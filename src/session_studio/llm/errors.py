@@ -32,8 +32,6 @@ from collections.abc import Iterable
 from ..core import tokens as _core_tokens
 
 __all__ = [
-    "NON_OVERFLOW_PATTERNS",
-    "OVERFLOW_PATTERNS",
     "LlmAuthError",
     "LlmCancelledError",
     "LlmConfigError",
@@ -120,13 +118,9 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 # Context-overflow classification (pi-ai 0.80.2 isContextOverflow, case 1; spec §4.6)
 
 
-# pi's provider-error patterns (spec §4.6) live with the rest of pi's token rules in the core
-NON_OVERFLOW_PATTERNS = _core_tokens.NON_OVERFLOW_PATTERNS
-OVERFLOW_PATTERNS = _core_tokens.OVERFLOW_PATTERNS
-
-
 def is_context_overflow_message(message: str) -> bool:
-    """True if an error text means "context too long", using pi's patterns (spec §4.6 case 1)."""
+    """True if an error text means "context too long", using pi's patterns (spec §4.6 case 1), which
+    live with the rest of pi's token rules in the core."""
     return bool(message) and _core_tokens.is_overflow_error_text(message)
 
 
