@@ -202,7 +202,10 @@ def plan_output(
 
     def plan() -> CompactionPlan | ProjectedCompactionPlan:
         if profile.projection:
-            return plan_projected_compaction(session, memo.get("path"))
+            # the context's projection is over the same path when the leaf exists: built once
+            shared = memo.get("ctx") if session.leaf_index(leaf_id) is not None else None
+            assert shared is None or isinstance(shared, Projection)
+            return plan_projected_compaction(session, memo.get("path"), shared)
         return plan_compaction(session, memo.get("path"))
 
     def cut() -> dict[str, Any]:

@@ -265,8 +265,13 @@ class ProjectedCompactionPlan:
         )
 
 
-def plan_projected_compaction(session: Session, path: list[int]) -> ProjectedCompactionPlan:
-    projection = build_session_projection(session, path=path)
+def plan_projected_compaction(
+    session: Session, path: list[int], projection: Projection | None = None
+) -> ProjectedCompactionPlan:
+    """pi 1.6.0's compaction plan of `path`; `projection`: its projection if already built
+    (``build_session_projection(session, path=path)``, ~10 ms on a 100k-entry session)."""
+    if projection is None:
+        projection = build_session_projection(session, path=path)
     recs = session.records
     prev = next(
         (k for k, e in enumerate(projection.entries) if recs[e.record].type == "compaction" and e.roles), -1

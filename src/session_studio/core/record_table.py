@@ -787,10 +787,11 @@ def _negative_positions(ids: array[int]) -> Iterator[int]:
     Codes are 8-hex ids (0 ≤ c < 2**32) or small negatives (null, undefined, -3 - k): the most
     significant byte of each 8-byte item is 0x00 for the first and 0xFF for the others.
     """
-    if not ids or min(ids) >= 0:
+    if not ids:
         return
-    raw = ids.tobytes()
-    top = raw[7::8] if sys.byteorder == "little" else raw[0::8]
+    # each item's top byte, copied alone (no min() over the column: 45 ms on 900k ids)
+    raw = memoryview(ids).cast("B")
+    top = (raw[7::8] if sys.byteorder == "little" else raw[0::8]).tobytes()
     i = top.find(0xFF)
     while i >= 0:
         yield i
