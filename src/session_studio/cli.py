@@ -190,7 +190,7 @@ def _add_plan_options(p: argparse.ArgumentParser, *, pi_defaults: bool = False) 
         p.add_argument("--context-window", type=int, metavar="N", help="default: the session model's window")
         return
     p.add_argument("--leaf", metavar="ID", help="plan for this entry instead of the session's leaf")
-    from .core.plan import DEFAULT_CONTEXT_WINDOW, DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
+    from .core.defaults import DEFAULT_CONTEXT_WINDOW, DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 
     p.add_argument(
         "--keep-recent",

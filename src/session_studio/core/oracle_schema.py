@@ -13,12 +13,12 @@ from typing import Any
 from .branch_summary import collect_entries_for_branch_summary, prepare_branch_entries
 from .context import SessionContext, build_session_context
 from .cut_points import CutPoint
+from .defaults import DEFAULT_CONTEXT_WINDOW, DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from .errors import EntryNotFoundError
 from .file_ops import compute_file_lists, format_file_operations
 from .ids import now_iso, uuidv7
 from .jsvalue import UNDEFINED, JsTypeError, js_string
 from .messages import convert_to_llm
-from .plan import DEFAULT_CONTEXT_WINDOW, DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from .preparation import Boundary, CompactionPlan, plan_compaction
 from .profile import PROFILE_0_80_2, PiProfile
 from .projected_plan import ProjectedCompactionPlan, plan_projected_compaction

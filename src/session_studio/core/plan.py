@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .context import SessionContext, build_session_context
 from .cut_points import CutPoint, cut_point_reason, is_valid_cut_point
+from .defaults import DEFAULT_CONTEXT_WINDOW, DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from .jsvalue import JsTypeError, js_truthy
 from .path_positions import PathPositions
 from .preparation import CompactionPlan, Preparation, plan_compaction
@@ -55,10 +56,6 @@ __all__ = [
     "with_summary_tokens",
 ]
 
-#: pi's compaction defaults (settings.json ``compaction.*``) and the window assumed for an unknown model
-DEFAULT_KEEP_RECENT_TOKENS = 20000
-DEFAULT_RESERVE_TOKENS = 16384
-DEFAULT_CONTEXT_WINDOW = 200000
 #: tokens assumed for a summary that was not generated yet (the projected context after compaction)
 SUMMARY_PLACEHOLDER_TOKENS = 1500
 

@@ -18,12 +18,12 @@ from typing import Any, Final
 
 import orjson
 
-from session_studio.core.listing import default_agent_dir
-from session_studio.core.plan import (
+from session_studio.core.defaults import (
     DEFAULT_CONTEXT_WINDOW,
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_RESERVE_TOKENS,
 )
+from session_studio.core.listing import default_agent_dir
 from session_studio.core.profile import PROFILE_0_80_2, PiProfile
 from session_studio.llm._catalog import CATALOG_ROWS
 
