@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import json
 import random
+import threading
+import time
+from array import array
 from collections.abc import Callable, Collection
 from functools import cmp_to_key
 from pathlib import Path
@@ -273,6 +276,9 @@ def test_columnar_outline_equals_the_per_entry_one(tmp_path: Path, seed: int, bu
             if match is not None:  # room made for the hits only (a search), the same rows
                 bounded = build_outline(s, mode, match, path, len(hit_set))
                 assert as_plain(bounded) == as_plain(new)
+                # the hits as a column (the window's search): the walk asks no function
+                as_column = build_outline(s, mode, None, path, len(hit_set), hits=hit_set)
+                assert as_plain(as_column) == as_plain(new)
         # the next outline takes this one's active path as it is (a search, a filter change)
         again = build_outline(s, mode, hits, new.active)
         assert as_plain(again) == reference_outline(s, mode, hits, leaf_path)
@@ -444,3 +450,93 @@ def test_the_compiled_outline_steps_refuse_columns_that_are_not_one_tree() -> No
         helper.bucket_items(array("i", [3]), None, 0, array("i", [0, 0]), array("i", [0]))
     with pytest.raises(ValueError):  # values shorter than keys
         helper.bucket_items(array("i", [0, 0]), array("i", [7]), 0, array("i", [0, 0]), array("i", [0, 0]))
+
+
+def test_more_than_256_types_and_roles_filter_like_one_byte_codes(tmp_path: Path, bulk_loader: str) -> None:
+    """The filter modes read the type and role columns a byte per code (bytes.translate) while the
+    codes fit one; 300 custom entry types and roles take the per-record way: the same outline."""
+    at = HEADER["timestamp"]
+    lines: list[dict[str, Any]] = []
+    parent = None
+    for k in range(300):
+        for entry in (
+            {"type": f"kind{k}", "id": f"a{k:07x}", "parentId": parent, "timestamp": at},
+            U("u", id=f"b{k:07x}", parentId=f"a{k:07x}", timestamp=at),
+            {
+                "type": "message",
+                "id": f"c{k:07x}",
+                "parentId": f"b{k:07x}",
+                "timestamp": at,
+                "message": {"role": f"role{k}" if k % 2 else "toolResult", "content": "x"},
+            },
+        ):
+            lines.append(entry)
+        parent = f"c{k:07x}"
+    path = tmp_path / "many-kinds.jsonl"
+    path.write_bytes(to_bytes([HEADER, *lines]))
+    s = Session.open(path)
+    assert len(s.records.symbols) > 256
+    leaf_path = s.path_indices(s.leaf_index())
+    for mode in FILTERS:
+        assert as_plain(build_outline(s, mode, None, leaf_path)) == reference_outline(
+            s, mode, None, leaf_path
+        ), mode
+
+
+def _others_ran_during(call: Callable[[], object]) -> bool:
+    """Whether another Python thread kept running during ``call()``: its longest pause then was
+    under half the call's time (a call holding the GIL pauses it for the whole call)."""
+    pauses: list[tuple[float, float]] = []
+    running, done = threading.Event(), threading.Event()
+
+    def ticker() -> None:
+        last = time.perf_counter()
+        while not done.is_set():
+            now = time.perf_counter()
+            if now - last > 0.002:
+                pauses.append((last, now))
+            last = now
+            running.set()
+
+    thread = threading.Thread(target=ticker)
+    thread.start()
+    running.wait()
+    start = time.perf_counter()
+    call()
+    end = time.perf_counter()
+    done.set()
+    thread.join()
+    assert end - start > 0.005, "too short a call to tell"
+    longest = max((min(b, end) - max(a, start) for a, b in pauses), default=0.0)
+    return longest < (end - start) / 2
+
+
+@pytest.mark.skipif(session_module.BULK_HELPER is None, reason="the compiled loader helper is not built")
+def test_the_tree_walk_and_the_parent_links_let_other_threads_run() -> None:
+    """Issue 11: the window's worker builds the outline of 900k entries while the GUI thread paints;
+    the C walk (no match function: a search's hits come as a column) and the parent links (byId
+    without recent ids) run without the GIL. A 2M-entry chain takes tens of ms; a call holding the
+    GIL pauses the other thread throughout (tried thrice, for a machine too busy to schedule it)."""
+    helper = session_module.BULK_HELPER
+    assert helper is not None
+    n = 2_000_000
+    parent = array("i", range(-1, n - 1))
+    first = array("i", range(n)) + array("i", [n - 1, n - 1])
+    del first[n + 1 :]
+    kids = array("i", range(1, n))
+    shows = bytearray(b"\x01") * n
+    order, under = array("i", [0]) * n, array("i", [0]) * n
+    assert any(
+        _others_ran_during(lambda: helper.tree_order(parent, first, kids, shows, None, order, under))
+        for _ in range(3)
+    )
+    assert list(order[:3]) == [0, 1, 2] and list(under[:3]) == [-1, 0, 1]
+    ids = array("q", range(1, n + 1))
+    parents = array("q", [-2, *range(1, n)])
+    sorted_ids = array("Q", ((k + 1) << 32 | k for k in range(n)))
+    out = array("i", [0]) * n
+    assert any(
+        _others_ran_during(lambda: helper.link_parents(parents, ids, sorted_ids, {}, False, out))
+        for _ in range(3)
+    )
+    assert list(out[:3]) == [-1, 0, 1] and out[n - 1] == n - 2

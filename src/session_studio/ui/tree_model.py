@@ -995,8 +995,7 @@ def filtered_outline(
     if not query or texts is None:
         return build_outline(session, mode, None, active_path)
     q = query
-    # the matching records as one set, found in bulk (text, exact id, label): the outline
-    # build then asks a set, not a function per entry
+    # the matching records as one set, found in bulk (text, exact id, label)
     hits = set(texts.matching(q))
     by_id = session.by_id
     for key, (label, _ts) in session.labels.items():
@@ -1005,8 +1004,9 @@ def filtered_outline(
             if rec is not None:
                 hits.add(rec)
     hits.update(exact_id_hits(session, q))
-    # at most len(hits) records are shown: the outline makes room for that many, not for every record
-    return build_outline(session, mode, hits.__contains__, active_path, len(hits))
+    # at most len(hits) records are shown: the outline makes room for that many, not for every
+    # record; the hits go in as a column, so the tree walk needs no call per record (nor the GIL)
+    return build_outline(session, mode, None, active_path, len(hits), hits=hits)
 
 
 def exact_id_hits(session: Session, q: str) -> list[int]:
