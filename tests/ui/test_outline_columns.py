@@ -512,11 +512,11 @@ def _others_ran_during(call: Callable[[], object]) -> bool:
 
 
 @pytest.mark.skipif(session_module.BULK_HELPER is None, reason="the compiled loader helper is not built")
-def test_the_tree_walk_and_the_parent_links_let_other_threads_run() -> None:
+def test_the_tree_walk_lets_other_threads_run() -> None:
     """Issue 11: the window's worker builds the outline of 900k entries while the GUI thread paints;
-    the C walk (no match function: a search's hits come as a column) and the parent links (byId
-    without recent ids) run without the GIL. A 2M-entry chain takes tens of ms; a call holding the
-    GIL pauses the other thread throughout (tried thrice, for a machine too busy to schedule it)."""
+    the C walk (no match function: a search's hits come as a column) runs without the GIL. A
+    2M-entry chain takes tens of ms; a call holding the GIL pauses the other thread throughout
+    (tried thrice, for a machine too busy to schedule it)."""
     helper = session_module.BULK_HELPER
     assert helper is not None
     n = 2_000_000
@@ -531,12 +531,24 @@ def test_the_tree_walk_and_the_parent_links_let_other_threads_run() -> None:
         for _ in range(3)
     )
     assert list(order[:3]) == [0, 1, 2] and list(under[:3]) == [-1, 0, 1]
+
+
+@pytest.mark.skipif(session_module.BULK_HELPER is None, reason="the compiled loader helper is not built")
+def test_the_parent_links_go_in_slices_the_same_as_at_once() -> None:
+    """link_parents holds the GIL (the columns are the session's, which may grow meanwhile): outline
+    calls it a slice of records at a time, each the same as its part of one call over all."""
+    helper = session_module.BULK_HELPER
+    assert helper is not None
+    n = 10_000
+    rng = random.Random(5)
     ids = array("q", range(1, n + 1))
-    parents = array("q", [-2, *range(1, n)])
+    parents = array("q", [-2, -1, -3, *(rng.randrange(1, n + 1) for _ in range(n - 3))])
     sorted_ids = array("Q", ((k + 1) << 32 | k for k in range(n)))
-    out = array("i", [0]) * n
-    assert any(
-        _others_ran_during(lambda: helper.link_parents(parents, ids, sorted_ids, {}, False, out))
-        for _ in range(3)
-    )
-    assert list(out[:3]) == [-1, 0, 1] and out[n - 1] == n - 2
+    whole, sliced = array("i", [0]) * n, array("i", [7]) * n
+    helper.link_parents(parents, ids, sorted_ids, {}, False, whole, 0, n)
+    for start in range(0, n, 777):
+        helper.link_parents(parents, ids, sorted_ids, {}, False, sliced, start, min(n, start + 777))
+    assert sliced == whole
+    assert whole[:3].tolist() == [-1, -1, -2]
+    with pytest.raises(ValueError, match="range"):
+        helper.link_parents(parents, ids, sorted_ids, {}, False, whole, 5, n + 1)

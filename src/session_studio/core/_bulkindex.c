@@ -580,8 +580,7 @@ static PyObject *estimate_message(PyObject *self, PyObject *msg) {
 /* byId's record for the 8-hex id `code`, the parent of record `cur` (*nxt = -1: none): `recent`'s
    record, else the previous line when it has the id and no id occurs twice in `sorted` (`unique`),
    else `sorted`'s record (as IdIndex.only_holder and by_code decide). -1 on an exception.
-   `recent` is NULL when byId's dict is empty: then no Python object is touched (and no exception
-   can occur), so it may run without the GIL. */
+   `recent` is NULL when byId's dict is empty: then no Python object is touched. */
 static int by_id_parent(const int64_t *ids, const uint64_t *sorted, Py_ssize_t n_sorted, PyObject *recent,
                         int unique, int64_t code, Py_ssize_t cur, Py_ssize_t *nxt) {
     *nxt = -1;
@@ -693,12 +692,15 @@ static PyObject *walk_parents(PyObject *self, PyObject *args) {
 }
 
 /* outline._parents: each record's parent record as pi's getTree links it, into `out` (an array of
-   C ints, -1 for a root); a record whose parentId is not an 8-hex id gets -2 (decided in Python). */
+   C ints, -1 for a root); a record whose parentId is not an 8-hex id gets -2 (decided in Python).
+   Records [start, stop) only: the caller goes in slices, so that the GIL is held a few ms at a time
+   (the columns are the session's: held without the GIL they could not grow meanwhile). */
 static PyObject *link_parents(PyObject *self, PyObject *args) {
     PyObject *parents_obj, *ids_obj, *sorted_obj, *recent, *out_obj;
     int unique;
-    if (!PyArg_ParseTuple(args, "OOOO!pO:link_parents", &parents_obj, &ids_obj, &sorted_obj, &PyDict_Type, &recent,
-                          &unique, &out_obj))
+    Py_ssize_t start, stop;
+    if (!PyArg_ParseTuple(args, "OOOO!pOnn:link_parents", &parents_obj, &ids_obj, &sorted_obj, &PyDict_Type, &recent,
+                          &unique, &out_obj, &start, &stop))
         return NULL;
     Py_buffer pb, ib, sb, ob;
     int got = 0, ok = 1;
@@ -714,13 +716,12 @@ static PyObject *link_parents(PyObject *self, PyObject *args) {
         if (ib.len / 8 < n || ob.len / (Py_ssize_t)sizeof(int) < n) {
             PyErr_SetString(PyExc_ValueError, "link_parents: columns of different lengths");
             ok = 0;
+        } else if (start < 0 || stop > n || start > stop) {
+            PyErr_SetString(PyExc_ValueError, "link_parents: a range outside the columns");
+            ok = 0;
         }
-        /* without ids indexed since the sort the walk reads only the buffers: other threads (the
-           window's GUI thread) run meanwhile (~50 ms on 900k entries) */
         PyObject *use_recent = PyDict_GET_SIZE(recent) > 0 ? recent : NULL;
-        PyThreadState *released = NULL;
-        if (ok && use_recent == NULL) released = PyEval_SaveThread();
-        for (Py_ssize_t i = 0; ok && i < n; i++) {
+        for (Py_ssize_t i = start; ok && i < stop; i++) {
             int64_t code = parents[i];
             Py_ssize_t p = -1;
             if (code < 0) {
@@ -737,7 +738,6 @@ static PyObject *link_parents(PyObject *self, PyObject *args) {
             }
             out[i] = (p >= 0 && p != i && p < n) ? (int)p : -1;
         }
-        if (released != NULL) PyEval_RestoreThread(released);
     } else {
         ok = 0;
     }
@@ -1154,7 +1154,8 @@ static PyMethodDef methods[] = {
     {"tree_order", tree_order, METH_VARARGS,
      "tree_order(parent, first, kids, shows, match, order, under) -> int: the outline's shown records."},
     {"link_parents", link_parents, METH_VARARGS,
-     "link_parents(parents, ids, sorted, recent, unique, out) -> None: every record's parent record."},
+     "link_parents(parents, ids, sorted, recent, unique, out, start, stop) -> None: records [start, stop)'s "
+     "parent records."},
     {"walk_parents", walk_parents, METH_VARARGS,
      "walk_parents(parents, ids, sorted, recent, unique, seen, cur, out) -> (cur, status)\n"
      "Walk up the parents, appending to `out` (see the source)."},

@@ -789,9 +789,11 @@ def _negative_positions(ids: array[int]) -> Iterator[int]:
     """
     if not ids:
         return
-    # each item's top byte, copied alone (no min() over the column: 45 ms on 900k ids)
-    raw = memoryview(ids).cast("B")
-    top = (raw[7::8] if sys.byteorder == "little" else raw[0::8]).tobytes()
+    # the top bytes from a copy (no min() over the column first: 45 ms on 900k ids); not a
+    # memoryview, which would keep another thread from growing the session's column meanwhile
+    raw = ids.tobytes()
+    top = raw[7::8] if sys.byteorder == "little" else raw[0::8]
+    del raw
     i = top.find(0xFF)
     while i >= 0:
         yield i

@@ -214,6 +214,10 @@ def _ms_cmp(x: float | None, y: float | None) -> int:
     return -1 if x < y else 1
 
 
+#: records linked to their parents per call of the compiled helper (~3 ms)
+LINK_SLICE = 1 << 16
+
+
 def _parents(session: Session) -> array[int]:
     """Each record's parent record as pi's getTree links it (-1: a root), from the id columns."""
     records = session.records
@@ -221,9 +225,14 @@ def _parents(session: Session) -> array[int]:
     helper = session_module.BULK_HELPER
     if helper is None:
         return _parents_python(session)
-    # the 8-hex parents in C (the same byId rules); the few others here
-    out = array("i", [-1]) * len(records)
-    helper.link_parents(records.parents, records.ids, by_id.sorted_ids(), by_id.recent, by_id.unique, out)
+    # the 8-hex parents in C (the same byId rules), a slice at a time: each call holds the GIL (the
+    # columns are the session's, which pi's appends may extend meanwhile) and 900k records took
+    # ~50 ms, a stall of the window's GUI thread while a worker built the outline; the few others here
+    n = len(records)
+    out = array("i", [-1]) * n
+    columns = (records.parents, records.ids, by_id.sorted_ids(), by_id.recent, by_id.unique, out)
+    for start in range(0, n, LINK_SLICE):
+        helper.link_parents(*columns, start, min(n, start + LINK_SLICE))
     i = -1
     try:
         while True:
@@ -382,10 +391,13 @@ def _code_mask(column: array[int], codes: Set[int], symbols: int) -> bytearray |
     if symbols > 256:
         return None
     width = column.itemsize
-    raw = memoryview(column).cast("B")
+    # a copy, not a memoryview: the column is the session's, which pi's appends may extend on the
+    # GUI thread while this runs in a worker (an array exporting its buffer cannot grow)
+    raw = column.tobytes()
     low_bytes = raw[::width] if sys.byteorder == "little" else raw[width - 1 :: width]
+    del raw
     table = bytes(c in codes for c in range(256))
-    return bytearray(low_bytes.tobytes().translate(table))
+    return bytearray(low_bytes.translate(table))
 
 
 def _both(a: bytes | bytearray, b: bytes | bytearray) -> bytearray:
