@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from session_studio.core import Session
 from session_studio.core import session as session_module
 from session_studio.core.tokens import _estimate_tokens_exact
+from tests.core.entry_strategies import JSON, MESSAGE
 from tests.core.util import HEADER, U
 
 HELPER = session_module.BULK_HELPER
@@ -35,57 +36,9 @@ def test_ci_builds_the_helper() -> None:
         assert built.stat().st_mtime >= source.stat().st_mtime, "stale: run pip install -e . again"
 
 
-_number = st.one_of(
-    st.integers(-(2**70), 2**70),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.sampled_from(
-        [0.1, 1e21, 1e-7, 123456789012345680.0, 5e-324, -0.0, 2.0**53 + 2, 1.7976931348623157e308]
-    ),
-)
-_leaf = st.one_of(
-    _number, st.text(alphabet='a"\\\n\r\t\x01\x7f\u2028é😀\ud800', max_size=6), st.booleans(), st.none()
-)
-_json = st.recursive(
-    _leaf,
-    lambda kids: st.one_of(
-        st.lists(kids, max_size=3), st.dictionaries(st.text(max_size=3), kids, max_size=3)
-    ),
-)
-_text = st.one_of(st.text(max_size=8), st.sampled_from([None, {}, [], 0, 0.0, 3, True]))
-_block = st.one_of(
-    st.fixed_dictionaries(
-        {"type": st.sampled_from(["text", "thinking", "image", "toolCall", "other", 7])},
-        optional={
-            "text": _text,
-            "thinking": _text,
-            "name": st.one_of(st.text(max_size=4), st.none()),
-            "arguments": st.one_of(st.dictionaries(st.text(max_size=4), _json, max_size=4), _json),
-        },
-    ),
-    st.fixed_dictionaries({}, optional={"text": st.text(max_size=3)}),  # no type
-    st.text(max_size=2),
-    st.none(),
-)
-_message = st.fixed_dictionaries(
-    {},
-    optional={
-        "role": st.sampled_from(
-            [
-                *("user", "assistant", "toolResult", "custom", "bashExecution"),
-                *("branchSummary", "compactionSummary", "system", "hookMessage", 3),
-            ]
-        ),
-        "content": st.one_of(st.lists(_block, max_size=4), _text),
-        "command": _text,
-        "output": _text,
-        "summary": _text,
-    },
-)
-
-
 @needs_helper
 @settings(max_examples=400, deadline=None)
-@given(_message)
+@given(MESSAGE)
 @example({"role": "user", "content": [{"type": "text", "text": {}}]})  # NaN in pi
 @example({"role": "assistant", "content": [{"type": "toolCall", "name": "n", "arguments": {"x": 1e16}}]})
 def test_the_compiled_estimate_is_pis(message: dict[str, Any]) -> None:
@@ -106,7 +59,7 @@ def _has_surrogate(v: Any) -> bool:
 
 @needs_helper
 @settings(max_examples=200, deadline=None)
-@given(st.dictionaries(st.text(max_size=4), _json, max_size=4), st.text(max_size=4))
+@given(st.dictionaries(st.text(max_size=4), JSON, max_size=4), st.text(max_size=4))
 def test_plain_tool_arguments_are_measured_in_c(arguments: dict[str, Any], name: str) -> None:
     """Floats and integers past 2**53 too: only surrogates leave a call to Python."""
     message = {"role": "assistant", "content": [{"type": "toolCall", "name": name, "arguments": arguments}]}

@@ -1,7 +1,8 @@
 /* The common case of Session._load_common in C (an optional speed-up; the Python loop is the
  * reference and runs whenever this module is missing or SESSION_STUDIO_PURE_PYTHON is set).
  *
- * index_common() pulls RawValues from an iterator (the reader's generator) and, for an entry
+ * index_common() pulls RawValues and LineRuns (lines read whole, parsed here with the reader's
+ * `loads`, see reader.values_of_run) from an iterator (the reader's generator) and, for an entry
  * of the usual shape (a dict with a string type other than session/label, pi's 8-hex id, an
  * 8-hex or null parentId, a timestamp in pi's ISO form and, for a message, a dict message
  * with a string role), computes what the Python loop computes: pi 0.80.2's token estimate
@@ -12,6 +13,10 @@
  * certain about (an integer past 2**53, a lone surrogate, deep nesting, an odd block) -- is
  * handed to `fallback(raw)` after the buffers are flushed, so records stay in file order and
  * the Python code decides every case this file does not.
+ *
+ * A LineRun's lines are first read by the line scanner (index_scanned, below): most of pi's entries
+ * give their facts straight from their bytes, never built as Python objects; a line it does not
+ * read exactly goes the parsed way (orjson's value, then as above).
  *
  * The columns are flushed as bytes in RecordTable.column_bytes() order (COLUMNS, the
  * timestamps packed as record_table.pack_timestamp packs them last) through `flush(tuple_of_bytes)`.
@@ -60,7 +65,7 @@ static int buf_put(Buf *b, const void *src, Py_ssize_t n) {
 static PyObject *s_line, *s_offset, *s_length, *s_value, *s_type, *s_id, *s_parentId, *s_timestamp,
     *s_message, *s_role, *s_content, *s_text, *s_thinking, *s_toolCall, *s_name, *s_arguments, *s_image,
     *s_usage, *s_stopReason, *s_totalTokens, *s_command, *s_output, *s_summary, *s_input, *s_cacheRead,
-    *s_cacheWrite;
+    *s_cacheWrite, *s_chunk, *s_start, *s_end, *s_issues;
 
 static int intern_all(void) {
 #define I(var, text) \
@@ -71,7 +76,8 @@ static int intern_all(void) {
     I(s_toolCall, "toolCall") I(s_name, "name") I(s_arguments, "arguments") I(s_image, "image")
     I(s_usage, "usage") I(s_stopReason, "stopReason") I(s_totalTokens, "totalTokens")
     I(s_command, "command") I(s_output, "output") I(s_summary, "summary") I(s_input, "input")
-    I(s_cacheRead, "cacheRead") I(s_cacheWrite, "cacheWrite")
+    I(s_cacheRead, "cacheRead") I(s_cacheWrite, "cacheWrite") I(s_chunk, "chunk") I(s_start, "start")
+    I(s_end, "end") I(s_issues, "issues")
 #undef I
     return 0;
 }
@@ -350,9 +356,8 @@ static int usage_tokens(PyObject *msg, int *has, int64_t *total_out) {
 }
 
 /* pi's id form: 8 lowercase hex digits */
-static int hex8(PyObject *s, int64_t *out) {
-    if (!PyUnicode_CheckExact(s) || PyUnicode_GET_LENGTH(s) != 8 || !PyUnicode_IS_ASCII(s)) return 0;
-    const Py_UCS1 *d = PyUnicode_1BYTE_DATA(s);
+static int hex8_bytes(const unsigned char *d, Py_ssize_t n, int64_t *out) {
+    if (n != 8) return 0;
     int64_t v = 0;
     for (int i = 0; i < 8; i++) {
         int c = d[i], x;
@@ -368,11 +373,15 @@ static int hex8(PyObject *s, int64_t *out) {
     return 1;
 }
 
+static int hex8(PyObject *s, int64_t *out) {
+    if (!PyUnicode_CheckExact(s) || !PyUnicode_IS_ASCII(s)) return 0;
+    return hex8_bytes(PyUnicode_1BYTE_DATA(s), PyUnicode_GET_LENGTH(s), out);
+}
+
 /* record_table.pack_timestamp: pi's "2025-10-19T22:39:25.412Z" as the int of its 17 digits */
-static int pack_stamp(PyObject *s, int64_t *out) {
+static int pack_stamp_bytes(const unsigned char *d, Py_ssize_t n, int64_t *out) {
     static const char layout[] = "dddd-dd-ddTdd:dd:dd.dddZ";
-    if (!PyUnicode_CheckExact(s) || PyUnicode_GET_LENGTH(s) != 24 || !PyUnicode_IS_ASCII(s)) return 0;
-    const Py_UCS1 *d = PyUnicode_1BYTE_DATA(s);
+    if (n != 24) return 0;
     int64_t v = 0;
     for (int i = 0; i < 24; i++) {
         if (layout[i] == 'd') {
@@ -384,6 +393,11 @@ static int pack_stamp(PyObject *s, int64_t *out) {
     }
     *out = v;
     return 1;
+}
+
+static int pack_stamp(PyObject *s, int64_t *out) {
+    if (!PyUnicode_CheckExact(s) || !PyUnicode_IS_ASCII(s)) return 0;
+    return pack_stamp_bytes(PyUnicode_1BYTE_DATA(s), PyUnicode_GET_LENGTH(s), out);
 }
 
 typedef struct {
@@ -440,17 +454,38 @@ static int get_i64(PyObject *raw, PyObject *name, int64_t *out) {
     return 0;
 }
 
-/* one RawValue: OK when appended, BAIL for the Python path, FAIL on an exception */
-static int index_one(Columns *c, PyObject *raw, PyObject *codes, PyObject *symbol, uint8_t flags_tokens,
-                     uint8_t flags_usage, int64_t id_null) {
-    PyObject *v = PyObject_GetAttr(raw, s_value);
-    if (v == NULL) return FAIL;
-    int result = BAIL;
-    int64_t id, parent, line, offset, length, tokens = 0, usage = 0;
+/* what index_common passes down (all borrowed) */
+typedef struct {
+    PyObject *codes, *symbol, *fallback, *run_type, *raw_type, *loads, *decode_error, *line_fallback;
+    uint8_t flags_tokens, flags_usage;
+    int64_t id_null;
+} Ctx;
+
+/* a record's row into the column buffers: OK, or FAIL (no memory) */
+static int append_row(Ctx *x, Columns *c, int64_t line, int64_t offset, int64_t length, uint32_t type_code,
+                      uint32_t role_code, int64_t id, int64_t parent, int64_t tokens, int has_usage, int64_t usage,
+                      int64_t stamp) {
+    double tokens_d = (double)tokens, usage_d = has_usage ? (double)usage : 0.0;
+    uint8_t flags = x->flags_tokens | (has_usage ? x->flags_usage : 0);
+    if (buf_put(&c->cols[C_LINES], &line, 8) || buf_put(&c->cols[C_OFFSETS], &offset, 8) ||
+        buf_put(&c->cols[C_LENGTHS], &length, 8) || buf_put(&c->cols[C_TYPES], &type_code, 4) ||
+        buf_put(&c->cols[C_ROLES], &role_code, 4) || buf_put(&c->cols[C_IDS], &id, 8) ||
+        buf_put(&c->cols[C_PARENTS], &parent, 8) || buf_put(&c->cols[C_TOKENS], &tokens_d, 8) ||
+        buf_put(&c->cols[C_USAGE], &usage_d, 8) || buf_put(&c->cols[C_FLAGS], &flags, 1) ||
+        buf_put(&c->cols[C_STAMPS], &stamp, 8))
+        return FAIL;
+    c->pending++;
+    return OK;
+}
+
+/* one parsed value at (line, offset, length): OK when appended, BAIL for the Python path, FAIL on
+   an exception */
+static int index_dict(Ctx *x, Columns *c, PyObject *v, int64_t line, int64_t offset, int64_t length) {
+    int64_t id, parent, tokens = 0, usage = 0;
     uint32_t type_code, role_code = 0;
     int has_usage = 0;
     PyObject *message_role = NULL; /* borrowed */
-    if (!PyDict_CheckExact(v)) goto done;
+    if (!PyDict_CheckExact(v)) return BAIL;
     PyObject *typ = PyDict_GetItemWithError(v, s_type);
     if (typ == NULL || !PyUnicode_CheckExact(typ) || str_is(typ, "session") || str_is(typ, "label"))
         goto check;
@@ -459,9 +494,9 @@ static int index_one(Columns *c, PyObject *raw, PyObject *codes, PyObject *symbo
     PyObject *par = PyDict_GetItemWithError(v, s_parentId);
     if (par == NULL) goto check;
     if (par == Py_None)
-        parent = id_null;
+        parent = x->id_null;
     else if (!hex8(par, &parent))
-        goto done;
+        return BAIL;
     PyObject *stamp = PyDict_GetItemWithError(v, s_timestamp);
     int64_t stamp_packed;
     if (stamp == NULL || !pack_stamp(stamp, &stamp_packed)) goto check;
@@ -471,59 +506,861 @@ static int index_one(Columns *c, PyObject *raw, PyObject *codes, PyObject *symbo
         PyObject *role = PyDict_GetItemWithError(msg, s_role);
         if (role == NULL || !PyUnicode_CheckExact(role)) goto check;
         int r = estimate(msg, role, &tokens);
-        if (r != OK) {
-            result = r;
-            goto done;
-        }
+        if (r != OK) return r;
         if (str_is(role, "assistant")) {
             r = usage_tokens(msg, &has_usage, &usage);
-            if (r != OK) {
-                result = r;
-                goto done;
-            }
+            if (r != OK) return r;
         }
         message_role = role;
     }
     /* the type's code before the role's, as the Python loop asks for them (codes are handed out
        in the order first asked) */
-    if (code_of(codes, symbol, typ, &type_code) < 0) goto fail;
-    if (message_role != NULL && code_of(codes, symbol, message_role, &role_code) < 0) goto fail;
-    if (get_i64(raw, s_line, &line) < 0 || get_i64(raw, s_offset, &offset) < 0 ||
-        get_i64(raw, s_length, &length) < 0)
-        goto fail;
-    double tokens_d = (double)tokens, usage_d = has_usage ? (double)usage : 0.0;
-    uint8_t flags = flags_tokens | (has_usage ? flags_usage : 0);
-    if (buf_put(&c->cols[C_LINES], &line, 8) || buf_put(&c->cols[C_OFFSETS], &offset, 8) ||
-        buf_put(&c->cols[C_LENGTHS], &length, 8) || buf_put(&c->cols[C_TYPES], &type_code, 4) ||
-        buf_put(&c->cols[C_ROLES], &role_code, 4) || buf_put(&c->cols[C_IDS], &id, 8) ||
-        buf_put(&c->cols[C_PARENTS], &parent, 8) || buf_put(&c->cols[C_TOKENS], &tokens_d, 8) ||
-        buf_put(&c->cols[C_USAGE], &usage_d, 8) || buf_put(&c->cols[C_FLAGS], &flags, 1) ||
-        buf_put(&c->cols[C_STAMPS], &stamp_packed, 8))
-        goto fail;
-    c->pending++;
-    result = OK;
-    goto done;
+    if (code_of(x->codes, x->symbol, typ, &type_code) < 0) return FAIL;
+    if (message_role != NULL && code_of(x->codes, x->symbol, message_role, &role_code) < 0) return FAIL;
+    return append_row(x, c, line, offset, length, type_code, role_code, id, parent, tokens, has_usage, usage,
+                      stamp_packed);
 check: /* a failed lookup may have set an exception (an unhashable key cannot occur, but be safe) */
-    result = PyErr_Occurred() ? FAIL : BAIL;
-    goto done;
-fail:
-    result = FAIL;
-done:
-    Py_DECREF(v);
+    return PyErr_Occurred() ? FAIL : BAIL;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The line scanner: the facts index_dict takes from a parsed value, read straight from the
+ * line's bytes, without building the value (orjson's Python objects were ~2/3 of a cold index).
+ * It reads a subset of JSON exactly -- strict UTF-8, no escaped surrogates, integers of at most
+ * 15 digits where a number's value or printed length matters, nesting to SCAN_DEPTH -- and gives
+ * up (BAIL) on anything else, and on every case index_dict or the estimate leave to Python: the
+ * line then goes the parsed way (index_line), which decides it exactly as before. A key that
+ * matters read twice, or written with an escape, gives up too (JSON.parse keeps the last).
+ * ------------------------------------------------------------------------------------------- */
+#define SCAN_DEPTH 64
+#define SCAN_KEYS 32 /* the most keys of one object inside tool arguments (duplicates are looked for) */
+
+typedef struct {
+    const unsigned char *p, *end;
+} Scan;
+
+typedef struct {
+    const unsigned char *raw; /* the bytes between the quotes */
+    Py_ssize_t len;
+    int64_t units; /* UTF-16 length of the string */
+    int64_t json;  /* length of JSON.stringify(string) */
+    int escaped;
+} Str;
+
+static void skip_ws(Scan *s) {
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r')) s->p++;
+}
+
+static int64_t json_char_len(uint32_t c) {
+    if (c < 0x20) return (c == 8 || c == 9 || c == 10 || c == 12 || c == 13) ? 2 : 6;
+    if (c == '"' || c == '\\') return 2;
+    return c > 0xFFFF ? 2 : 1;
+}
+
+static int hex_digit(unsigned char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* 8 bytes that are all printable ASCII other than '"' and '\\' (each one UTF-16 unit, printed as
+   itself by JSON.stringify): most of a session's text, checked 8 at a time */
+static inline int plain8(uint64_t v) {
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    if (v & highs) return 0;
+    uint64_t control = (v - ones * 0x20) & ~v & highs;
+    uint64_t quote = v ^ (ones * 0x22), backslash = v ^ (ones * 0x5C);
+    return !(control | ((quote - ones) & ~quote & highs) | ((backslash - ones) & ~backslash & highs));
+}
+
+/* a string at s->p (its opening quote); 0, or -1 to give up */
+static int scan_string(Scan *s, Str *out) {
+    const unsigned char *p = s->p + 1, *end = s->end;
+    int64_t units = 0, json = 2;
+    int escaped = 0;
+    out->raw = p;
+    for (;;) {
+        const unsigned char *run = p;
+        while (end - p >= 8) {
+            uint64_t v;
+            memcpy(&v, p, 8);
+            if (!plain8(v)) break;
+            p += 8;
+        }
+        while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
+        units += p - run;
+        json += p - run;
+        if (p >= end) return -1;
+        unsigned char c = *p;
+        if (c == '"') break;
+        if (c < 0x20) return -1; /* not JSON */
+        if (c == '\\') {
+            if (end - p < 2) return -1;
+            uint32_t cp;
+            escaped = 1;
+            switch (p[1]) {
+            case '"': cp = '"'; p += 2; break;
+            case '\\': cp = '\\'; p += 2; break;
+            case '/': cp = '/'; p += 2; break;
+            case 'b': cp = 8; p += 2; break;
+            case 'f': cp = 12; p += 2; break;
+            case 'n': cp = 10; p += 2; break;
+            case 'r': cp = 13; p += 2; break;
+            case 't': cp = 9; p += 2; break;
+            case 'u': {
+                if (end - p < 6) return -1;
+                int a = hex_digit(p[2]), b = hex_digit(p[3]), c2 = hex_digit(p[4]), d = hex_digit(p[5]);
+                if (a < 0 || b < 0 || c2 < 0 || d < 0) return -1;
+                cp = (uint32_t)(a << 12 | b << 8 | c2 << 4 | d);
+                if (cp >= 0xD800 && cp <= 0xDFFF) return -1; /* a surrogate: pairs and lone ones left to Python */
+                p += 6;
+                break;
+            }
+            default:
+                return -1;
+            }
+            units += 1;
+            json += json_char_len(cp);
+            continue;
+        }
+        /* strict UTF-8 (orjson's; invalid bytes are read by pi with replacement: Python decides) */
+        int n;
+        unsigned char lo = 0x80, hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF)
+            n = 1;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            n = 2;
+            if (c == 0xE0) lo = 0xA0;
+            if (c == 0xED) hi = 0x9F; /* no surrogates */
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            n = 3;
+            if (c == 0xF0) lo = 0x90;
+            if (c == 0xF4) hi = 0x8F;
+        } else
+            return -1;
+        if (end - p <= n) return -1;
+        if (p[1] < lo || p[1] > hi) return -1;
+        for (int k = 2; k <= n; k++)
+            if (p[k] < 0x80 || p[k] > 0xBF) return -1;
+        units += n == 3 ? 2 : 1; /* four bytes: an astral code point, a surrogate pair in UTF-16 */
+        json += n == 3 ? 2 : 1;
+        p += n + 1;
+    }
+    out->len = p - out->raw;
+    out->units = units;
+    out->json = json;
+    out->escaped = escaped;
+    s->p = p + 1;
+    return 0;
+}
+
+/* a string equal to an ASCII literal, as written without escapes */
+static int str_eq(const Str *x, const char *lit) {
+    size_t n = strlen(lit);
+    return !x->escaped && (size_t)x->len == n && memcmp(x->raw, lit, n) == 0;
+}
+
+typedef struct {
+    int is_int;    /* an integer of at most 15 digits: `value` is exact */
+    int64_t value; /* when is_int */
+    Py_ssize_t len;
+} Num;
+
+static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+
+static int scan_number(Scan *s, Num *out) {
+    const unsigned char *p = s->p, *end = s->end, *start = p;
+    int negative = 0;
+    if (p < end && *p == '-') {
+        negative = 1;
+        p++;
+    }
+    if (p >= end || !is_digit(*p)) return -1;
+    const unsigned char *digits = p;
+    if (*p == '0')
+        p++;
+    else
+        while (p < end && is_digit(*p)) p++;
+    Py_ssize_t n_digits = p - digits;
+    int is_int = 1;
+    if (p < end && *p == '.') {
+        is_int = 0;
+        p++;
+        if (p >= end || !is_digit(*p)) return -1;
+        while (p < end && is_digit(*p)) p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        is_int = 0;
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        if (p >= end || !is_digit(*p)) return -1;
+        while (p < end && is_digit(*p)) p++;
+    }
+    out->is_int = is_int && n_digits <= 15;
+    out->value = 0;
+    if (out->is_int) {
+        for (Py_ssize_t k = 0; k < n_digits; k++) out->value = out->value * 10 + (digits[k] - '0');
+        if (negative) out->value = -out->value;
+    }
+    out->len = p - start;
+    s->p = p;
+    return 0;
+}
+
+static int scan_literal(Scan *s, const char *lit, int64_t *json) {
+    size_t n = strlen(lit);
+    if ((size_t)(s->end - s->p) < n || memcmp(s->p, lit, n) != 0) return -1;
+    s->p += n;
+    if (json != NULL) *json += (int64_t)n;
+    return 0;
+}
+
+static int scan_value(Scan *s, int depth, int64_t *json);
+
+/* an object or array at s->p, read and checked; `json`: add len(JSON.stringify(it)) (numbers other
+   than short integers, and objects with a key twice or escaped, give up then) */
+static int scan_object(Scan *s, int depth, int64_t *json) {
+    if (depth > SCAN_DEPTH) return -1;
+    s->p++; /* { */
+    Str keys[SCAN_KEYS];
+    int n = 0;
+    skip_ws(s);
+    if (s->p < s->end && *s->p == '}') {
+        s->p++;
+        if (json != NULL) *json += 2;
+        return 0;
+    }
+    for (;;) {
+        skip_ws(s);
+        if (s->p >= s->end || *s->p != '"') return -1;
+        Str key;
+        if (scan_string(s, &key) < 0) return -1;
+        if (json != NULL) {
+            if (key.escaped || n == SCAN_KEYS) return -1;
+            for (int k = 0; k < n; k++)
+                if (keys[k].len == key.len && memcmp(keys[k].raw, key.raw, (size_t)key.len) == 0) return -1;
+            keys[n++] = key;
+            *json += key.json + 1; /* the key and its colon */
+        }
+        skip_ws(s);
+        if (s->p >= s->end || *s->p != ':') return -1;
+        s->p++;
+        if (scan_value(s, depth + 1, json) < 0) return -1;
+        skip_ws(s);
+        if (s->p >= s->end) return -1;
+        if (*s->p == ',') {
+            s->p++;
+            if (json != NULL) *json += 1;
+            continue;
+        }
+        if (*s->p != '}') return -1;
+        s->p++;
+        if (json != NULL) *json += 2;
+        return 0;
+    }
+}
+
+static int scan_array(Scan *s, int depth, int64_t *json) {
+    if (depth > SCAN_DEPTH) return -1;
+    s->p++; /* [ */
+    skip_ws(s);
+    if (json != NULL) *json += 2;
+    if (s->p < s->end && *s->p == ']') {
+        s->p++;
+        return 0;
+    }
+    for (;;) {
+        if (scan_value(s, depth + 1, json) < 0) return -1;
+        skip_ws(s);
+        if (s->p >= s->end) return -1;
+        if (*s->p == ',') {
+            s->p++;
+            if (json != NULL) *json += 1;
+            continue;
+        }
+        if (*s->p != ']') return -1;
+        s->p++;
+        return 0;
+    }
+}
+
+static int scan_value(Scan *s, int depth, int64_t *json) {
+    skip_ws(s);
+    if (s->p >= s->end) return -1;
+    switch (*s->p) {
+    case '{':
+        return scan_object(s, depth, json);
+    case '[':
+        return scan_array(s, depth, json);
+    case '"': {
+        Str x;
+        if (scan_string(s, &x) < 0) return -1;
+        if (json != NULL) *json += x.json;
+        return 0;
+    }
+    case 't':
+        return scan_literal(s, "true", json);
+    case 'f':
+        return scan_literal(s, "false", json);
+    case 'n':
+        return scan_literal(s, "null", json);
+    default: {
+        Num x;
+        if (scan_number(s, &x) < 0) return -1;
+        if (json != NULL) {
+            if (!x.is_int) return -1; /* a fraction, an exponent or a long integer: JS's digits in Python */
+            *json += x.value == 0 ? 1 : x.len; /* -0 prints as 0 */
+        }
+        return 0;
+    }
+    }
+}
+
+/* the keys of one object whose values are looked at (by index), read in turn by `member` */
+typedef int (*member_fn)(Scan *s, int key, void *facts);
+
+/* an object at s->p whose keys among names[] go to member() (once each: a second one, or any
+   escaped key, gives up); the others are read and checked */
+static int scan_members(Scan *s, const char *const *names, int n_names, member_fn member, void *facts) {
+    if (s->p >= s->end || *s->p != '{') return -1;
+    s->p++;
+    unsigned seen = 0;
+    skip_ws(s);
+    if (s->p < s->end && *s->p == '}') {
+        s->p++;
+        return 0;
+    }
+    for (;;) {
+        skip_ws(s);
+        if (s->p >= s->end || *s->p != '"') return -1;
+        Str key;
+        if (scan_string(s, &key) < 0 || key.escaped) return -1;
+        int which = -1;
+        for (int k = 0; k < n_names; k++)
+            if (str_eq(&key, names[k])) {
+                which = k;
+                break;
+            }
+        skip_ws(s);
+        if (s->p >= s->end || *s->p != ':') return -1;
+        s->p++;
+        skip_ws(s);
+        if (which < 0) {
+            if (scan_value(s, 2, NULL) < 0) return -1;
+        } else {
+            if (seen & (1u << which)) return -1;
+            seen |= 1u << which;
+            if (member(s, which, facts) < 0) return -1;
+        }
+        skip_ws(s);
+        if (s->p >= s->end) return -1;
+        if (*s->p == ',') {
+            s->p++;
+            continue;
+        }
+        if (*s->p != '}') return -1;
+        s->p++;
+        return 0;
+    }
+}
+
+/* a string member: its facts, else `kind` says what it was (0 absent, 1 string, 2 other) */
+typedef struct {
+    int kind;
+    Str str;
+} Field;
+
+static int scan_field(Scan *s, Field *f) {
+    if (s->p < s->end && *s->p == '"') {
+        f->kind = 1;
+        return scan_string(s, &f->str);
+    }
+    f->kind = 2;
+    return scan_value(s, 3, NULL);
+}
+
+/* a content block: what estimate() reads of it */
+enum { B_TYPE, B_TEXT, B_THINKING, B_NAME, B_ARGUMENTS };
+static const char *const BLOCK_KEYS[] = {"type", "text", "thinking", "name", "arguments"};
+typedef struct {
+    Field type, text, thinking, name;
+    int args_kind; /* 0 absent, 1 object (args_json is its JSON.stringify length), 2 other */
+    int64_t args_json;
+} Block;
+
+static int block_member(Scan *s, int key, void *facts) {
+    Block *b = facts;
+    switch (key) {
+    case B_TYPE: return scan_field(s, &b->type);
+    case B_TEXT: return scan_field(s, &b->text);
+    case B_THINKING: return scan_field(s, &b->thinking);
+    case B_NAME: return scan_field(s, &b->name);
+    default:
+        if (s->p < s->end && *s->p == '{') {
+            b->args_kind = 1;
+            b->args_json = 0;
+            return scan_object(s, 4, &b->args_json);
+        }
+        b->args_kind = 2;
+        return scan_value(s, 4, NULL);
+    }
+}
+
+/* a message's content, summed for both ways estimate() reads it: as an assistant's and as a
+   user's (toolResult, custom) content; a way that would give up is marked */
+typedef struct {
+    int kind; /* 0 absent, 1 string, 2 array, 3 other */
+    int64_t str_units;
+    int64_t assistant_chars, user_chars;
+    int assistant_bail, user_bail;
+} Content;
+
+static int scan_content(Scan *s, Content *c) {
+    if (s->p < s->end && *s->p == '"') {
+        Str x;
+        c->kind = 1;
+        if (scan_string(s, &x) < 0) return -1;
+        c->str_units = x.units;
+        return 0;
+    }
+    if (s->p >= s->end || *s->p != '[') {
+        c->kind = 3;
+        return scan_value(s, 3, NULL);
+    }
+    c->kind = 2;
+    s->p++;
+    skip_ws(s);
+    if (s->p < s->end && *s->p == ']') {
+        s->p++;
+        return 0;
+    }
+    for (;;) {
+        skip_ws(s);
+        if (s->p < s->end && *s->p == '{') {
+            Block b;
+            memset(&b, 0, sizeof b);
+            if (scan_members(s, BLOCK_KEYS, 5, block_member, &b) < 0) return -1;
+            if (b.type.kind == 0) { /* no type: estimate() gives up either way */
+                c->assistant_bail = c->user_bail = 1;
+            } else if (b.type.kind == 1) { /* a type other than a string counts nothing */
+                const Str *t = &b.type.str;
+                if (t->escaped) return -1;
+                if (str_eq(t, "text")) {
+                    if (b.text.kind != 1) c->assistant_bail = c->user_bail = 1;
+                    c->assistant_chars += b.text.str.units;
+                    c->user_chars += b.text.str.units;
+                } else if (str_eq(t, "thinking")) {
+                    if (b.thinking.kind != 1) c->assistant_bail = 1;
+                    c->assistant_chars += b.thinking.str.units;
+                } else if (str_eq(t, "toolCall")) {
+                    if (b.name.kind != 1 || b.args_kind != 1) c->assistant_bail = 1;
+                    c->assistant_chars += b.name.str.units + b.args_json;
+                } else if (str_eq(t, "image")) {
+                    c->user_chars += IMAGE_CHARS;
+                }
+            }
+        } else { /* not an object: estimate() gives up either way */
+            c->assistant_bail = c->user_bail = 1;
+            if (scan_value(s, 3, NULL) < 0) return -1;
+        }
+        skip_ws(s);
+        if (s->p >= s->end) return -1;
+        if (*s->p == ',') {
+            s->p++;
+            continue;
+        }
+        if (*s->p != ']') return -1;
+        s->p++;
+        return 0;
+    }
+}
+
+/* an assistant's usage: what usage_tokens() reads of it */
+enum { U_TOTAL, U_INPUT, U_OUTPUT, U_CACHE_READ, U_CACHE_WRITE };
+static const char *const USAGE_KEYS[] = {"totalTokens", "input", "output", "cacheRead", "cacheWrite"};
+typedef struct {
+    int kind[5]; /* 0 absent, 1 a short integer, 2 null, 3 other */
+    int64_t value[5];
+} Usage;
+
+static int usage_member(Scan *s, int key, void *facts) {
+    Usage *u = facts;
+    if (s->p < s->end && (*s->p == '-' || is_digit(*s->p))) {
+        Num x;
+        if (scan_number(s, &x) < 0) return -1;
+        u->kind[key] = x.is_int ? 1 : 3;
+        u->value[key] = x.value;
+        return 0;
+    }
+    if (s->p < s->end && *s->p == 'n') {
+        u->kind[key] = 2;
+        return scan_literal(s, "null", NULL);
+    }
+    u->kind[key] = 3;
+    return scan_value(s, 3, NULL);
+}
+
+/* a message: what estimate() and usage_tokens() read of it */
+enum { M_ROLE, M_CONTENT, M_USAGE, M_STOP, M_COMMAND, M_OUTPUT, M_SUMMARY };
+static const char *const MESSAGE_KEYS[] = {"role", "content", "usage", "stopReason", "command", "output", "summary"};
+typedef struct {
+    Field role, stop, command, output, summary;
+    Content content;
+    int usage_kind; /* 0 absent, 1 object, 2 other */
+    Usage usage;
+} Message;
+
+static int message_member(Scan *s, int key, void *facts) {
+    Message *m = facts;
+    switch (key) {
+    case M_ROLE: return scan_field(s, &m->role);
+    case M_CONTENT: return scan_content(s, &m->content);
+    case M_USAGE:
+        if (s->p < s->end && *s->p == '{') {
+            m->usage_kind = 1;
+            return scan_members(s, USAGE_KEYS, 5, usage_member, &m->usage);
+        }
+        m->usage_kind = 2;
+        return scan_value(s, 2, NULL);
+    case M_STOP: return scan_field(s, &m->stop);
+    case M_COMMAND: return scan_field(s, &m->command);
+    case M_OUTPUT: return scan_field(s, &m->output);
+    default: return scan_field(s, &m->summary);
+    }
+}
+
+/* an entry: the fields index_dict reads */
+enum { E_TYPE, E_ID, E_PARENT, E_STAMP, E_MESSAGE };
+static const char *const ENTRY_KEYS[] = {"type", "id", "parentId", "timestamp", "message"};
+typedef struct {
+    Field type, id, stamp;
+    int parent_kind; /* 0 absent, 1 string (parent), 2 null, 3 other */
+    Str parent;
+    int message_kind; /* 0 absent, 1 object, 2 other */
+    Message message;
+} Entry;
+
+static int entry_member(Scan *s, int key, void *facts) {
+    Entry *e = facts;
+    switch (key) {
+    case E_TYPE: return scan_field(s, &e->type);
+    case E_ID: return scan_field(s, &e->id);
+    case E_STAMP: return scan_field(s, &e->stamp);
+    case E_PARENT:
+        if (s->p < s->end && *s->p == '"') {
+            e->parent_kind = 1;
+            return scan_string(s, &e->parent);
+        }
+        if (s->p < s->end && *s->p == 'n') {
+            e->parent_kind = 2;
+            return scan_literal(s, "null", NULL);
+        }
+        e->parent_kind = 3;
+        return scan_value(s, 2, NULL);
+    default:
+        if (s->p < s->end && *s->p == '{') {
+            e->message_kind = 1;
+            return scan_members(s, MESSAGE_KEYS, 7, message_member, &e->message);
+        }
+        e->message_kind = 2;
+        return scan_value(s, 2, NULL);
+    }
+}
+
+/* estimate() over a scanned message: OK with *tokens, or BAIL */
+static int scanned_estimate(const Message *m, int64_t *tokens) {
+    const Str *role = &m->role.str;
+    const Content *c = &m->content;
+    int64_t chars = 0;
+    if (str_eq(role, "assistant")) {
+        if (c->kind != 2 || c->assistant_bail) return BAIL;
+        chars = c->assistant_chars;
+    } else if (str_eq(role, "user") || str_eq(role, "toolResult") || str_eq(role, "custom")) {
+        if (c->kind == 1)
+            chars = c->str_units;
+        else if (c->kind == 2 && !c->user_bail)
+            chars = c->user_chars;
+        else
+            return BAIL;
+    } else if (str_eq(role, "bashExecution")) {
+        if (m->command.kind != 1 || m->output.kind != 1) return BAIL;
+        chars = m->command.str.units + m->output.str.units;
+    } else if (str_eq(role, "branchSummary") || str_eq(role, "compactionSummary")) {
+        if (m->summary.kind != 1) return BAIL;
+        chars = m->summary.str.units;
+    }
+    *tokens = (chars + 3) / 4;
+    return OK;
+}
+
+/* usage_tokens() over a scanned assistant message */
+static int scanned_usage(const Message *m, int *has, int64_t *total_out) {
+    *has = 0;
+    if (m->usage_kind == 0) return OK;
+    if (m->stop.kind == 1 && (m->stop.str.escaped)) return BAIL;
+    if (m->stop.kind == 1 && (str_eq(&m->stop.str, "aborted") || str_eq(&m->stop.str, "error"))) return OK;
+    if (m->usage_kind != 1) return BAIL;
+    const Usage *u = &m->usage;
+    int64_t x;
+    int zero = u->kind[U_TOTAL] == 1 && u->value[U_TOTAL] == 0;
+    if (u->kind[U_TOTAL] == 0 || u->kind[U_TOTAL] == 2 || zero) {
+        x = 0;
+        for (int k = U_INPUT; k <= U_CACHE_WRITE; k++) {
+            if (u->kind[k] != 1) return BAIL;
+            x += u->value[k];
+        }
+        if (x <= 0) return OK;
+    } else if (u->kind[U_TOTAL] != 1) {
+        return BAIL;
+    } else {
+        x = u->value[U_TOTAL];
+        if (x <= 0) return BAIL;
+    }
+    if (x > EXACT_LIMIT) return BAIL;
+    *has = 1;
+    *total_out = x;
+    return OK;
+}
+
+/* the row index_dict would append for this line, from its bytes: OK (appended), BAIL (the parsed
+   way decides), FAIL (an exception) */
+static int index_scanned(Ctx *x, Columns *c, const char *bytes, Py_ssize_t len, int64_t line, int64_t offset) {
+    Scan s = {(const unsigned char *)bytes, (const unsigned char *)bytes + len};
+    Entry e;
+    memset(&e, 0, sizeof e);
+    skip_ws(&s);
+    if (scan_members(&s, ENTRY_KEYS, 5, entry_member, &e) < 0) return BAIL;
+    skip_ws(&s);
+    if (s.p != s.end) return BAIL;
+    const Str *typ = &e.type.str;
+    if (e.type.kind != 1 || typ->escaped || str_eq(typ, "session") || str_eq(typ, "label")) return BAIL;
+    int64_t id, parent, stamp, tokens = 0, usage = 0;
+    if (e.id.kind != 1 || !hex8_bytes(e.id.str.raw, e.id.str.len, &id)) return BAIL;
+    if (e.parent_kind == 2)
+        parent = x->id_null;
+    else if (e.parent_kind != 1 || !hex8_bytes(e.parent.raw, e.parent.len, &parent))
+        return BAIL;
+    if (e.stamp.kind != 1 || !pack_stamp_bytes(e.stamp.str.raw, e.stamp.str.len, &stamp)) return BAIL;
+    int has_usage = 0;
+    const Str *role = NULL;
+    if (str_eq(typ, "message")) {
+        const Message *m = &e.message;
+        if (e.message_kind != 1 || m->role.kind != 1 || m->role.str.escaped) return BAIL;
+        role = &m->role.str;
+        if (scanned_estimate(m, &tokens) != OK) return BAIL;
+        if (str_eq(role, "assistant") && scanned_usage(m, &has_usage, &usage) != OK) return BAIL;
+    }
+    /* the type's code before the role's, as index_dict asks for them */
+    uint32_t type_code, role_code = 0;
+    PyObject *name = PyUnicode_DecodeUTF8((const char *)typ->raw, typ->len, NULL);
+    if (name == NULL) return FAIL;
+    int failed = code_of(x->codes, x->symbol, name, &type_code) < 0;
+    Py_DECREF(name);
+    if (failed) return FAIL;
+    if (role != NULL) {
+        name = PyUnicode_DecodeUTF8((const char *)role->raw, role->len, NULL);
+        if (name == NULL) return FAIL;
+        failed = code_of(x->codes, x->symbol, name, &role_code) < 0;
+        Py_DECREF(name);
+        if (failed) return FAIL;
+    }
+    return append_row(x, c, line, offset, len, type_code, role_code, id, parent, tokens, has_usage, usage, stamp);
+}
+
+/* reader.iter_values' line count of a run: the newlines in data[start:end] (memchr; bytes.count
+   compares byte by byte, ~0.1 s of a 100 MB file's index) */
+static PyObject *count_newlines(PyObject *self, PyObject *args) {
+    Py_buffer b;
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "y*nn:count_newlines", &b, &start, &end)) return NULL;
+    if (start < 0 || end > b.len || start > end) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "count_newlines: a range outside the bytes");
+        return NULL;
+    }
+    const char *p = (const char *)b.buf + start, *stop = (const char *)b.buf + end;
+    Py_ssize_t n = 0;
+    while (p < stop && (p = memchr(p, '\n', (size_t)(stop - p))) != NULL) {
+        n++;
+        p++;
+    }
+    PyBuffer_Release(&b);
+    return PyLong_FromSsize_t(n);
+}
+
+/* the scanner alone, for tests: (type, role or None, id, parentId code or None, packed timestamp,
+   tokens, usage tokens or None) as index_scanned would append them, or None where it gives up */
+static PyObject *scan_entry(PyObject *self, PyObject *arg) {
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0) return NULL;
+    Scan s = {(const unsigned char *)b.buf, (const unsigned char *)b.buf + b.len};
+    Entry e;
+    memset(&e, 0, sizeof e);
+    PyObject *result = NULL;
+    int64_t id, parent = 0, stamp, tokens = 0, usage = 0;
+    int has_usage = 0, null_parent = e.parent_kind == 2;
+    const Str *typ = &e.type.str, *role = NULL;
+    skip_ws(&s);
+    if (scan_members(&s, ENTRY_KEYS, 5, entry_member, &e) < 0) goto bail;
+    skip_ws(&s);
+    if (s.p != s.end) goto bail;
+    if (e.type.kind != 1 || typ->escaped || str_eq(typ, "session") || str_eq(typ, "label")) goto bail;
+    if (e.id.kind != 1 || !hex8_bytes(e.id.str.raw, e.id.str.len, &id)) goto bail;
+    null_parent = e.parent_kind == 2;
+    if (!null_parent && (e.parent_kind != 1 || !hex8_bytes(e.parent.raw, e.parent.len, &parent))) goto bail;
+    if (e.stamp.kind != 1 || !pack_stamp_bytes(e.stamp.str.raw, e.stamp.str.len, &stamp)) goto bail;
+    if (str_eq(typ, "message")) {
+        const Message *m = &e.message;
+        if (e.message_kind != 1 || m->role.kind != 1 || m->role.str.escaped) goto bail;
+        role = &m->role.str;
+        if (scanned_estimate(m, &tokens) != OK) goto bail;
+        if (str_eq(role, "assistant") && scanned_usage(m, &has_usage, &usage) != OK) goto bail;
+    }
+    {
+        PyObject *parent_obj = null_parent ? Py_NewRef(Py_None) : PyLong_FromLongLong(parent);
+        PyObject *usage_obj = has_usage ? PyLong_FromLongLong(usage) : Py_NewRef(Py_None);
+        result = Py_BuildValue("(s#NLNLLN)", (const char *)typ->raw, typ->len,
+                               role != NULL ? PyUnicode_DecodeUTF8((const char *)role->raw, role->len, NULL)
+                                            : Py_NewRef(Py_None),
+                               (long long)id, parent_obj, (long long)stamp, (long long)tokens, usage_obj);
+    }
+    PyBuffer_Release(&b);
     return result;
+bail:
+    PyBuffer_Release(&b);
+    Py_RETURN_NONE;
+}
+
+/* one RawValue: appended (OK), else handed to the fallback after a flush; FAIL on an exception */
+static int index_raw(Ctx *x, Columns *c, PyObject *raw, Py_ssize_t *appended) {
+    PyObject *v = PyObject_GetAttr(raw, s_value);
+    if (v == NULL) return FAIL;
+    int64_t line, offset, length;
+    int r = BAIL;
+    if (PyDict_CheckExact(v)) {
+        if (get_i64(raw, s_line, &line) < 0 || get_i64(raw, s_offset, &offset) < 0 ||
+            get_i64(raw, s_length, &length) < 0)
+            r = FAIL;
+        else
+            r = index_dict(x, c, v, line, offset, length);
+    }
+    Py_DECREF(v);
+    if (r == OK) {
+        (*appended)++;
+        return c->pending >= FLUSH_EVERY && flush_columns(c) < 0 ? FAIL : OK;
+    }
+    if (r == FAIL || flush_columns(c) < 0) return FAIL;
+    PyObject *res = PyObject_CallOneArg(x->fallback, raw);
+    if (res == NULL) return FAIL;
+    Py_DECREF(res);
+    return OK;
+}
+
+/* one line of a run (without its newline), as reader.values_of_run reads it: an object on a line
+   of its own (not ending with \r) is parsed here and appended when of the common shape, else
+   given to the fallback as a RawValue; any other line goes to line_fallback(raw, line, offset,
+   issues) (reader.value_of_line, then the fallback). */
+static int index_line(Ctx *x, Columns *c, const char *buf, Py_ssize_t len, int64_t line, int64_t offset,
+                      PyObject *issues, Py_ssize_t *appended) {
+    PyObject *value = NULL;
+    if (len > 0 && buf[len - 1] != '\r') {
+        int scanned = index_scanned(x, c, buf, len, line, offset);
+        if (scanned == FAIL) return FAIL;
+        if (scanned == OK) {
+            (*appended)++;
+            return c->pending >= FLUSH_EVERY && flush_columns(c) < 0 ? FAIL : OK;
+        }
+        PyObject *view = PyMemoryView_FromMemory((char *)buf, len, PyBUF_READ);
+        if (view == NULL) return FAIL;
+        value = PyObject_CallOneArg(x->loads, view);
+        Py_DECREF(view);
+        if (value == NULL) {
+            if (!PyErr_ExceptionMatches(x->decode_error)) return FAIL;
+            PyErr_Clear();
+        }
+    }
+    int r;
+    if (value != NULL && PyDict_CheckExact(value)) {
+        r = index_dict(x, c, value, line, offset, len);
+        if (r == OK) {
+            Py_DECREF(value);
+            (*appended)++;
+            return c->pending >= FLUSH_EVERY && flush_columns(c) < 0 ? FAIL : OK;
+        }
+        if (r == FAIL || flush_columns(c) < 0) {
+            Py_DECREF(value);
+            return FAIL;
+        }
+        PyObject *raw = PyObject_CallFunction(x->raw_type, "LLnO", (long long)line, (long long)offset, len, value);
+        Py_DECREF(value);
+        if (raw == NULL) return FAIL;
+        PyObject *res = PyObject_CallOneArg(x->fallback, raw);
+        Py_DECREF(raw);
+        if (res == NULL) return FAIL;
+        Py_DECREF(res);
+        return OK;
+    }
+    Py_XDECREF(value);
+    if (flush_columns(c) < 0) return FAIL;
+    PyObject *res = PyObject_CallFunction(x->line_fallback, "y#LLO", buf, len, (long long)line, (long long)offset,
+                                          issues);
+    if (res == NULL) return FAIL;
+    Py_DECREF(res);
+    return OK;
+}
+
+/* a reader.LineRun: its lines in order */
+static int index_run(Ctx *x, Columns *c, PyObject *run, Py_ssize_t *appended) {
+    int64_t start, end, offset, line;
+    if (get_i64(run, s_start, &start) < 0 || get_i64(run, s_end, &end) < 0 || get_i64(run, s_offset, &offset) < 0 ||
+        get_i64(run, s_line, &line) < 0)
+        return FAIL;
+    PyObject *chunk = PyObject_GetAttr(run, s_chunk);
+    if (chunk == NULL) return FAIL;
+    PyObject *issues = PyObject_GetAttr(run, s_issues);
+    if (issues == NULL) {
+        Py_DECREF(chunk);
+        return FAIL;
+    }
+    int r = OK;
+    if (!PyBytes_CheckExact(chunk) || start < 0 || end < start || end > PyBytes_GET_SIZE(chunk) ||
+        (end > start && PyBytes_AS_STRING(chunk)[end - 1] != '\n')) {
+        PyErr_SetString(PyExc_ValueError, "index_common: a LineRun that is not whole lines of its bytes");
+        r = FAIL;
+    }
+    const char *buf = PyBytes_AS_STRING(chunk);
+    for (int64_t pos = start; r == OK && pos < end; line++) {
+        const char *nl = memchr(buf + pos, '\n', (size_t)(end - pos)); /* found: the run ends with one */
+        int64_t len = nl - (buf + pos);
+        r = index_line(x, c, buf + pos, (Py_ssize_t)len, line, offset + (pos - start), issues, appended);
+        pos += len + 1;
+    }
+    Py_DECREF(issues);
+    Py_DECREF(chunk);
+    return r;
 }
 
 static PyObject *index_common(PyObject *self, PyObject *args) {
-    PyObject *values, *fallback, *flush, *symbol;
+    PyObject *values, *flush;
     int flags_tokens, flags_usage;
     long long id_null;
-    if (!PyArg_ParseTuple(args, "OOOOiiL:index_common", &values, &fallback, &flush, &symbol, &flags_tokens,
-                          &flags_usage, &id_null))
+    Ctx x;
+    if (!PyArg_ParseTuple(args, "OOOOiiLOOOOO:index_common", &values, &x.fallback, &flush, &x.symbol, &flags_tokens,
+                          &flags_usage, &id_null, &x.run_type, &x.raw_type, &x.loads, &x.decode_error,
+                          &x.line_fallback))
         return NULL;
+    if (!PyType_Check(x.run_type)) {
+        PyErr_SetString(PyExc_TypeError, "index_common: run_type must be a type");
+        return NULL;
+    }
+    x.flags_tokens = (uint8_t)flags_tokens;
+    x.flags_usage = (uint8_t)flags_usage;
+    x.id_null = id_null;
     PyObject *it = PyObject_GetIter(values);
     if (it == NULL) return NULL;
-    PyObject *codes = PyDict_New();
-    if (codes == NULL) {
+    x.codes = PyDict_New();
+    if (x.codes == NULL) {
         Py_DECREF(it);
         return NULL;
     }
@@ -532,21 +1369,11 @@ static PyObject *index_common(PyObject *self, PyObject *args) {
     c.flush = flush;
     Py_ssize_t appended = 0;
     int ok = 1;
-    PyObject *raw;
-    while ((raw = PyIter_Next(it)) != NULL) {
-        int r = index_one(&c, raw, codes, symbol, (uint8_t)flags_tokens, (uint8_t)flags_usage, id_null);
-        if (r == OK) {
-            appended++;
-            if (c.pending >= FLUSH_EVERY && flush_columns(&c) < 0) r = FAIL;
-        } else if (r == BAIL) {
-            PyObject *res = NULL;
-            if (flush_columns(&c) == 0) res = PyObject_CallOneArg(fallback, raw);
-            if (res == NULL)
-                r = FAIL;
-            else
-                Py_DECREF(res);
-        }
-        Py_DECREF(raw);
+    PyObject *item;
+    while ((item = PyIter_Next(it)) != NULL) {
+        int r = Py_IS_TYPE(item, (PyTypeObject *)x.run_type) ? index_run(&x, &c, item, &appended)
+                                                             : index_raw(&x, &c, item, &appended);
+        Py_DECREF(item);
         if (r == FAIL) {
             ok = 0;
             break;
@@ -555,7 +1382,7 @@ static PyObject *index_common(PyObject *self, PyObject *args) {
     if (ok && PyErr_Occurred()) ok = 0; /* the iterator raised */
     if (ok && flush_columns(&c) < 0) ok = 0;
     for (int i = 0; i < N_COLUMNS; i++) PyMem_Free(c.cols[i].data);
-    Py_DECREF(codes);
+    Py_DECREF(x.codes);
     Py_DECREF(it);
     if (!ok) return NULL;
     return PyLong_FromSsize_t(appended);
@@ -1160,8 +1987,14 @@ static PyMethodDef methods[] = {
      "walk_parents(parents, ids, sorted, recent, unique, seen, cur, out) -> (cur, status)\n"
      "Walk up the parents, appending to `out` (see the source)."},
     {"index_common", index_common, METH_VARARGS,
-     "index_common(values, fallback, flush, symbol, flags_tokens, flags_usage, id_null) -> int\n"
-     "Index the common entries of `values` into column buffers (see the module source)."},
+     "index_common(values, fallback, flush, symbol, flags_tokens, flags_usage, id_null, run_type, raw_type, "
+     "loads, decode_error, line_fallback) -> int\n"
+     "Index the common entries of `values` (RawValues and LineRuns) into column buffers (see the module "
+     "source)."},
+    {"count_newlines", count_newlines, METH_VARARGS,
+     "count_newlines(data, start, end) -> int: the newlines in data[start:end]."},
+    {"scan_entry", scan_entry, METH_O,
+     "scan_entry(line: bytes) -> tuple | None: the line scanner's facts of one line (tests)."},
     {"estimate_message", estimate_message, METH_O,
      "estimate_message(message) -> int | None: pi 0.80.2's estimate, or None to decide in Python."},
     {NULL, NULL, 0, NULL},

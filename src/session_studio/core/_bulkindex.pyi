@@ -11,9 +11,16 @@ def index_common(
     flags_tokens: int,
     flags_usage: int,
     id_null: int,
+    run_type: type,
+    raw_type: type,
+    loads: Callable[[Any], Any],
+    decode_error: type[BaseException],
+    line_fallback: Callable[[bytes, int, int, list[Any]], None],
     /,
 ) -> int: ...
 def estimate_message(message: Any, /) -> int | None: ...
+def scan_entry(line: bytes, /) -> tuple[str, str | None, int, int | None, int, int, int | None] | None: ...
+def count_newlines(data: bytes, start: int, end: int, /) -> int: ...
 def walk_parents(
     parents: Any,
     ids: Any,
@@ -26,7 +33,15 @@ def walk_parents(
     /,
 ) -> tuple[int, int]: ...
 def link_parents(
-    parents: Any, ids: Any, sorted: Any, recent: dict[int, int], unique: bool, out: Any, /
+    parents: Any,
+    ids: Any,
+    sorted: Any,
+    recent: dict[int, int],
+    unique: bool,
+    out: Any,
+    start: int,
+    stop: int,
+    /,
 ) -> None: ...
 def tree_order(
     parent: Any, first: Any, kids: Any, shows: Any, match: Any, order: Any, under: Any, /

@@ -12,9 +12,9 @@ drops silently or that looks damaged.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal, overload
 
 import orjson
 
@@ -24,15 +24,22 @@ from .jsvalue import js_trim_is_empty
 __all__ = [
     "CHUNK_SIZE",
     "MAX_LINE_BYTES",
+    "RUN_BYTES",
+    "LineRun",
     "LoadIssue",
     "RawValue",
+    "expand_runs",
     "iter_values",
     "parse_line",
     "read_values",
     "snippet",
+    "value_of_line",
+    "values_of_run",
 ]
 
 CHUNK_SIZE = 8 * 1024 * 1024
+#: the most bytes of complete lines in one LineRun (the compiled loader holds the GIL over a run)
+RUN_BYTES = 1024 * 1024
 _SNIPPET = 80
 
 
@@ -59,6 +66,21 @@ class RawValue:
     offset: int
     length: int
     value: Any
+
+
+@dataclass(slots=True)
+class LineRun:
+    """Complete lines of a chunk, for a consumer that reads them itself (the compiled bulk loader,
+    which indexes most lines without building their JSON values): ``chunk[start:end]``, each line
+    ending with a newline, the first at file offset `offset` with number `line`. What it means,
+    value by value, is :func:`values_of_run`; `issues` is the list its lines' issues go to."""
+
+    chunk: bytes
+    start: int
+    end: int
+    offset: int
+    line: int
+    issues: list[LoadIssue]
 
 
 def snippet(b: bytes) -> str:
@@ -144,6 +166,7 @@ def _skipped_issue(line_no: int, offset: int, size: int, head: bytes, too_long: 
     )
 
 
+@overload
 def iter_values(
     fh: BinaryIO,
     issues: list[LoadIssue],
@@ -151,12 +174,39 @@ def iter_values(
     start_line: int = 1,
     end_offset: int | None = None,
     lines_read: list[int] | None = None,
-) -> Iterator[RawValue]:
+    runs: Literal[False] = False,
+) -> Iterator[RawValue]: ...
+
+
+@overload
+def iter_values(
+    fh: BinaryIO,
+    issues: list[LoadIssue],
+    start_offset: int = 0,
+    start_line: int = 1,
+    end_offset: int | None = None,
+    lines_read: list[int] | None = None,
+    *,
+    runs: bool,
+) -> Iterator[RawValue | LineRun]: ...
+
+
+def iter_values(
+    fh: BinaryIO,
+    issues: list[LoadIssue],
+    start_offset: int = 0,
+    start_line: int = 1,
+    end_offset: int | None = None,
+    lines_read: list[int] | None = None,
+    runs: bool = False,
+) -> Iterator[RawValue | LineRun]:
     """Yield every value pi keeps, reading `fh` from `start_offset` (to `end_offset`) in chunks.
 
     `end_offset` must be just after a newline (or the end of the file). Memory stays
     bounded by MAX_LINE_BYTES plus a chunk whatever the file holds. `lines_read` gets the
-    number of newlines read appended once the values are exhausted.
+    number of newlines read appended once the values are exhausted. `runs`: once a first value
+    was yielded, the complete lines of each chunk come as :class:`LineRun` items (of at most
+    RUN_BYTES) instead of their values (see expand_runs).
     """
     fh.seek(start_offset)
     line_no = start_line
@@ -165,7 +215,7 @@ def iter_values(
     line_offset = start_offset  # where the unfinished line starts
     skipping: tuple[bytes, bool] | None = None  # (its first bytes, too long?) while skipping a line
     remaining = -1 if end_offset is None else end_offset - start_offset
-    loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    yielded = False  # runs: the first value is yielded on its own
     while remaining != 0:
         if skipping is not None:
             hole = _hole_length(fh, line_offset + parts_len, remaining)
@@ -194,32 +244,29 @@ def iter_values(
             nl = chunk.find(b"\n", pos)
         elif nl >= 0 and parts:
             raw = b"".join(parts) + chunk[:nl]
-            rv = _one(raw, line_no, line_offset, issues)
+            rv = value_of_line(raw, line_no, line_offset, issues)
             if rv is not None:
+                yielded = True
                 yield rv
             line_no += 1
             pos = nl + 1
             parts, parts_len, line_offset = [], 0, chunk_offset + pos
             nl = chunk.find(b"\n", pos)
-        while nl >= 0:
-            raw = chunk[pos:nl]
-            # the common case inline: an object on a line of its own (no issue to note; anything
-            # else, and lines glued from chunks, go through _one)
-            value = None
-            if nl > pos and chunk[nl - 1] != 13:
-                try:
-                    value = loads(raw)
-                except decode_error:
-                    value = None
-            if type(value) is dict:
-                yield RawValue(line_no, chunk_offset + pos, nl - pos, value)
-            else:
-                rv = _one(raw, line_no, chunk_offset + pos, issues)
-                if rv is not None:
-                    yield rv
-            line_no += 1
-            pos = nl + 1
-            nl = chunk.find(b"\n", pos)
+        if nl >= 0:  # the chunk's complete lines, a run of at most RUN_BYTES at a time
+            last = chunk.rfind(b"\n") + 1
+            while pos < last:
+                end = last if last - pos <= RUN_BYTES else chunk.find(b"\n", pos + RUN_BYTES - 1) + 1
+                run = LineRun(chunk, pos, end, chunk_offset + pos, line_no, issues)
+                if not runs:
+                    yield from values_of_run(run)
+                elif yielded:
+                    yield run
+                else:  # the first value alone (the header, to the caller)
+                    for rv in values_of_run(run):
+                        yielded = True
+                        yield rv
+                line_no += _count_newlines(chunk, pos, end)
+                pos = end
         if not parts:
             line_offset = chunk_offset + pos
         if pos < len(chunk):
@@ -236,10 +283,59 @@ def iter_values(
         issues.append(_skipped_issue(line_no, line_offset, parts_len, *skipping))
         issues.append(_no_newline_issue(line_no, line_offset, True))
     elif parts:
-        rv = _one(b"".join(parts), line_no, line_offset, issues)
+        rv = value_of_line(b"".join(parts), line_no, line_offset, issues)
         issues.append(_no_newline_issue(line_no, line_offset, rv is None))
         if rv is not None:
             yield rv
+
+
+def _newline_counter() -> Callable[[bytes, int, int], int]:
+    """The compiled newline count where `pip install` built it (memchr), else bytes.count."""
+    try:
+        from ._bulkindex import count_newlines
+    except ImportError:
+        return lambda data, start, end: data.count(b"\n", start, end)
+    counter: Callable[[bytes, int, int], int] = count_newlines
+    return counter
+
+
+_count_newlines = _newline_counter()
+
+
+def values_of_run(run: LineRun) -> Iterator[RawValue]:
+    """The values pi keeps of a run's lines, in order (their issues noted in ``run.issues``)."""
+    chunk, pos, end, line_no, issues = run.chunk, run.start, run.end, run.line, run.issues
+    base = run.offset - run.start  # the file offset of chunk[0]
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    while pos < end:
+        nl = chunk.find(b"\n", pos, end)
+        raw = chunk[pos:nl]
+        # the common case inline: an object on a line of its own (no issue to note; anything else
+        # goes through value_of_line)
+        value = None
+        if nl > pos and chunk[nl - 1] != 13:
+            try:
+                value = loads(raw)
+            except decode_error:
+                value = None
+        if type(value) is dict:
+            yield RawValue(line_no, base + pos, nl - pos, value)
+        else:
+            rv = value_of_line(raw, line_no, base + pos, issues)
+            if rv is not None:
+                yield rv
+        line_no += 1
+        pos = nl + 1
+
+
+def expand_runs(values: Iterable[RawValue | LineRun]) -> Iterator[RawValue]:
+    """``iter_values(..., runs=True)``'s items as values only (for the consumers that read values)."""
+    for item in values:
+        if type(item) is LineRun:
+            yield from values_of_run(item)
+        else:
+            assert type(item) is RawValue
+            yield item
 
 
 def _hole_length(fh: BinaryIO, pos: int, remaining: int) -> int:
@@ -277,7 +373,8 @@ def _no_newline_issue(line_no: int, offset: int, dropped: bool) -> LoadIssue:
     )
 
 
-def _one(raw: bytes, line_no: int, offset: int, issues: list[LoadIssue]) -> RawValue | None:
+def value_of_line(raw: bytes, line_no: int, offset: int, issues: list[LoadIssue]) -> RawValue | None:
+    """The value pi keeps of one line (without its newline), None if it drops it: its issues noted."""
     if raw.endswith(b"\r"):
         issues.append(LoadIssue(line_no, offset, "crlf", "line ends with \\r (CRLF); harmless to pi", False))
     if not raw:

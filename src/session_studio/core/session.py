@@ -22,12 +22,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+import orjson
+
 from .errors import EntryNotFoundError, SessionFileError, SessionLoadError
 from .fingerprint import FileFingerprint, fingerprint_fd, open_regular, open_regular_fd, still_prefix
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_string, js_truthy
 from .migrate import js_compare, needs_migration, new_entry_id, version_of
 from .priority import can_start_helpers, run_behind, yield_to_foreground
-from .reader import LoadIssue, RawValue, iter_values, parse_line
+from .reader import LineRun, LoadIssue, RawValue, expand_runs, iter_values, parse_line, value_of_line
 from .record_table import (
     _DOUBLE_EXACT,
     _ID_NULL,
@@ -173,7 +175,7 @@ class Session:
         with fh, _gc_paused():
             split = _split_point(fh, st.st_size) if start_method is not None else None
             if split is None:
-                values = iter_values(fh, issues)
+                values = iter_values(fh, issues, runs=_bulk_runs(keep))
                 if progress is not None or cancel is not None:
                     values = _watched(values, st.st_size, progress, cancel)
                 session = cls._from_values(p, values, issues, keep)
@@ -311,7 +313,7 @@ class Session:
         recv, proc = _start_scan(start_method, p, split, None)
         try:
             lines_read: list[int] = []
-            values = iter_values(fh, issues, 0, 1, split, lines_read)
+            values = iter_values(fh, issues, 0, 1, split, lines_read, runs=_bulk_runs(False))
             if progress is not None or cancel is not None:
                 values = _watched(values, split, progress, cancel)
             session = cls._from_values(p, values, issues, False, finish=False)
@@ -362,7 +364,11 @@ class Session:
         try:
             lines_read: list[int] = []
             session = cls._from_values(
-                p, iter_values(fh, issues, 0, 1, head_end, lines_read), issues, False, False
+                p,
+                iter_values(fh, issues, 0, 1, head_end, lines_read, runs=_bulk_runs(False)),
+                issues,
+                False,
+                False,
             )
             if session.header is None or session.migrated or session.reset or len(session.records):
                 return None
@@ -408,10 +414,17 @@ class Session:
 
     @classmethod
     def _from_values(
-        cls, path: str, values: Iterator[RawValue], issues: list[LoadIssue], keep: bool, finish: bool = True
+        cls,
+        path: str,
+        values: Iterator[RawValue | LineRun],
+        issues: list[LoadIssue],
+        keep: bool,
+        finish: bool = True,
     ) -> Session:
-        """The session of `values`; `finish=False` leaves byId to be built after more records."""
+        """The session of `values` (iter_values's, with runs or not); `finish=False` leaves byId to be
+        built after more records."""
         first = next(values, None)
+        assert not isinstance(first, LineRun)  # a run comes after a first value only
         header_ok = (
             first is not None
             and type(first.value) is dict
@@ -419,7 +432,7 @@ class Session:
             and type(first.value.get("id")) is str
         )
         if not header_ok:
-            for _ in values:  # drain, so issues of the remaining lines are reported too
+            for _ in expand_runs(values):  # drain, so issues of the remaining lines are reported too
                 pass
             reason = _no_header_reason(first, issues)
             issues.insert(
@@ -464,7 +477,7 @@ class Session:
         if v2:
             header["version"] = 3
         if v1:
-            s._load_v1(values, v2)
+            s._load_v1(expand_runs(values), v2)
         else:
             s._load(values, v2)
         if finish:
@@ -525,15 +538,21 @@ class Session:
         if rec is not None:
             self._index_record(rec, bulk=True)
 
-    def _load(self, values: Iterable[RawValue], rename_hook: bool) -> None:
+    def _index_line(self, raw: bytes, line: int, offset: int, issues: list[LoadIssue]) -> None:
+        """A line of a LineRun the compiled loader leaves to Python (blank, damaged, not an object)."""
+        rv = value_of_line(raw, line, offset, issues)
+        if rv is not None:
+            self._index_value(rv)
+
+    def _load(self, values: Iterable[RawValue | LineRun], rename_hook: bool) -> None:
         if rename_hook or self.records.values is not None:
-            for raw in values:
+            for raw in expand_runs(values):
                 self._index_value(raw, rename_hook)
         else:
             self._load_common(values)
         self._note_tail()
 
-    def _load_common(self, values: Iterable[RawValue]) -> None:
+    def _load_common(self, values: Iterable[RawValue | LineRun]) -> None:
         """`_add_record` + `_index_record(bulk=True)` for a big file, one loop for the common shape.
 
         Most entries pi writes are a dict with a string type, 8-hex id and parent (or a null
@@ -545,6 +564,7 @@ class Session:
         if BULK_HELPER is not None:
             self._load_common_compiled(values)
             return
+        values = expand_runs(values)
         t = self.records
         lines, offsets, lengths = t.lines.append, t.offsets.append, t.lengths.append
         types, roles, ids, parents = t.types.append, t.roles.append, t.ids.append, t.parents.append
@@ -626,8 +646,9 @@ class Session:
             flags_col(flags)
         self._children = None
 
-    def _load_common_compiled(self, values: Iterable[RawValue]) -> None:
-        """`_load_common` with the common case in C: the same columns, the rest through `_add_record`."""
+    def _load_common_compiled(self, values: Iterable[RawValue | LineRun]) -> None:
+        """`_load_common` with the common case in C: the same columns, the rest through `_add_record`
+        (a LineRun's lines are parsed there, each as reader.values_of_run would)."""
         t = self.records
         columns = [getattr(t, name) for name in COLUMNS]
 
@@ -636,7 +657,18 @@ class Session:
                 column.frombytes(chunk)
 
         BULK_HELPER.index_common(
-            values, self._index_value, flush, t.symbol, TOKENS_INT, USAGE_SET | USAGE_INT, _ID_NULL
+            values,
+            self._index_value,
+            flush,
+            t.symbol,
+            TOKENS_INT,
+            USAGE_SET | USAGE_INT,
+            _ID_NULL,
+            LineRun,
+            RawValue,
+            orjson.loads,
+            orjson.JSONDecodeError,
+            self._index_line,
         )
         self._children = None
 
@@ -988,8 +1020,9 @@ class Session:
         line = self._line_at(fh, start)
         new_issues: list[LoadIssue] = []
         first_new = len(self.records)
-        values = iter_values(fh, new_issues, start, line)
-        if self.records.values is None:  # a big file: the bulk loader, then byId in file order
+        bulk = self.records.values is None  # a big file: the bulk loader, then byId in file order
+        values = iter_values(fh, new_issues, start, line, runs=_bulk_runs(not bulk))
+        if bulk:
             self._load_common(values)
             table = self.records
             for i in range(first_new, len(table)):
@@ -997,7 +1030,7 @@ class Session:
             if len(table) > first_new:
                 self.leaf_id = table.id_of(len(table) - 1)
         else:
-            for raw in values:
+            for raw in expand_runs(values):
                 rec = self._add_record(raw, False)
                 if rec is not None:
                     self._index_record(rec)
@@ -1034,14 +1067,19 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _bulk_runs(keep: bool) -> bool:
+    """Whether a load's values go to the compiled loader, which reads LineRuns (iter_values' `runs`)."""
+    return BULK_HELPER is not None and not keep
+
+
 def _watched(
-    values: Iterator[RawValue],
+    values: Iterator[RawValue | LineRun],
     total: int,
     progress: Callable[[int, int], None] | None,
     cancel: Callable[[], bool] | None,
-) -> Iterator[RawValue]:
+) -> Iterator[RawValue | LineRun]:
     for n, raw in enumerate(values):
-        if n % 2048 == 0:
+        if n % 2048 == 0 or type(raw) is LineRun:  # a run: up to a MB of lines
             if cancel is not None and cancel():
                 from .errors import LoadCancelled
 
@@ -1166,18 +1204,20 @@ def _scan_worker(path: str, start: int, end: int | None, conn: Any) -> None:
     part = Session(path, None, RecordTable(False), issues, None, False, False, 0, False)
     lines_read: list[int] = []
 
-    def reported(values: Iterator[RawValue]) -> Iterator[RawValue]:
+    def reported(values: Iterator[RawValue | LineRun]) -> Iterator[RawValue | LineRun]:
         clock = time.monotonic
         due = clock() + SCAN_PROGRESS_SECONDS
         for n, raw in enumerate(values, 1):
-            if n % 256 == 0 and clock() >= due:
+            if (n % 256 == 0 or type(raw) is LineRun) and clock() >= due:
                 conn.send(("progress", raw.offset - start))
                 due = clock() + SCAN_PROGRESS_SECONDS
             yield raw
 
     with open(path, "rb") as fh:
         # a later header becomes an issue
-        part._load(reported(iter_values(fh, issues, start, 1, end, lines_read)), False)
+        part._load(
+            reported(iter_values(fh, issues, start, 1, end, lines_read, runs=_bulk_runs(False))), False
+        )
         size = fh.tell()
     conn.send(("done", part.records.without_columns(), issues, size, lines_read[0] if lines_read else 0))
     for data in part.records.column_bytes():
