@@ -8,6 +8,7 @@ rows, groups, heads, last chains and active records.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import threading
@@ -26,7 +27,8 @@ from session_studio.core import Session
 from session_studio.core import session as session_module
 from session_studio.core.jsdate import js_date_ms
 from session_studio.core.jsvalue import JsTypeError, js_key, js_truthy
-from session_studio.ui.outline import FILTERS, ROOT, Outline, build_outline, entry_visible
+from session_studio.core.record_table import unpack_timestamp
+from session_studio.ui.outline import FILTERS, ROOT, Outline, _plain_date, build_outline, entry_visible
 from tests.core.util import HEADER, U, to_bytes
 
 # --------------------------------------------------------------------------- the former outline
@@ -552,3 +554,66 @@ def test_the_parent_links_go_in_slices_the_same_as_at_once() -> None:
     assert whole[:3].tolist() == [-1, -1, -2]
     with pytest.raises(ValueError, match="range"):
         helper.link_parents(parents, ids, sorted_ids, {}, False, whole, 5, n + 1)
+
+
+_DIGITS = st.text(alphabet="0123456789", min_size=17, max_size=17)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            _DIGITS,
+            st.sampled_from(
+                [
+                    *("20251019223925412", "20240229235959999", "00000101000000000", "20250230100000000"),
+                    *("20250301050000000", "20251019240000000", "20251020000000000", "20250431000000000"),
+                ]
+            ),
+        ),
+        min_size=2,
+        max_size=6,
+    )
+)
+def test_packed_dates_taken_as_they_are_order_as_their_times(digit_strings: list[str]) -> None:
+    """Where _plain_date keeps a packed timestamp, JavaScript reads it as a date, and two such
+    compare as their times do."""
+    kept = [
+        (int(d), _date_ms(unpack_timestamp(int(d)))) for d in digit_strings if _plain_date(int(d)) is not None
+    ]
+    for packed, ms in kept:
+        assert ms is not None, packed
+    for (a, ms_a), (b, ms_b) in itertools.combinations(kept, 2):
+        assert (a < b) == (ms_a < ms_b) and (a == b) == (ms_a == ms_b)
+
+
+def test_siblings_with_odd_timestamps_sort_as_pi_sorts_them(tmp_path: Path, bulk_loader: str) -> None:
+    """Branch points whose children have pi's timestamps (sorted by their digits), equal ones (kept
+    in file order), and ones JavaScript reads otherwise or not at all (month 13, February 30, hour
+    24, another format, a number): the reference comparator's order everywhere."""
+    odd = [
+        "2025-13-01T00:00:00.000Z",
+        "2025-02-30T10:00:00.000Z",
+        "2025-10-19T24:00:00.000Z",
+        "2025-10-19T10:00:00Z",
+        "Oct 19 2025",
+        17,
+    ]
+    plain = [
+        *("2025-10-19T22:39:25.412Z", "2025-10-19T22:39:25.412Z", "2024-02-28T23:59:59.999Z"),
+        # next to the odd ones JavaScript rolls over: February 30 is March 2, 24:00 the next day
+        *("2025-03-01T05:00:00.000Z", "2025-03-02T10:00:00.000Z", "2025-10-20T00:00:00.000Z"),
+    ]
+    lines: list[dict[str, Any]] = [U("root", id="a0000000", parentId=None, timestamp=plain[0])]
+    rng = random.Random(3)
+    for group in range(8):
+        parent = f"b{group:07x}"
+        lines.append(U("p", id=parent, parentId="a0000000", timestamp=plain[0]))
+        pool = plain + (odd if group % 2 else [])
+        for k in range(9):
+            lines.append(U(f"c{k}", id=f"c{group:03x}{k:04x}", parentId=parent, timestamp=rng.choice(pool)))
+    path = tmp_path / "siblings.jsonl"
+    path.write_bytes(to_bytes([HEADER, *lines]))
+    s = Session.open(path)
+    for mode in ("default", "all"):
+        assert as_plain(build_outline(s, mode)) == reference_outline(s, mode)

@@ -1695,6 +1695,32 @@ static PyObject *tree_order(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(shown);
 }
 
+/* outline._sort_siblings_by_time: the records with two children or more, from the children's
+   `first` column (n + 1 ints), into `out` (at least n ints); returns how many */
+static PyObject *branch_points(PyObject *self, PyObject *args) {
+    PyObject *first_obj, *out_obj;
+    if (!PyArg_ParseTuple(args, "OO:branch_points", &first_obj, &out_obj)) return NULL;
+    Py_buffer b[2];
+    PyObject *objs[2] = {first_obj, out_obj};
+    int got = get_buffers(objs, b, 2, 1);
+    Py_ssize_t count = 0;
+    int ok = got == 2;
+    if (ok) {
+        const int *first = b[0].buf;
+        int *out = b[1].buf;
+        Py_ssize_t n = b[0].len / (Py_ssize_t)sizeof(int) - 1;
+        if (n < 0 || b[1].len / (Py_ssize_t)sizeof(int) < n) {
+            PyErr_SetString(PyExc_ValueError, "branch_points: columns of different lengths");
+            ok = 0;
+        }
+        for (Py_ssize_t p = 0; ok && p < n; p++)
+            if (first[p + 1] - first[p] >= 2) out[count++] = (int)p;
+    }
+    release_buffers(b, got);
+    if (!ok) return NULL;
+    return PyLong_FromSsize_t(count);
+}
+
 /* outline's counting sort: the items of bucket k are items[first[k]:first[k+1]], in the order of
    `keys`. Item j (value values[j], or j when values is None) goes to bucket keys[j] + shift; a
    negative bucket drops it. `first` (int, B + 1 items) and `items` (int, at least first[B]) are
@@ -1991,6 +2017,8 @@ static PyMethodDef methods[] = {
      "loads, decode_error, line_fallback) -> int\n"
      "Index the common entries of `values` (RawValues and LineRuns) into column buffers (see the module "
      "source)."},
+    {"branch_points", branch_points, METH_VARARGS,
+     "branch_points(first, out) -> int: the records with two children or more, into out."},
     {"count_newlines", count_newlines, METH_VARARGS,
      "count_newlines(data, start, end) -> int: the newlines in data[start:end]."},
     {"scan_entry", scan_entry, METH_O,
