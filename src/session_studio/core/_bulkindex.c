@@ -718,24 +718,54 @@ static int scan_literal(Scan *s, const char *lit, int64_t *json) {
 
 static int scan_value(Scan *s, int depth, int64_t *json);
 
+/* a member's key and its colon: 0, or -1 to give up */
+static int scan_key(Scan *s, Str *key) {
+    skip_ws(s);
+    if (s->p >= s->end || *s->p != '"' || scan_string(s, key) < 0) return -1;
+    skip_ws(s);
+    if (s->p >= s->end || *s->p != ':') return -1;
+    s->p++;
+    skip_ws(s);
+    return 0;
+}
+
+/* after an item of an object or array: 1 at a comma (another item follows), 0 at `close` (read
+   past it), -1 for anything else */
+static int next_item(Scan *s, unsigned char close) {
+    skip_ws(s);
+    if (s->p >= s->end) return -1;
+    if (*s->p == ',') {
+        s->p++;
+        return 1;
+    }
+    if (*s->p != close) return -1;
+    s->p++;
+    return 0;
+}
+
+/* an empty object or array (s->p just after its opener): 1 when it is one (read past it) */
+static int empty_container(Scan *s, unsigned char close) {
+    skip_ws(s);
+    if (s->p < s->end && *s->p == close) {
+        s->p++;
+        return 1;
+    }
+    return 0;
+}
+
+
 /* an object or array at s->p, read and checked; `json`: add len(JSON.stringify(it)) (numbers other
    than short integers, and objects with a key twice or escaped, give up then) */
 static int scan_object(Scan *s, int depth, int64_t *json) {
     if (depth > SCAN_DEPTH) return -1;
     s->p++; /* { */
+    if (json != NULL) *json += 2;
+    if (empty_container(s, '}')) return 0;
     Str keys[SCAN_KEYS];
-    int n = 0;
-    skip_ws(s);
-    if (s->p < s->end && *s->p == '}') {
-        s->p++;
-        if (json != NULL) *json += 2;
-        return 0;
-    }
-    for (;;) {
-        skip_ws(s);
-        if (s->p >= s->end || *s->p != '"') return -1;
+    int n = 0, more;
+    do {
         Str key;
-        if (scan_string(s, &key) < 0) return -1;
+        if (scan_key(s, &key) < 0) return -1;
         if (json != NULL) {
             if (key.escaped || n == SCAN_KEYS) return -1;
             for (int k = 0; k < n; k++)
@@ -743,46 +773,23 @@ static int scan_object(Scan *s, int depth, int64_t *json) {
             keys[n++] = key;
             *json += key.json + 1; /* the key and its colon */
         }
-        skip_ws(s);
-        if (s->p >= s->end || *s->p != ':') return -1;
-        s->p++;
-        if (scan_value(s, depth + 1, json) < 0) return -1;
-        skip_ws(s);
-        if (s->p >= s->end) return -1;
-        if (*s->p == ',') {
-            s->p++;
-            if (json != NULL) *json += 1;
-            continue;
-        }
-        if (*s->p != '}') return -1;
-        s->p++;
-        if (json != NULL) *json += 2;
-        return 0;
-    }
+        if (scan_value(s, depth + 1, json) < 0 || (more = next_item(s, '}')) < 0) return -1;
+        if (more && json != NULL) *json += 1; /* the comma */
+    } while (more);
+    return 0;
 }
 
 static int scan_array(Scan *s, int depth, int64_t *json) {
     if (depth > SCAN_DEPTH) return -1;
     s->p++; /* [ */
-    skip_ws(s);
     if (json != NULL) *json += 2;
-    if (s->p < s->end && *s->p == ']') {
-        s->p++;
-        return 0;
-    }
-    for (;;) {
-        if (scan_value(s, depth + 1, json) < 0) return -1;
-        skip_ws(s);
-        if (s->p >= s->end) return -1;
-        if (*s->p == ',') {
-            s->p++;
-            if (json != NULL) *json += 1;
-            continue;
-        }
-        if (*s->p != ']') return -1;
-        s->p++;
-        return 0;
-    }
+    if (empty_container(s, ']')) return 0;
+    int more;
+    do {
+        if (scan_value(s, depth + 1, json) < 0 || (more = next_item(s, ']')) < 0) return -1;
+        if (more && json != NULL) *json += 1; /* the comma */
+    } while (more);
+    return 0;
 }
 
 static int scan_value(Scan *s, int depth, int64_t *json) {
@@ -825,27 +832,18 @@ typedef int (*member_fn)(Scan *s, int key, void *facts);
 static int scan_members(Scan *s, const char *const *names, int n_names, member_fn member, void *facts) {
     if (s->p >= s->end || *s->p != '{') return -1;
     s->p++;
+    if (empty_container(s, '}')) return 0;
     unsigned seen = 0;
-    skip_ws(s);
-    if (s->p < s->end && *s->p == '}') {
-        s->p++;
-        return 0;
-    }
-    for (;;) {
-        skip_ws(s);
-        if (s->p >= s->end || *s->p != '"') return -1;
+    int more;
+    do {
         Str key;
-        if (scan_string(s, &key) < 0 || key.escaped) return -1;
+        if (scan_key(s, &key) < 0 || key.escaped) return -1;
         int which = -1;
         for (int k = 0; k < n_names; k++)
             if (str_eq(&key, names[k])) {
                 which = k;
                 break;
             }
-        skip_ws(s);
-        if (s->p >= s->end || *s->p != ':') return -1;
-        s->p++;
-        skip_ws(s);
         if (which < 0) {
             if (scan_value(s, 2, NULL) < 0) return -1;
         } else {
@@ -853,16 +851,9 @@ static int scan_members(Scan *s, const char *const *names, int n_names, member_f
             seen |= 1u << which;
             if (member(s, which, facts) < 0) return -1;
         }
-        skip_ws(s);
-        if (s->p >= s->end) return -1;
-        if (*s->p == ',') {
-            s->p++;
-            continue;
-        }
-        if (*s->p != '}') return -1;
-        s->p++;
-        return 0;
-    }
+        if ((more = next_item(s, '}')) < 0) return -1;
+    } while (more);
+    return 0;
 }
 
 /* a string member: its facts, else `kind` says what it was (0 absent, 1 string, 2 other) */
@@ -930,12 +921,9 @@ static int scan_content(Scan *s, Content *c) {
     }
     c->kind = 2;
     s->p++;
-    skip_ws(s);
-    if (s->p < s->end && *s->p == ']') {
-        s->p++;
-        return 0;
-    }
-    for (;;) {
+    if (empty_container(s, ']')) return 0;
+    int more;
+    do {
         skip_ws(s);
         if (s->p < s->end && *s->p == '{') {
             Block b;
@@ -964,16 +952,9 @@ static int scan_content(Scan *s, Content *c) {
             c->assistant_bail = c->user_bail = 1;
             if (scan_value(s, 3, NULL) < 0) return -1;
         }
-        skip_ws(s);
-        if (s->p >= s->end) return -1;
-        if (*s->p == ',') {
-            s->p++;
-            continue;
-        }
-        if (*s->p != ']') return -1;
-        s->p++;
-        return 0;
-    }
+        if ((more = next_item(s, ']')) < 0) return -1;
+    } while (more);
+    return 0;
 }
 
 /* an assistant's usage: what usage_tokens() reads of it */
@@ -1123,49 +1104,61 @@ static int scanned_usage(const Message *m, int *has, int64_t *total_out) {
     return OK;
 }
 
-/* the row index_dict would append for this line, from its bytes: OK (appended), BAIL (the parsed
-   way decides), FAIL (an exception) */
-static int index_scanned(Ctx *x, Columns *c, const char *bytes, Py_ssize_t len, int64_t line, int64_t offset) {
+/* a scanned line's row: what index_dict appends (role NULL for an entry that is not a message) */
+typedef struct {
+    Str type, role;
+    int is_message, null_parent, has_usage;
+    int64_t id, parent, stamp, tokens, usage;
+} Row;
+
+/* the row index_dict would make of the line in bytes[0:len]: OK, or BAIL (the parsed way decides) */
+static int scan_row(const char *bytes, Py_ssize_t len, Row *row) {
     Scan s = {(const unsigned char *)bytes, (const unsigned char *)bytes + len};
     Entry e;
     memset(&e, 0, sizeof e);
+    memset(row, 0, sizeof *row);
     skip_ws(&s);
     if (scan_members(&s, ENTRY_KEYS, 5, entry_member, &e) < 0) return BAIL;
     skip_ws(&s);
     if (s.p != s.end) return BAIL;
     const Str *typ = &e.type.str;
     if (e.type.kind != 1 || typ->escaped || str_eq(typ, "session") || str_eq(typ, "label")) return BAIL;
-    int64_t id, parent, stamp, tokens = 0, usage = 0;
-    if (e.id.kind != 1 || !hex8_bytes(e.id.str.raw, e.id.str.len, &id)) return BAIL;
-    if (e.parent_kind == 2)
-        parent = x->id_null;
-    else if (e.parent_kind != 1 || !hex8_bytes(e.parent.raw, e.parent.len, &parent))
+    row->type = *typ;
+    if (e.id.kind != 1 || !hex8_bytes(e.id.str.raw, e.id.str.len, &row->id)) return BAIL;
+    row->null_parent = e.parent_kind == 2;
+    if (!row->null_parent && (e.parent_kind != 1 || !hex8_bytes(e.parent.raw, e.parent.len, &row->parent)))
         return BAIL;
-    if (e.stamp.kind != 1 || !pack_stamp_bytes(e.stamp.str.raw, e.stamp.str.len, &stamp)) return BAIL;
-    int has_usage = 0;
-    const Str *role = NULL;
+    if (e.stamp.kind != 1 || !pack_stamp_bytes(e.stamp.str.raw, e.stamp.str.len, &row->stamp)) return BAIL;
     if (str_eq(typ, "message")) {
         const Message *m = &e.message;
         if (e.message_kind != 1 || m->role.kind != 1 || m->role.str.escaped) return BAIL;
-        role = &m->role.str;
-        if (scanned_estimate(m, &tokens) != OK) return BAIL;
-        if (str_eq(role, "assistant") && scanned_usage(m, &has_usage, &usage) != OK) return BAIL;
+        row->is_message = 1;
+        row->role = m->role.str;
+        if (scanned_estimate(m, &row->tokens) != OK) return BAIL;
+        if (str_eq(&row->role, "assistant") && scanned_usage(m, &row->has_usage, &row->usage) != OK) return BAIL;
     }
+    return OK;
+}
+
+/* a symbol's code from its scanned (unescaped, valid UTF-8) bytes */
+static int scanned_code(Ctx *x, const Str *name, uint32_t *out) {
+    PyObject *text = PyUnicode_DecodeUTF8((const char *)name->raw, name->len, NULL);
+    if (text == NULL) return -1;
+    int r = code_of(x->codes, x->symbol, text, out);
+    Py_DECREF(text);
+    return r;
+}
+
+/* the line's row appended from its bytes: OK, BAIL (the parsed way decides), FAIL (an exception) */
+static int index_scanned(Ctx *x, Columns *c, const char *bytes, Py_ssize_t len, int64_t line, int64_t offset) {
+    Row row;
+    if (scan_row(bytes, len, &row) != OK) return BAIL;
     /* the type's code before the role's, as index_dict asks for them */
     uint32_t type_code, role_code = 0;
-    PyObject *name = PyUnicode_DecodeUTF8((const char *)typ->raw, typ->len, NULL);
-    if (name == NULL) return FAIL;
-    int failed = code_of(x->codes, x->symbol, name, &type_code) < 0;
-    Py_DECREF(name);
-    if (failed) return FAIL;
-    if (role != NULL) {
-        name = PyUnicode_DecodeUTF8((const char *)role->raw, role->len, NULL);
-        if (name == NULL) return FAIL;
-        failed = code_of(x->codes, x->symbol, name, &role_code) < 0;
-        Py_DECREF(name);
-        if (failed) return FAIL;
-    }
-    return append_row(x, c, line, offset, len, type_code, role_code, id, parent, tokens, has_usage, usage, stamp);
+    if (scanned_code(x, &row.type, &type_code) < 0) return FAIL;
+    if (row.is_message && scanned_code(x, &row.role, &role_code) < 0) return FAIL;
+    return append_row(x, c, line, offset, len, type_code, role_code, row.id,
+                      row.null_parent ? x->id_null : row.parent, row.tokens, row.has_usage, row.usage, row.stamp);
 }
 
 /* reader.iter_values' line count of a run: the newlines in data[start:end] (memchr; bytes.count
@@ -1194,42 +1187,27 @@ static PyObject *count_newlines(PyObject *self, PyObject *args) {
 static PyObject *scan_entry(PyObject *self, PyObject *arg) {
     Py_buffer b;
     if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0) return NULL;
-    Scan s = {(const unsigned char *)b.buf, (const unsigned char *)b.buf + b.len};
-    Entry e;
-    memset(&e, 0, sizeof e);
-    PyObject *result = NULL;
-    int64_t id, parent = 0, stamp, tokens = 0, usage = 0;
-    int has_usage = 0, null_parent = e.parent_kind == 2;
-    const Str *typ = &e.type.str, *role = NULL;
-    skip_ws(&s);
-    if (scan_members(&s, ENTRY_KEYS, 5, entry_member, &e) < 0) goto bail;
-    skip_ws(&s);
-    if (s.p != s.end) goto bail;
-    if (e.type.kind != 1 || typ->escaped || str_eq(typ, "session") || str_eq(typ, "label")) goto bail;
-    if (e.id.kind != 1 || !hex8_bytes(e.id.str.raw, e.id.str.len, &id)) goto bail;
-    null_parent = e.parent_kind == 2;
-    if (!null_parent && (e.parent_kind != 1 || !hex8_bytes(e.parent.raw, e.parent.len, &parent))) goto bail;
-    if (e.stamp.kind != 1 || !pack_stamp_bytes(e.stamp.str.raw, e.stamp.str.len, &stamp)) goto bail;
-    if (str_eq(typ, "message")) {
-        const Message *m = &e.message;
-        if (e.message_kind != 1 || m->role.kind != 1 || m->role.str.escaped) goto bail;
-        role = &m->role.str;
-        if (scanned_estimate(m, &tokens) != OK) goto bail;
-        if (str_eq(role, "assistant") && scanned_usage(m, &has_usage, &usage) != OK) goto bail;
+    Row row;
+    if (scan_row(b.buf, b.len, &row) != OK) {
+        PyBuffer_Release(&b);
+        Py_RETURN_NONE;
     }
-    {
-        PyObject *parent_obj = null_parent ? Py_NewRef(Py_None) : PyLong_FromLongLong(parent);
-        PyObject *usage_obj = has_usage ? PyLong_FromLongLong(usage) : Py_NewRef(Py_None);
-        result = Py_BuildValue("(s#NLNLLN)", (const char *)typ->raw, typ->len,
-                               role != NULL ? PyUnicode_DecodeUTF8((const char *)role->raw, role->len, NULL)
-                                            : Py_NewRef(Py_None),
-                               (long long)id, parent_obj, (long long)stamp, (long long)tokens, usage_obj);
+    /* row's strings point into the buffer: decoded before it is released */
+    PyObject *type = PyUnicode_DecodeUTF8((const char *)row.type.raw, row.type.len, NULL);
+    PyObject *role = row.is_message ? PyUnicode_DecodeUTF8((const char *)row.role.raw, row.role.len, NULL)
+                                    : Py_NewRef(Py_None);
+    PyBuffer_Release(&b);
+    PyObject *parent = row.null_parent ? Py_NewRef(Py_None) : PyLong_FromLongLong(row.parent);
+    PyObject *usage = row.has_usage ? PyLong_FromLongLong(row.usage) : Py_NewRef(Py_None);
+    if (type == NULL || role == NULL || parent == NULL || usage == NULL) {
+        Py_XDECREF(type);
+        Py_XDECREF(role);
+        Py_XDECREF(parent);
+        Py_XDECREF(usage);
+        return NULL;
     }
-    PyBuffer_Release(&b);
-    return result;
-bail:
-    PyBuffer_Release(&b);
-    Py_RETURN_NONE;
+    return Py_BuildValue("(NNLNLLN)", type, role, (long long)row.id, parent, (long long)row.stamp,
+                         (long long)row.tokens, usage);
 }
 
 /* one RawValue: appended (OK), else handed to the fallback after a flush; FAIL on an exception */
