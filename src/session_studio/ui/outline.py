@@ -379,48 +379,39 @@ def _mode_column(session: Session, mode: str) -> bytearray:
     message = records.code("message")
     if mode == "user-only":
         user = records.code("user")
-        messages = _code_mask(records.types, {message}, symbols)
-        users = _code_mask(records.roles, {user}, symbols)
-        if messages is not None and users is not None:
-            return _both(messages, users)
-        return bytearray(
-            t == message and r == user for t, r in zip(records.types, records.roles, strict=True)
+        return _both(
+            _code_mask(records.types, {message}, symbols), _code_mask(records.roles, {user}, symbols)
         )
     hidden_types = set(_DEFAULT_HIDDEN) - ({"usage"} if mode == "usage" else set())
     hidden = {records.code(t) for t in hidden_types} - {-1}
-    shown_codes = {c for c in range(symbols) if c not in hidden}
-    show = _code_mask(records.types, shown_codes, symbols)
-    if show is None:
-        by_code = bytes(c in shown_codes for c in range(symbols))
-        show = bytearray(map(by_code.__getitem__, records.types))
+    show = _code_mask(records.types, {c for c in range(symbols) if c not in hidden}, symbols)
     tool_result = records.code("toolResult")
     if mode == "no-tools" and message >= 0 and tool_result >= 0:
-        messages = _code_mask(records.types, {message}, symbols)
-        results = _code_mask(records.roles, {tool_result}, symbols)
-        if messages is not None and results is not None:
-            return _both(show, _flipped(_both(messages, results)))
-        for i, (t, r) in enumerate(zip(records.types, records.roles, strict=True)):
-            if t == message and r == tool_result:
-                show[i] = 0
+        tool_results = _both(
+            _code_mask(records.types, {message}, symbols), _code_mask(records.roles, {tool_result}, symbols)
+        )
+        return _both(show, _flipped(tool_results))
     return show
 
 
 def _only_at(shows: bytearray, hits: Iterable[int]) -> bytearray:
     """``shows`` kept at the records in ``hits`` only (other indices are ignored)."""
-    kept = bytearray(len(shows))
     n = len(shows)
+    kept = bytearray(n)
     for i in hits:
         if 0 <= i < n and shows[i]:
             kept[i] = 1
     return kept
 
 
-def _code_mask(column: array[int], codes: Set[int], symbols: int) -> bytearray | None:
-    """1 for each item of a type or role column whose code is in ``codes``, in bulk: the codes'
-    low bytes through ``bytes.translate`` (a map over 900k codes held the GIL ~85 ms: the window's
-    GUI thread stalled while a worker built the outline). None when a code needs a second byte."""
+def _code_mask(column: array[int], codes: Set[int], symbols: int) -> bytearray:
+    """1 for each item of a type or role column (of a table with `symbols` codes) whose code is in
+    ``codes``, in bulk: the codes' low bytes through ``bytes.translate`` (a map over 900k codes held
+    the GIL ~85 ms: the window's GUI thread stalled while a worker built the outline); a map still
+    where a code needs a second byte (over 256 types and roles)."""
     if symbols > 256:
-        return None
+        by_code = bytes(c in codes for c in range(symbols))
+        return bytearray(map(by_code.__getitem__, column))
     width = column.itemsize
     # a copy, not a memoryview: the column is the session's, which pi's appends may extend on the
     # GUI thread while this runs in a worker (an array exporting its buffer cannot grow)
