@@ -12,7 +12,7 @@ drops silently or that looks damaged.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Literal, overload
 
@@ -258,14 +258,15 @@ def iter_values(
                 end = last if last - pos <= RUN_BYTES else chunk.find(b"\n", pos + RUN_BYTES - 1) + 1
                 run = LineRun(chunk, pos, end, chunk_offset + pos, line_no, issues)
                 if not runs:
-                    yield from values_of_run(run)
+                    line_no = yield from values_of_run(run)
                 elif yielded:
                     yield run
+                    line_no += _count_newlines(chunk, pos, end)
                 else:  # the first value alone (the header, to the caller)
                     for rv in values_of_run(run):
                         yielded = True
                         yield rv
-                line_no += _count_newlines(chunk, pos, end)
+                    line_no += _count_newlines(chunk, pos, end)
                 pos = end
         if not parts:
             line_offset = chunk_offset + pos
@@ -302,8 +303,9 @@ def _newline_counter() -> Callable[[bytes, int, int], int]:
 _count_newlines = _newline_counter()
 
 
-def values_of_run(run: LineRun) -> Iterator[RawValue]:
-    """The values pi keeps of a run's lines, in order (their issues noted in ``run.issues``)."""
+def values_of_run(run: LineRun) -> Generator[RawValue, None, int]:
+    """The values pi keeps of a run's lines, in order (their issues noted in ``run.issues``);
+    returns the number of the line after the run."""
     chunk, pos, end, line_no, issues = run.chunk, run.start, run.end, run.line, run.issues
     base = run.offset - run.start  # the file offset of chunk[0]
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
@@ -326,6 +328,7 @@ def values_of_run(run: LineRun) -> Iterator[RawValue]:
                 yield rv
         line_no += 1
         pos = nl + 1
+    return line_no
 
 
 def expand_runs(values: Iterable[RawValue | LineRun]) -> Iterator[RawValue]:
