@@ -1210,6 +1210,21 @@ static PyObject *scan_entry(PyObject *self, PyObject *arg) {
                          (long long)row.tokens, usage);
 }
 
+/* a row was appended: counted, the buffers flushed when full */
+static int count_row(Columns *c, Py_ssize_t *appended) {
+    (*appended)++;
+    return c->pending >= FLUSH_EVERY && flush_columns(c) < 0 ? FAIL : OK;
+}
+
+/* fn(arg) in Python, after the rows so far are flushed (records stay in file order) */
+static int to_python(Columns *c, PyObject *fn, PyObject *arg) {
+    if (flush_columns(c) < 0) return FAIL;
+    PyObject *res = PyObject_CallOneArg(fn, arg);
+    if (res == NULL) return FAIL;
+    Py_DECREF(res);
+    return OK;
+}
+
 /* one RawValue: appended (OK), else handed to the fallback after a flush; FAIL on an exception */
 static int index_raw(Ctx *x, Columns *c, PyObject *raw, Py_ssize_t *appended) {
     PyObject *v = PyObject_GetAttr(raw, s_value);
@@ -1224,15 +1239,8 @@ static int index_raw(Ctx *x, Columns *c, PyObject *raw, Py_ssize_t *appended) {
             r = index_dict(x, c, v, line, offset, length);
     }
     Py_DECREF(v);
-    if (r == OK) {
-        (*appended)++;
-        return c->pending >= FLUSH_EVERY && flush_columns(c) < 0 ? FAIL : OK;
-    }
-    if (r == FAIL || flush_columns(c) < 0) return FAIL;
-    PyObject *res = PyObject_CallOneArg(x->fallback, raw);
-    if (res == NULL) return FAIL;
-    Py_DECREF(res);
-    return OK;
+    if (r == OK) return count_row(c, appended);
+    return r == FAIL ? FAIL : to_python(c, x->fallback, raw);
 }
 
 /* one line of a run (without its newline), as reader.values_of_run reads it: an object on a line
@@ -1244,11 +1252,7 @@ static int index_line(Ctx *x, Columns *c, const char *buf, Py_ssize_t len, int64
     PyObject *value = NULL;
     if (len > 0 && buf[len - 1] != '\r') {
         int scanned = index_scanned(x, c, buf, len, line, offset);
-        if (scanned == FAIL) return FAIL;
-        if (scanned == OK) {
-            (*appended)++;
-            return c->pending >= FLUSH_EVERY && flush_columns(c) < 0 ? FAIL : OK;
-        }
+        if (scanned != BAIL) return scanned == OK ? count_row(c, appended) : FAIL;
         PyObject *view = PyMemoryView_FromMemory((char *)buf, len, PyBUF_READ);
         if (view == NULL) return FAIL;
         value = PyObject_CallOneArg(x->loads, view);
@@ -1258,26 +1262,18 @@ static int index_line(Ctx *x, Columns *c, const char *buf, Py_ssize_t len, int64
             PyErr_Clear();
         }
     }
-    int r;
     if (value != NULL && PyDict_CheckExact(value)) {
-        r = index_dict(x, c, value, line, offset, len);
-        if (r == OK) {
+        int r = index_dict(x, c, value, line, offset, len);
+        if (r != BAIL) {
             Py_DECREF(value);
-            (*appended)++;
-            return c->pending >= FLUSH_EVERY && flush_columns(c) < 0 ? FAIL : OK;
-        }
-        if (r == FAIL || flush_columns(c) < 0) {
-            Py_DECREF(value);
-            return FAIL;
+            return r == OK ? count_row(c, appended) : FAIL;
         }
         PyObject *raw = PyObject_CallFunction(x->raw_type, "LLnO", (long long)line, (long long)offset, len, value);
         Py_DECREF(value);
         if (raw == NULL) return FAIL;
-        PyObject *res = PyObject_CallOneArg(x->fallback, raw);
+        r = to_python(c, x->fallback, raw);
         Py_DECREF(raw);
-        if (res == NULL) return FAIL;
-        Py_DECREF(res);
-        return OK;
+        return r;
     }
     Py_XDECREF(value);
     if (flush_columns(c) < 0) return FAIL;
