@@ -175,6 +175,9 @@ def main(argv: list[str]) -> int:
     from session_studio.core.allocator import tune_allocator
 
     tune_allocator()  # as the app's start (cli.main) does, before the window allocates
+    from session_studio.ui.import_check import forget_source_reads
+
+    forget_source_reads()  # as launch_gui does before the window's imports
     tmp = tempfile.mkdtemp(prefix="ss-bench-")
     if with_append:  # the window opens a copy: the entry pi "appends" never touches the given file
         copy = Path(tmp) / path.name

@@ -557,19 +557,6 @@ def test_opening_a_file_is_said_in_the_status_bars_label_not_over_it(threaded_wi
     assert w.status_path.text() == "Opening /sessions/big.jsonl…"
 
 
-def test_the_module_sources_pysides_import_hook_keeps_are_let_go() -> None:
-    """PySide's import hook reads every later module's source into linecache (~5 MB in a loaded
-    window); once the summariser's modules are imported after a load, the cache is emptied."""
-    import linecache
-
-    from session_studio.ui import main_window
-
-    assert linecache.getlines(main_window.__file__)
-    assert main_window.__file__ in linecache.cache
-    main_window.preload_summariser_modules()
-    assert main_window.__file__ not in linecache.cache
-
-
 def _many_small_branches(path: Path, count: int) -> Path:
     """A main line with a one-entry side branch off each of its first ``count`` entries (what a
     search's result looks like: hundreds of branch points of a row or two each)."""

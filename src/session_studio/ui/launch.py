@@ -58,6 +58,9 @@ def launch_gui(argv: list[str]) -> int:
     a = parse_args(list(argv))
     if a.screenshot and "QT_QPA_PLATFORM" not in os.environ:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from .import_check import forget_source_reads
+
+    forget_source_reads()  # before PySide6 checks the window's imports (see import_check)
     from PySide6.QtCore import QCoreApplication, Qt
     from PySide6.QtWidgets import QApplication
 

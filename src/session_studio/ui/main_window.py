@@ -89,15 +89,9 @@ PRELOAD_AFTER_MS = 1500
 
 def preload_summariser_modules() -> None:
     """Import the summariser stack (httpx, engine; ~0.3-0.5 s) off the GUI thread before the first
-    Generate, then empty ``linecache``: PySide's import hook (``__feature__``) reads the source of
-    every module imported after PySide into it, to see whether the module uses PySide (~5 MB of
-    text by now that nothing reads again; a traceback reads its lines anew)."""
-    import linecache
-
+    Generate (what PySide6 reads of them is not kept: see import_check)."""
     import session_studio.engine
     import session_studio.llm  # noqa: F401
-
-    linecache.clearcache()
 
 
 def sample_sessions_dir() -> str:
