@@ -1,0 +1,41 @@
+"""A row's preview collapses whitespace from a head of the text only when the rest cannot matter."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from session_studio.ui.outline import one_line, preview_text
+
+
+def _reference(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text[:limit] + ("…" if len(text) > limit else "")
+
+
+#: words and every kind of whitespace str.split() knows (a no-break space, a line separator, CR LF)
+_PIECES = st.sampled_from(
+    ["a", "word", "é😀", "→", " ", "  ", "\n", "\r\n", "\t", "\u00a0", "\u2028", "\u3000"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    pieces=st.lists(_PIECES, max_size=400),
+    # runs of whitespace long enough that the head holds less than the limit after collapsing
+    gap=st.integers(0, 3000),
+    at=st.integers(0, 400),
+    limit=st.sampled_from([1, 5, 20, 160]),
+)
+def test_one_line_is_the_whole_texts_collapse(pieces: list[str], gap: int, at: int, limit: int) -> None:
+    text = "".join(pieces[:at]) + " " * gap + "".join(pieces[at:])
+    assert one_line(text, limit) == _reference(text, limit)
+
+
+def test_a_megabyte_of_output_and_a_head_of_whitespace() -> None:
+    big = "line of tool output\n" * 50_000
+    assert one_line(big, 160) == _reference(big, 160)
+    spaced = " " * 5000 + "x" * 10 + " " * 3000 + "tail " * 100
+    assert one_line(spaced, 160) == _reference(spaced, 160)
+    value = {"type": "message", "message": {"role": "toolResult", "toolName": "bash", "content": big}}
+    assert preview_text(value) == _reference("bash: " + big, 160)
