@@ -210,6 +210,73 @@ def test_the_worker_process_builds_the_texts_the_thread_builds(tmp_path: Path, s
     assert len(more) == len(s.records) + 1 and more[len(s.records)] == "appended → é"
 
 
+def test_worker_ranges_split_once_at_a_whole_batch() -> None:
+    from session_studio.ui.search_worker import WORKER_MIN_RECORDS, worker_ranges
+
+    assert worker_ranges(10, 8) == [(0, 10)]
+    assert worker_ranges(2 * WORKER_MIN_RECORDS - 1, 8) == [(0, 2 * WORKER_MIN_RECORDS - 1)]
+    assert worker_ranges(900_000, 1) == [(0, 900_000)]
+    for count in (2 * WORKER_MIN_RECORDS, 900_000, 900_001, 2 * WORKER_MIN_RECORDS + BATCH_RECORDS - 1):
+        (lo0, hi0), (lo1, hi1) = worker_ranges(count, 2)
+        assert lo0 == 0 and hi0 == lo1 and hi1 == count
+        assert hi0 % BATCH_RECORDS == 0 and 0 <= count // 2 - hi0 < BATCH_RECORDS
+
+
+@pytest.mark.parametrize("spill", [True, False])
+def test_two_workers_build_the_texts_one_builds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spill: bool
+) -> None:
+    """Issue 11: on two cores a big session's texts come from two workers, each over half of the
+    records; put together they are the texts the thread builds, and they extend the same way."""
+    from session_studio.ui import search_worker
+
+    if not spill:
+        blocked = tmp_path / "not-a-folder"
+        blocked.write_text("a file where the cache folder would be")
+        monkeypatch.setenv("SESSION_STUDIO_CACHE_DIR", str(blocked))
+    monkeypatch.setattr(search_worker, "WORKER_MIN_RECORDS", BATCH_RECORDS)
+    monkeypatch.setattr(search_worker, "_usable_cores", lambda: 2)
+    started: list[tuple[int, int]] = []
+    start = search_worker._Worker.start
+
+    def counted(session: Session, lo: int, hi: int) -> object:
+        started.append((lo, hi))
+        return start(session, lo, hi)
+
+    monkeypatch.setattr(search_worker._Worker, "start", staticmethod(counted))
+    generated = generated_session(tmp_path, 6, 3 * BATCH_RECORDS + 300)
+    s = Session.open(generated.path, keep_values=False)
+    count = len(s.records)
+    by_workers = search_worker.build_search_texts(s)
+    assert started == [(0, BATCH_RECORDS), (BATCH_RECORDS, count)]
+    assert by_workers is not None
+    in_thread = extend_search_texts(s, None)
+    assert list(by_workers) == list(in_thread)
+    for needle in ("é", "the", "→", "zz-not-there"):
+        assert list(by_workers.matching(needle)) == list(in_thread.matching(needle))
+    more = by_workers.extended(["appended → é"])
+    assert len(more) == count + 1 and more[count] == "appended → é"
+    assert [len(b) for b in more._batches[:-1]] == [BATCH_RECORDS] * (len(more._batches) - 1)
+
+
+def test_when_one_of_two_workers_fails_nothing_is_returned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second half's worker dies (its lines are no longer JSON): no texts, the thread builds them."""
+    from session_studio.ui import search_worker
+
+    monkeypatch.setattr(search_worker, "WORKER_MIN_RECORDS", BATCH_RECORDS)
+    monkeypatch.setattr(search_worker, "_usable_cores", lambda: 2)
+    generated = generated_session(tmp_path, 7, 3 * BATCH_RECORDS)
+    s = Session.open(generated.path, keep_values=False)
+    t = s.records
+    last = len(t) - 5
+    with open(generated.path, "r+b") as fh:  # same file, same size: a line's bytes damaged in place
+        fh.seek(t.offsets[last])
+        fh.write(b"#" * t.lengths[last])
+    assert search_worker.build_search_texts(s) is None
+
+
 def test_the_workers_texts_stay_on_disk_not_in_the_windows_memory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

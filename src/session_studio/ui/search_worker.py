@@ -1,35 +1,37 @@
-"""The search text of a big session, built by a second process (no Qt here).
+"""The search text of a big session, built by other processes (no Qt here).
 
 Building it means parsing every entry of the file again and making its preview: seconds of pure
 Python on a 100 MB session, a minute on a 1 GB one. Run in a worker thread of the window, that
 work took the GIL in turns with the GUI thread, and every paint of the tree then waited for it,
 hundreds of times per screenful (a stall of several hundred ms while the session was loading).
-Here a fresh interpreter does it:
+Here fresh interpreters do it, two where there are two cores (each over half of the records: the
+window is idle by then, and the texts of the 1 GB session come in half the time):
 
     python -m session_studio.ui.search_worker PATH DEV INO [SPILL_FD]
 
-It reads the offsets and lengths of the records' lines from stdin (two ``array("q")`` byte
+Each reads the offsets and lengths of its records' lines from stdin (two ``array("q")`` byte
 strings) and packs the texts of each ``BATCH_RECORDS`` records into one batch (see
 :mod:`search_texts`). With ``SPILL_FD`` (a temporary file the window made and passed on) it writes
 each batch there and sends only where it lies ``(pos, blob size, offsets size, count)``, so the
 texts never enter the window's memory; without it, it sends the batch itself ``(blob, offsets)``.
-``None`` ends the stream. The window's thread only waits on the pipe meanwhile (no GIL).
+``None`` ends the stream. The window's thread only waits on the pipes meanwhile (no GIL).
 
 Only files whose texts come straight from their lines are given to it: no v1 migration patches,
 no entries that live only in memory, values not kept (a small file is done in the thread
 quicker than an interpreter starts). Anything that goes wrong (the file replaced, a line no longer
-there or no longer JSON, the worker killed) makes :func:`build_search_texts` return None, and the
+there or no longer JSON, a worker killed) makes :func:`build_search_texts` return None, and the
 caller builds the texts in its thread as before, with that path's own handling of each case.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
 from array import array
 from collections.abc import Callable
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from session_studio.core.allocator import tune_allocator
@@ -41,7 +43,7 @@ from session_studio.core.session import Session
 from .outline import preview_text
 from .search_texts import BATCH_RECORDS, SearchTexts, SpillFile, packed_batch, spilled_batch, text_batch
 
-__all__ = ["WORKER_MIN_RECORDS", "build_search_texts", "worker_can_build"]
+__all__ = ["WORKER_MIN_RECORDS", "build_search_texts", "worker_can_build", "worker_ranges"]
 
 #: sessions with fewer records are searched from texts built in the thread (an interpreter start,
 #: ~0.2 s, is more than their whole build)
@@ -67,61 +69,126 @@ def worker_can_build(session: Session, min_records: int | None = None) -> bool:
 def build_search_texts(
     session: Session, min_records: int | None = None, cancelled: Callable[[], bool] | None = None
 ) -> SearchTexts | None:
-    """The search texts of all of ``session``'s records, built by a worker process; None when the
-    session is not one for the worker or the worker did not finish (build them here then), or when
-    ``cancelled()`` turned true meanwhile (the worker is stopped: it runs for ~30 s on 1 GB)."""
+    """The search texts of all of ``session``'s records, built by worker processes (two, each over
+    half of the records, where there are two cores); None when the session is not one for the
+    workers or one of them did not finish (build them here then), or when ``cancelled()`` turned
+    true meanwhile (the workers are stopped: the build takes ~20 s of a core on 1 GB)."""
     if not worker_can_build(session, min_records):
         return None
-    fp = session.fingerprint
-    assert fp is not None
-    t = session.records
-    cmd = [sys.executable, "-m", "session_studio.ui.search_worker", session.path, str(fp.dev), str(fp.ino)]
-    spill = SpillFile.create(cache_root())  # None: the texts come over the pipe, into memory
-    if spill is not None:
-        cmd.append(str(spill.fd))
+    count = len(session.records)
+    workers: list[_Worker] = []
     try:
-        child = subprocess.Popen(
-            cmd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            pass_fds=(spill.fd,) if spill is not None else (),
-        )
-    except OSError:
-        return None
-    run_behind(child.pid)
-    assert child.stdin is not None and child.stdout is not None
-    # the connections own copies of the pipe ends: each closes its own
-    send = Connection(os.dup(child.stdin.fileno()), readable=False)
-    recv = Connection(os.dup(child.stdout.fileno()), writable=False)
-    batches = []
-    try:
-        # the columns themselves (send_bytes takes any buffer): tobytes() copied 7 MB each on the
-        # 1 GB session while the window was at its fullest
-        send.send_bytes(t.offsets)
-        send.send_bytes(t.lengths)
-        while True:
+        for lo, hi in worker_ranges(count, _usable_cores()):
+            worker = _Worker.start(session, lo, hi)
+            if worker is None:
+                return None
+            workers.append(worker)
+        waiting = {w.recv: w for w in workers}
+        while waiting:
             if cancelled is not None and cancelled():
                 return None
-            if not recv.poll(CANCEL_POLL_S):  # a batch takes a while: look at cancelled() meanwhile
-                continue
-            got = recv.recv()
-            if got is None:
-                break
-            if spill is not None:
-                batches.append(spilled_batch(spill, *got))
-            else:
-                blob, offsets = got
-                batches.append(packed_batch(blob, offsets))
+            # a batch takes a while: look at cancelled() meanwhile
+            for conn in wait(list(waiting), CANCEL_POLL_S):
+                worker = waiting[conn]  # type: ignore[index]
+                if not worker.receive():
+                    del waiting[worker.recv]
     except (OSError, EOFError, ValueError):
         return None
     finally:
-        child.kill()  # done already, or stuck: it holds nothing of the user's
-        child.wait()
-        for end in (send, recv, child.stdin, child.stdout):
-            end.close()
-    texts = SearchTexts(batches)
-    return texts if len(texts) == len(t) else None
+        for worker in workers:
+            worker.stop()
+    texts = SearchTexts(itertools.chain.from_iterable(w.batches for w in workers))
+    return texts if len(texts) == count else None
+
+
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def worker_ranges(count: int, cores: int) -> list[tuple[int, int]]:
+    """The records [lo, hi) each worker builds: one range, or two (on two cores or more, from twice
+    WORKER_MIN_RECORDS on) split at a multiple of BATCH_RECORDS, so that only the last batch of all
+    is not full (SearchTexts.extended adds to it)."""
+    if cores < 2 or count < 2 * WORKER_MIN_RECORDS:
+        return [(0, count)]
+    split = (count // 2 // BATCH_RECORDS) * BATCH_RECORDS
+    return [(0, split), (split, count)]
+
+
+class _Worker:
+    """One worker process, the pipes to it and the batches it sent so far."""
+
+    def __init__(
+        self, child: subprocess.Popen[bytes], send: Connection, recv: Connection, spill: SpillFile | None
+    ) -> None:
+        self.child, self.send, self.recv, self.spill = child, send, recv, spill
+        self.batches: list[Any] = []
+
+    @classmethod
+    def start(cls, session: Session, lo: int, hi: int) -> _Worker | None:
+        """A worker building the texts of records [lo, hi); None when none can be started."""
+        fp = session.fingerprint
+        assert fp is not None
+        t = session.records
+        cmd = [
+            sys.executable,
+            "-m",
+            "session_studio.ui.search_worker",
+            session.path,
+            str(fp.dev),
+            str(fp.ino),
+        ]
+        spill = SpillFile.create(cache_root())  # None: the texts come over the pipe, into memory
+        if spill is not None:
+            cmd.append(str(spill.fd))
+        try:
+            child = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(spill.fd,) if spill is not None else (),
+            )
+        except OSError:
+            return None
+        run_behind(child.pid)
+        assert child.stdin is not None and child.stdout is not None
+        # the connections own copies of the pipe ends: each closes its own
+        send = Connection(os.dup(child.stdin.fileno()), readable=False)
+        recv = Connection(os.dup(child.stdout.fileno()), writable=False)
+        worker = cls(child, send, recv, spill)
+        try:
+            # the whole columns are sent as they are (send_bytes takes any buffer): tobytes() copied
+            # 7 MB each on the 1 GB session while the window was at its fullest
+            whole = lo == 0 and hi == len(t)
+            send.send_bytes(t.offsets if whole else t.offsets[lo:hi])
+            send.send_bytes(t.lengths if whole else t.lengths[lo:hi])
+        except OSError:
+            worker.stop()
+            return None
+        return worker
+
+    def receive(self) -> bool:
+        """Take the next batch the worker sent; False once it said it is done."""
+        got = self.recv.recv()
+        if got is None:
+            return False
+        if self.spill is not None:
+            self.batches.append(spilled_batch(self.spill, *got))
+        else:
+            blob, offsets = got
+            self.batches.append(packed_batch(blob, offsets))
+        return True
+
+    def stop(self) -> None:
+        self.child.kill()  # done already, or stuck: it holds nothing of the user's
+        self.child.wait()
+        for end in (self.send, self.recv, self.child.stdin, self.child.stdout):
+            if end is not None:
+                end.close()
 
 
 def _texts_of_lines(
