@@ -4,6 +4,7 @@ compare with pi. Generated sessions of every kind the oracle stage uses, without
 
 from __future__ import annotations
 
+import functools
 import itertools
 from pathlib import Path
 from typing import Any
@@ -200,3 +201,73 @@ def test_a_scan_process_imports_only_what_indexing_needs() -> None:
     loaded = set(ast.literal_eval(out))
     assert "session_studio.core.session" in loaded
     assert not loaded & {"session_studio.core.context", "session_studio.core.preparation"}
+
+
+def _count_into(seen: list[int], started: list[int]) -> None:
+    seen.append(len(started))
+
+
+@pytest.mark.parametrize("method", [None, "fork", "fresh"])
+def test_before_indexing_is_called_once_when_the_scan_processes_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, method: str | None
+) -> None:
+    """The window reads and shows a big file's head in before_indexing: called once, from the
+    loading thread, after the scan processes were started (their start and the head's read overlap)
+    or before indexing here; a legacy file (the scan is given up for the sequential migration) too."""
+    plain = generate(tmp_path / "plain", "--seed", "7407", "--count", "1")
+    legacy = generate(tmp_path / "legacy", "--seed", "7408", "--count", "1", "--legacy")
+    monkeypatch.setattr(session_module, "_scan_start_method", lambda *_a: method)
+    started: list[int] = []
+    real = session_module._start_scan
+
+    def start_scan(*a: Any) -> tuple[Any, Any]:
+        started.append(a[2])
+        return real(*a)
+
+    monkeypatch.setattr(session_module, "_start_scan", start_scan)
+    for f in (*plain, *legacy):
+        started.clear()
+        seen: list[int] = []
+        s = Session.open(
+            f,
+            keep_values=False,
+            use_cache=False,
+            before_indexing=functools.partial(_count_into, seen, started),
+        )
+        expected = Session.open(f, keep_values=False, parallel=False, use_cache=False)
+        assert [r.id for r in s.records] == [r.id for r in expected.records] or s.migrated, f.name
+        # the scan processes this open had started when it was called: none, the one for the
+        # second half, or both halves'; a legacy file's two are given up (its header needs the
+        # migration) for the one of the second half, as the fork way does
+        started_by_then = {None: 0, "fork": 1, "fresh": 2 if f in plain else 3}[method]
+        assert seen == [started_by_then], (f.name, seen)
+
+
+def test_before_indexing_comes_before_a_cached_index_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a cached index (the file's head is shown while it is read) and with a stale one (called
+    once, before the stale cache is tried; the cold index then does not call it again)."""
+    from session_studio.core import index_cache
+
+    monkeypatch.setenv("SESSION_STUDIO_CACHE_DIR", str(tmp_path / "cache"))
+    (f,) = generate(tmp_path / "plain", "--seed", "7409", "--count", "1")
+    events: list[str] = []
+    real_load = index_cache.load_cached
+
+    def load_cached(*a: Any, **k: Any) -> Any:
+        got = real_load(*a, **k)
+        events.append("cache hit" if got is not None else "cache miss")
+        return got
+
+    monkeypatch.setattr(index_cache, "load_cached", load_cached)
+    Session.open(f, keep_values=False, use_cache=True, before_indexing=lambda: events.append("head"))
+    assert events == ["cache miss", "head"]  # no cache file yet: the head before the index
+    events.clear()
+    Session.open(f, keep_values=False, use_cache=True, before_indexing=lambda: events.append("head"))
+    assert events == ["head", "cache hit"]
+    events.clear()
+    data = f.read_bytes()
+    f.write_bytes(data.replace(b'"user"', b'"USER"', 1))  # same size, other bytes: the cache is stale
+    Session.open(f, keep_values=False, use_cache=True, before_indexing=lambda: events.append("head"))
+    assert events == ["head", "cache miss"]

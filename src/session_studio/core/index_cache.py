@@ -50,6 +50,7 @@ __all__ = [
     "MIN_CACHED_BYTES",
     "CachedIndex",
     "cache_dir",
+    "cache_file_exists",
     "cache_root",
     "code_version",
     "load_cached",
@@ -141,6 +142,12 @@ def _cache_file(path: str) -> str | None:
         code_version().encode() + b"\0" + os.path.realpath(path).encode("utf-8", "surrogateescape")
     ).hexdigest()[:40]
     return os.path.join(d, f"{key}.idx")
+
+
+def cache_file_exists(path: str) -> bool:
+    """Whether an index of ``path`` is cached (still to be checked against the file: load_cached)."""
+    f = _cache_file(path)
+    return f is not None and os.path.isfile(f)
 
 
 def _probe(path: str, size: int) -> tuple[str, str]:

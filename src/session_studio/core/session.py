@@ -137,6 +137,7 @@ class Session:
         cancel: Callable[[], bool] | None = None,
         use_cache: bool | None = None,
         others_need_the_gil: bool = False,
+        before_indexing: Callable[[], None] | None = None,
     ) -> Session:
         """Open a session file the way pi does (without ever writing to it).
 
@@ -149,7 +150,12 @@ class Session:
         returning True stops the load with LoadCancelled (both from the loading thread).
         `use_cache`: reuse/store the index of big files (see index_cache); default on
         for files of MIN_CACHED_BYTES and more that are not kept in memory.
+        `before_indexing()` is called once, from the loading thread, just before its first long step:
+        reading a cached index, indexing here, or (the two-interpreter way) waiting for the scan
+        processes, right after they were started: what it does (the window reads and shows the
+        head of the file) then overlaps with their start and scan.
         """
+        announce = _Once(before_indexing)
         p = os.fspath(path)
         fd = open_regular_fd(p)  # never blocks on a FIFO; refuses devices and directories
         try:
@@ -163,6 +169,8 @@ class Session:
             st.st_size >= index_cache.MIN_CACHED_BYTES if use_cache is None else use_cache
         )
         if cached_ok:
+            if index_cache.cache_file_exists(p):
+                announce()
             cached = cls._from_cache(p, st.st_size, progress, cancel)
             if cached is not None:
                 cached.refresh()  # lines appended since the index was cached
@@ -175,6 +183,7 @@ class Session:
         with fh, _gc_paused():
             split = _split_point(fh, st.st_size) if start_method is not None else None
             if split is None:
+                announce()
                 values = iter_values(fh, issues, runs=_bulk_runs(keep))
                 if progress is not None or cancel is not None:
                     values = _watched(values, st.st_size, progress, cancel)
@@ -182,7 +191,9 @@ class Session:
                 session.size = fh.tell()
             else:
                 assert start_method is not None
-                session = cls._open_parallel(p, fh, issues, split, st.st_size, progress, cancel, start_method)
+                session = cls._open_parallel(
+                    p, fh, issues, split, st.st_size, progress, cancel, start_method, announce
+                )
             session._took_fingerprint(fh.fileno())
         cacheable = not (session.reset or session.migrated or session.partial_tail)
         if cached_ok and cacheable:
@@ -297,6 +308,7 @@ class Session:
         progress: Callable[[int, int], None] | None = None,
         cancel: Callable[[], bool] | None = None,
         start_method: str = "fork",
+        announce: Callable[[], None] = lambda: None,
     ) -> Session:
         """Index [0, split) here while another process indexes the rest (`start_method`: "fork",
         or "fresh" for a new interpreter, see _scan_start_method).
@@ -305,13 +317,14 @@ class Session:
         to new interpreters and this thread only waits on their pipes, so the GIL stays with the
         other threads (see _open_in_children); the header is read here."""
         if start_method == "fresh":
-            in_children = cls._open_in_children(p, fh, issues, split, size, progress, cancel)
+            in_children = cls._open_in_children(p, fh, issues, split, size, progress, cancel, announce)
             if in_children is not None:
                 return in_children
             fh.seek(0)  # not a plain file with its header on line 1: the half here after all
             issues.clear()
         recv, proc = _start_scan(start_method, p, split, None)
         try:
+            announce()
             lines_read: list[int] = []
             values = iter_values(fh, issues, 0, 1, split, lines_read, runs=_bulk_runs(False))
             if progress is not None or cancel is not None:
@@ -353,10 +366,12 @@ class Session:
         size: int,
         progress: Callable[[int, int], None] | None,
         cancel: Callable[[], bool] | None,
+        announce: Callable[[], None],
     ) -> Session | None:
         """Read line 1 (the header) here and index [line 2, split) and [split, end) in two new
         interpreters; None (and nothing kept) when line 1 is not a current header: a legacy file
-        needs the sequential migration, a headerless one pi's own start-over."""
+        needs the sequential migration, a headerless one pi's own start-over. `announce()` is
+        called once they run, before the wait for them."""
         head_end = _first_line_end(fh, split)
         if head_end is None:
             return None
@@ -372,6 +387,7 @@ class Session:
             )
             if session.header is None or session.migrated or session.reset or len(session.records):
                 return None
+            announce()
             results = _scan_results(
                 [conn for conn, _proc in scans], [head_end, split], size, progress, cancel
             )
@@ -1267,6 +1283,20 @@ def _scan_results(
             if progress is not None:
                 progress(starts[0] + sum(done_bytes), size)
     return [r for r in results if r is not None]
+
+
+class _Once:
+    """A callable that calls ``fn`` (if any) the first time it is called, and does nothing after."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[], None] | None) -> None:
+        self.fn = fn
+
+    def __call__(self) -> None:
+        fn, self.fn = self.fn, None
+        if fn is not None:
+            fn()
 
 
 def _first_line_end(fh: BinaryIO, limit: int) -> int | None:

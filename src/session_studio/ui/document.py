@@ -175,16 +175,20 @@ def load_session(path: str, pin: str = "auto", plain: str = "auto", op: Operatio
         size = os.path.getsize(path)
     except OSError:
         size = 0
-    if size >= PARTIAL_MIN_BYTES:
+
+    def show_head() -> None:
+        """Read the file's head and show it while the rest is indexed (Session.open calls this once,
+        right after it started the scan processes: reading the head overlaps with their start)."""
         head = load_head(path, HEAD_BYTES)
         if head is not None:
             op.report_interim(head)
             # the GUI thread lays the head out now: indexing the rest in this process meanwhile would
             # make every one of its model calls wait for the GIL, so give it a moment (it sets the
-            # event when done). Scan processes do not take the GIL: they start at once (they run
+            # event when done). Scan processes do not take the GIL: they go on at once (they run
             # behind the GUI thread: priority.run_behind); waiting cost 150-360 ms of the open.
             if not op.runner.synchronous and not indexed_in_children(size):
                 head.shown.wait(1.0)
+
     last = [-1]
 
     def progress(done: int, total: int) -> None:
@@ -204,6 +208,7 @@ def load_session(path: str, pin: str = "auto", plain: str = "auto", op: Operatio
             cancel=op.cancelled.is_set,
             use_cache=USE_INDEX_CACHE,
             others_need_the_gil=not op.runner.synchronous,  # the GUI thread's paints
+            before_indexing=show_head if size >= PARTIAL_MIN_BYTES else None,
         )
         op.report(1000, 1000, "Planning…")
         res = prepare_loaded(session, pin=pin, plain=plain)
