@@ -247,8 +247,12 @@ def test_two_workers_build_the_texts_one_builds(
     generated = generated_session(tmp_path, 6, 3 * BATCH_RECORDS + 300)
     s = Session.open(generated.path, keep_values=False)
     count = len(s.records)
-    by_workers = search_worker.build_search_texts(s)
+    reported: list[tuple[int, int]] = []
+    by_workers = search_worker.build_search_texts(s, progress=lambda n, total: reported.append((n, total)))
     assert started == [(0, BATCH_RECORDS), (BATCH_RECORDS, count)]
+    # a report per batch, of both workers' records together
+    assert [n for n, _ in reported] == sorted(n for n, _ in reported) and reported[-1] == (count, count)
+    assert len(reported) == len(by_workers._batches) if by_workers is not None else False
     assert by_workers is not None
     in_thread = extend_search_texts(s, None)
     assert list(by_workers) == list(in_thread)
@@ -396,3 +400,47 @@ def test_a_cancelled_build_stops_the_worker_at_its_next_batch(tmp_path: Path) ->
     assert build_search_texts(s, min_records=1, cancelled=cancelled) is None
     assert len(asked) == 3
     assert build_search_texts(s, min_records=1, cancelled=lambda: False) is not None
+
+
+def test_a_search_waiting_for_the_texts_says_so_until_its_rows_come(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under X on the 1 GB session a search typed right after the plan was usable showed nothing
+    for ~10 s (the texts still coming from their workers): the old rows and count stayed as if the
+    search had not been taken. The count line now says the search waits, with the workers' progress."""
+    import threading
+
+    from session_studio.ui import tree_model
+    from session_studio.ui.main_window import MainWindow
+    from session_studio.ui.settings import AppSettings
+    from session_studio.ui.tasks import TaskRunner
+
+    from .conftest import settle_window
+
+    release = threading.Event()
+    real = tree_model.build_search_texts
+
+    def slow_build(session: Session, **kw: Any) -> SearchTexts | None:
+        kw["progress"](1024, 3000)  # the first batch came
+        release.wait(20)
+        return real(session, min_records=1, **kw)
+
+    monkeypatch.setattr(tree_model, "build_search_texts", slow_build)
+    generated = generated_session(tmp_path, 8, 3000)
+    w = MainWindow(AppSettings(tmp_path / "s.ini"), TaskRunner(), sessions_root=str(tmp_path))
+    qtbot.addWidget(w)
+    w.open_path(str(generated.path))
+    qtbot.waitUntil(lambda: w.tree_model._indexing, timeout=20000)
+    shown = w.tree_count.text()
+    w.search.setText("the")
+    w._apply_filter()  # as the search box's timer does
+    assert w.tree_model.waiting_for_search_texts
+    qtbot.waitUntil(lambda: "1,024 of 3,000" in w.tree_count.text(), timeout=5000)
+    assert w.tree_count.text() == "Searching for “the”… preparing the search: 1,024 of 3,000 entries read"
+    release.set()
+    qtbot.waitUntil(lambda: w.tree_model.query == "the" and not w.tree_model.rebuilding, timeout=20000)
+    qtbot.waitUntil(lambda: "entries shown" in w.tree_count.text(), timeout=5000)
+    assert w.tree_count.text() != shown
+    assert w.tree_count.text().startswith(f"{len(w.tree_model.outline):,} of 3,00")
+    assert 0 < len(w.tree_model.outline) < len(w.doc.session.records)
+    settle_window(qtbot, w)

@@ -191,6 +191,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self._search_timer.setInterval(200)
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self._search_timer.timeout.connect(self._apply_filter)
+        self.tree_model.search_text_progress.connect(self._on_search_text_progress)
         self.bar.entry_clicked.connect(d.select)
         self.a_timeline.toggled.connect(self.timeline.setVisible)
         d.plan_changed.connect(self.timeline.follow_plan)

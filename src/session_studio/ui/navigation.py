@@ -157,6 +157,22 @@ class TreeNavigation(WindowParts):
         self.tree_model.filter_async(
             self.runner, self.filter_combo.currentData(), self.search.text(), self._show_new_rows
         )
+        if self.tree_model.rebuilding:  # not shown yet: say so until the rows come
+            self._say_searching()
+
+    def _say_searching(self) -> None:
+        """The count line while a search or filter is built: the rows shown are still the old ones
+        (on a big session the search texts may still be coming from their workers, ~10 s on 1 GB)."""
+        query = self.search.text().strip()
+        text = f"Searching for “{query}”…" if query else "Filtering…"
+        if self.tree_model.waiting_for_search_texts:
+            done, total = self.tree_model.search_text_read
+            text += " preparing the search" + (f": {done:,} of {total:,} entries read" if total else "")
+        self.tree_count.setText(text)
+
+    def _on_search_text_progress(self, _done: int, _total: int) -> None:
+        if self.tree_model.waiting_for_search_texts:
+            self._say_searching()
 
     def _update_count(self) -> None:
         s = self.doc.session

@@ -67,12 +67,16 @@ def worker_can_build(session: Session, min_records: int | None = None) -> bool:
 
 
 def build_search_texts(
-    session: Session, min_records: int | None = None, cancelled: Callable[[], bool] | None = None
+    session: Session,
+    min_records: int | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> SearchTexts | None:
     """The search texts of all of ``session``'s records, built by worker processes (two, each over
     half of the records, where there are two cores); None when the session is not one for the
     workers or one of them did not finish (build them here then), or when ``cancelled()`` turned
-    true meanwhile (the workers are stopped: the build takes ~20 s of a core on 1 GB)."""
+    true meanwhile (the workers are stopped: the build takes ~20 s of a core on 1 GB).
+    ``progress(records done, records)`` is called as the batches come."""
     if not worker_can_build(session, min_records):
         return None
     count = len(session.records)
@@ -92,6 +96,8 @@ def build_search_texts(
                 worker = waiting[conn]  # type: ignore[index]
                 if not worker.receive():
                     del waiting[worker.recv]
+                elif progress is not None:
+                    progress(sum(w.done for w in workers), count)
     except (OSError, EOFError, ValueError):
         return None
     finally:
@@ -126,6 +132,7 @@ class _Worker:
     ) -> None:
         self.child, self.send, self.recv, self.spill = child, send, recv, spill
         self.batches: list[Any] = []
+        self.done = 0  # records in the batches
 
     @classmethod
     def start(cls, session: Session, lo: int, hi: int) -> _Worker | None:
@@ -181,6 +188,7 @@ class _Worker:
         else:
             blob, offsets = got
             self.batches.append(packed_batch(blob, offsets))
+        self.done += len(self.batches[-1])
         return True
 
     def stop(self) -> None:

@@ -128,6 +128,8 @@ class SessionTreeModel(QAbstractItemModel):
     #: pi 1.6.0 facts computed in a worker arrived (context edits, usage totals): views showing
     #: them render again
     pi16_ready = Signal()
+    #: (records done, records) of the search texts a big session's workers are building
+    search_text_progress = Signal(int, int)
 
     #: groups longer than this are shown as blocks of ``chunk_rows`` rows; below it a flat list
     #: lays out in a few tens of ms, and blocks would only get in the reader's way
@@ -177,6 +179,8 @@ class SessionTreeModel(QAbstractItemModel):
         self.query = ""
         #: lowercased search text per record (its preview), built once per session off the GUI thread
         self._search_texts: SearchTexts | None = None
+        #: (records, of records) whose search text the workers sent so far (see prepare_search)
+        self.search_text_read = (0, 0)
         self._filter_serial = 0
         self._filtering = False  # a filter build runs in a worker
         self._indexing = False  # the search texts are being built in a worker
@@ -274,6 +278,7 @@ class SessionTreeModel(QAbstractItemModel):
         self._wanted_active = None
         if session is not self.session:
             self._search_texts = None
+            self.search_text_read = (0, 0)
             self._default_outline = None
             self.edits = NO_EDITS
         if session is not None and context_edits is not None:
@@ -398,9 +403,9 @@ class SessionTreeModel(QAbstractItemModel):
         self._indexing = True
 
         def work(op: Operation) -> SearchTexts:
-            # a big file's texts come from a second process: built here, they took the GIL in turns
+            # a big file's texts come from other processes: built here, they took the GIL in turns
             # with the GUI thread for seconds (see search_worker)
-            texts = build_search_texts(s, cancelled=op.cancelled.is_set)
+            texts = build_search_texts(s, cancelled=op.cancelled.is_set, progress=op.report)
             if texts is not None:
                 return texts
             if op.cancelled.is_set():  # the window is closing: its result is dropped anyway
@@ -421,7 +426,20 @@ class SessionTreeModel(QAbstractItemModel):
         def failed(_e: BaseException, _tb: str) -> None:
             self._indexing = False
 
-        runner.op(work).on_success(done).on_failure(failed).start()
+        def progress(n: int, total: int, _text: str) -> None:
+            if s is self.session:
+                self.search_text_read = (n, total)
+                self.search_text_progress.emit(n, total)
+
+        self.search_text_read = (0, 0)
+        op = runner.op(work).on_success(done).on_failure(failed)
+        op.progress.connect(progress)
+        op.start()
+
+    @property
+    def waiting_for_search_texts(self) -> bool:
+        """A search waits for the session's search texts, still being built (see prepare_search)."""
+        return self._indexing and self._pending_filter is not None
 
     @property
     def rebuilding(self) -> bool:
