@@ -237,13 +237,13 @@ def test_two_workers_build_the_texts_one_builds(
     monkeypatch.setattr(search_worker, "WORKER_MIN_RECORDS", BATCH_RECORDS)
     monkeypatch.setattr(search_worker, "_usable_cores", lambda: 2)
     started: list[tuple[int, int]] = []
-    start = search_worker._Worker.start
+    send_records = search_worker._Worker.send_records
 
-    def counted(session: Session, lo: int, hi: int) -> object:
+    def counted(worker: object, session: Session, lo: int, hi: int) -> None:
         started.append((lo, hi))
-        return start(session, lo, hi)
+        send_records(worker, session, lo, hi)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(search_worker._Worker, "start", staticmethod(counted))
+    monkeypatch.setattr(search_worker._Worker, "send_records", counted)
     generated = generated_session(tmp_path, 6, 3 * BATCH_RECORDS + 300)
     s = Session.open(generated.path, keep_values=False)
     count = len(s.records)
@@ -261,6 +261,32 @@ def test_two_workers_build_the_texts_one_builds(
     more = by_workers.extended(["appended → é"])
     assert len(more) == count + 1 and more[count] == "appended → é"
     assert [len(b) for b in more._batches[:-1]] == [BATCH_RECORDS] * (len(more._batches) - 1)
+
+
+def test_the_sessions_columns_are_never_what_the_pipe_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pipe write lets the GIL go until the worker has read everything; an array whose buffer it
+    holds cannot grow meanwhile, and pi appending makes the GUI thread extend these columns
+    (BufferError there). Each worker is sent copies, made holding the GIL."""
+    from multiprocessing.connection import Connection
+
+    from session_studio.ui.search_worker import build_search_texts
+
+    generated = generated_session(tmp_path, 9, BATCH_RECORDS + 5)
+    s = Session.open(generated.path, keep_values=False)
+    columns = (s.records.offsets, s.records.lengths)
+    sent: list[object] = []
+    real = Connection.send_bytes
+
+    def spy(self: Connection, buf: Any, *a: Any) -> None:
+        sent.append(buf)
+        real(self, buf, *a)
+
+    monkeypatch.setattr(Connection, "send_bytes", spy)
+    assert build_search_texts(s, min_records=1) is not None
+    assert len(sent) == 2 and all(x == c for x, c in zip(sent, columns, strict=True))
+    assert not any(x is c for x in sent for c in columns)
 
 
 def test_when_one_of_two_workers_fails_nothing_is_returned(

@@ -80,13 +80,16 @@ def build_search_texts(
     if not worker_can_build(session, min_records):
         return None
     count = len(session.records)
+    ranges = worker_ranges(count, _usable_cores())
     workers: list[_Worker] = []
     try:
-        for lo, hi in worker_ranges(count, _usable_cores()):
-            worker = _Worker.start(session, lo, hi)
+        for _range in ranges:  # all of them start before any is sent its records (it waits to read)
+            worker = _Worker.start(session)
             if worker is None:
                 return None
             workers.append(worker)
+        for worker, (lo, hi) in zip(workers, ranges, strict=True):
+            worker.send_records(session, lo, hi)
         waiting = {w.recv: w for w in workers}
         while waiting:
             if cancelled is not None and cancelled():
@@ -135,11 +138,11 @@ class _Worker:
         self.done = 0  # records in the batches
 
     @classmethod
-    def start(cls, session: Session, lo: int, hi: int) -> _Worker | None:
-        """A worker building the texts of records [lo, hi); None when none can be started."""
+    def start(cls, session: Session) -> _Worker | None:
+        """A worker for ``session``'s file, waiting for its records (send_records); None when none
+        can be started."""
         fp = session.fingerprint
         assert fp is not None
-        t = session.records
         cmd = [
             sys.executable,
             "-m",
@@ -166,17 +169,16 @@ class _Worker:
         # the connections own copies of the pipe ends: each closes its own
         send = Connection(os.dup(child.stdin.fileno()), readable=False)
         recv = Connection(os.dup(child.stdout.fileno()), writable=False)
-        worker = cls(child, send, recv, spill)
-        try:
-            # the whole columns are sent as they are (send_bytes takes any buffer): tobytes() copied
-            # 7 MB each on the 1 GB session while the window was at its fullest
-            whole = lo == 0 and hi == len(t)
-            send.send_bytes(t.offsets if whole else t.offsets[lo:hi])
-            send.send_bytes(t.lengths if whole else t.lengths[lo:hi])
-        except OSError:
-            worker.stop()
-            return None
-        return worker
+        return cls(child, send, recv, spill)
+
+    def send_records(self, session: Session, lo: int, hi: int) -> None:
+        """Tell the worker to build the texts of records [lo, hi): where their lines are."""
+        t = session.records
+        for column in (t.offsets, t.lengths):
+            # a copy, made holding the GIL: the pipe write lets it go until the worker has read it
+            # all, and an array whose buffer is exported cannot grow (pi appending meanwhile: the
+            # GUI thread extends these columns); one column at a time, half of it with two workers
+            self.send.send_bytes(column[lo:hi])
 
     def receive(self) -> bool:
         """Take the next batch the worker sent; False once it said it is done."""
