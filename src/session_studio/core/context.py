@@ -115,12 +115,14 @@ class SessionContext:
     def to_json(self) -> dict[str, Any]:
         return {"messages": self.messages(), "thinkingLevel": self.thinking_level, "model": self.model}
 
-    def message_tokens(self) -> list[Any]:
-        """estimateTokens of every context message, from the index where possible."""
+    def message_tokens(self, start: int = 0) -> list[Any]:
+        """estimateTokens of the context messages from ``start`` on (all by default), from the index
+        where possible."""
         recs = self.session.records
         out: list[Any] = []
         msgs = None
-        for j, it in enumerate(self.items):
+        for j in range(start, len(self.items)):
+            it = self.items[j]
             if it.kind == "message":
                 out.append(recs[it.record].tokens)
             else:
@@ -144,9 +146,9 @@ class SessionContext:
                 if u is not None:
                     last, usage = j, u
                     break
-        toks = self.message_tokens()
         trailing: Any = 0
-        for t in toks[(last + 1) if last is not None else 0 :]:
+        # only the messages after the last usage count (a long path's others are not estimated)
+        for t in self.message_tokens((last + 1) if last is not None else 0):
             if isinstance(t, JsTypeError):
                 raise t
             trailing = js_plus(trailing, t)
@@ -249,18 +251,17 @@ def build_session_context(
     types = column_on_path(recs.types, path)
     message, custom, branch = recs.code("message"), recs.code("custom_message"), recs.code("branch_summary")
 
-    def emit(k: int) -> None:
-        t, i = types[k], path[k]
-        if t == message:
-            items.append(ContextItem("message", i))
-        elif t == custom:
-            items.append(ContextItem("custom", i))
-        elif t == branch and js_truthy(session.value(i).get("summary", UNDEFINED)):
-            items.append(ContextItem("branchSummary", i))
+    def emit(lo: int, hi: int) -> None:  # the path's entries lo … hi - 1 (one loop: paths are long)
+        for t, i in zip(types[lo:hi], path[lo:hi], strict=True):
+            if t == message:
+                items.append(ContextItem("message", i))
+            elif t == custom:
+                items.append(ContextItem("custom", i))
+            elif t == branch and js_truthy(session.value(i).get("summary", UNDEFINED)):
+                items.append(ContextItem("branchSummary", i))
 
     if compaction is None:
-        for k in range(len(path)):
-            emit(k)
+        emit(0, len(path))
         return ctx
     ctx.compaction = compaction
     items.append(ContextItem("compactionSummary", compaction))
@@ -269,8 +270,6 @@ def build_session_context(
     fk = session.value(compaction).get("firstKeptEntryId", UNDEFINED)
     kept_from = first_on_path_with_id(session, path, fk, stop=ci)
     if kept_from >= 0:
-        for k in range(kept_from, ci):
-            emit(k)
-    for k in range(ci + 1, len(path)):
-        emit(k)
+        emit(kept_from, ci)
+    emit(ci + 1, len(path))
     return ctx

@@ -487,6 +487,15 @@ class RecordsAt(Sequence["EntryRecord"]):
         self._table = table
         self._indices = indices
 
+    @property
+    def table(self) -> RecordTable:
+        return self._table
+
+    @property
+    def indices(self) -> Sequence[int]:
+        """The records' indices in the table, in path order."""
+        return self._indices
+
     def __len__(self) -> int:
         return len(self._indices)
 

@@ -1,0 +1,133 @@
+"""pi 0.80.2's cut planner reads a path's cut points and token estimates from the table's columns
+(a long path before its first compaction): the same planner, cut for cut, as the record-by-record
+reference, and the reference wherever a message is damaged or its estimate is not an int."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from session_studio.core import Session
+from session_studio.core import cut_points as cut_points_module
+from session_studio.core.cut_points import CutPlanner
+from session_studio.core.record_table import records_at
+from tests.conftest import generate
+from tests.core.entry_strategies import MESSAGE
+
+
+def _planners(session: Session, start: int | None = None) -> tuple[Any, Any]:
+    """The planner over the table's records and the reference's over a plain list of them (or
+    the error each construction raised: pi throws on a damaged message)."""
+    path = session.path_indices(session.leaf_index())
+    on_table = records_at(session.records, path)
+    as_list = list(on_table)  # not a table's records: the reference, record by record
+    lo = 0 if start is None else min(start, len(path))
+    fast = _made(lambda: CutPlanner(on_table, lo, len(path)))
+    return fast, _made(lambda: CutPlanner(as_list, lo, len(path)))
+
+
+def _made(make: Any) -> Any:
+    try:
+        return make()
+    except Exception as e:  # pi's TypeError (a damaged message), raised as the reference raises it
+        return type(e), str(e)
+
+
+def _same(fast: Any, ref: Any) -> None:
+    if not isinstance(ref, CutPlanner):
+        assert fast == ref
+        return
+    assert fast.cut_points == ref.cut_points
+    # repr: NaN estimates are equal as pi prints them, not as floats compare
+    assert repr(fast.positions) == repr(ref.positions) and repr(fast.sums) == repr(ref.sums)
+    assert [type(x) for x in fast.sums] == [type(x) for x in ref.sums]
+    assert repr(fast.tokens) == repr(ref.tokens)
+    assert (fast.stop_error, fast.stop_nan, fast._monotonic) == (ref.stop_error, ref.stop_nan, ref._monotonic)
+    keeps = {0, 1, 2, 7, 100, 20_000, 10**9, *(s for s in ref.sums[:50]), *(s + 1 for s in ref.sums[:50])}
+    for keep in sorted(keeps):
+        assert _cut_or_error(fast, keep) == _cut_or_error(ref, keep), keep
+
+
+def _cut_or_error(planner: CutPlanner, keep: float) -> Any:
+    try:
+        return planner.cut(keep)
+    except Exception as e:  # pi's TypeError (a damaged message), raised as the reference raises it
+        return type(e), str(e)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--seed", "7501", "--count", "6"],
+        ["--seed", "7502", "--count", "6", "--damaged"],
+        ["--seed", "7503", "--count", "2", "--legacy"],
+    ],
+    ids=["plain", "damaged", "legacy"],
+)
+def test_the_columns_plan_as_the_records_do(tmp_path: Path, args: list[str]) -> None:
+    used: list[bool] = []
+    real = cut_points_module._plain_range
+
+    def spy(*a: Any) -> Any:
+        got = real(*a)
+        used.append(got is not None)
+        return got
+
+    cut_points_module._plain_range = spy  # type: ignore[assignment]
+    try:
+        for f in generate(tmp_path, *args):
+            for keep in (True, False):
+                s = Session.open(f, keep_values=keep, use_cache=False)
+                for start in (None, 3):
+                    fast, ref = _planners(s, start)
+                    _same(fast, ref)
+    finally:
+        cut_points_module._plain_range = real  # type: ignore[assignment]
+    assert any(used)  # the columns were read, not only the reference run twice
+
+
+def _write(path: Path, messages: list[Any], extra: list[dict[str, Any]]) -> Path:
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "s",
+        "timestamp": "2025-01-01T00:00:00.000Z",
+        "cwd": "/w",
+    }
+    lines = [header]
+    parent = None
+    entries: list[dict[str, Any]] = [{"type": "message", "message": m} for m in messages] + extra
+    for k, e in enumerate(entries):
+        lines.append({"id": f"{k:08x}", "parentId": parent, "timestamp": "2025-01-01T00:00:00.000Z", **e})
+        parent = f"{k:08x}"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+_OTHER = st.sampled_from(
+    [
+        {"type": "branch_summary", "fromId": "x", "summary": "s"},
+        {"type": "custom_message", "customType": "c", "content": "hi", "display": True},
+        {"type": "label", "targetId": "00000000", "label": "L"},
+        {"type": "model_change", "provider": "p", "modelId": "m"},
+        {"type": "message"},  # no message: pi throws reading its role
+        {"type": "message", "message": {"role": "toolResult", "content": [], "toolCallId": "t"}},
+    ]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(messages=st.lists(MESSAGE, min_size=1, max_size=12), extra=st.lists(_OTHER, max_size=4))
+def test_odd_messages_plan_as_the_records_do(
+    tmp_path_factory: pytest.TempPathFactory, messages: Any, extra: Any
+) -> None:
+    f = _write(tmp_path_factory.mktemp("odd") / "s.jsonl", messages, extra)
+    s = Session.open(f, keep_values=False, use_cache=False)
+    if s.leaf_index() is None:
+        return
+    _same(*_planners(s))
