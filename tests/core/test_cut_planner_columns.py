@@ -131,3 +131,47 @@ def test_odd_messages_plan_as_the_records_do(
     if s.leaf_index() is None:
         return
     _same(*_planners(s))
+
+
+CASES_16 = Path(__file__).resolve().parents[1] / "oracle" / "pi-1.6.0" / "cases"
+
+
+def _reference_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every column fast path off: the record-by-record reference for both pis."""
+    from session_studio.core import projected_plan, projection
+
+    monkeypatch.setattr(cut_points_module, "_plain_range", lambda *_a: None)
+    monkeypatch.setattr(projection, "_plain_messages", lambda _s, records, _t: [False] * len(records))
+    monkeypatch.setattr(projected_plan, "_INT_ESTIMATE", 0)  # no flags & 0 is TOKENS_INT
+
+
+def _plans(f: Path) -> list[Any]:
+    from session_studio.core.oracle_schema import plan_output
+    from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
+
+    out = []
+    for keep in (True, False):
+        s = Session.open(f, keep_values=keep, use_cache=False)
+        for profile in (PROFILE_0_80_2, PROFILE_1_6_0):
+            got = _made(lambda s=s, profile=profile: plan_output(s, profile=profile))
+            if isinstance(got[0], dict) and got[0].get("sessionReset"):
+                got[0].pop("header")  # a file without a header gets a fresh one (a new id, the time now)
+            out.append(repr(got))
+    return out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--seed", "7504", "--count", "5"], ["--seed", "7505", "--count", "5", "--damaged"], ["cases"]],
+    ids=["plain", "damaged", "pi16-cases"],
+)
+def test_both_pis_plan_as_the_reference_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    """The whole plan output (the oracle's schema) under pi 0.80.2 and pi 1.6.0, with the columns'
+    fast paths and with every one of them off: the same, including the errors pi throws; the 1.6.0
+    cases add system messages, context edits, usage entries and compactions with snapshots."""
+    files = sorted(CASES_16.glob("*.jsonl")) if args == ["cases"] else generate(tmp_path, *args)
+    fast = {f.name: _plans(f) for f in files}
+    _reference_only(monkeypatch)
+    assert {f.name: _plans(f) for f in files} == fast

@@ -20,7 +20,7 @@ from .preparation import Boundary, Preparation, compaction_boundary
 from .priority import yield_to_foreground
 from .profile import PROFILE_1_6_0
 from .projection import Projection, build_session_projection, entry_projection
-from .record_table import records_at
+from .record_table import ERROR, TOKENS_INT, TOKENS_OBJECT, column_on_path, records_at
 from .session import Session
 from .tokens import ContextTokens
 
@@ -36,6 +36,8 @@ CUT_POINT_ROLES = frozenset(
     {"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"}
 )
 TURN_START_ROLES = frozenset({"user", "bashExecution", "custom", "branchSummary", "compactionSummary"})
+#: a record's flags, masked by these, are TOKENS_INT where its estimate is an int (no error)
+_INT_ESTIMATE = ERROR | TOKENS_OBJECT | TOKENS_INT
 
 
 def _has_role(roles: tuple[Any, ...], wanted: frozenset[str]) -> bool:
@@ -56,22 +58,37 @@ class ProjectedCutPlanner(RunningSums):
         self.end = end
         entries = projection.entries
         recs = projection.session.records
-        self._is_compaction = [recs[e.record].type == "compaction" for e in entries]
+        records = [e.record for e in entries]
+        compaction = recs.code("compaction")
+        self._is_compaction = [t == compaction for t in column_on_path(recs.types, records)]
         self.cut_points = [
             i
             for i in range(start, end)
             if not self._is_compaction[i] and _has_role(entries[i].roles, CUT_POINT_ROLES)
         ]
-        self._sum_back(self._entry_estimates())
+        estimates = list(self._entry_estimates())
+        if all(type(t) is int for _i, t in estimates):
+            self._sum_back_ints([i for i, _t in estimates], [t for _i, t in estimates])
+        else:
+            self._sum_back(estimates)
 
     def _entry_estimates(self) -> Iterator[tuple[int, Any]]:
-        """Each entry's summed estimate, newest first; entries totalling 0 are skipped (rule 26)."""
+        """Each entry's summed estimate, newest first; entries totalling 0 are skipped (rule 26).
+        A raw message's sum is its int estimate in the index, read from the columns (a long path
+        before its first compaction); the others' sums are the projection's."""
+        p = self.projection
+        recs = p.session.records
+        flags, tokens = recs.flags, recs.tokens
         for i in range(self.end - 1, self.start - 1, -1):
-            try:
-                t = self.projection.entry_token_sum(i)
-            except JsTypeError as e:
-                yield i, e
-                return
+            e = p.entries[i]
+            if e.raw and len(e.roles) == 1 and flags[e.record] & _INT_ESTIMATE == TOKENS_INT:
+                t: Any = int(tokens[e.record])
+            else:
+                try:
+                    t = p.entry_token_sum(i)
+                except JsTypeError as err:
+                    yield i, err
+                    return
             if type(t) in (int, float) and t == 0:
                 continue
             yield i, t
@@ -273,9 +290,10 @@ def plan_projected_compaction(
     if projection is None:
         projection = build_session_projection(session, path=path)
     recs = session.records
-    prev = next(
-        (k for k, e in enumerate(projection.entries) if recs[e.record].type == "compaction" and e.roles), -1
-    )
+    entries = projection.entries
+    compaction = recs.code("compaction")
+    types = column_on_path(recs.types, [e.record for e in entries])  # gathered in C: paths are long
+    prev = next((k for k, t in enumerate(types) if t == compaction and entries[k].roles), -1)
     b = Boundary(prev + 1 if prev >= 0 else 0, len(projection.entries), prev)
     return ProjectedCompactionPlan(
         session, path, projection, b, ProjectedCutPlanner(projection, b.start, b.end)

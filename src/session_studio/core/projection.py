@@ -19,7 +19,7 @@ from .jsvalue import UNDEFINED, JsTypeError, _ordered_items, js_key, js_string, 
 from .messages import branch_summary_message, compaction_summary_message, custom_message
 from .priority import STEP_ITEMS, yield_to_foreground
 from .profile import PROFILE_1_6_0
-from .record_table import column_on_path
+from .record_table import ERROR, TOKENS_INT, TOKENS_OBJECT, column_on_path
 from .session import CURRENT_LEAF, Session
 from .tokens import ContextTokens, estimate_tokens_16, js_plus
 
@@ -39,6 +39,8 @@ EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
 _NORMALISED_ROLES = ("user", "assistant", "toolResult")
 #: first_index_of_id looks for each record with the id on the path up to this many (else gathers the path's ids)
 _FEW_HOLDERS = 16
+#: a plain message's flags, masked by these, are just TOKENS_INT (no error, an int estimate)
+_PLAIN_FLAGS = ERROR | TOKENS_OBJECT | TOKENS_INT
 
 
 @dataclass(slots=True)
@@ -159,9 +161,10 @@ class Projection:
                 position = nxt
             usage_at = first_index_of_id(self.session, branch, usage_id) if js_truthy(usage_id) else -1
             invalidating = -1
+            stops = {recs.code("context_edit"), recs.code("compaction")}
+            types = column_on_path(recs.types, branch)  # gathered in C: branches are long
             for j in range(len(branch) - 1, -1, -1):
-                t = recs[branch[j]].type
-                if t == "context_edit" or t == "compaction":
+                if types[j] in stops:
                     invalidating = j
                     break
             if usage_at > invalidating:
@@ -263,6 +266,20 @@ def _intrinsic_roles(session: Session, i: int) -> tuple[tuple[Any, ...], bool]:
     return (), False
 
 
+def _plain_messages(session: Session, records: list[int], types: tuple[int, ...]) -> list[bool]:
+    """Per record: a message entry with a message whose role is not "system" and an int estimate
+    in the index (what pi writes): its own context message is its raw message, one of its role
+    (_intrinsic_roles' answer, read from the columns: a path before its first compaction is long)."""
+    recs = session.records
+    message, system = recs.code("message"), recs.code("system")
+    flags = column_on_path(recs.flags, records)
+    roles = column_on_path(recs.roles, records)
+    return [
+        t == message and r != system and f & _PLAIN_FLAGS == TOKENS_INT
+        for t, r, f in zip(types, roles, flags, strict=True)
+    ]
+
+
 def _context_entries(session: Session, path: list[int], compaction: int | None) -> list[int]:
     """buildContextEntries (rule 17): the compaction, its kept range without system messages, the rest."""
     if compaction is None:
@@ -319,13 +336,21 @@ def build_session_projection(
     recs = session.records
     context = _context_entries(session, path, compaction)
     yield_to_foreground()
+    types = column_on_path(recs.types, context)
     edits: dict[Any, int] = {}
-    for i in context:
-        if recs[i].type == "context_edit":
+    context_edit = recs.code("context_edit")
+    for i, t in zip(context, types, strict=True):
+        if t == context_edit:
             edits[js_key(session.value(i).get("targetId", UNDEFINED))] = i
+    plain = _plain_messages(session, context, types)
+    symbols, roles_of = recs.symbols, recs.roles
     for k, i in enumerate(context):
         if not k % STEP_ITEMS:
             yield_to_foreground()
+        if plain[k] and (not edits or js_key(recs.id_of(i)) not in edits):
+            # what _intrinsic_roles and the rest say of a plain message no edit targets
+            proj.entries.append(ProjectedEntry(i, (symbols[roles_of[i]],), 1, None, True))
+            continue
         roles, raw = _intrinsic_roles(session, i)
         count = len(roles)
         if recs[i].type == "compaction" and k > 0:
