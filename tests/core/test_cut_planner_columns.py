@@ -143,6 +143,13 @@ def _reference_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cut_points_module, "_plain_range", lambda *_a: None)
     monkeypatch.setattr(projection, "_plain_messages", lambda _s, records, _t: [False] * len(records))
     monkeypatch.setattr(projected_plan, "_INT_ESTIMATE", 0)  # no flags & 0 is TOKENS_INT
+    made = projected_plan.ProjectedCutPlanner.__init__
+
+    def without_estimates(self: Any, *a: Any) -> None:  # the path planner asks each entry's sum
+        made(self, *a)
+        self.estimates = None
+
+    monkeypatch.setattr(projected_plan.ProjectedCutPlanner, "__init__", without_estimates)
 
 
 def _plans(f: Path) -> list[Any]:
@@ -175,3 +182,96 @@ def test_both_pis_plan_as_the_reference_does(
     fast = {f.name: _plans(f) for f in files}
     _reference_only(monkeypatch)
     assert {f.name: _plans(f) for f in files} == fast
+
+
+def _window_plans(f: Path) -> list[Any]:
+    """pi 1.6.0's plan in path coordinates (the window's and the CLI's info): its planner's facts."""
+    from session_studio.core.projected_plan import ProjectedPathPlan
+
+    out = []
+    for keep in (True, False):
+        s = Session.open(f, keep_values=keep, use_cache=False)
+        path = s.path_indices(s.leaf_index()) if s.leaf_index() is not None else []
+
+        def facts(s: Session = s, path: list[int] = path) -> Any:
+            c = ProjectedPathPlan.of(s, path).planner
+            keeps = [0, 1, 50, 20_000, *c.sums[:20]]
+            return (
+                c.start,
+                c.end,
+                c.cut_points,
+                c.positions,
+                c.sums,
+                c.tokens,
+                list(c.tokens),
+                c._projected_of,
+                [_made(lambda k=k: c.cut(k)) for k in keeps],
+                [c.projected_index(k) for k in range(len(path) + 1)],
+                [c.reason(k) for k in range(len(path))],
+            )
+
+        out.append(repr(_made(facts)))
+    return out
+
+
+def _chain(tmp_path: Path) -> list[Path]:
+    """A path with no compaction (every entry projected, from path position 0 on)."""
+    messages: list[Any] = []
+    for k in range(40):
+        if k % 2:
+            usage = {"input": 10 * k, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 10 * k + 5}
+            messages.append(
+                {"role": "assistant", "content": [{"type": "text", "text": f"a{k}"}], "usage": usage}
+            )
+        else:
+            messages.append({"role": "user", "content": f"u{k} " * k})
+    return [_write(tmp_path / "chain.jsonl", messages, [])]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--seed", "7506", "--count", "4"],
+        ["--seed", "7507", "--count", "4", "--damaged"],
+        ["cases"],
+        ["chain"],
+    ],
+    ids=["plain", "damaged", "pi16-cases", "chain"],
+)
+def test_the_path_coordinates_plan_as_the_reference_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    if args == ["chain"]:
+        files = _chain(tmp_path)
+    else:
+        files = sorted(CASES_16.glob("*.jsonl")) if args == ["cases"] else generate(tmp_path, *args)
+    fast = {f.name: _window_plans(f) for f in files}
+    _reference_only(monkeypatch)
+    assert {f.name: _window_plans(f) for f in files} == fast
+
+
+@pytest.mark.parametrize("kind", ["chain", "plain", "cases"])
+def test_the_path_planners_positions_are_the_plans_path_index(tmp_path: Path, kind: str) -> None:
+    """PathCutPlanner looks each projected entry's path position up once; the plan's path_index
+    (the oracle's mapping) says the same for every projected index, and the inverse is its inverse."""
+    from session_studio.core.projected_plan import PathCutPlanner, plan_projected_compaction
+
+    if kind == "chain":
+        files = _chain(tmp_path)
+    elif kind == "cases":
+        files = sorted(CASES_16.glob("*.jsonl"))
+    else:
+        files = generate(tmp_path, "--seed", "7508", "--count", "3")
+    for f in files:
+        s = Session.open(f, keep_values=False, use_cache=False)
+        if s.leaf_index() is None:
+            continue
+        plan = _made(lambda s=s: plan_projected_compaction(s, s.path_indices(s.leaf_index())))
+        if isinstance(plan, tuple):
+            continue  # pi throws planning this one (the test above compares that)
+        c = PathCutPlanner(plan)
+        n = len(plan.projection.entries)
+        assert [c.path_position(j) for j in range(-1, n + 1)] == [
+            plan.path_index(j) for j in range(-1, n + 1)
+        ]
+        assert c._projected_of == {plan.path_index(j): j for j in range(n) if plan.path_index(j) >= 0}

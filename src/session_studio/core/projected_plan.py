@@ -67,8 +67,11 @@ class ProjectedCutPlanner(RunningSums):
             if not self._is_compaction[i] and _has_role(entries[i].roles, CUT_POINT_ROLES)
         ]
         estimates = list(self._entry_estimates())
+        #: the counted entries' sums, newest first, where all are ints (else None: the projection's)
+        self.estimates: list[int] | None = None
         if all(type(t) is int for _i, t in estimates):
-            self._sum_back_ints([i for i, _t in estimates], [t for _i, t in estimates])
+            self.estimates = [t for _i, t in estimates]
+            self._sum_back_ints([i for i, _t in estimates], self.estimates)
         else:
             self._sum_back(estimates)
 
@@ -310,23 +313,32 @@ class PathCutPlanner:
 
     def __init__(self, plan: ProjectedCompactionPlan) -> None:
         pp = plan.planner
-        at = plan.path_index
+        positions = plan._path_positions()
+        # each projected entry's path position, looked up once (plan.path_index's answer; a path
+        # before its first compaction projects every one of its entries)
+        on_path = [positions.get(e.record, -1) for e in plan.projection.entries]
+        n, beyond = len(on_path), len(plan.path)
+
+        def at(j: int) -> int:
+            return -1 if j < 0 else beyond if j >= n else on_path[j]
+
         self.projected = pp
         self.path = records_at(plan.session.records, plan.path)
         self.start = at(pp.start)
-        self.end = len(plan.path)
-        self.cut_points = [at(j) for j in pp.cut_points]
+        self.end = beyond
+        self.cut_points = [on_path[j] for j in pp.cut_points]
         self.sums = pp.sums
-        self.positions = [at(j) for j in pp.positions]
+        self.positions = [on_path[j] for j in pp.positions]
         # the sums were computed from these, so none of them throws
-        self.tokens: dict[int, Any] = {at(j): plan.projection.entry_token_sum(j) for j in pp.positions}
+        estimates = (
+            pp.estimates if pp.estimates is not None else map(plan.projection.entry_token_sum, pp.positions)
+        )
+        self.tokens: dict[int, Any] = dict(zip(self.positions, estimates, strict=True))
         self.stop_error = pp.stop_error
         self.stop_nan = pp.stop_nan
         self._at = at
-        self._n_projected = len(plan.projection.entries)
-        self._projected_of: dict[int, int] = {
-            at(j): j for j in range(len(plan.projection.entries)) if at(j) >= 0
-        }
+        self._n_projected = n
+        self._projected_of: dict[int, int] = {k: j for j, k in enumerate(on_path) if k >= 0}
 
     def path_position(self, j: int) -> int:
         return self._at(j)
