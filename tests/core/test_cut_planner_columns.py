@@ -4,6 +4,7 @@ reference, and the reference wherever a message is damaged or its estimate is no
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -150,6 +151,26 @@ def _reference_only(monkeypatch: pytest.MonkeyPatch) -> None:
         self.estimates = None
 
     monkeypatch.setattr(projected_plan.ProjectedCutPlanner, "__init__", without_estimates)
+    from session_studio.core import plan
+
+    monkeypatch.setattr(plan, "_INT_ESTIMATE", 0)
+    monkeypatch.setattr(plan.PathPlanner, "_usage_unknown", _usage_unknown_by_records)
+
+
+def _usage_unknown_by_records(self: Any, visible: set[int]) -> bool:
+    """PathPlanner._usage_unknown as it read each record (the reference for the columns' scan)."""
+    from session_studio.core.plan import _num
+
+    recs = self.session.records
+    path = self.path
+    last = next((k for k in range(len(path) - 1, -1, -1) if recs[path[k]].type == "compaction"), -1)
+    if last < 0:
+        return False
+    for i in path[last + 1 :]:
+        r = recs[i]
+        if r.type == "message" and r.role == "assistant" and i in visible and _num(r.usage_tokens) > 0:
+            return False
+    return True
 
 
 def _plans(f: Path) -> list[Any]:
@@ -275,3 +296,56 @@ def test_the_path_planners_positions_are_the_plans_path_index(tmp_path: Path, ki
             plan.path_index(j) for j in range(-1, n + 1)
         ]
         assert c._projected_of == {plan.path_index(j): j for j in range(n) if plan.path_index(j) >= 0}
+
+
+def _path_planners(f: Path) -> list[Any]:
+    """The window's parameter-free plan of the leaf's path under both pis: what it shows."""
+    from session_studio.core.plan import PathPlanner
+    from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
+
+    out = []
+    for keep in (True, False):
+        s = Session.open(f, keep_values=keep, use_cache=False)
+        for profile in (PROFILE_0_80_2, PROFILE_1_6_0):
+            p = _made(lambda s=s, profile=profile: PathPlanner(s, profile=profile))
+            if not isinstance(p, PathPlanner):
+                out.append(repr(p))
+                continue
+            if profile is PROFILE_0_80_2:  # its counts, as each record's type says them
+                types = [s.records[r].type for r in p.path]
+                producing = [int(t in ("message", "custom_message", "branch_summary")) for t in types]
+                unweighed = [int(t in ("custom_message", "branch_summary")) for t in types]
+                assert list(p._producing) == list(itertools.accumulate(producing, initial=0))
+                assert list(p._unweighed) == list(itertools.accumulate(unweighed, initial=0))
+            facts = (
+                p.error,
+                p.tokens,
+                p.item_tokens,
+                p._item_positions,
+                p._item_cum,
+                p.tokens_unknown,
+                list(p._producing),
+                list(p._unweighed),
+                [p.base_marks.get(r) for r in p.path],
+            )
+            out.append(repr(facts))
+    return out
+
+
+@pytest.mark.parametrize("kind", ["chain", "plain", "damaged", "cases"])
+def test_the_windows_path_plan_is_the_references(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """PathPlanner (the window's plan at load, `info`'s) with the columns' fast paths and without:
+    the same items, their positions and running sums, counts, marks, tokens and errors."""
+    if kind == "chain":
+        files = _chain(tmp_path)
+    elif kind == "cases":
+        files = sorted(CASES_16.glob("*.jsonl"))
+    else:
+        files = generate(
+            tmp_path, "--seed", "7509", "--count", "4", *(["--damaged"] if kind == "damaged" else [])
+        )
+    fast = {f.name: _path_planners(f) for f in files}
+    _reference_only(monkeypatch)
+    assert {f.name: _path_planners(f) for f in files} == fast

@@ -32,6 +32,7 @@ from .priority import STEP_ITEMS, yield_to_foreground
 from .profile import PROFILE_0_80_2, PiProfile
 from .projected_plan import PathCutPlanner, ProjectedPathPlan
 from .projection import Projection, current_system_message, system_message_snapshot
+from .record_table import ERROR, TOKENS_INT, TOKENS_OBJECT, column_on_path
 from .session import EntryRecord, Session
 from .tokens import ContextTokens, estimate_tokens_16, should_compact
 
@@ -63,6 +64,8 @@ SUMMARY_PLACEHOLDER_TOKENS = 1500
 ItemTokens = tuple[int, str, float]
 
 _PRODUCES_MESSAGE = ("message", "custom_message", "branch_summary")
+#: a record's flags, masked by these, are TOKENS_INT where its estimate is an int (no error)
+_INT_ESTIMATE = ERROR | TOKENS_OBJECT | TOKENS_INT
 _ROLE_KINDS = frozenset(
     {
         "user",
@@ -384,10 +387,11 @@ class PathPlanner:
                 self.error = f"pi would throw estimating tokens: {e}"
                 self.failure = e
         recs = session.records
-        for k, r in enumerate(path):
-            t = recs[r].type
-            summarised[k] = int(t in _PRODUCES_MESSAGE)
-            unweighed[k] = int(t in ("custom_message", "branch_summary"))
+        produce = {recs.code(t) for t in _PRODUCES_MESSAGE}
+        unweighed_types = {recs.code("custom_message"), recs.code("branch_summary")}
+        for k, t in enumerate(column_on_path(recs.types, path)):  # type codes: paths are long
+            summarised[k] = int(t in produce)
+            unweighed[k] = int(t in unweighed_types)
         self.tokens_unknown = self._usage_unknown(set(path))
 
     def _plan_projected(self, summarised: MutableSequence[int]) -> None:
@@ -408,9 +412,22 @@ class PathPlanner:
         position = self.positions
         items: list[ItemTokens] = []
         item_positions: list[int] = []
+        symbols, roles_of, flags_of, tokens_of = recs.symbols, recs.roles, recs.flags, recs.tokens
         for j, entry in enumerate(proj.entries):
             if not j % STEP_ITEMS:
                 yield_to_foreground()
+            r = entry.record
+            if entry.raw and len(entry.roles) == 1 and flags_of[r] & _INT_ESTIMATE == TOKENS_INT:
+                # a message whose own raw message is its one context message, its estimate an int
+                # in the index: what the general steps below give it, from the columns
+                pos = position.get(r, -1)
+                if pos >= 0:
+                    summarised[pos] = int(entry.roles[0] != "system")
+                role = symbols[roles_of[r]]
+                kind = role if isinstance(role, str) and role in _ROLE_KINDS else "damaged"
+                items.append((r, kind, float(int(tokens_of[r]))))
+                item_positions.append(pos)
+                continue
             rec = recs[entry.record]
             is_compaction = rec.type == "compaction"
             pos = position.get(entry.record, -1)
@@ -462,7 +479,9 @@ class PathPlanner:
         not aborted or failed, usage > 0) makes the size known again (§4.7)."""
         recs = self.session.records
         path = self.path
-        last = next((k for k in range(len(path) - 1, -1, -1) if recs[path[k]].type == "compaction"), -1)
+        compaction = recs.code("compaction")
+        types = column_on_path(recs.types, path)  # gathered in C: paths are long
+        last = next((k for k in range(len(path) - 1, -1, -1) if types[k] == compaction), -1)
         if last < 0:
             return False
         for i in path[last + 1 :]:
