@@ -143,7 +143,7 @@ def _reference_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(cut_points_module, "_plain_range", lambda *_a: None)
     monkeypatch.setattr(projection, "_plain_messages", lambda _s, records, _t: [False] * len(records))
-    monkeypatch.setattr(projected_plan, "_INT_ESTIMATE", 0)  # no flags & 0 is TOKENS_INT
+    monkeypatch.setattr(projected_plan, "INT_ESTIMATE_FLAGS", 0)  # no flags & 0 is TOKENS_INT
     made = projected_plan.ProjectedCutPlanner.__init__
 
     def without_estimates(self: Any, *a: Any) -> None:  # the path planner asks each entry's sum
@@ -153,7 +153,7 @@ def _reference_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(projected_plan.ProjectedCutPlanner, "__init__", without_estimates)
     from session_studio.core import plan
 
-    monkeypatch.setattr(plan, "_INT_ESTIMATE", 0)
+    monkeypatch.setattr(plan, "INT_ESTIMATE_FLAGS", 0)
     monkeypatch.setattr(plan.PathPlanner, "_usage_unknown", _usage_unknown_by_records)
 
 

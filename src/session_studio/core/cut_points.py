@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from .jsvalue import JsTypeError
-from .record_table import ERROR, TOKENS_INT, TOKENS_OBJECT, RecordsAt, column_on_path
+from .record_table import INT_ESTIMATE_FLAGS, TOKENS_INT, RecordsAt, column_on_path
 from .session import EntryRecord
 from .tokens import js_plus
 
@@ -93,7 +93,7 @@ def _plain_range(
     types = column_on_path(table.types, indices)
     at = [k for k, t in enumerate(types) if t == message]  # the messages, oldest first
     records = [indices[k] for k in at]
-    if any(f & (ERROR | TOKENS_OBJECT) or not f & TOKENS_INT for f in column_on_path(table.flags, records)):
+    if any(f & INT_ESTIMATE_FLAGS != TOKENS_INT for f in column_on_path(table.flags, records)):
         return None
     cut_types = {table.code("branch_summary"), table.code("custom_message")}
     cut_roles = set(map(table.code, CUT_POINT_ROLES))

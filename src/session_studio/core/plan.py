@@ -32,7 +32,7 @@ from .priority import STEP_ITEMS, yield_to_foreground
 from .profile import PROFILE_0_80_2, PiProfile
 from .projected_plan import PathCutPlanner, ProjectedPathPlan
 from .projection import Projection, current_system_message, system_message_snapshot
-from .record_table import ERROR, TOKENS_INT, TOKENS_OBJECT, column_on_path
+from .record_table import INT_ESTIMATE_FLAGS, TOKENS_INT, column_on_path
 from .session import EntryRecord, Session
 from .tokens import ContextTokens, estimate_tokens_16, should_compact
 
@@ -64,8 +64,6 @@ SUMMARY_PLACEHOLDER_TOKENS = 1500
 ItemTokens = tuple[int, str, float]
 
 _PRODUCES_MESSAGE = ("message", "custom_message", "branch_summary")
-#: a record's flags, masked by these, are TOKENS_INT where its estimate is an int (no error)
-_INT_ESTIMATE = ERROR | TOKENS_OBJECT | TOKENS_INT
 _ROLE_KINDS = frozenset(
     {
         "user",
@@ -417,7 +415,7 @@ class PathPlanner:
             if not j % STEP_ITEMS:
                 yield_to_foreground()
             r = entry.record
-            if entry.raw and len(entry.roles) == 1 and flags_of[r] & _INT_ESTIMATE == TOKENS_INT:
+            if entry.raw and len(entry.roles) == 1 and flags_of[r] & INT_ESTIMATE_FLAGS == TOKENS_INT:
                 # a message whose own raw message is its one context message, its estimate an int
                 # in the index: what the general steps below give it, from the columns
                 pos = position.get(r, -1)

@@ -20,7 +20,7 @@ from .preparation import Boundary, Preparation, compaction_boundary
 from .priority import yield_to_foreground
 from .profile import PROFILE_1_6_0
 from .projection import Projection, build_session_projection, entry_projection
-from .record_table import ERROR, TOKENS_INT, TOKENS_OBJECT, column_on_path, records_at
+from .record_table import INT_ESTIMATE_FLAGS, TOKENS_INT, column_on_path, records_at
 from .session import Session
 from .tokens import ContextTokens
 
@@ -36,8 +36,6 @@ CUT_POINT_ROLES = frozenset(
     {"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"}
 )
 TURN_START_ROLES = frozenset({"user", "bashExecution", "custom", "branchSummary", "compactionSummary"})
-#: a record's flags, masked by these, are TOKENS_INT where its estimate is an int (no error)
-_INT_ESTIMATE = ERROR | TOKENS_OBJECT | TOKENS_INT
 
 
 def _has_role(roles: tuple[Any, ...], wanted: frozenset[str]) -> bool:
@@ -84,7 +82,7 @@ class ProjectedCutPlanner(RunningSums):
         flags, tokens = recs.flags, recs.tokens
         for i in range(self.end - 1, self.start - 1, -1):
             e = p.entries[i]
-            if e.raw and len(e.roles) == 1 and flags[e.record] & _INT_ESTIMATE == TOKENS_INT:
+            if e.raw and len(e.roles) == 1 and flags[e.record] & INT_ESTIMATE_FLAGS == TOKENS_INT:
                 t: Any = int(tokens[e.record])
             else:
                 try:

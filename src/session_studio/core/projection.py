@@ -19,7 +19,7 @@ from .jsvalue import UNDEFINED, JsTypeError, _ordered_items, js_key, js_string, 
 from .messages import branch_summary_message, compaction_summary_message, custom_message
 from .priority import STEP_ITEMS, yield_to_foreground
 from .profile import PROFILE_1_6_0
-from .record_table import ERROR, TOKENS_INT, TOKENS_OBJECT, column_on_path
+from .record_table import INT_ESTIMATE_FLAGS, TOKENS_INT, column_on_path
 from .session import CURRENT_LEAF, Session
 from .tokens import ContextTokens, estimate_tokens_16, js_plus
 
@@ -39,8 +39,6 @@ EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
 _NORMALISED_ROLES = ("user", "assistant", "toolResult")
 #: first_index_of_id looks for each record with the id on the path up to this many (else gathers the path's ids)
 _FEW_HOLDERS = 16
-#: a plain message's flags, masked by these, are just TOKENS_INT (no error, an int estimate)
-_PLAIN_FLAGS = ERROR | TOKENS_OBJECT | TOKENS_INT
 
 
 @dataclass(slots=True)
@@ -275,7 +273,7 @@ def _plain_messages(session: Session, records: list[int], types: tuple[int, ...]
     flags = column_on_path(recs.flags, records)
     roles = column_on_path(recs.roles, records)
     return [
-        t == message and r != system and f & _PLAIN_FLAGS == TOKENS_INT
+        t == message and r != system and f & INT_ESTIMATE_FLAGS == TOKENS_INT
         for t, r, f in zip(types, roles, flags, strict=True)
     ]
 

@@ -75,6 +75,9 @@ USAGE_INT = 8
 USAGE_OBJECT = 16  # usage kept in `objects` (an int too big for a double)
 TIMESTAMP_OBJECT = 32  # the timestamp is not pi's ISO form: kept in `objects`
 ERROR = 64  # reading message.role throws: the error is the token value (in `objects`)
+#: flags masked by these are TOKENS_INT exactly where the estimate is an int in `tokens` and reading
+#: the message throws nothing (what pi writes: the planners' column paths take those records)
+INT_ESTIMATE_FLAGS = ERROR | TOKENS_OBJECT | TOKENS_INT
 
 _DOUBLE_EXACT = 2**53
 
