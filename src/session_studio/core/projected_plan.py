@@ -252,6 +252,7 @@ class ProjectedCompactionPlan:
         if not js_truthy(first_kept.id):
             return None
         history_end = c.turn_start_index if c.is_split_turn else c.first_kept_index
+        p.prefetch(range(b.start, c.first_kept_index))  # the values of both ranges below, in one pass
         history = [m for k in range(b.start, history_end) for m in _messages_for_compaction(p, k)]
         prefix = (
             [m for k in range(c.turn_start_index, c.first_kept_index) for m in _messages_for_compaction(p, k)]

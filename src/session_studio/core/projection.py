@@ -10,6 +10,7 @@ one pass over records.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,16 +74,35 @@ class Projection:
             self._messages[k] = got
         return got
 
-    def _materialise(self, k: int) -> list[Any]:
+    def _materialise(self, k: int, values: Mapping[int, Any] | None = None) -> list[Any]:
+        """Entry k's messages; ``values``: its record's (and edit's) values, already read."""
         e = self.entries[k]
         if not e.roles:
             return []
         s = self.session
-        v = s.value(e.record)
+        v = values[e.record] if values is not None else s.value(e.record)
         msgs = _entry_messages(v, s.records[e.record].type)
         if e.edit is None:
             return msgs
-        return _apply_edit(msgs, s.value(e.edit).get("replacement", UNDEFINED))
+        edit = values[e.edit] if values is not None else s.value(e.edit)
+        return _apply_edit(msgs, edit.get("replacement", UNDEFINED))
+
+    def prefetch(self, ks: Iterable[int]) -> None:
+        """Make the messages of entries ``ks`` at once: their values read in one pass over the file
+        (Session.values), not one open, check and read per entry (a summary of a 90k-entry path
+        before its first compaction took ~17 s that way, the window's real-token count another 18)."""
+        wanted = [k for k in ks if k not in self._messages and self.entries[k].roles]
+        if len(wanted) < 2:
+            return
+        records: list[int] = []
+        for k in wanted:
+            e = self.entries[k]
+            records.append(e.record)
+            if e.edit is not None:
+                records.append(e.edit)
+        values = dict(zip(records, self.session.values(records), strict=True))
+        for k in wanted:
+            self._messages[k] = self._materialise(k, values)
 
     def messages(self) -> list[Any]:
         out: list[Any] = []

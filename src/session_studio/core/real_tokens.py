@@ -536,6 +536,7 @@ def context_item_messages(state: Any) -> list[tuple[Any, bool]]:
     recs = state.session.records
     if hasattr(context, "entries"):  # 1.6.0 projection: messages of the entries with roles
         out: list[tuple[Any, bool]] = []
+        context.prefetch(range(len(context.entries)))
         for k, e in enumerate(context.entries):
             if e.roles:
                 raw = e.edit is None and recs[e.record].type == "message"

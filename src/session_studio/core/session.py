@@ -782,17 +782,20 @@ class Session:
         idx = list(indices)
         out: list[Any] = [None] * len(idx)
         missing = []
+        t = self.records
+        kept, offsets = t.values, t.offsets
+        in_memory = t.virtual_values  # EntryRecord.value's two places, without a record per index
         for j, i in enumerate(idx):
-            v = self.records[i].value
+            v = kept[i] if kept is not None else in_memory.get(i)
             if v is None:
-                missing.append((self.records[i].offset, j, i))
+                missing.append((offsets[i], j, i))
             else:
                 out[j] = v
         if missing:
             missing.sort()
             with self._reopen() as fh:
                 for _offset, j, i in missing:
-                    out[j] = self._reread(fh, self.records[i])
+                    out[j] = self._reread(fh, EntryRecord(t, i))
         return out
 
     def raw_lines(self, indices: Iterable[int]) -> list[bytes]:
