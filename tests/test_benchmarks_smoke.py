@@ -77,3 +77,25 @@ def test_ui_timeline_smoke(small_session: Path) -> None:
         run = out[version]
         assert run["points"] > 0 and run["build_s"] >= 0 and run["rebuild_after_append_s"] >= 0
         assert run["paint_ms"]["median"] > 0 and run["hover_ms"]["median"] > 0
+
+
+def test_make_long_chain_smoke(tmp_path: Path) -> None:
+    """The long uncompacted chain (README: a long path before its first compaction): one path of
+    every entry, no compaction, turns pi plans (its tool results follow their calls)."""
+    from session_studio.core import Session
+
+    r = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "make_long_chain.py"), "--entries", "202", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    path = Path(r.stdout.strip())
+    s = Session.open(path, keep_values=False, use_cache=False)
+    assert not s.issues and len(s.records) == 202
+    assert len(s.path_indices(s.leaf_index())) == 202
+    assert {s.records[i].type for i in range(202)} == {"message"}
+    assert [s.records[i].role for i in range(4)] == ["user", "assistant", "toolResult", "assistant"]
+    out = _run_json("-m", "session_studio.cli", "plan", str(path), "--fields", "cut", "--pi-version", "1.6.0")
+    assert out["cut"]["boundaryStart"] == 0 and out["cut"]["boundaryEnd"] == 202
