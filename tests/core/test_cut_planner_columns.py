@@ -143,7 +143,7 @@ def _reference_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(cut_points_module, "_plain_range", lambda *_a: None)
     monkeypatch.setattr(projection, "_plain_messages", lambda _s, records, _t: [False] * len(records))
-    monkeypatch.setattr(projected_plan, "INT_ESTIMATE_FLAGS", 0)  # no flags & 0 is TOKENS_INT
+    monkeypatch.setattr(projection, "INT_ESTIMATE_FLAGS", 0)  # no flags & 0 is TOKENS_INT: no raw_estimate
     made = projected_plan.ProjectedCutPlanner.__init__
 
     def without_estimates(self: Any, *a: Any) -> None:  # the path planner asks each entry's sum
@@ -153,7 +153,6 @@ def _reference_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(projected_plan.ProjectedCutPlanner, "__init__", without_estimates)
     from session_studio.core import plan
 
-    monkeypatch.setattr(plan, "INT_ESTIMATE_FLAGS", 0)
     monkeypatch.setattr(plan.PathPlanner, "_usage_unknown", _usage_unknown_by_records)
 
 
@@ -199,7 +198,7 @@ def test_both_pis_plan_as_the_reference_does(
     """The whole plan output (the oracle's schema) under pi 0.80.2 and pi 1.6.0, with the columns'
     fast paths and with every one of them off: the same, including the errors pi throws; the 1.6.0
     cases add system messages, context edits, usage entries and compactions with snapshots."""
-    files = sorted(CASES_16.glob("*.jsonl")) if args == ["cases"] else generate(tmp_path, *args)
+    files = _sessions(tmp_path, args)
     fast = {f.name: _plans(f) for f in files}
     _reference_only(monkeypatch)
     assert {f.name: _plans(f) for f in files} == fast
@@ -235,6 +234,16 @@ def _window_plans(f: Path) -> list[Any]:
     return out
 
 
+def _sessions(tmp_path: Path, args: list[str]) -> list[Path]:
+    """The sessions a test runs on: ["chain"] (no compaction), ["cases"] (pi 1.6.0's seven), or
+    gen_sessions.py's output for these arguments."""
+    if args == ["chain"]:
+        return _chain(tmp_path)
+    if args == ["cases"]:
+        return sorted(CASES_16.glob("*.jsonl"))
+    return generate(tmp_path, *args)
+
+
 def _chain(tmp_path: Path) -> list[Path]:
     """A path with no compaction (every entry projected, from path position 0 on)."""
     messages: list[Any] = []
@@ -262,10 +271,7 @@ def _chain(tmp_path: Path) -> list[Path]:
 def test_the_path_coordinates_plan_as_the_reference_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
 ) -> None:
-    if args == ["chain"]:
-        files = _chain(tmp_path)
-    else:
-        files = sorted(CASES_16.glob("*.jsonl")) if args == ["cases"] else generate(tmp_path, *args)
+    files = _sessions(tmp_path, args)
     fast = {f.name: _window_plans(f) for f in files}
     _reference_only(monkeypatch)
     assert {f.name: _window_plans(f) for f in files} == fast
@@ -277,12 +283,7 @@ def test_the_path_planners_positions_are_the_plans_path_index(tmp_path: Path, ki
     (the oracle's mapping) says the same for every projected index, and the inverse is its inverse."""
     from session_studio.core.projected_plan import PathCutPlanner, plan_projected_compaction
 
-    if kind == "chain":
-        files = _chain(tmp_path)
-    elif kind == "cases":
-        files = sorted(CASES_16.glob("*.jsonl"))
-    else:
-        files = generate(tmp_path, "--seed", "7508", "--count", "3")
+    files = _sessions(tmp_path, [kind] if kind != "plain" else ["--seed", "7508", "--count", "3"])
     for f in files:
         s = Session.open(f, keep_values=False, use_cache=False)
         if s.leaf_index() is None:
@@ -332,20 +333,22 @@ def _path_planners(f: Path) -> list[Any]:
     return out
 
 
-@pytest.mark.parametrize("kind", ["chain", "plain", "damaged", "cases"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["chain"],
+        ["--seed", "7509", "--count", "4"],
+        ["--seed", "7509", "--count", "4", "--damaged"],
+        ["cases"],
+    ],
+    ids=["chain", "plain", "damaged", "cases"],
+)
 def test_the_windows_path_plan_is_the_references(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
 ) -> None:
     """PathPlanner (the window's plan at load, `info`'s) with the columns' fast paths and without:
     the same items, their positions and running sums, counts, marks, tokens and errors."""
-    if kind == "chain":
-        files = _chain(tmp_path)
-    elif kind == "cases":
-        files = sorted(CASES_16.glob("*.jsonl"))
-    else:
-        files = generate(
-            tmp_path, "--seed", "7509", "--count", "4", *(["--damaged"] if kind == "damaged" else [])
-        )
+    files = _sessions(tmp_path, args)
     fast = {f.name: _path_planners(f) for f in files}
     _reference_only(monkeypatch)
     assert {f.name: _path_planners(f) for f in files} == fast

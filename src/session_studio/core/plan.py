@@ -32,7 +32,7 @@ from .priority import STEP_ITEMS, yield_to_foreground
 from .profile import PROFILE_0_80_2, PiProfile
 from .projected_plan import PathCutPlanner, ProjectedPathPlan
 from .projection import Projection, current_system_message, system_message_snapshot
-from .record_table import INT_ESTIMATE_FLAGS, TOKENS_INT, column_on_path
+from .record_table import column_on_path
 from .session import EntryRecord, Session
 from .tokens import ContextTokens, estimate_tokens_16, should_compact
 
@@ -410,20 +410,21 @@ class PathPlanner:
         position = self.positions
         items: list[ItemTokens] = []
         item_positions: list[int] = []
-        symbols, roles_of, flags_of, tokens_of = recs.symbols, recs.roles, recs.flags, recs.tokens
+        symbols, roles_of = recs.symbols, recs.roles
         for j, entry in enumerate(proj.entries):
             if not j % STEP_ITEMS:
                 yield_to_foreground()
             r = entry.record
-            if entry.raw and len(entry.roles) == 1 and flags_of[r] & INT_ESTIMATE_FLAGS == TOKENS_INT:
-                # a message whose own raw message is its one context message, its estimate an int
-                # in the index: what the general steps below give it, from the columns
+            raw = proj.raw_estimate(j)
+            if raw is not None:
+                # a message whose own raw message is its one context message: what the general
+                # steps below give it, from the columns
                 pos = position.get(r, -1)
                 if pos >= 0:
                     summarised[pos] = int(entry.roles[0] != "system")
                 role = symbols[roles_of[r]]
                 kind = role if isinstance(role, str) and role in _ROLE_KINDS else "damaged"
-                items.append((r, kind, float(int(tokens_of[r]))))
+                items.append((r, kind, float(raw)))
                 item_positions.append(pos)
                 continue
             rec = recs[entry.record]

@@ -20,7 +20,7 @@ from .preparation import Boundary, Preparation, compaction_boundary
 from .priority import yield_to_foreground
 from .profile import PROFILE_1_6_0
 from .projection import Projection, build_session_projection, entry_projection
-from .record_table import INT_ESTIMATE_FLAGS, TOKENS_INT, column_on_path, records_at
+from .record_table import column_on_path, records_at
 from .session import Session
 from .tokens import ContextTokens
 
@@ -78,13 +78,9 @@ class ProjectedCutPlanner(RunningSums):
         A raw message's sum is its int estimate in the index, read from the columns (a long path
         before its first compaction); the others' sums are the projection's."""
         p = self.projection
-        recs = p.session.records
-        flags, tokens = recs.flags, recs.tokens
         for i in range(self.end - 1, self.start - 1, -1):
-            e = p.entries[i]
-            if e.raw and len(e.roles) == 1 and flags[e.record] & INT_ESTIMATE_FLAGS == TOKENS_INT:
-                t: Any = int(tokens[e.record])
-            else:
+            t: Any = p.raw_estimate(i)
+            if t is None:
                 try:
                     t = p.entry_token_sum(i)
                 except JsTypeError as err:

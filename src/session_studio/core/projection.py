@@ -114,6 +114,17 @@ class Projection:
         return {"messages": self.messages(), "thinkingLevel": self.thinking_level, "model": self.model}
 
     # --------------------------------------------------------------- tokens
+    def raw_estimate(self, k: int) -> int | None:
+        """Entry k's estimate straight from the index's columns where its one context message is its
+        raw message with an int estimate (what pi writes; entry_tokens says the same, through a
+        record object and a cache entry: a long path before its first compaction asks it of every
+        entry); None otherwise."""
+        e = self.entries[k]
+        recs = self.session.records
+        if e.raw and len(e.roles) == 1 and recs.flags[e.record] & INT_ESTIMATE_FLAGS == TOKENS_INT:
+            return int(recs.tokens[e.record])
+        return None
+
     def entry_tokens(self, k: int) -> list[Any]:
         """estimateTokens of each message of entry k (a JsTypeError where pi throws)."""
         got = self._tokens.get(k)
