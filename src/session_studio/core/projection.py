@@ -105,6 +105,7 @@ class Projection:
             self._messages[k] = self._materialise(k, values)
 
     def messages(self) -> list[Any]:
+        self.prefetch(range(len(self.entries)))
         out: list[Any] = []
         for k in range(len(self.entries)):
             out.extend(self.entry_messages(k))

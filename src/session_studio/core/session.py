@@ -53,6 +53,9 @@ CURRENT_LEAF: Any = object()
 
 #: Files up to this size keep every parsed value in memory; bigger ones re-read on demand.
 KEEP_VALUES_MAX_BYTES = 48 * 1024 * 1024
+#: Session.values re-reads lines at most this far apart in one read, of at most this many bytes
+REREAD_GAP_BYTES = 64 * 1024
+REREAD_CHUNK_BYTES = 1024 * 1024
 
 
 def _compiled_helper() -> Any:
@@ -793,10 +796,50 @@ class Session:
                 out[j] = v
         if missing:
             missing.sort()
-            with self._reopen() as fh:
-                for _offset, j, i in missing:
-                    out[j] = self._reread(fh, EntryRecord(t, i))
+            # values parsed and kept by the thousand make the cyclic GC walk them again and again
+            # (2–3× the parse itself on a long path)
+            with self._reopen() as fh, _gc_paused():
+                for j, value in zip(
+                    (j for _offset, j, _i in missing),
+                    self._reread_sorted(fh, [i for _offset, _j, i in missing]),
+                    strict=True,
+                ):
+                    out[j] = value
         return out
+
+    def _reread_sorted(self, fh: BinaryIO, indices: list[int]) -> Iterator[Any]:
+        """The values of records ``indices`` (in file order) re-read from ``fh``: neighbouring lines in
+        one read of up to REREAD_CHUNK_BYTES, each line parsed and checked without a record object (a
+        long path's values are most of the file: the window's preparation and token count read them)."""
+        t = self.records
+        offsets, lengths, ids, lines = t.offsets, t.lengths, t.ids, t.lines
+        patches, unpack_id = t.patches, t.unpack_id
+        n = len(indices)
+        a = 0
+        while a < n:
+            start = offsets[indices[a]]
+            end = start + lengths[indices[a]]
+            b = a + 1
+            while b < n:
+                off = offsets[indices[b]]
+                stop = off + lengths[indices[b]]
+                if off - end > REREAD_GAP_BYTES or stop - start > REREAD_CHUNK_BYTES:
+                    break
+                end = stop
+                b += 1
+            fh.seek(start)
+            chunk = fh.read(end - start)
+            if len(chunk) != end - start:
+                raise self._changed_while_reading(f"line {lines[indices[b - 1]]} is no longer there")
+            for i in indices[a:b]:
+                lo = offsets[i] - start
+                value = _reread_value(chunk[lo : lo + lengths[i]], patches.get(i))
+                if not _is_entry(value, unpack_id(ids[i])):
+                    raise self._changed_while_reading(
+                        f"line {lines[i]} is no longer the entry that was indexed"
+                    )
+                yield value
+            a = b
 
     def raw_lines(self, indices: Iterable[int]) -> list[bytes]:
         """The bytes of these records' lines in the file (one sequential read)."""
@@ -834,27 +877,9 @@ class Session:
         return fh
 
     def _reread(self, fh: BinaryIO, rec: EntryRecord) -> Any:
-        value = self._materialise(rec, self._read_line(fh, rec.index))
-        same = (
-            type(value) is dict and value.get("id", UNDEFINED) == rec.id if rec.id is not UNDEFINED else True
-        )
-        if value is None or not same:
+        value = _reread_value(self._read_line(fh, rec.index), rec.patch)
+        if not _is_entry(value, rec.id):
             raise self._changed_while_reading(f"line {rec.line} is no longer the entry that was indexed")
-        return value
-
-    def _materialise(self, rec: EntryRecord, raw: bytes) -> Any:
-        value, _, _ = parse_line(raw)
-        p = rec.patch
-        if p and type(value) is dict:
-            if "id" in p:
-                value["id"] = p["id"]
-                value["parentId"] = p["parentId"]
-                if "fk" in p:
-                    value.pop("firstKeptEntryIndex", None)
-                    if "fkId" in p:
-                        value["firstKeptEntryId"] = p["fkId"]
-            if p.get("hook"):
-                value["message"]["role"] = "custom"
         return value
 
     # ------------------------------------------------------------------ tree
@@ -1071,6 +1096,32 @@ class Session:
         for i in range(len(self.records)):
             self._index_record(EntryRecord(self.records, i), bulk=True)
         self._finish_bulk()
+
+
+def _reread_value(raw: bytes, patch: dict[str, Any] | None) -> Any:
+    """A re-read line's value as the index holds it: parsed, with its migration patch applied."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        value, _, _ = parse_line(raw)  # what orjson refuses, parsed as pi would
+    if patch and type(value) is dict:
+        if "id" in patch:
+            value["id"] = patch["id"]
+            value["parentId"] = patch["parentId"]
+            if "fk" in patch:
+                value.pop("firstKeptEntryIndex", None)
+                if "fkId" in patch:
+                    value["firstKeptEntryId"] = patch["fkId"]
+        if patch.get("hook"):
+            value["message"]["role"] = "custom"
+    return value
+
+
+def _is_entry(value: Any, entry_id: Any) -> bool:
+    """Whether a re-read value is still the entry indexed with ``entry_id`` (the file not rewritten)."""
+    if value is None:
+        return False
+    return entry_id is UNDEFINED or (type(value) is dict and value.get("id", UNDEFINED) == entry_id)
 
 
 @contextlib.contextmanager
