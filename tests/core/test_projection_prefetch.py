@@ -3,6 +3,8 @@ same messages entry_messages makes one entry at a time."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -51,3 +53,28 @@ def test_prefetched_messages_are_entry_messages(
         assert repr(got) == repr(expected)
         checked += 1
     assert checked
+
+
+def test_two_threads_prefetching_one_projection_read_the_file_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window's preparation and real-token count ask for the same path's messages at once."""
+    (f,) = generate(tmp_path, "--seed", "7512", "--count", "1", "--size", "medium")
+    s = Session.open(f, keep_values=False, use_cache=False)
+    p = build_session_projection(s)
+    passes: list[int] = []
+    real = Session.values
+
+    def slow_values(self: Session, indices: Any) -> list[Any]:
+        passes.append(1)
+        time.sleep(0.2)  # long enough for the other thread to ask meanwhile
+        return real(self, indices)
+
+    monkeypatch.setattr(Session, "values", slow_values)
+    threads = [threading.Thread(target=p.prefetch, args=(range(len(p.entries)),)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(passes) == 1
+    assert all(k in p._messages for k, e in enumerate(p.entries) if e.roles)

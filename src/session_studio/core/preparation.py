@@ -45,16 +45,29 @@ def compaction_boundary(session: Session, path: list[int]) -> Boundary:
     return Boundary(start, len(path), prev)
 
 
-def message_for_compaction(session: Session, i: int) -> Any:
-    """getMessageFromEntryForCompaction: compaction entries give nothing."""
-    t = session.records[i].type
-    if t == "message":
-        return session.value(i).get("message", UNDEFINED)
-    if t == "custom_message":
-        return custom_message(session.value(i))
-    if t == "branch_summary":
-        return branch_summary_message(session.value(i))
-    return None
+def messages_for_compaction(session: Session, indices: list[int]) -> list[Any]:
+    """getMessageFromEntryForCompaction of each entry of ``indices`` (compaction entries give nothing;
+    left out), their values read in one pass (Session.values): a long path's history is most of a
+    big file."""
+    type_of = session.records.type_of
+    wanted = [i for i in indices if type_of(i) in _MESSAGE_TYPES]
+    out = []
+    for i, value in zip(wanted, session.values(wanted), strict=True):
+        m = _message_of(type_of(i), value)
+        if m is not None:
+            out.append(m)
+    return out
+
+
+_MESSAGE_TYPES = frozenset(("message", "custom_message", "branch_summary"))
+
+
+def _message_of(entry_type: str, value: Any) -> Any:
+    if entry_type == "message":
+        return value.get("message", UNDEFINED)
+    if entry_type == "custom_message":
+        return custom_message(value)
+    return branch_summary_message(value)
 
 
 @dataclass
@@ -139,12 +152,12 @@ class CompactionPlan:
         if not js_truthy(first_kept.id):
             return None
         history_end = c.turn_start_index if c.is_split_turn else c.first_kept_index
-        hist_idx = [path[k] for k in range(b.start, history_end)]
-        history = [m for m in (message_for_compaction(s, i) for i in hist_idx) if m is not None]
-        prefix_idx = (
-            [path[k] for k in range(c.turn_start_index, c.first_kept_index)] if c.is_split_turn else []
+        history = messages_for_compaction(s, path[b.start : history_end])
+        prefix = (
+            messages_for_compaction(s, path[c.turn_start_index : c.first_kept_index])
+            if c.is_split_turn
+            else []
         )
-        prefix = [m for m in (message_for_compaction(s, i) for i in prefix_idx) if m is not None]
         if not history and not prefix:
             return None
         ops = FileOps()
