@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from session_studio.core import Session
-from session_studio.core.bar_geometry import after_items, plan_bar, token_x
+from session_studio.core.bar_geometry import after_items, cumulative, plan_bar, token_x
 from session_studio.core.plan import PathPlanner, PlanParams, with_summary_tokens
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0, PiProfile
 from session_studio.core.summary_sections import summary_tokens
@@ -49,6 +49,8 @@ def test_after_row_totals_what_the_commit_states(path: Path, profile: PiProfile)
 
         projected = after_items(st)
         assert projected is not None
+        # the kept total from the bar's cumulated estimates (the window's, per slider move) is the sum
+        assert after_items(st, cumulative([t for _, _, t in st.item_tokens])) == projected
         heads = [kind for _, kind, _ in projected.head]
         assert heads[-1] == "compactionSummary" and set(heads) <= {"system", "compactionSummary"}
         # the row: the head's spans, then kept items only, tiling up to the projected total

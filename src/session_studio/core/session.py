@@ -997,12 +997,14 @@ class Session:
 
     def session_name(self) -> str | None:
         """pi's getSessionName: the last session_info (any branch); blank clears."""
-        for rec in reversed(self.records):
-            if rec.type == "session_info":
-                name = self.value(rec.index).get("name")
-                if isinstance(name, str) and name.strip():
-                    return name.strip()
-                return None
+        # found in the type column (C-level scans): most sessions have none, and a walk back over
+        # 100k records for it was the window's longest step when a big session was shown
+        infos = self.records.indices_of_types(("session_info",))
+        if not infos:
+            return None
+        name = self.value(infos[-1]).get("name")
+        if isinstance(name, str) and name.strip():
+            return name.strip()
         return None
 
     def entries(self) -> list[Any]:

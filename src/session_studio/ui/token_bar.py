@@ -9,6 +9,7 @@ the provider-usage mark, the chosen cut and the turn prefix of a split turn.
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
@@ -54,9 +55,10 @@ class _Items:
     def __init__(self, state: PlanState) -> None:
         items = state.item_tokens
         self.items = items
-        self.keys = [k for k, _, _ in items]
-        self.kinds = [k for _, k, _ in items]
-        est = [t for _, _, t in items]
+        # columns of 100k tuples in C (a long path's bar is set up on the GUI thread)
+        self.keys = list(map(itemgetter(0), items))
+        self.kinds = list(map(itemgetter(1), items))
+        est = list(map(itemgetter(2), items))
         tok = state.tokens
         #: why pi shows no context size (None: it shows one); a per-path fact like the items
         self.unknown = tokens_unknown_text(state)
@@ -111,7 +113,7 @@ class BarLayout:
         self.est_now = c.est_cum[-1]
         ac = BarLayout._after_cache
         if ac is None or ac[0] is not state.after_tokens:
-            ac = BarLayout._after_cache = (state.after_tokens, after_items(state))
+            ac = BarLayout._after_cache = (state.after_tokens, after_items(state, c.est_cum))
         projected = ac[1]
         if projected is not None:
             self.after_total = projected.total
