@@ -28,7 +28,15 @@ from session_studio.core import session as session_module
 from session_studio.core.jsdate import js_date_ms
 from session_studio.core.jsvalue import JsTypeError, js_key, js_truthy
 from session_studio.core.record_table import unpack_timestamp
-from session_studio.ui.outline import FILTERS, ROOT, Outline, _plain_date, build_outline, entry_visible
+from session_studio.ui.outline import (
+    FILTERS,
+    ROOT,
+    Outline,
+    RecordColumn,
+    _plain_date,
+    build_outline,
+    entry_visible,
+)
 from tests.core.util import HEADER, U, to_bytes
 
 # --------------------------------------------------------------------------- the former outline
@@ -617,3 +625,44 @@ def test_siblings_with_odd_timestamps_sort_as_pi_sorts_them(tmp_path: Path, bulk
     s = Session.open(path)
     for mode in ("default", "all"):
         assert as_plain(build_outline(s, mode)) == reference_outline(s, mode)
+
+
+def _reference_nearest_shown(outline: Outline, session: Session, record: int) -> int | None:
+    """The record-by-record walk up the parents that nearest_shown replaced."""
+    seen = set()
+    cur: int | None = record
+    while cur is not None and cur not in seen:
+        if cur in outline.group_of:
+            return cur
+        seen.add(cur)
+        pid = session.records[cur].parent_id
+        cur = session.get_index(pid) if js_truthy(pid) else None
+    return None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_nearest_shown_ancestor_is_the_walk_ups(tmp_path: Path, seed: int, bulk_loader: str) -> None:
+    """A selection kept through a search: the entry if shown, else its nearest shown ancestor — over
+    branches, cycles, missing, duplicate and odd parent ids; no load issue noted for a cycle met."""
+    s = generated_session(tmp_path, seed, 150 + 40 * seed)
+    rng = random.Random(seed)
+    found = 0
+    for share in (0.02, 0.2, 0.7):
+        matches = {i for i in range(len(s.records)) if rng.random() < share}
+        o = build_outline(s, "all", match=matches.__contains__)
+        issues = len(s.issues)
+        for record in range(len(s.records)):
+            expected = _reference_nearest_shown(o, s, record)
+            assert o.nearest_shown(s, record) == expected, record
+            found += expected is not None and expected != record
+        assert len(s.issues) == issues
+    assert found
+
+
+def test_last_present_skips_records_past_the_column() -> None:
+    """Records pi appended after the outline was built are not in its columns: not shown."""
+    column = RecordColumn(array("i", [5, -1, 3]), -1, 2)
+    assert column.last_present([0, 1, 2, 7]) == 2
+    assert column.last_present([0, 1, 7, 9]) == 0
+    assert column.last_present([1]) is None
+    assert column.last_present([]) is None

@@ -893,12 +893,13 @@ class Session:
             raise EntryNotFoundError(entry_id)
         return i
 
-    def path_indices(self, start: int | None) -> list[int]:
-        """Indices of the path root → `start` (pi's getBranch), stopping at parent cycles."""
+    def path_indices(self, start: int | None, *, note_cycle: bool = True) -> list[int]:
+        """Indices of the path root → `start` (pi's getBranch), stopping at parent cycles (noted as a
+        load issue unless ``note_cycle`` is False: an ancestor lookup, not the path pi builds)."""
         if start is None:
             return []
         if BULK_HELPER is not None:
-            return self._path_indices_compiled(start)
+            return self._path_indices_compiled(start, note_cycle)
         out = [start]
         seen = {start}
         by_id = self.by_id
@@ -921,7 +922,8 @@ class Session:
             if nxt is None:
                 break
             if nxt in seen:
-                self._note_cycle(cur)
+                if note_cycle:
+                    self._note_cycle(cur)
                 break
             seen.add(nxt)
             out.append(nxt)
@@ -929,7 +931,7 @@ class Session:
         out.reverse()
         return out
 
-    def _path_indices_compiled(self, start: int) -> list[int]:
+    def _path_indices_compiled(self, start: int, note_cycle: bool = True) -> list[int]:
         """`path_indices` with the walk over 8-hex parents in C; other parents' steps here."""
         table, by_id = self.records, self.by_id
         out = [start]
@@ -952,7 +954,8 @@ class Session:
                     out.append(nxt)
                     cur = nxt
                     continue
-            self._note_cycle(cur)
+            if note_cycle:
+                self._note_cycle(cur)
             break
         out.reverse()
         return out
