@@ -15,7 +15,7 @@ import pytest
 from PySide6.QtCore import QModelIndex, QTimer
 
 from session_studio.core import Session, count_worker
-from session_studio.ui import navigation, real_tokens
+from session_studio.ui import navigation, real_tokens, token_bar
 from session_studio.ui.main_window import MainWindow
 from session_studio.ui.outline import ROOT
 from session_studio.ui.tasks import Operation, TaskRunner
@@ -232,6 +232,29 @@ def test_workers_set_off_by_a_load_start_after_the_load_is_shown(
     assert any("prepare_search" in n for n in names)
     assert [name for name, during in started if during] == []
 
+
+
+def test_the_token_bars_sums_over_a_loaded_path_are_made_in_the_load_worker(
+    qtbot: Any, threaded_window: MainWindow, branching_session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bar's per-path sums (100k items of a long path: ~55 ms) are not made in the GUI step that
+    shows the loaded session, but beside the plan in the load job."""
+    w = threaded_window
+    qtbot.waitUntil(lambda: not w.runner.busy)
+    made_on: list[bool] = []
+    real = token_bar._Items.__init__
+
+    def recording(self: Any, state: Any) -> None:
+        made_on.append(threading.current_thread() is threading.main_thread())
+        real(self, state)
+
+    monkeypatch.setattr(token_bar._Items, "__init__", recording)
+    w.open_path(str(branching_session))
+    qtbot.waitUntil(lambda: w.doc.state is not None and w.bar.layout_.state is w.doc.state)
+    qtbot.waitUntil(lambda: not w.runner.busy, timeout=30000)
+    assert made_on and not any(made_on)  # made, and never on the GUI thread
+    assert token_bar.BarLayout._cache is not None
+    assert token_bar.BarLayout._cache.items is w.doc.state.item_tokens
 
 def _nested_branches(path: Path) -> Path:
     """A main line of 30 entries; side branches off it every 5th entry, each with a nested branch."""

@@ -41,6 +41,7 @@ from session_studio.core.summary_sections import summary_tokens
 from .errors import explain_failure
 from .outline import entry_visible
 from .tasks import Operation, TaskRunner, paused_gc
+from .token_bar import BarLayout
 
 __all__ = [
     "Loaded",
@@ -242,7 +243,7 @@ def prepare_loaded(
     planner = PathPlanner(session, leaf, profile=choice.profile)
     cwd = session.header.get("cwd") if session.header else None
     d = pi_planning_defaults(cwd if isinstance(cwd, str) else None, planner.model, profile=choice.profile)
-    return Loaded(
+    loaded = Loaded(
         session,
         planner,
         d.context_window,
@@ -253,6 +254,11 @@ def prepare_loaded(
         profile=choice,
         pi_default_model=d.default_model,
     )
+    # the token bar's sums over the path, here rather than in the GUI step that shows it
+    BarLayout.prime(
+        compute_plan_state(loaded, d.keep_recent_tokens, d.reserve_tokens, d.context_window, d.window_known, None)
+    )
+    return loaded
 
 
 class SessionDocument(QObject):
