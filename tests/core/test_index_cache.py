@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
 
-from session_studio.core import Session
+from session_studio.core import Session, index_cache
 from tests.core.util import A, T, U, chain, to_bytes
 
 
@@ -81,3 +83,61 @@ def test_the_cache_keeps_the_1_6_0_marker_scan(tmp_path: Path, monkeypatch: pyte
     assert marker is not None and "usage" in marker
     assert read and min(read) >= len(cold.records)
     assert grown.pi16_scan == (len(grown.records), marker)
+
+
+def _aged(f: Path, seconds_ago: float) -> None:
+    t = time.time() - seconds_ago
+    os.utime(f, (t, t))
+
+
+def test_the_cache_stays_in_its_budget_dropping_the_least_recently_used(
+    tmp_path: Path, cache_here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Indexes no one reads (an older indexing code's, deleted sessions') do not pile up: a write
+    prunes the folder to MAX_CACHE_BYTES, least recently used first; a reopen marks its index used;
+    the one just written stays; another program's files and fresh temporary files are left alone."""
+    folder = cache_here / "index"
+    folder.mkdir(parents=True)
+    old = [folder / f"{k:040x}.idx" for k in range(4)]
+    for k, f in enumerate(old):
+        f.write_bytes(b"x" * 1000)
+        _aged(f, 1000 - k)  # old[0] the least recently used
+    used = tmp_path / "used.jsonl"
+    used.write_bytes(to_bytes(chain(U(100), A(200))))
+    open_(used)
+    (used_index,) = set(folder.glob("*.idx")) - set(old)
+    _aged(used_index, 5000)  # written long ago ...
+    open_(used)  # ... and read again now
+    assert time.time() - used_index.stat().st_mtime < 60
+    stale_tmp = folder / "abc.tmp123"
+    stale_tmp.write_bytes(b"partial")
+    _aged(stale_tmp, 2 * 24 * 3600)
+    fresh_tmp = folder / "abd.tmp124"  # another process writing right now
+    fresh_tmp.write_bytes(b"partial")
+    foreign = folder / "notes.txt"
+    foreign.write_bytes(b"y" * 5000)
+    _aged(foreign, 9000)
+
+    budget = used_index.stat().st_size + 2 * 1000  # room for two of the old ones
+    removed = index_cache.prune_cache(str(folder), budget=budget)
+    assert sorted(removed) == sorted(map(str, [old[0], old[1], stale_tmp]))  # least recently used first
+    left = set(folder.iterdir())
+    assert {used_index, old[2], old[3], fresh_tmp, foreign} == left
+    assert facts(open_(used)) == facts(Session.open(used, keep_values=False, use_cache=False))
+
+    monkeypatch.setattr(index_cache, "MAX_CACHE_BYTES", 0)  # every write prunes: only it stays
+    new = tmp_path / "new.jsonl"
+    new.write_bytes(to_bytes(chain(U(5), A(6), U(7))))
+    open_(new)
+    (new_index,) = folder.glob("*.idx")
+    assert new_index not in left and fresh_tmp.exists() and foreign.exists()
+
+
+def test_the_index_just_written_stays_even_over_the_budget(tmp_path: Path, cache_here: Path) -> None:
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(to_bytes(chain(U(1), A(2))))
+    open_(p)
+    folder = cache_here / "index"
+    (only,) = folder.glob("*.idx")
+    assert index_cache.prune_cache(str(folder), keep=str(only), budget=0) == []
+    assert index_cache.prune_cache(str(folder), budget=0) == [str(only)]

@@ -25,10 +25,12 @@ the session builds itself from them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import sys
+import time
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -54,12 +56,19 @@ __all__ = [
     "cache_root",
     "code_version",
     "load_cached",
+    "prune_cache",
     "save_index",
 ]
 
 
 FORMAT = 5
 MIN_CACHED_BYTES = 8 * 1024 * 1024
+#: the cache folder is kept under this many bytes, the least recently used indexes removed first
+#: (each upgrade of the indexing code leaves a whole set of indexes no one reads again; a 1 GB
+#: session's index is ~80 MB, a 10 MB one's ~0.8 MB)
+MAX_CACHE_BYTES = 512 * 1024 * 1024
+#: a temporary file of an interrupted write older than this is removed with the pruning
+STALE_TEMP_SECONDS = 24 * 3600
 #: how much of a column is read between two progress calls
 CHUNK_BYTES = 4 * 1024 * 1024
 _MAGIC = b"session-studio index\n"
@@ -252,10 +261,52 @@ def save_index(path: str, index: CachedIndex) -> None:
                 c.tofile(out)
             index.sorted_ids.tofile(out)
         os.replace(tmp, f)
+        prune_cache(os.path.dirname(f), keep=f)
     except (ValueError, OSError, TypeError, orjson.JSONEncodeError) as e:
         import logging  # only here: a cached `plan` starts without it
 
         logging.getLogger(__name__).debug("index cache not written for %s: %s", path, e)
+
+
+def prune_cache(folder: str, keep: str | None = None, budget: int | None = None) -> list[str]:
+    """Remove the least recently used indexes of ``folder`` (a reopen marks its index used) until
+    the rest fit in ``budget`` bytes (MAX_CACHE_BYTES), never ``keep`` (the one just written), and
+    the temporary files of interrupted writes older than STALE_TEMP_SECONDS. Returns the removed
+    paths. Only this cache's own files are touched: ``*.idx`` and ``*.tmp<pid>`` directly in it."""
+    limit = MAX_CACHE_BYTES if budget is None else budget
+    indexes: list[tuple[float, int, str]] = []
+    removed: list[str] = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for e in entries:
+        try:
+            if not e.is_file(follow_symlinks=False):
+                continue
+            st = e.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if e.name.endswith(".idx"):
+            indexes.append((st.st_mtime, st.st_size, e.path))
+        elif (
+            ".tmp" in e.name and e.name.split(".tmp")[-1].isdigit() and now - st.st_mtime > STALE_TEMP_SECONDS
+        ):
+            with contextlib.suppress(OSError):
+                os.remove(e.path)
+                removed.append(e.path)
+    total = sum(size for _, size, _ in indexes)
+    for _mtime, size, f in sorted(indexes):  # the least recently used first
+        if total <= limit:
+            break
+        if keep is not None and f == keep:
+            continue
+        with contextlib.suppress(OSError):
+            os.remove(f)
+            removed.append(f)
+            total -= size
+    return removed
 
 
 def _read_column(
@@ -347,6 +398,8 @@ def load_cached(
                     return None
                 table.label_facts[i] = (_dec(target), _dec(label), _dec(stamp))
             off, length = meta["headerSpan"]
+            with contextlib.suppress(OSError):
+                os.utime(f)  # used now: the last the pruning removes (prune_cache)
             return CachedIndex(
                 meta["size"],
                 (int(off), int(length)),
