@@ -233,7 +233,6 @@ def test_workers_set_off_by_a_load_start_after_the_load_is_shown(
     assert [name for name, during in started if during] == []
 
 
-
 def test_the_token_bars_sums_over_a_loaded_path_are_made_in_the_load_worker(
     qtbot: Any, threaded_window: MainWindow, branching_session: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -255,6 +254,7 @@ def test_the_token_bars_sums_over_a_loaded_path_are_made_in_the_load_worker(
     assert made_on and not any(made_on)  # made, and never on the GUI thread
     assert token_bar.BarLayout._cache is not None
     assert token_bar.BarLayout._cache.items is w.doc.state.item_tokens
+
 
 def _nested_branches(path: Path) -> Path:
     """A main line of 30 entries; side branches off it every 5th entry, each with a nested branch."""

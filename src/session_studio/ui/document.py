@@ -256,7 +256,9 @@ def prepare_loaded(
     )
     # the token bar's sums over the path, here rather than in the GUI step that shows it
     BarLayout.prime(
-        compute_plan_state(loaded, d.keep_recent_tokens, d.reserve_tokens, d.context_window, d.window_known, None)
+        compute_plan_state(
+            loaded, d.keep_recent_tokens, d.reserve_tokens, d.context_window, d.window_known, None
+        )
     )
     return loaded
 
