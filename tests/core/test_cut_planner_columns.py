@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from session_studio.core import Session
 from session_studio.core import cut_points as cut_points_module
 from session_studio.core.cut_points import CutPlanner
+from session_studio.core.priority import STEP_ITEMS
 from session_studio.core.record_table import records_at
 from tests.conftest import generate
 from tests.core.entry_strategies import MESSAGE
@@ -144,6 +145,13 @@ def _reference_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cut_points_module, "_plain_range", lambda *_a: None)
     monkeypatch.setattr(projection, "_plain_messages", lambda _s, records, _t: [False] * len(records))
     monkeypatch.setattr(projection, "INT_ESTIMATE_FLAGS", 0)  # no flags & 0 is TOKENS_INT: no raw_estimate
+    monkeypatch.setattr(  # each entry's roles asked one by one, not once per distinct tuple
+        projected_plan,
+        "_with_role",
+        lambda entries, start, end, wanted: [
+            projected_plan._has_role(e.roles, wanted) for e in entries[start:end]
+        ],
+    )
     made = projected_plan.ProjectedCutPlanner.__init__
 
     def without_estimates(self: Any, *a: Any) -> None:  # the path planner asks each entry's sum
@@ -189,8 +197,13 @@ def _plans(f: Path) -> list[Any]:
 
 @pytest.mark.parametrize(
     "args",
-    [["--seed", "7504", "--count", "5"], ["--seed", "7505", "--count", "5", "--damaged"], ["cases"]],
-    ids=["plain", "damaged", "pi16-cases"],
+    [
+        ["--seed", "7504", "--count", "5"],
+        ["--seed", "7505", "--count", "5", "--damaged"],
+        ["cases"],
+        ["long-chain"],
+    ],
+    ids=["plain", "damaged", "pi16-cases", "long-chain"],
 )
 def test_both_pis_plan_as_the_reference_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
@@ -239,22 +252,24 @@ def _sessions(tmp_path: Path, args: list[str]) -> list[Path]:
     gen_sessions.py's output for these arguments."""
     if args == ["chain"]:
         return _chain(tmp_path)
+    if args == ["long-chain"]:  # more plain messages than the projection's blocks (STEP_ITEMS) hold
+        return _chain(tmp_path, 2 * STEP_ITEMS + 100)
     if args == ["cases"]:
         return sorted(CASES_16.glob("*.jsonl"))
     return generate(tmp_path, *args)
 
 
-def _chain(tmp_path: Path) -> list[Path]:
+def _chain(tmp_path: Path, n: int = 40) -> list[Path]:
     """A path with no compaction (every entry projected, from path position 0 on)."""
     messages: list[Any] = []
-    for k in range(40):
+    for k in range(n):
         if k % 2:
             usage = {"input": 10 * k, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 10 * k + 5}
             messages.append(
                 {"role": "assistant", "content": [{"type": "text", "text": f"a{k}"}], "usage": usage}
             )
         else:
-            messages.append({"role": "user", "content": f"u{k} " * k})
+            messages.append({"role": "user", "content": f"u{k} " * (k % 40)})
     return [_write(tmp_path / "chain.jsonl", messages, [])]
 
 
@@ -265,8 +280,9 @@ def _chain(tmp_path: Path) -> list[Path]:
         ["--seed", "7507", "--count", "4", "--damaged"],
         ["cases"],
         ["chain"],
+        ["long-chain"],
     ],
-    ids=["plain", "damaged", "pi16-cases", "chain"],
+    ids=["plain", "damaged", "pi16-cases", "chain", "long-chain"],
 )
 def test_the_path_coordinates_plan_as_the_reference_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]

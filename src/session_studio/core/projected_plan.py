@@ -8,7 +8,8 @@ projected index back to the path as the oracle reports it.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+import itertools
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,20 @@ def _has_role(roles: tuple[Any, ...], wanted: frozenset[str]) -> bool:
     return any(type(r) is str and r in wanted for r in roles)
 
 
+def _with_role(entries: list[Any], start: int, end: int, wanted: frozenset[str]) -> list[bool]:
+    """_has_role of each entry ``start``…``end - 1``: answered once per distinct roles tuple (a long
+    path's plain messages share a few), mapped over the range in C."""
+    roles = list(map(_ROLES, entries[start:end]))
+    try:
+        answers = {r: _has_role(r, wanted) for r in set(roles)}
+    except TypeError:  # a role that is an object or a list (damaged): not hashable, asked one by one
+        return [_has_role(r, wanted) for r in roles]
+    return list(map(answers.__getitem__, roles))
+
+
+_ROLES = operator.attrgetter("roles")
+
+
 class ProjectedCutPlanner(RunningSums):
     """findProjectedCutPoint for every keepRecentTokens over one projected range, by lookup.
 
@@ -59,12 +74,11 @@ class ProjectedCutPlanner(RunningSums):
         records = [e.record for e in entries]
         compaction = recs.code("compaction")
         self._is_compaction = [t == compaction for t in column_on_path(recs.types, records)]
+        with_cut_role = _with_role(entries, start, end, CUT_POINT_ROLES)
         self.cut_points = [
-            i
-            for i in range(start, end)
-            if not self._is_compaction[i] and _has_role(entries[i].roles, CUT_POINT_ROLES)
+            i for i in itertools.compress(range(start, end), with_cut_role) if not self._is_compaction[i]
         ]
-        estimates = list(self._entry_estimates())
+        estimates = self._entry_estimates()
         #: the counted entries' sums, newest first, where all are ints (else None: the projection's)
         self.estimates: list[int] | None = None
         if all(type(t) is int for _i, t in estimates):
@@ -73,22 +87,29 @@ class ProjectedCutPlanner(RunningSums):
         else:
             self._sum_back(estimates)
 
-    def _entry_estimates(self) -> Iterator[tuple[int, Any]]:
-        """Each entry's summed estimate, newest first; entries totalling 0 are skipped (rule 26).
-        A raw message's sum is its int estimate in the index, read from the columns (a long path
+    def _entry_estimates(self) -> list[tuple[int, Any]]:
+        """Each entry's summed estimate, newest first; entries totalling 0 are skipped (rule 26),
+        and the list ends at an entry where pi throws (its JsTypeError). A raw message's sum is its
+        int estimate in the index, read from the columns for the whole range at once (a long path
         before its first compaction); the others' sums are the projection's."""
         p = self.projection
-        for i in range(self.end - 1, self.start - 1, -1):
-            t: Any = p.raw_estimate(i)
+        raw = p.raw_estimates(self.start, self.end)
+        newest_first = range(self.end - 1, self.start - 1, -1)
+        if None not in raw:  # every entry a raw message with an int estimate: no projection asked
+            return [(i, t) for i, t in zip(newest_first, reversed(raw), strict=True) if t]
+        out: list[tuple[int, Any]] = []
+        for i in newest_first:
+            t: Any = raw[i - self.start]
             if t is None:
                 try:
                     t = p.entry_token_sum(i)
                 except JsTypeError as err:
-                    yield i, err
-                    return
+                    out.append((i, err))
+                    return out
             if type(t) in (int, float) and t == 0:
                 continue
-            yield i, t
+            out.append((i, t))
+        return out
 
     def candidate(self, keep: float) -> tuple[int, bool]:
         """The cut point chosen before the backward scan, and whether rule 30 advanced it.

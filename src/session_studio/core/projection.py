@@ -22,7 +22,7 @@ from .messages import branch_summary_message, compaction_summary_message, custom
 from .priority import STEP_ITEMS, yield_to_foreground
 from .profile import PROFILE_1_6_0
 from .record_table import INT_ESTIMATE_FLAGS, TOKENS_INT, column_on_path
-from .session import CURRENT_LEAF, Session
+from .session import CURRENT_LEAF, Session, gc_paused
 from .tokens import ContextTokens, estimate_tokens_16, js_plus
 
 __all__ = [
@@ -127,11 +127,19 @@ class Projection:
         raw message with an int estimate (what pi writes; entry_tokens says the same, through a
         record object and a cache entry: a long path before its first compaction asks it of every
         entry); None otherwise."""
-        e = self.entries[k]
+        return self.raw_estimates(k, k + 1)[0]
+
+    def raw_estimates(self, lo: int, hi: int) -> list[int | None]:
+        """raw_estimate of entries ``lo``…``hi - 1``, their columns gathered in one call each."""
+        entries = self.entries[lo:hi]
         recs = self.session.records
-        if e.raw and len(e.roles) == 1 and recs.flags[e.record] & INT_ESTIMATE_FLAGS == TOKENS_INT:
-            return int(recs.tokens[e.record])
-        return None
+        records = [e.record for e in entries]
+        flags = column_on_path(recs.flags, records)
+        tokens = column_on_path(recs.tokens, records)
+        return [
+            int(t) if e.raw and len(e.roles) == 1 and f & INT_ESTIMATE_FLAGS == TOKENS_INT else None
+            for e, f, t in zip(entries, flags, tokens, strict=True)
+        ]
 
     def entry_tokens(self, k: int) -> list[Any]:
         """estimateTokens of each message of entry k (a JsTypeError where pi throws)."""
@@ -381,30 +389,54 @@ def build_session_projection(
             edits[js_key(session.value(i).get("targetId", UNDEFINED))] = i
     plain = _plain_messages(session, context, types)
     symbols, roles_of = recs.symbols, recs.roles
-    for k, i in enumerate(context):
-        if not k % STEP_ITEMS:
-            yield_to_foreground()
-        if plain[k] and (not edits or js_key(recs.id_of(i)) not in edits):
-            # what _intrinsic_roles and the rest say of a plain message no edit targets
-            proj.entries.append(ProjectedEntry(i, (symbols[roles_of[i]],), 1, None, True))
-            continue
-        roles, raw = _intrinsic_roles(session, i)
-        count = len(roles)
-        if recs[i].type == "compaction" and k > 0:
-            proj.entries.append(ProjectedEntry(i, (), count))
-            continue
-        edit = edits.get(js_key(recs[i].id)) if edits else None
-        if edit is None:
-            proj.entries.append(ProjectedEntry(i, roles, count, None, raw))
-            continue
-        replacement = session.value(edit).get("replacement", UNDEFINED)
-        if replacement is None:
-            proj.entries.append(ProjectedEntry(i, (), count, edit))
-        else:
-            if replacement is UNDEFINED and any(r in EDITABLE_ROLES for r in roles if type(r) is str):
-                raise JsTypeError("Cannot read properties of undefined (reading 'content')")
-            proj.entries.append(ProjectedEntry(i, roles, count, edit))
+    # what _intrinsic_roles and the rest say of a plain message no edit targets: its role, once
+    # (one tuple per role, shared: the planners answer per tuple)
+    one_role = {code: (symbols[code],) for code in set(column_on_path(roles_of, context))}
+    entries = proj.entries
+    with gc_paused():  # 100k entry objects: the collections they set off doubled the time
+        _project_entries(session, context, plain, edits, one_role, entries)
     return proj
+
+
+def _project_entries(
+    session: Session,
+    context: list[int],
+    plain: list[bool],
+    edits: dict[Any, int],
+    one_role: dict[int, tuple[Any, ...]],
+    entries: list[ProjectedEntry],
+) -> None:
+    recs = session.records
+    roles_of = recs.roles
+    for block in range(0, len(context), STEP_ITEMS):
+        yield_to_foreground()
+        stop = block + STEP_ITEMS
+        if not edits and all(plain[block:stop]):  # a run of plain messages: a long path is mostly that
+            entries.extend(
+                [ProjectedEntry(i, one_role[roles_of[i]], 1, None, True) for i in context[block:stop]]
+            )
+            continue
+        for k in range(block, min(stop, len(context))):
+            i = context[k]
+            if plain[k] and (not edits or js_key(recs.id_of(i)) not in edits):
+                entries.append(ProjectedEntry(i, one_role[roles_of[i]], 1, None, True))
+                continue
+            roles, raw = _intrinsic_roles(session, i)
+            count = len(roles)
+            if recs[i].type == "compaction" and k > 0:
+                entries.append(ProjectedEntry(i, (), count))
+                continue
+            edit = edits.get(js_key(recs[i].id)) if edits else None
+            if edit is None:
+                entries.append(ProjectedEntry(i, roles, count, None, raw))
+                continue
+            replacement = session.value(edit).get("replacement", UNDEFINED)
+            if replacement is None:
+                entries.append(ProjectedEntry(i, (), count, edit))
+            else:
+                if replacement is UNDEFINED and any(r in EDITABLE_ROLES for r in roles if type(r) is str):
+                    raise JsTypeError("Cannot read properties of undefined (reading 'content')")
+                entries.append(ProjectedEntry(i, roles, count, edit))
 
 
 def entry_projection(session: Session, path: list[int]) -> Projection:

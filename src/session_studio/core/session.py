@@ -46,7 +46,14 @@ from .record_table import (
 )
 from .tokens import assistant_usage_tokens, estimate_tokens
 
-__all__ = ["CURRENT_LEAF", "KEEP_VALUES_MAX_BYTES", "EntryRecord", "Session", "indexed_in_children"]
+__all__ = [
+    "CURRENT_LEAF",
+    "KEEP_VALUES_MAX_BYTES",
+    "EntryRecord",
+    "Session",
+    "gc_paused",
+    "indexed_in_children",
+]
 
 #: Marker for "the session's own leaf" where None would mean pi's explicit `null` leaf.
 CURRENT_LEAF: Any = object()
@@ -184,7 +191,7 @@ class Session:
         issues: list[LoadIssue] = []
         fh = open_regular(p)
         start_method = _scan_start_method(st.st_size, parallel, keep, others_need_the_gil)
-        with fh, _gc_paused():
+        with fh, gc_paused():
             split = _split_point(fh, st.st_size) if start_method is not None else None
             if split is None:
                 announce()
@@ -799,7 +806,7 @@ class Session:
             missing.sort()
             # values parsed and kept by the thousand make the cyclic GC walk them again and again
             # (2–3× the parse itself on a long path)
-            with self._reopen() as fh, _gc_paused():
+            with self._reopen() as fh, gc_paused():
                 for j, value in zip(
                     (j for _offset, j, _i in missing),
                     self._reread_sorted(fh, [i for _offset, _j, i in missing]),
@@ -1131,9 +1138,10 @@ def _is_entry(value: Any, entry_id: Any) -> bool:
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while indexing: the index only grows (no cycles to collect),
-    and collections that walk 100k fresh records again and again cost ~15% of a load."""
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while indexing (or making any acyclic objects by the 100k: re-read
+    values, a projection's entries): the index only grows (no cycles to collect), and collections
+    that walk 100k fresh records again and again cost ~15% of a load."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
