@@ -27,3 +27,23 @@ def test_a_path_in_file_order_keeps_no_dict() -> None:
     positions = PathPositions(path)
     assert positions._dict is None
     assert positions.get(299_997) is None and positions.get(199_998) == 66_666
+
+
+@given(
+    st.lists(st.integers(0, 60), unique=True),
+    st.booleans(),
+    st.integers(0, 30),
+    st.integers(0, 30),
+    st.lists(st.integers(-5, 70), max_size=3),
+)
+def test_positions_of_many_records_are_each_ones(
+    records: list[int], in_order: bool, start: int, length: int, extra: list[int]
+) -> None:
+    """positions_of answers as get() one by one: for runs of the path (the fast case), a run after
+    another record (a compaction before its kept entries), and anything else."""
+    path = sorted(records) if in_order else records
+    positions = PathPositions(path)
+    run = path[start : start + length]
+    for asked in (run, extra[:1] + run, extra + run, run + extra, extra, list(reversed(run))):
+        assert positions.positions_of(asked) == [positions.get(r, -1) for r in asked]
+        assert positions.positions_of(asked, -7) == [positions.get(r, -7) for r in asked]

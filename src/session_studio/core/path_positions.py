@@ -46,6 +46,22 @@ class PathPositions(Mapping[int, int]):
         k = bisect.bisect_left(path, record)
         return k if k < len(path) and path[k] == record else default
 
+    def positions_of(self, records: Sequence[int], default: int = -1) -> list[int]:
+        """``get(r, default)`` of each of ``records``; at once where they are, from their first or
+        their second one on, a run of the path (a path before its first compaction projects all its
+        entries, after one the compaction and then a run of it): compared in C, not one bisection
+        each."""
+        n = len(records)
+        path = self._path
+        for head in (0, 1):
+            if n <= head:
+                break
+            k = self.get(records[head])
+            if k is not None and list(records[head:]) == list(path[k : k + n - head]):
+                first = [self.get(r, default) for r in records[:head]]
+                return [*first, *range(k, k + n - head)]
+        return [self.get(r, default) for r in records]
+
     def __getitem__(self, record: int) -> int:
         k = self.get(record)
         if k is None:

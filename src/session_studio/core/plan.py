@@ -411,15 +411,17 @@ class PathPlanner:
         items: list[ItemTokens] = []
         item_positions: list[int] = []
         symbols, roles_of = recs.symbols, recs.roles
+        raw_estimates = proj.raw_estimates(0, len(proj.entries))
+        path_positions = position.positions_of([e.record for e in proj.entries])
         for j, entry in enumerate(proj.entries):
             if not j % STEP_ITEMS:
                 yield_to_foreground()
             r = entry.record
-            raw = proj.raw_estimate(j)
+            raw = raw_estimates[j]
             if raw is not None:
                 # a message whose own raw message is its one context message: what the general
                 # steps below give it, from the columns
-                pos = position.get(r, -1)
+                pos = path_positions[j]
                 if pos >= 0:
                     summarised[pos] = int(entry.roles[0] != "system")
                 role = symbols[roles_of[r]]
@@ -429,7 +431,7 @@ class PathPlanner:
                 continue
             rec = recs[entry.record]
             is_compaction = rec.type == "compaction"
-            pos = position.get(entry.record, -1)
+            pos = path_positions[j]
             if not is_compaction and pos >= 0:
                 # getMessagesFromProjectedEntryForCompaction: no system messages
                 summarised[pos] = sum(role != "system" for role in entry.roles)
@@ -509,12 +511,13 @@ class PathPlanner:
         position = self.positions
         items: list[ItemTokens] = []
         positions: list[int] = []
-        for it, t in zip(ctx.items, ctx.message_tokens(), strict=True):
+        on_path = position.positions_of([it.record for it in ctx.items])
+        for it, t, pos in zip(ctx.items, ctx.message_tokens(), on_path, strict=True):
             rec = recs[it.record]
             kind = "compactionSummary" if it.kind == "compactionSummary" else item_kind(rec)
             items.append((it.record, kind, _num(t)))
             # the compaction summary stands before everything kept: position -1 sorts it first
-            positions.append(-1 if it.kind == "compactionSummary" else position.get(it.record, -1))
+            positions.append(-1 if it.kind == "compactionSummary" else pos)
         self.item_tokens = items
         self._item_positions = positions
         cum = [0.0]

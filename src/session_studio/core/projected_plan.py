@@ -332,7 +332,7 @@ class PathCutPlanner:
         positions = plan._path_positions()
         # each projected entry's path position, looked up once (plan.path_index's answer; a path
         # before its first compaction projects every one of its entries)
-        on_path = [positions.get(e.record, -1) for e in plan.projection.entries]
+        on_path = positions.positions_of([e.record for e in plan.projection.entries])
         n, beyond = len(on_path), len(plan.path)
 
         def at(j: int) -> int:
