@@ -28,6 +28,7 @@ from session_studio.core import session as session_module
 from session_studio.core.jsdate import js_date_ms
 from session_studio.core.jsvalue import JsTypeError, js_key, js_truthy
 from session_studio.core.record_table import unpack_timestamp
+from session_studio.ui import outline as outline_module
 from session_studio.ui.outline import (
     FILTERS,
     ROOT,
@@ -640,10 +641,15 @@ def _reference_nearest_shown(outline: Outline, session: Session, record: int) ->
     return None
 
 
+@pytest.mark.parametrize("near", [0, 3, outline_module.NEAR_STEPS])
 @pytest.mark.parametrize("seed", range(6))
-def test_the_nearest_shown_ancestor_is_the_walk_ups(tmp_path: Path, seed: int, bulk_loader: str) -> None:
+def test_the_nearest_shown_ancestor_is_the_walk_ups(
+    tmp_path: Path, seed: int, bulk_loader: str, near: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A selection kept through a search: the entry if shown, else its nearest shown ancestor — over
-    branches, cycles, missing, duplicate and odd parent ids; no load issue noted for a cycle met."""
+    branches, cycles, missing, duplicate and odd parent ids; no load issue noted for a cycle met.
+    ``near``: the steps walked record by record before the whole path is taken (0: always the path)."""
+    monkeypatch.setattr(outline_module, "NEAR_STEPS", near)
     s = generated_session(tmp_path, seed, 150 + 40 * seed)
     rng = random.Random(seed)
     found = 0
@@ -666,3 +672,25 @@ def test_last_present_skips_records_past_the_column() -> None:
     assert column.last_present([0, 1, 7, 9]) == 0
     assert column.last_present([1]) is None
     assert column.last_present([]) is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_last_record_of_a_type_is_the_last_of_all_of_them(tmp_path: Path, seed: int) -> None:
+    s = generated_session(tmp_path, seed, 300)
+    for symbol in ("session_info", "message", "compaction", "label", "no such type"):
+        every = s.records.indices_of_types((symbol,))
+        assert s.records.last_of_type(symbol) == (every[-1] if every else None)
+
+
+def test_the_last_of_a_type_is_not_a_match_across_two_items() -> None:
+    """Codes whose bytes, side by side, spell another code's: only whole items count."""
+    from session_studio.core.record_table import RecordTable
+
+    t = RecordTable()
+    for name in ("a", "b", "c"):
+        t.symbol(name)
+    a, b, c = t.code("a"), t.code("b"), t.code("c")
+    t.types = array("I", [c, a, 0x01000000 * c, 0x00000100 * b, 0, 0])
+    assert t.last_of_type("c") == 0 and t.last_of_type("a") == 1
+    t.types = array("I", [b, (c << 8), 0])
+    assert t.last_of_type("c") is None and t.last_of_type("b") == 0

@@ -1007,12 +1007,12 @@ class Session:
 
     def session_name(self) -> str | None:
         """pi's getSessionName: the last session_info (any branch); blank clears."""
-        # found in the type column (C-level scans): most sessions have none, and a walk back over
-        # 100k records for it was the window's longest step when a big session was shown
-        infos = self.records.indices_of_types(("session_info",))
-        if not infos:
+        # found in the type column (a C-level search from its end): most sessions have none, and a
+        # walk back over 100k records for it was the window's longest step when a big session was shown
+        last = self.records.last_of_type("session_info")
+        if last is None:
             return None
-        name = self.value(infos[-1]).get("name")
+        name = self.value(last).get("name")
         if isinstance(name, str) and name.strip():
             return name.strip()
         return None
