@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from session_studio.core import Session
 from session_studio.core import cut_points as cut_points_module
 from session_studio.core.cut_points import CutPlanner
 from session_studio.core.priority import STEP_ITEMS
+from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0, PiProfile
 from session_studio.core.record_table import records_at
 from tests.conftest import generate
 from tests.core.entry_strategies import MESSAGE
@@ -144,7 +146,7 @@ def _reference_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(cut_points_module, "_plain_range", lambda *_a: None)
     monkeypatch.setattr(projection, "_plain_messages", lambda _s, records, _t: [False] * len(records))
-    monkeypatch.setattr(projection, "INT_ESTIMATE_FLAGS", 0)  # no flags & 0 is TOKENS_INT: no raw_estimate
+    monkeypatch.setattr(projection, "INT_ESTIMATE_FLAGS", 0)  # no flags & 0 is TOKENS_INT: no raw_estimates
     monkeypatch.setattr(  # each entry's roles asked one by one, not once per distinct tuple
         projected_plan,
         "_with_role",
@@ -180,18 +182,23 @@ def _usage_unknown_by_records(self: Any, visible: set[int]) -> bool:
     return True
 
 
-def _plans(f: Path) -> list[Any]:
-    from session_studio.core.oracle_schema import plan_output
-    from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
-
-    out = []
+def _loads(f: Path) -> Iterator[tuple[Session, PiProfile]]:
+    """``f`` opened with its values kept and re-read from the file, each under both pis."""
     for keep in (True, False):
         s = Session.open(f, keep_values=keep, use_cache=False)
         for profile in (PROFILE_0_80_2, PROFILE_1_6_0):
-            got = _made(lambda s=s, profile=profile: plan_output(s, profile=profile))
-            if isinstance(got[0], dict) and got[0].get("sessionReset"):
-                got[0].pop("header")  # a file without a header gets a fresh one (a new id, the time now)
-            out.append(repr(got))
+            yield s, profile
+
+
+def _plans(f: Path) -> list[Any]:
+    from session_studio.core.oracle_schema import plan_output
+
+    out = []
+    for s, profile in _loads(f):
+        got = _made(lambda s=s, profile=profile: plan_output(s, profile=profile))
+        if isinstance(got[0], dict) and got[0].get("sessionReset"):
+            got[0].pop("header")  # a file without a header gets a fresh one (a new id, the time now)
+        out.append(repr(got))
     return out
 
 
@@ -318,34 +325,31 @@ def test_the_path_planners_positions_are_the_plans_path_index(tmp_path: Path, ki
 def _path_planners(f: Path) -> list[Any]:
     """The window's parameter-free plan of the leaf's path under both pis: what it shows."""
     from session_studio.core.plan import PathPlanner
-    from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
 
     out = []
-    for keep in (True, False):
-        s = Session.open(f, keep_values=keep, use_cache=False)
-        for profile in (PROFILE_0_80_2, PROFILE_1_6_0):
-            p = _made(lambda s=s, profile=profile: PathPlanner(s, profile=profile))
-            if not isinstance(p, PathPlanner):
-                out.append(repr(p))
-                continue
-            if profile is PROFILE_0_80_2:  # its counts, as each record's type says them
-                types = [s.records[r].type for r in p.path]
-                producing = [int(t in ("message", "custom_message", "branch_summary")) for t in types]
-                unweighed = [int(t in ("custom_message", "branch_summary")) for t in types]
-                assert list(p._producing) == list(itertools.accumulate(producing, initial=0))
-                assert list(p._unweighed) == list(itertools.accumulate(unweighed, initial=0))
-            facts = (
-                p.error,
-                p.tokens,
-                p.item_tokens,
-                p._item_positions,
-                p._item_cum,
-                p.tokens_unknown,
-                list(p._producing),
-                list(p._unweighed),
-                [p.base_marks.get(r) for r in p.path],
-            )
-            out.append(repr(facts))
+    for s, profile in _loads(f):
+        p = _made(lambda s=s, profile=profile: PathPlanner(s, profile=profile))
+        if not isinstance(p, PathPlanner):
+            out.append(repr(p))
+            continue
+        if profile is PROFILE_0_80_2:  # its counts, as each record's type says them
+            types = [s.records[r].type for r in p.path]
+            producing = [int(t in ("message", "custom_message", "branch_summary")) for t in types]
+            unweighed = [int(t in ("custom_message", "branch_summary")) for t in types]
+            assert list(p._producing) == list(itertools.accumulate(producing, initial=0))
+            assert list(p._unweighed) == list(itertools.accumulate(unweighed, initial=0))
+        facts = (
+            p.error,
+            p.tokens,
+            p.item_tokens,
+            p._item_positions,
+            p._item_cum,
+            p.tokens_unknown,
+            list(p._producing),
+            list(p._unweighed),
+            [p.base_marks.get(r) for r in p.path],
+        )
+        out.append(repr(facts))
     return out
 
 

@@ -167,3 +167,17 @@ def test_plans_from_reread_values_are_the_kept_loads_plans(
             assert repr(got) == repr(expected)
             planned += "preparation" in expected[0] and expected[0]["preparation"] is not None
     assert planned
+
+
+@pytest.mark.parametrize("chunk", [1, 300, 1024 * 1024])
+def test_raw_lines_are_the_files_lines_in_the_order_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    monkeypatch.setattr(session_module, "REREAD_CHUNK_BYTES", chunk)
+    p = tmp_path / "s.jsonl"
+    _chain(p, 40)
+    lines = p.read_bytes().split(b"\n")[1:-1]  # the entries' lines, without the header
+    s = Session.open(p, keep_values=False, use_cache=False)
+    asked = [39, 0, 7, 7, 20, 3, 38]
+    assert s.raw_lines(asked) == [lines[i] for i in asked]
+    assert s.raw_lines([]) == []

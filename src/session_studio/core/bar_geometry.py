@@ -58,7 +58,7 @@ def tile(weights: Sequence[float], width: int, x0: int = 0) -> list[tuple[int, i
     if n == 0:
         return []
     width = max(0, int(width))
-    ws = [_clean(w) for w in weights]
+    ws = cleaned(weights)
     total = sum(ws)
     if total <= 0:
         ws = [1.0] * n

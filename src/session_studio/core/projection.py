@@ -122,15 +122,11 @@ class Projection:
         return {"messages": self.messages(), "thinkingLevel": self.thinking_level, "model": self.model}
 
     # --------------------------------------------------------------- tokens
-    def raw_estimate(self, k: int) -> int | None:
-        """Entry k's estimate straight from the index's columns where its one context message is its
-        raw message with an int estimate (what pi writes; entry_tokens says the same, through a
-        record object and a cache entry: a long path before its first compaction asks it of every
-        entry); None otherwise."""
-        return self.raw_estimates(k, k + 1)[0]
-
     def raw_estimates(self, lo: int, hi: int) -> list[int | None]:
-        """raw_estimate of entries ``lo``…``hi - 1``, their columns gathered in one call each."""
+        """Each entry's estimate from ``lo`` to ``hi - 1`` straight from the index's columns where its
+        one context message is its raw message with an int estimate (what pi writes; entry_tokens
+        says the same, through a record object and a cache entry: a long path before its first
+        compaction asks it of every entry), else None; the columns gathered in one call each."""
         entries = self.entries[lo:hi]
         recs = self.session.records
         records = [e.record for e in entries]

@@ -816,12 +816,25 @@ class Session:
         return out
 
     def _reread_sorted(self, fh: BinaryIO, indices: list[int]) -> Iterator[Any]:
-        """The values of records ``indices`` (in file order) re-read from ``fh``: neighbouring lines in
-        one read of up to REREAD_CHUNK_BYTES, each line parsed and checked without a record object (a
-        long path's values are most of the file: the window's preparation and token count read them)."""
+        """The values of records ``indices`` (in file order) re-read from ``fh``, each line parsed and
+        checked without a record object (a long path's values are most of the file: the window's
+        preparation and token count read them)."""
         t = self.records
-        offsets, lengths, ids, lines = t.offsets, t.lengths, t.ids, t.lines
-        patches, unpack_id = t.patches, t.unpack_id
+        patches, ids, unpack_id = t.patches, t.ids, t.unpack_id
+        for i, raw in self._lines_sorted(fh, indices):
+            value = _reread_value(raw, patches.get(i))
+            if not _is_entry(value, unpack_id(ids[i])):
+                raise self._changed_while_reading(
+                    f"line {t.lines[i]} is no longer the entry that was indexed"
+                )
+            yield value
+
+    def _lines_sorted(self, fh: BinaryIO, indices: list[int]) -> Iterator[tuple[int, bytes]]:
+        """(record, its line's bytes) for records ``indices`` (in file order) read from ``fh``:
+        neighbouring lines in one read of up to REREAD_CHUNK_BYTES; refused where the file no longer
+        holds a line whole."""
+        t = self.records
+        offsets, lengths = t.offsets, t.lengths
         n = len(indices)
         a = 0
         while a < n:
@@ -837,28 +850,23 @@ class Session:
                 b += 1
             fh.seek(start)
             chunk = fh.read(end - start)
-            if len(chunk) != end - start:
-                raise self._changed_while_reading(f"line {lines[indices[b - 1]]} is no longer there")
             for i in indices[a:b]:
                 lo = offsets[i] - start
-                value = _reread_value(chunk[lo : lo + lengths[i]], patches.get(i))
-                if not _is_entry(value, unpack_id(ids[i])):
-                    raise self._changed_while_reading(
-                        f"line {lines[i]} is no longer the entry that was indexed"
-                    )
-                yield value
+                if lo + lengths[i] > len(chunk):
+                    raise self._changed_while_reading(f"line {t.lines[i]} is no longer there")
+                yield i, chunk[lo : lo + lengths[i]]
             a = b
 
     def raw_lines(self, indices: Iterable[int]) -> list[bytes]:
         """The bytes of these records' lines in the file (one sequential read)."""
         idx = list(indices)
         out = [b""] * len(idx)
-        t = self.records
-        order = sorted((t.offsets[i], j, i) for j, i in enumerate(idx))
+        offsets = self.records.offsets
+        order = sorted(range(len(idx)), key=lambda j: offsets[idx[j]])
         if order:
             with self._reopen() as fh:
-                for _offset, j, i in order:
-                    out[j] = self._read_line(fh, i)
+                for j, (_i, raw) in zip(order, self._lines_sorted(fh, [idx[j] for j in order]), strict=True):
+                    out[j] = raw
         return out
 
     def _read_line(self, fh: BinaryIO, index: int) -> bytes:
@@ -1113,10 +1121,7 @@ class Session:
 
 def _reread_value(raw: bytes, patch: dict[str, Any] | None) -> Any:
     """A re-read line's value as the index holds it: parsed, with its migration patch applied."""
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        value, _, _ = parse_line(raw)  # what orjson refuses, parsed as pi would
+    value, _, _ = parse_line(raw)
     if patch and type(value) is dict:
         if "id" in patch:
             value["id"] = patch["id"]
