@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import __version__
@@ -215,7 +215,9 @@ def _add_plan_options(p: argparse.ArgumentParser, *, pi_defaults: bool = False) 
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; `command`: only that command's parser is built (a command's
+    start needs no other: the ~100 other options took ~8 ms of each run), None: all of them."""
     parser = argparse.ArgumentParser(
         prog="session-studio",
         description="See, plan and commit compactions of pi coding-agent sessions. "
@@ -223,50 +225,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"session-studio {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from .cli_actions import ACTION_PARSERS
 
-    p = sub.add_parser("plan", help="the compaction plan as JSON (the pi-oracle's plan schema)")
-    p.add_argument("session")
-    _add_plan_options(p)
-    p.add_argument("--fields", metavar="a,b", help="only these fields (comma-separated)")
-    p.add_argument(
-        "--sweep-limit",
-        type=int,
-        default=20000,
-        metavar="N",
-        help="skip the sweep above this many thresholds (default 20000)",
-    )
-    p.set_defaults(func=_cmd_plan)
-
-    p = sub.add_parser("context", help="what the LLM sees for a leaf, as JSON")
-    p.add_argument("session")
-    p.add_argument("--leaf", metavar="ID")
-    p.set_defaults(func=_cmd_context)
-
-    p = sub.add_parser("branch", help="the entries a branch summary would cover, as JSON")
-    p.add_argument("session")
-    p.add_argument("--from", dest="from_id", required=True, metavar="ID", help="the leaf being left")
-    p.add_argument("--to", dest="to_id", required=True, metavar="ID", help="the navigation target")
-    p.add_argument("--budget", type=int, default=0, metavar="N", help="token budget (0 = unlimited)")
-    p.set_defaults(func=_cmd_branch)
-
-    p = sub.add_parser("info", help="a human-readable overview of a session")
-    p.add_argument("session")
-    _add_plan_options(p, pi_defaults=True)
-    p.add_argument(
-        "--tokens",
-        choices=("estimate", "real", "provider"),
-        default="estimate",
-        help="real: also count the context with a real tokenizer (o200k/cl100k) next to pi's chars/4; "
-        "provider: and send it to the configured Anthropic provider's count_tokens endpoint",
-    )
-    from .cli_actions import add_provider_options
-
-    add_provider_options(p)
-    p.set_defaults(func=_cmd_info)
-
-    from .cli_actions import add_action_parsers
-
-    add_action_parsers(sub, _add_plan_options)
+    parsers: dict[str, Callable[[Any, Any], None]] = {
+        "plan": _plan_parser,
+        "context": _context_parser,
+        "branch": _branch_parser,
+        "info": _info_parser,
+        **ACTION_PARSERS,
+    }
+    for name, add in parsers.items():
+        if command is None or name == command:
+            add(sub, _add_plan_options)
     from .core.profile import PIN_SETTINGS
 
     for command_parser in sub.choices.values():
@@ -278,6 +248,54 @@ def build_parser() -> argparse.ArgumentParser:
             "entries, else the pi installed here, else the newest)",
         )
     return parser
+
+
+def _plan_parser(sub: Any, plan_options: Any) -> None:
+    p = sub.add_parser("plan", help="the compaction plan as JSON (the pi-oracle's plan schema)")
+    p.add_argument("session")
+    plan_options(p)
+    p.add_argument("--fields", metavar="a,b", help="only these fields (comma-separated)")
+    p.add_argument(
+        "--sweep-limit",
+        type=int,
+        default=20000,
+        metavar="N",
+        help="skip the sweep above this many thresholds (default 20000)",
+    )
+    p.set_defaults(func=_cmd_plan)
+
+
+def _context_parser(sub: Any, plan_options: Any) -> None:
+    p = sub.add_parser("context", help="what the LLM sees for a leaf, as JSON")
+    p.add_argument("session")
+    p.add_argument("--leaf", metavar="ID")
+    p.set_defaults(func=_cmd_context)
+
+
+def _branch_parser(sub: Any, plan_options: Any) -> None:
+    p = sub.add_parser("branch", help="the entries a branch summary would cover, as JSON")
+    p.add_argument("session")
+    p.add_argument("--from", dest="from_id", required=True, metavar="ID", help="the leaf being left")
+    p.add_argument("--to", dest="to_id", required=True, metavar="ID", help="the navigation target")
+    p.add_argument("--budget", type=int, default=0, metavar="N", help="token budget (0 = unlimited)")
+    p.set_defaults(func=_cmd_branch)
+
+
+def _info_parser(sub: Any, plan_options: Any) -> None:
+    p = sub.add_parser("info", help="a human-readable overview of a session")
+    p.add_argument("session")
+    plan_options(p, pi_defaults=True)
+    p.add_argument(
+        "--tokens",
+        choices=("estimate", "real", "provider"),
+        default="estimate",
+        help="real: also count the context with a real tokenizer (o200k/cl100k) next to pi's chars/4; "
+        "provider: and send it to the configured Anthropic provider's count_tokens endpoint",
+    )
+    from .cli_actions import add_provider_options
+
+    add_provider_options(p)
+    p.set_defaults(func=_cmd_info)
 
 
 COMMANDS = frozenset(
@@ -308,11 +326,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if argv is None:  # this process is ours (not a test calling main)
         tune_allocator()
-    parser = build_parser()
     if opens_window(args_list):
         from .ui.launch import launch_gui  # the desktop app: FILE, --screenshot, --size, --theme
 
         return launch_gui(args_list)
+    parser = build_parser(args_list[0] if args_list and args_list[0] in COMMANDS else None)
     a = parser.parse_args(args_list)
     if a.command is None:
         parser.print_help()

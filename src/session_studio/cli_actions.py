@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .cli_output import err, out
@@ -12,7 +13,7 @@ from .llm.limits import DEFAULT_DEADLINE_S, DEFAULT_IDLE_TIMEOUT_S
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["add_action_parsers"]
+__all__ = ["ACTION_PARSERS", "add_provider_options"]
 
 
 def _path(text: str) -> Path:
@@ -451,7 +452,7 @@ def _cmd_export(a: argparse.Namespace) -> int:
     return 0
 
 
-def add_action_parsers(sub: Any, plan_options: Any) -> None:
+def _compact_parser(sub: Any, plan_options: Any) -> None:
     p = sub.add_parser("compact", help="summarise and append a CompactionEntry (previews first)")
     p.add_argument("session")
     plan_options(p, pi_defaults=True)
@@ -471,6 +472,8 @@ def add_action_parsers(sub: Any, plan_options: Any) -> None:
     )
     p.set_defaults(func=_cmd_compact)
 
+
+def _branch_to_parser(sub: Any, plan_options: Any) -> None:
     p = sub.add_parser(
         "branch-to", help="move to an entry as pi's /tree does, optionally with a branch summary"
     )
@@ -492,6 +495,8 @@ def add_action_parsers(sub: Any, plan_options: Any) -> None:
     _add_provider_options(p)
     p.set_defaults(func=_cmd_branch_to)
 
+
+def _fork_parser(sub: Any, plan_options: Any) -> None:
     p = sub.add_parser("fork", help="write the path to an entry as a new session file")
     p.add_argument("session")
     p.add_argument("--leaf", required=True, metavar="ID")
@@ -500,22 +505,30 @@ def add_action_parsers(sub: Any, plan_options: Any) -> None:
     )
     p.set_defaults(func=_cmd_fork)
 
+
+def _label_parser(sub: Any, plan_options: Any) -> None:
     p = sub.add_parser("label", help="set (or clear, with an empty TEXT) an entry's label")
     p.add_argument("session")
     p.add_argument("entry_id")
     p.add_argument("text", nargs="?", default="")
     p.set_defaults(func=_cmd_label)
 
+
+def _rename_parser(sub: Any, plan_options: Any) -> None:
     p = sub.add_parser("rename", help="set the session's display name")
     p.add_argument("session")
     p.add_argument("name")
     p.set_defaults(func=_cmd_rename)
 
+
+def _upgrade_parser(sub: Any, plan_options: Any) -> None:
     p = sub.add_parser("upgrade", help="rewrite a version 1/2 file as version 3, keeping a backup")
     p.add_argument("session")
     p.add_argument("--yes", action="store_true")
     p.set_defaults(func=_cmd_upgrade)
 
+
+def _export_parser(sub: Any, plan_options: Any) -> None:
     p = sub.add_parser(
         "export", help="a shareable report: the path, the plan or the context, as Markdown or one HTML file"
     )
@@ -541,8 +554,23 @@ def add_action_parsers(sub: Any, plan_options: Any) -> None:
     )
     p.set_defaults(func=_cmd_export)
 
+
+def _repair_parser(sub: Any, plan_options: Any) -> None:
     p = sub.add_parser(
         "repair", help="cut off a line Session Studio was appending when it was interrupted (kill, crash)"
     )
     p.add_argument("session")
     p.set_defaults(func=_cmd_repair)
+
+
+#: each writing command's parser, by name: a command builds only its own (cli.build_parser)
+ACTION_PARSERS: dict[str, Callable[[Any, Any], None]] = {
+    "compact": _compact_parser,
+    "branch-to": _branch_to_parser,
+    "fork": _fork_parser,
+    "label": _label_parser,
+    "rename": _rename_parser,
+    "upgrade": _upgrade_parser,
+    "export": _export_parser,
+    "repair": _repair_parser,
+}

@@ -92,3 +92,36 @@ def test_branch_summaries_of_a_1_6_0_file_are_written_as_pi_1_6_0_writes_them(
         == 0
     )
     assert json.loads(work.read_bytes().splitlines()[-1])["fromId"] == "e0000001"
+
+
+def _subcommands(parser: object) -> dict[str, object]:
+    sub = next(a for a in parser._actions if a.dest == "command")  # type: ignore[attr-defined]
+    return dict(sub.choices)  # type: ignore[arg-type]
+
+
+def test_a_command_builds_only_its_own_parser_and_parses_as_the_whole_one() -> None:
+    """A command's start builds only its parser (cli.main); it must know every command the
+    whole parser knows and read their arguments the same."""
+    from session_studio.cli import COMMANDS
+
+    whole = build_parser()
+    assert set(_subcommands(whole)) == COMMANDS
+    samples = {
+        "plan": ["plan", "s.jsonl", "--fields", "cut", "--keep-recent", "9", "--pi-version", "1.6.0"],
+        "context": ["context", "s.jsonl", "--leaf", "e2"],
+        "branch": ["branch", "s.jsonl", "--from", "a", "--to", "b"],
+        "info": ["info", "s.jsonl", "--tokens", "real", "--provider", "offline"],
+        "compact": ["compact", "s.jsonl", "--cut", "e3", "--dry-run", "--instructions", "x"],
+        "branch-to": ["branch-to", "s.jsonl", "e2", "--summarize", "--label", "L"],
+        "fork": ["fork", "s.jsonl", "--leaf", "e4"],
+        "label": ["label", "s.jsonl", "e1", "checkpoint"],
+        "rename": ["rename", "s.jsonl", "a name"],
+        "upgrade": ["upgrade", "s.jsonl", "--yes"],
+        "export": ["export", "s.jsonl", "--what", "context", "-o", "r.md"],
+        "repair": ["repair", "s.jsonl"],
+    }
+    assert set(samples) == COMMANDS
+    for name, argv in samples.items():
+        own = build_parser(name)
+        assert set(_subcommands(own)) == {name}
+        assert vars(own.parse_args(argv)) == vars(whole.parse_args(argv)), name

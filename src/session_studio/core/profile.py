@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -216,6 +215,8 @@ def _pi_package_json(pi: str) -> Path | None:
 @functools.cache
 def installed_pi_version() -> str | None:
     """The version of the pi installed on this machine (`pi` on PATH), or None. Cached."""
+    import shutil  # here: a pinned --pi-version never looks for pi (shutil costs ~3 ms of a start)
+
     pi = shutil.which("pi")
     if pi is None:
         return None
