@@ -412,7 +412,7 @@ class PathPlanner:
         item_positions: list[int] = []
         symbols, roles_of = recs.symbols, recs.roles
         raw_estimates = proj.raw_estimates(0, len(proj.entries))
-        path_positions = position.positions_of([e.record for e in proj.entries])
+        path_positions = position.positions_of(proj.records())
         for j, entry in enumerate(proj.entries):
             if not j % STEP_ITEMS:
                 yield_to_foreground()

@@ -71,45 +71,57 @@ class ProjectedCutPlanner(RunningSums):
         self.end = end
         entries = projection.entries
         recs = projection.session.records
-        records = [e.record for e in entries]
+        records = projection.records()
         compaction = recs.code("compaction")
         self._is_compaction = [t == compaction for t in column_on_path(recs.types, records)]
         with_cut_role = _with_role(entries, start, end, CUT_POINT_ROLES)
         self.cut_points = [
             i for i in itertools.compress(range(start, end), with_cut_role) if not self._is_compaction[i]
         ]
-        estimates = self._entry_estimates()
+        positions, estimates, ints = self._entry_estimates()
         #: the counted entries' sums, newest first, where all are ints (else None: the projection's)
         self.estimates: list[int] | None = None
-        if all(type(t) is int for _i, t in estimates):
-            self.estimates = [t for _i, t in estimates]
-            self._sum_back_ints([i for i, _t in estimates], self.estimates)
+        if ints:
+            self.estimates = estimates
+            self._sum_back_ints(positions, estimates)
         else:
-            self._sum_back(estimates)
+            self._sum_back(zip(positions, estimates, strict=True))
 
-    def _entry_estimates(self) -> list[tuple[int, Any]]:
-        """Each entry's summed estimate, newest first; entries totalling 0 are skipped (rule 26),
-        and the list ends at an entry where pi throws (its JsTypeError). A raw message's sum is its
-        int estimate in the index, read from the columns for the whole range at once (a long path
-        before its first compaction); the others' sums are the projection's."""
+    def _entry_estimates(self) -> tuple[list[int], list[Any], bool]:
+        """The counted entries newest first, each one's summed estimate, and whether all are ints.
+        Entries totalling 0 are skipped (rule 26), and the lists end at an entry where pi throws
+        (its JsTypeError). A raw message's sum is its int estimate in the index, read from the
+        columns for the whole range at once (a long path before its first compaction); the others'
+        sums are the projection's."""
         p = self.projection
         raw = p.raw_estimates(self.start, self.end)
         newest_first = range(self.end - 1, self.start - 1, -1)
         if None not in raw:  # every entry a raw message with an int estimate: no projection asked
-            return [(i, t) for i, t in zip(newest_first, reversed(raw), strict=True) if t]
-        out: list[tuple[int, Any]] = []
+            values: list[Any] = raw[::-1]
+            if 0 not in values:
+                return list(newest_first), values, True
+            counted = [t != 0 for t in values]
+            return (
+                list(itertools.compress(newest_first, counted)),
+                list(itertools.compress(values, counted)),
+                True,
+            )
+        positions: list[int] = []
+        values = []
         for i in newest_first:
             t: Any = raw[i - self.start]
             if t is None:
                 try:
                     t = p.entry_token_sum(i)
                 except JsTypeError as err:
-                    out.append((i, err))
-                    return out
+                    positions.append(i)
+                    values.append(err)
+                    return positions, values, False
             if type(t) in (int, float) and t == 0:
                 continue
-            out.append((i, t))
-        return out
+            positions.append(i)
+            values.append(t)
+        return positions, values, all(type(t) is int for t in values)
 
     def candidate(self, keep: float) -> tuple[int, bool]:
         """The cut point chosen before the backward scan, and whether rule 30 advanced it.
@@ -311,12 +323,24 @@ def plan_projected_compaction(
     recs = session.records
     entries = projection.entries
     compaction = recs.code("compaction")
-    types = column_on_path(recs.types, [e.record for e in entries])  # gathered in C: paths are long
-    prev = next((k for k, t in enumerate(types) if t == compaction and entries[k].roles), -1)
+    types = column_on_path(recs.types, projection.records())  # gathered in C: paths are long
+    prev = _first_with_roles(types, compaction, entries)
     b = Boundary(prev + 1 if prev >= 0 else 0, len(projection.entries), prev)
     return ProjectedCompactionPlan(
         session, path, projection, b, ProjectedCutPlanner(projection, b.start, b.end)
     )
+
+
+def _first_with_roles(types: tuple[int, ...], code: int, entries: list[Any]) -> int:
+    """The first entry of type ``code`` with context messages, or -1 (the types searched in C)."""
+    k = -1
+    while True:
+        try:
+            k = types.index(code, k + 1)
+        except ValueError:
+            return -1
+        if entries[k].roles:
+            return k
 
 
 class PathCutPlanner:
@@ -332,7 +356,7 @@ class PathCutPlanner:
         positions = plan._path_positions()
         # each projected entry's path position, looked up once (plan.path_index's answer; a path
         # before its first compaction projects every one of its entries)
-        on_path = positions.positions_of([e.record for e in plan.projection.entries])
+        on_path = positions.positions_of(plan.projection.records())
         n, beyond = len(on_path), len(plan.path)
 
         def at(j: int) -> int:

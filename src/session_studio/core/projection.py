@@ -10,6 +10,7 @@ one pass over records.
 from __future__ import annotations
 
 import contextlib
+import operator
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -39,6 +40,8 @@ __all__ = [
 #: roles whose content a context edit replaces (projectContextEntry)
 EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
 _NORMALISED_ROLES = ("user", "assistant", "toolResult")
+_RECORD = operator.attrgetter("record")
+_ROLES = operator.attrgetter("roles")
 #: first_index_of_id looks for each record with the id on the path up to this many (else gathers the path's ids)
 _FEW_HOLDERS = 16
 
@@ -64,6 +67,9 @@ class Projection:
     entries: list[ProjectedEntry]
     thinking_level: Any = "off"
     model: Any = None
+    #: per entry, when no context edit applies on the path: whether it is a plain message (its own
+    #: raw message, one role, an int estimate in the index: _plain_messages); None: not known
+    plain: list[bool] | None = field(default=None, repr=False)
     _messages: dict[int, list[Any]] = field(default_factory=dict, repr=False)
     _tokens: dict[int, list[Any]] = field(default_factory=dict, repr=False)
     _prefetching: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -121,17 +127,23 @@ class Projection:
     def to_json(self) -> dict[str, Any]:
         return {"messages": self.messages(), "thinkingLevel": self.thinking_level, "model": self.model}
 
+    def records(self, lo: int = 0, hi: int | None = None) -> list[int]:
+        """The record of each entry from ``lo`` to ``hi - 1`` (all by default)."""
+        return list(map(_RECORD, self.entries[lo:hi]))
+
     # --------------------------------------------------------------- tokens
     def raw_estimates(self, lo: int, hi: int) -> list[int | None]:
         """Each entry's estimate from ``lo`` to ``hi - 1`` straight from the index's columns where its
         one context message is its raw message with an int estimate (what pi writes; entry_tokens
         says the same, through a record object and a cache entry: a long path before its first
         compaction asks it of every entry), else None; the columns gathered in one call each."""
-        entries = self.entries[lo:hi]
         recs = self.session.records
-        records = [e.record for e in entries]
-        flags = column_on_path(recs.flags, records)
+        records = self.records(lo, hi)
         tokens = column_on_path(recs.tokens, records)
+        if self.plain is not None and all(self.plain[lo:hi]):  # a run of plain messages: the column's ints
+            return list(map(int, tokens))
+        entries = self.entries[lo:hi]
+        flags = column_on_path(recs.flags, records)
         return [
             int(t) if e.raw and len(e.roles) == 1 and f & INT_ESTIMATE_FLAGS == TOKENS_INT else None
             for e, f, t in zip(entries, flags, tokens, strict=True)
@@ -166,40 +178,35 @@ class Projection:
 
     def estimate_context_tokens(self) -> ContextTokens:
         """estimateContextTokens(projection.messages), from the index where possible."""
+        return self._estimate_context_tokens()[0]
+
+    def _estimate_context_tokens(self) -> tuple[ContextTokens, int | None]:
+        """estimate_context_tokens, and the entry whose message holds the last usage (None: none)."""
         recs = self.session.records
-        n_before = 0
-        last: tuple[int, int] | None = None  # (entry, message index overall)
-        starts: list[int] = []
-        for e in self.entries:
-            starts.append(n_before)
-            n_before += len(e.roles)
-        for k in range(len(self.entries) - 1, -1, -1):
-            e = self.entries[k]
+        entries = self.entries
+        last: int | None = None
+        for k in range(len(entries) - 1, -1, -1):
+            e = entries[k]
             if e.roles and recs[e.record].type == "message" and recs[e.record].usage_tokens is not None:
-                last = (k, starts[k])
+                last = k
                 break
         trailing: Any = 0
-        first = last[0] + 1 if last is not None else 0
-        for k in range(first, len(self.entries)):
+        for k in range(last + 1 if last is not None else 0, len(entries)):
             trailing = js_plus(trailing, self.entry_token_sum(k))
         if last is None:
-            return ContextTokens(trailing, 0, trailing, None)
-        usage = recs[self.entries[last[0]].record].usage_tokens
-        return ContextTokens(js_plus(usage, trailing), usage, trailing, last[1])
+            return ContextTokens(trailing, 0, trailing, None), None
+        usage = recs[entries[last].record].usage_tokens
+        # the message's place overall: the messages of the entries before it (a C-level sum)
+        before = sum(map(len, map(_ROLES, entries[:last])))
+        return ContextTokens(js_plus(usage, trailing), usage, trailing, before), last
 
     def estimate_projected_context_tokens(self, branch: list[int]) -> ContextTokens:
         """estimateProjectedContextTokens(projection, branchEntries) (rule 22)."""
-        estimate = self.estimate_context_tokens()
+        estimate, usage_entry = self._estimate_context_tokens()
         recs = self.session.records
-        if estimate.last_usage_index is not None:
-            position = 0
-            usage_id: Any = UNDEFINED
-            for e in self.entries:
-                nxt = position + len(e.roles)
-                if estimate.last_usage_index < nxt:
-                    usage_id = recs[e.record].id
-                    break
-                position = nxt
+        if usage_entry is not None:
+            # the entry holding message number last_usage_index is the one that held the usage
+            usage_id: Any = recs[self.entries[usage_entry].record].id
             usage_at = first_index_of_id(self.session, branch, usage_id) if js_truthy(usage_id) else -1
             invalidating = -1
             stops = {recs.code("context_edit"), recs.code("compaction")}
@@ -380,14 +387,21 @@ def build_session_projection(
     types = column_on_path(recs.types, context)
     edits: dict[Any, int] = {}
     context_edit = recs.code("context_edit")
-    for i, t in zip(context, types, strict=True):
-        if t == context_edit:
-            edits[js_key(session.value(i).get("targetId", UNDEFINED))] = i
+    k = -1
+    while context_edit in types:  # the edits found in C: most paths have none
+        try:
+            k = types.index(context_edit, k + 1)
+        except ValueError:
+            break
+        i = context[k]
+        edits[js_key(session.value(i).get("targetId", UNDEFINED))] = i
     plain = _plain_messages(session, context, types)
     symbols, roles_of = recs.symbols, recs.roles
     # what _intrinsic_roles and the rest say of a plain message no edit targets: its role, once
     # (one tuple per role, shared: the planners answer per tuple)
     one_role = {code: (symbols[code],) for code in set(column_on_path(roles_of, context))}
+    if not edits:
+        proj.plain = plain
     entries = proj.entries
     with gc_paused():  # 100k entry objects: the collections they set off doubled the time
         _project_entries(session, context, plain, edits, one_role, entries)
