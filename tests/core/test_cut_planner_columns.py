@@ -145,14 +145,12 @@ def _reference_only(monkeypatch: pytest.MonkeyPatch) -> None:
     from session_studio.core import projected_plan, projection
 
     monkeypatch.setattr(cut_points_module, "_plain_range", lambda *_a: None)
-    monkeypatch.setattr(projection, "_plain_messages", lambda _s, records, _t: [False] * len(records))
+    monkeypatch.setattr(projection, "_plain_messages", lambda _s, records, _t, _r: [False] * len(records))
     monkeypatch.setattr(projection, "INT_ESTIMATE_FLAGS", 0)  # no flags & 0 is TOKENS_INT: no raw_estimates
     monkeypatch.setattr(  # each entry's roles asked one by one, not once per distinct tuple
         projected_plan,
         "_with_role",
-        lambda entries, start, end, wanted: [
-            projected_plan._has_role(e.roles, wanted) for e in entries[start:end]
-        ],
+        lambda roles, wanted: [projected_plan._has_role(r, wanted) for r in roles],
     )
     made = projected_plan.ProjectedCutPlanner.__init__
 
@@ -372,3 +370,56 @@ def test_the_windows_path_plan_is_the_references(
     fast = {f.name: _path_planners(f) for f in files}
     _reference_only(monkeypatch)
     assert {f.name: _path_planners(f) for f in files} == fast
+
+
+def _projected(f: Path) -> list[Any]:
+    """Each projection's entries (pi 1.6.0's buildSessionProjection of the leaf's path), asked one
+    by one and all at once, with the roles and types the planners read from the columns."""
+    from session_studio.core.projection import Projection, build_session_projection
+
+    out: list[Any] = []
+    for keep in (True, False):
+        s = Session.open(f, keep_values=keep, use_cache=False)
+        path = s.path_indices(s.leaf_index()) if s.leaf_index() is not None else []
+        proj = _made(lambda s=s, path=path: build_session_projection(s, path=path))
+        if not isinstance(proj, Projection):
+            out.append(proj)
+            continue
+        entries = proj.entries
+        n = len(entries)
+        one_by_one = [entries[k] for k in range(n)]
+        for lo, hi in ((0, n), (n // 3, n), (1, max(1, n - 1)), (n - STEP_ITEMS // 2, n)):
+            lo = max(0, lo)
+            assert entries.roles(lo, hi) == [e.roles for e in one_by_one[lo:hi]]
+            raw = proj.raw_estimates(lo, hi)
+            for k, t in zip(range(lo, hi), raw, strict=True):  # an estimate the columns gave is pi's
+                if t is not None:
+                    assert one_by_one[k].raw and t == proj.entry_token_sum(k)
+            if entries.plain(lo, hi):  # the run of plain messages read from the tokens column
+                assert None not in raw
+        assert list(entries.types) == [s.records.types[e.record] for e in one_by_one]
+        assert entries.records == [e.record for e in one_by_one]
+        out.append((one_by_one, list(entries), entries[:], proj.records()))
+    return out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--seed", "7506", "--count", "5"],
+        ["--seed", "7507", "--count", "4", "--damaged"],
+        ["cases"],
+        ["long-chain"],
+    ],
+    ids=["plain", "damaged", "pi16-cases", "long-chain"],
+)
+def test_projected_entries_left_to_the_columns_are_the_ones_made_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    """pi 1.6.0's projection makes a plain message's entry only when it is asked (a long path's
+    entries are mostly those): asked one by one, all at once or by their roles, they are the
+    entries the reference makes record by record, and their estimates are pi's."""
+    files = _sessions(tmp_path, args)
+    lazy = {f.name: _projected(f) for f in files}
+    _reference_only(monkeypatch)
+    assert {f.name: _projected(f) for f in files} == lazy

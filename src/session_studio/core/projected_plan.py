@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import operator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,8 +20,8 @@ from .path_positions import PathPositions
 from .preparation import Boundary, Preparation, compaction_boundary
 from .priority import yield_to_foreground
 from .profile import PROFILE_1_6_0
-from .projection import Projection, build_session_projection, entry_projection
-from .record_table import column_on_path, records_at
+from .projection import ProjectedEntry, Projection, build_session_projection, entry_projection
+from .record_table import records_at
 from .session import Session
 from .tokens import ContextTokens
 
@@ -43,18 +43,14 @@ def _has_role(roles: tuple[Any, ...], wanted: frozenset[str]) -> bool:
     return any(type(r) is str and r in wanted for r in roles)
 
 
-def _with_role(entries: list[Any], start: int, end: int, wanted: frozenset[str]) -> list[bool]:
-    """_has_role of each entry ``start``…``end - 1``: answered once per distinct roles tuple (a long
-    path's plain messages share a few), mapped over the range in C."""
-    roles = list(map(_ROLES, entries[start:end]))
+def _with_role(roles: list[tuple[Any, ...]], wanted: frozenset[str]) -> list[bool]:
+    """_has_role of each roles tuple: answered once per distinct tuple (a long path's plain messages
+    share a few), mapped over the list in C."""
     try:
         answers = {r: _has_role(r, wanted) for r in set(roles)}
     except TypeError:  # a role that is an object or a list (damaged): not hashable, asked one by one
         return [_has_role(r, wanted) for r in roles]
     return list(map(answers.__getitem__, roles))
-
-
-_ROLES = operator.attrgetter("roles")
 
 
 class ProjectedCutPlanner(RunningSums):
@@ -69,12 +65,10 @@ class ProjectedCutPlanner(RunningSums):
         self.projection = projection
         self.start = start
         self.end = end
-        entries = projection.entries
         recs = projection.session.records
-        records = projection.records()
         compaction = recs.code("compaction")
-        self._is_compaction = [t == compaction for t in column_on_path(recs.types, records)]
-        with_cut_role = _with_role(entries, start, end, CUT_POINT_ROLES)
+        self._is_compaction = list(map(compaction.__eq__, projection.entries.types))
+        with_cut_role = _with_role(projection.entries.roles(start, end), CUT_POINT_ROLES)
         self.cut_points = [
             i for i in itertools.compress(range(start, end), with_cut_role) if not self._is_compaction[i]
         ]
@@ -323,15 +317,14 @@ def plan_projected_compaction(
     recs = session.records
     entries = projection.entries
     compaction = recs.code("compaction")
-    types = column_on_path(recs.types, projection.records())  # gathered in C: paths are long
-    prev = _first_with_roles(types, compaction, entries)
+    prev = _first_with_roles(projection.entries.types, compaction, entries)
     b = Boundary(prev + 1 if prev >= 0 else 0, len(projection.entries), prev)
     return ProjectedCompactionPlan(
         session, path, projection, b, ProjectedCutPlanner(projection, b.start, b.end)
     )
 
 
-def _first_with_roles(types: tuple[int, ...], code: int, entries: list[Any]) -> int:
+def _first_with_roles(types: Sequence[int], code: int, entries: Sequence[ProjectedEntry]) -> int:
     """The first entry of type ``code`` with context messages, or -1 (the types searched in C)."""
     k = -1
     while True:

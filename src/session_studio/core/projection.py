@@ -10,11 +10,12 @@ one pass over records.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import operator
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast, overload
 
 from .context import context_settings, js_strict_eq, resolve_path
 from .jsdate import js_date_ms
@@ -28,6 +29,7 @@ from .tokens import ContextTokens, estimate_tokens_16, js_plus
 
 __all__ = [
     "EDITABLE_ROLES",
+    "ProjectedEntries",
     "ProjectedEntry",
     "Projection",
     "build_session_projection",
@@ -41,6 +43,8 @@ __all__ = [
 EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
 _NORMALISED_ROLES = ("user", "assistant", "toolResult")
 _RECORD = operator.attrgetter("record")
+#: prefetch of more entries than this makes every entry's object once (ProjectedEntries.whole)
+PREFETCH_WHOLE = 64
 _ROLES = operator.attrgetter("roles")
 #: first_index_of_id looks for each record with the id on the path up to this many (else gathers the path's ids)
 _FEW_HOLDERS = 16
@@ -60,16 +64,98 @@ class ProjectedEntry:
     raw: bool = False
 
 
+class ProjectedEntries(Sequence[ProjectedEntry]):
+    """The projection's entries, one per context entry, in order.
+
+    A plain message's entry (its own raw message, one role that is not "system", an int estimate in
+    the index: most of a long path) is not kept but made from the columns when asked: a path of
+    100k entries before its first compaction made 100k objects of which a plan reads a few, while
+    its estimates and roles come from the columns (:meth:`plain`, :meth:`roles`). The code that
+    reads every entry gets them made once (:meth:`whole`)."""
+
+    __slots__ = ("_kept", "_one_role", "_role_codes", "_whole", "records", "types")
+
+    def __init__(
+        self,
+        records: list[int],
+        kept: list[ProjectedEntry | None],
+        one_role: Mapping[int, tuple[Any, ...]],
+        role_codes: Sequence[int],
+        types: Sequence[int],
+    ) -> None:
+        #: each entry's record, and its record's type code (the index's types column on them)
+        self.records = records
+        self.types = types
+        #: each entry as made, None for a plain message's
+        self._kept = kept
+        #: a plain message's roles by its role's code in the index (one tuple per role, shared), and
+        #: each entry's record's role code
+        self._one_role = one_role
+        self._role_codes = role_codes
+        self._whole: list[ProjectedEntry] | None = None if None in kept else cast(list[ProjectedEntry], kept)
+
+    @classmethod
+    def of(cls, entries: list[ProjectedEntry], types: Sequence[int]) -> ProjectedEntries:
+        """Entries made one by one (none left to the columns); ``types``: their records' type codes."""
+        return cls(list(map(_RECORD, entries)), cast(list[ProjectedEntry | None], entries), {}, (), types)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    @overload
+    def __getitem__(self, k: int) -> ProjectedEntry: ...
+    @overload
+    def __getitem__(self, k: slice) -> list[ProjectedEntry]: ...
+    def __getitem__(self, k: int | slice) -> ProjectedEntry | list[ProjectedEntry]:
+        if isinstance(k, slice):
+            return self.whole()[k]
+        if self._whole is not None:
+            return self._whole[k]
+        e = self._kept[k]
+        if e is None:
+            return ProjectedEntry(self.records[k], self._one_role[self._role_codes[k]], 1, None, True)
+        return e
+
+    def __iter__(self) -> Iterator[ProjectedEntry]:
+        return iter(self.whole())
+
+    def whole(self) -> list[ProjectedEntry]:
+        """Every entry as an object, made once."""
+        got = self._whole
+        if got is None:
+            one_role = self._one_role
+            with gc_paused():  # 100k entry objects: the collections they set off doubled the time
+                got = [
+                    ProjectedEntry(i, one_role[code], 1, None, True) if e is None else e
+                    for e, i, code in zip(self._kept, self.records, self._role_codes, strict=True)
+                ]
+            self._whole = got
+        return got
+
+    def plain(self, lo: int, hi: int) -> bool:
+        """Whether each entry from ``lo`` to ``hi - 1`` is a plain message's (its raw estimate is
+        the index's int)."""
+        return self._kept[lo:hi].count(None) == len(self.records[lo:hi])
+
+    def roles(self, lo: int = 0, hi: int | None = None) -> list[tuple[Any, ...]]:
+        """The roles of each entry from ``lo`` to ``hi - 1``: a plain message's from its role code,
+        the others' from their entries."""
+        if self._whole is not None:
+            return list(map(_ROLES, self._whole[lo:hi]))
+        kept = self._kept[lo:hi]
+        out: list[Any] = list(map(self._one_role.get, self._role_codes[lo:hi]))
+        for j in itertools.compress(range(len(kept)), map(operator.is_not, kept, itertools.repeat(None))):
+            out[j] = cast(ProjectedEntry, kept[j]).roles
+        return out
+
+
 @dataclass
 class Projection:
     session: Session
     path: list[int]
-    entries: list[ProjectedEntry]
+    entries: ProjectedEntries
     thinking_level: Any = "off"
     model: Any = None
-    #: per entry, when no context edit applies on the path: whether it is a plain message (its own
-    #: raw message, one role, an int estimate in the index: _plain_messages); None: not known
-    plain: list[bool] | None = field(default=None, repr=False)
     _messages: dict[int, list[Any]] = field(default_factory=dict, repr=False)
     _tokens: dict[int, list[Any]] = field(default_factory=dict, repr=False)
     _prefetching: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -104,12 +190,13 @@ class Projection:
         # threads at once: the second waits for the first's instead of parsing the file a second time
         # (on a 100k-entry path: the second copy of every message, ~100 MB, and a second pass)
         with self._prefetching:
-            wanted = [k for k in ks if k not in self._messages and self.entries[k].roles]
+            entries = self.entries.whole() if len(ks) > PREFETCH_WHOLE else self.entries
+            wanted = [k for k in ks if k not in self._messages and entries[k].roles]
             if len(wanted) < 2:
                 return
             records: list[int] = []
             for k in wanted:
-                e = self.entries[k]
+                e = entries[k]
                 records.append(e.record)
                 if e.edit is not None:
                     records.append(e.edit)
@@ -129,7 +216,7 @@ class Projection:
 
     def records(self, lo: int = 0, hi: int | None = None) -> list[int]:
         """The record of each entry from ``lo`` to ``hi - 1`` (all by default)."""
-        return list(map(_RECORD, self.entries[lo:hi]))
+        return self.entries.records[lo:hi]
 
     # --------------------------------------------------------------- tokens
     def raw_estimates(self, lo: int, hi: int) -> list[int | None]:
@@ -140,7 +227,7 @@ class Projection:
         recs = self.session.records
         records = self.records(lo, hi)
         tokens = column_on_path(recs.tokens, records)
-        if self.plain is not None and all(self.plain[lo:hi]):  # a run of plain messages: the column's ints
+        if self.entries.plain(lo, hi):  # a run of plain messages: the column's ints
             return list(map(int, tokens))
         entries = self.entries[lo:hi]
         flags = column_on_path(recs.flags, records)
@@ -197,7 +284,7 @@ class Projection:
             return ContextTokens(trailing, 0, trailing, None), None
         usage = recs[entries[last].record].usage_tokens
         # the message's place overall: the messages of the entries before it (a C-level sum)
-        before = sum(map(len, map(_ROLES, entries[:last])))
+        before = sum(map(len, entries.roles(0, last)))
         return ContextTokens(js_plus(usage, trailing), usage, trailing, before), last
 
     def estimate_projected_context_tokens(self, branch: list[int]) -> ContextTokens:
@@ -314,14 +401,15 @@ def _intrinsic_roles(session: Session, i: int) -> tuple[tuple[Any, ...], bool]:
     return (), False
 
 
-def _plain_messages(session: Session, records: list[int], types: tuple[int, ...]) -> list[bool]:
+def _plain_messages(
+    session: Session, records: list[int], types: Sequence[int], roles: Sequence[int]
+) -> list[bool]:
     """Per record: a message entry with a message whose role is not "system" and an int estimate
     in the index (what pi writes): its own context message is its raw message, one of its role
     (_intrinsic_roles' answer, read from the columns: a path before its first compaction is long)."""
     recs = session.records
     message, system = recs.code("message"), recs.code("system")
     flags = column_on_path(recs.flags, records)
-    roles = column_on_path(recs.roles, records)
     return [
         t == message and r != system and f & INT_ESTIMATE_FLAGS == TOKENS_INT
         for t, r, f in zip(types, roles, flags, strict=True)
@@ -376,9 +464,9 @@ def build_session_projection(
 ) -> Projection:
     """buildSessionProjection(entries, leafId) — or over `path` (prepareCompaction's call)."""
     path = resolve_path(session, leaf_id, path)
-    proj = Projection(session, path, [])
     if not path:
-        return proj
+        return Projection(session, path, ProjectedEntries.of([], ()))
+    proj = Projection(session, path, ProjectedEntries.of([], ()))
     proj.thinking_level, proj.model, compaction = context_settings(session, path)
     yield_to_foreground()
     recs = session.records
@@ -395,16 +483,15 @@ def build_session_projection(
             break
         i = context[k]
         edits[js_key(session.value(i).get("targetId", UNDEFINED))] = i
-    plain = _plain_messages(session, context, types)
-    symbols, roles_of = recs.symbols, recs.roles
+    role_codes = column_on_path(recs.roles, context)
+    plain = _plain_messages(session, context, types, role_codes)
+    symbols = recs.symbols
     # what _intrinsic_roles and the rest say of a plain message no edit targets: its role, once
     # (one tuple per role, shared: the planners answer per tuple)
-    one_role = {code: (symbols[code],) for code in set(column_on_path(roles_of, context))}
-    if not edits:
-        proj.plain = plain
-    entries = proj.entries
-    with gc_paused():  # 100k entry objects: the collections they set off doubled the time
-        _project_entries(session, context, plain, edits, one_role, entries)
+    one_role = {code: (symbols[code],) for code in set(role_codes)}
+    kept: list[ProjectedEntry | None] = []
+    _project_entries(session, context, plain, edits, kept)
+    proj.entries = ProjectedEntries(context, kept, one_role, role_codes, types)
     return proj
 
 
@@ -413,23 +500,21 @@ def _project_entries(
     context: list[int],
     plain: list[bool],
     edits: dict[Any, int],
-    one_role: dict[int, tuple[Any, ...]],
-    entries: list[ProjectedEntry],
+    entries: list[ProjectedEntry | None],
 ) -> None:
+    """Each context entry's projected entry into ``entries``; None for a plain message no edit
+    targets (ProjectedEntries makes it from the columns: its roles, one, no edit, raw)."""
     recs = session.records
-    roles_of = recs.roles
     for block in range(0, len(context), STEP_ITEMS):
         yield_to_foreground()
-        stop = block + STEP_ITEMS
+        stop = min(block + STEP_ITEMS, len(context))
         if not edits and all(plain[block:stop]):  # a run of plain messages: a long path is mostly that
-            entries.extend(
-                [ProjectedEntry(i, one_role[roles_of[i]], 1, None, True) for i in context[block:stop]]
-            )
+            entries.extend(itertools.repeat(None, stop - block))
             continue
-        for k in range(block, min(stop, len(context))):
+        for k in range(block, stop):
             i = context[k]
             if plain[k] and (not edits or js_key(recs.id_of(i)) not in edits):
-                entries.append(ProjectedEntry(i, one_role[roles_of[i]], 1, None, True))
+                entries.append(None)
                 continue
             roles, raw = _intrinsic_roles(session, i)
             count = len(roles)
@@ -452,11 +537,12 @@ def _project_entries(
 def entry_projection(session: Session, path: list[int]) -> Projection:
     """Every path entry with its own context messages (sessionEntryToContextMessages), without
     compaction awareness or context edits: what 1.6.0's exported raw-entry findCutPoint walks."""
-    proj = Projection(session, path, [])
+    entries = []
     for i in path:
         roles, raw = _intrinsic_roles(session, i)
-        proj.entries.append(ProjectedEntry(i, roles, len(roles), None, raw))
-    return proj
+        entries.append(ProjectedEntry(i, roles, len(roles), None, raw))
+    types = column_on_path(session.records.types, path)
+    return Projection(session, path, ProjectedEntries.of(entries, types))
 
 
 def current_system_message(messages: list[Any]) -> dict[str, Any] | None:
