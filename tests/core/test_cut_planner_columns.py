@@ -391,6 +391,7 @@ def _projected(f: Path) -> list[Any]:
         for lo, hi in ((0, n), (n // 3, n), (1, max(1, n - 1)), (n - STEP_ITEMS // 2, n)):
             lo = max(0, lo)
             assert entries.roles(lo, hi) == [e.roles for e in one_by_one[lo:hi]]
+            assert entries.message_count(lo, hi) == sum(len(e.roles) for e in one_by_one[lo:hi])
             raw = proj.raw_estimates(lo, hi)
             for k, t in zip(range(lo, hi), raw, strict=True):  # an estimate the columns gave is pi's
                 if t is not None:

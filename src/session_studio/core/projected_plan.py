@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -69,9 +70,10 @@ class ProjectedCutPlanner(RunningSums):
         compaction = recs.code("compaction")
         self._is_compaction = list(map(compaction.__eq__, projection.entries.types))
         with_cut_role = _with_role(projection.entries.roles(start, end), CUT_POINT_ROLES)
-        self.cut_points = [
-            i for i in itertools.compress(range(start, end), with_cut_role) if not self._is_compaction[i]
-        ]
+        not_compaction = map(operator.not_, self._is_compaction[start:end])
+        self.cut_points = list(
+            itertools.compress(range(start, end), map(operator.and_, with_cut_role, not_compaction))
+        )
         positions, estimates, ints = self._entry_estimates()
         #: the counted entries' sums, newest first, where all are ints (else None: the projection's)
         self.estimates: list[int] | None = None

@@ -137,6 +137,15 @@ class ProjectedEntries(Sequence[ProjectedEntry]):
         the index's int)."""
         return self._kept[lo:hi].count(None) == len(self.records[lo:hi])
 
+    def message_count(self, lo: int, hi: int) -> int:
+        """How many context messages the entries from ``lo`` to ``hi - 1`` hold before edits (a
+        plain message's one, the others' roles)."""
+        if self._whole is not None:
+            return sum(map(len, map(_ROLES, self._whole[lo:hi])))
+        kept = self._kept[lo:hi]
+        made = [e for e in kept if e is not None] if len(kept) - kept.count(None) else []
+        return kept.count(None) + sum(len(e.roles) for e in made)
+
     def roles(self, lo: int = 0, hi: int | None = None) -> list[tuple[Any, ...]]:
         """The roles of each entry from ``lo`` to ``hi - 1``: a plain message's from its role code,
         the others' from their entries."""
@@ -284,7 +293,7 @@ class Projection:
             return ContextTokens(trailing, 0, trailing, None), None
         usage = recs[entries[last].record].usage_tokens
         # the message's place overall: the messages of the entries before it (a C-level sum)
-        before = sum(map(len, entries.roles(0, last)))
+        before = entries.message_count(0, last)
         return ContextTokens(js_plus(usage, trailing), usage, trailing, before), last
 
     def estimate_projected_context_tokens(self, branch: list[int]) -> ContextTokens:
@@ -298,10 +307,9 @@ class Projection:
             invalidating = -1
             stops = {recs.code("context_edit"), recs.code("compaction")}
             types = column_on_path(recs.types, branch)  # gathered in C: branches are long
-            for j in range(len(branch) - 1, -1, -1):
-                if types[j] in stops:
-                    invalidating = j
-                    break
+            for code in stops:  # the last compaction or context edit, searched in C
+                if code in types:
+                    invalidating = max(invalidating, len(types) - 1 - types[::-1].index(code))
             if usage_at > invalidating:
                 return estimate
         system_entries = [k for k, e in enumerate(self.entries) if "system" in e.roles]
