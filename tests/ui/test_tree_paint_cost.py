@@ -229,3 +229,39 @@ def test_the_first_paint_of_a_session_makes_no_big_enum(branching_session: Path)
     ).stdout
     made = ast.literal_eval(out.strip().splitlines()[-1])
     assert [m for m in made if m[1] >= 50] == []
+
+
+def test_the_drawing_follows_a_theme_switch(qtbot: Any, branching_session: Path) -> None:
+    """The delegate keeps the text colour per palette and the cut-point marks' pens per theme:
+    after a switch from light to dark the same delegate draws what Qt's style draws in the dark
+    theme, and the marks in the dark theme's colours."""
+    from session_studio.ui.theme import current_theme
+
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    apply_theme(app, "light")
+    app.setStyleSheet(stylesheet())
+    try:
+        s = Session.open(branching_session)
+        model = SessionTreeModel()
+        model.set_session(s, s.path_indices(s.leaf_index()))
+        some = list(model.outline.group_of)[:3]
+        model.set_marks({some[0]: "cut", some[1]: "turn_start", some[2]: "valid"})
+        tree = _tree(qtbot, model)
+        QApplication.processEvents()
+        light = tree.viewport().grab().toImage()  # the delegate's colours made in the light theme
+        apply_theme(app, "dark")
+        app.setStyleSheet(stylesheet())
+        QApplication.processEvents()
+        dark = tree.viewport().grab().toImage()
+        BranchDelegate.direct_style = False
+        assert dark == tree.viewport().grab().toImage()
+        assert dark != light
+        th = current_theme()
+        for rec, colour in ((some[0], th.cut), (some[1], th.turn_start), (some[2], th.valid_cut)):
+            cell = tree.visualRect(model.index_of(rec, 1))
+            assert dark.pixelColor(cell.left() + 6, cell.center().y() + 1).name() == colour.name(), rec
+    finally:
+        BranchDelegate.direct_style = True
+        apply_theme(app, "light")
+        app.setStyleSheet("")

@@ -1057,7 +1057,6 @@ QBrush(QColor())
 _STYLED_STATES = (
     QStyle.StateFlag.State_Selected | QStyle.StateFlag.State_HasFocus | QStyle.StateFlag.State_MouseOver
 )
-_ALTERNATE = QStyleOptionViewItem.ViewItemFeature.Alternate
 
 
 class SessionTreeView(QTreeView):
@@ -1086,7 +1085,14 @@ class BranchDelegate(QStyledItemDelegate):
         super().__init__(parent)
         self._elided: dict[tuple[str, int, str], str] = {}
         self._static: dict[tuple[str, str], QStaticText] = {}
-        self._geometries: dict[tuple[int, int, bool, int], tuple[QRect, QRect]] = {}
+        self._geometries: dict[tuple[int, int, bool, int], tuple[QRect, QRect, Qt.AlignmentFlag]] = {}
+        #: per item state: whether a cell in it is drawn here (else by Qt's style), and whether its
+        #: window is active
+        self._state_facts: dict[QStyle.StateFlag, tuple[bool, bool]] = {}
+        #: the text colour by (palette, window active)
+        self._text_colours: dict[tuple[int, bool], QColor] = {}
+        #: the outline last asked about and whether its first top-level row heads a branch
+        self._head_first: tuple[Any, bool] | None = None
         #: the view's font last seen, and the model's fonts resolved against it (by the model font's
         #: id; the model font is kept in the entry so the id stays its own)
         self._base_font: QFont | None = None
@@ -1132,15 +1138,21 @@ class BranchDelegate(QStyledItemDelegate):
         model = index.model()
         col = index.column()
         w = option.widget
+        # each read of an enum property makes a Python enum, each & another (~2 µs each, a few per
+        # cell): the state is read once and what it means looked up; the view answers the rest
+        state = option.state
+        facts = self._state_facts.get(state)
+        if facts is None:
+            drawn_here = bool(not state & _STYLED_STATES and state & QStyle.StateFlag.State_Enabled)
+            facts = self._state_facts[state] = (drawn_here, bool(state & QStyle.StateFlag.State_Active))
         if (
-            not self.direct_style
+            not facts[0]
+            or not self.direct_style
             or w is None
             or not isinstance(model, SessionTreeModel)
             or model.session is None
-            or option.state & _STYLED_STATES
-            or not option.state & QStyle.StateFlag.State_Enabled
-            or option.features & _ALTERNATE
-            or option.direction != Qt.LayoutDirection.LeftToRight
+            or (isinstance(w, QTreeView) and w.alternatingRowColors())  # the style alternates
+            or w.isRightToLeft()
         ):
             super().paint(painter, option, index)
             return
@@ -1156,7 +1168,7 @@ class BranchDelegate(QStyledItemDelegate):
         if with_icon:
             rr = model.session.records[rec]
             icon = entry_icon(kind_of(rr.type, rr.role))
-            icon.paint(painter, geometry[0].translated(x, y), option.decorationAlignment)
+            icon.paint(painter, geometry[0].translated(x, y), geometry[2])
         if not text:
             return
         text_rect = geometry[1]
@@ -1177,17 +1189,31 @@ class BranchDelegate(QStyledItemDelegate):
         painter.save()
         painter.setFont(view_font)
         if fg is None:
-            active = option.state & QStyle.StateFlag.State_Active
-            group = QPalette.ColorGroup.Normal if active else QPalette.ColorGroup.Inactive
-            fg = option.palette.color(group, QPalette.ColorRole.Text)
+            fg = self._text_colour(option, facts[1])
         painter.setPen(fg)
         painter.drawStaticText(
             QPointF(left, y + text_rect.top() + (text_rect.height() - height) // 2), static
         )
         painter.restore()
 
-    def _geometry(self, option: QStyleOptionViewItem, index: Index, with_icon: bool) -> tuple[QRect, QRect]:
-        """The style's icon rect and text rect (less the text margin) of a cell, relative to it."""
+    def _text_colour(self, option: QStyleOptionViewItem, active: bool) -> QColor:
+        """The palette's text colour for the cell's window state, looked up once per palette (a
+        palette lookup with its enums was ~4 µs of every cell)."""
+        palette = option.palette
+        key = (palette.cacheKey(), active)
+        got = self._text_colours.get(key)
+        if got is None:
+            group = QPalette.ColorGroup.Normal if active else QPalette.ColorGroup.Inactive
+            if len(self._text_colours) >= 16:
+                self._text_colours.clear()
+            got = self._text_colours[key] = QColor(palette.color(group, QPalette.ColorRole.Text))
+        return got
+
+    def _geometry(
+        self, option: QStyleOptionViewItem, index: Index, with_icon: bool
+    ) -> tuple[QRect, QRect, Qt.AlignmentFlag]:
+        """The style's icon rect and text rect (less the text margin) of a cell, relative to it, and
+        the icon's alignment."""
         r = option.rect
         key = (r.width(), r.height(), with_icon, option.decorationSize.width())
         got = self._geometries.get(key)
@@ -1200,7 +1226,11 @@ class BranchDelegate(QStyledItemDelegate):
             text = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, w)
             margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, w) + 1
             text.adjust(margin, 0, -margin, 0)
-            got = (icon.translated(-r.left(), -r.top()), text.translated(-r.left(), -r.top()))
+            got = (
+                icon.translated(-r.left(), -r.top()),
+                text.translated(-r.left(), -r.top()),
+                option.decorationAlignment,
+            )
             if len(self._geometries) >= 64:
                 self._geometries.clear()
             self._geometries[key] = got
@@ -1218,6 +1248,15 @@ class BranchDelegate(QStyledItemDelegate):
             f = font.resolve(base) if font is not None else QFont(base)
             got = self._resolved[id(font)] = (f, QFontMetrics(f), f.key(), font)
         return got[0], got[1], got[2]
+
+    def _top_starts_with_head(self, outline: Any) -> bool:
+        """Whether the first top-level row heads a branch (the top-level rows then get the
+        connector gutter too); once per outline, not per painted cell."""
+        got = self._head_first
+        if got is None or got[0] is not outline:
+            top = outline.groups.get(ROOT, ())
+            got = self._head_first = (outline, len(top) > 0 and top[0] in outline.heads)
+        return got[1]
 
     def _elided_text(self, text: str, width: int, font_key: str, metrics: QFontMetrics) -> str:
         key = (text, width, font_key)
@@ -1247,19 +1286,18 @@ class BranchDelegate(QStyledItemDelegate):
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         model = index.model()
+        column = index.column()
         if isinstance(model, SessionTreeModel):
             rec = model.record_of(index)
             if rec < 0:  # a block row: no connectors, no marks
                 self._draw(painter, option, index)
                 return
-            in_group = index.column() == 0 and rec >= 0 and model.outline.group_of.get(rec, ROOT) != ROOT
+            in_group = column == 0 and model.outline.group_of.get(rec, ROOT) != ROOT
+            if column == 0 and not in_group:
+                in_group = self._top_starts_with_head(model.outline)
         else:
             rec = -1
-            in_group = index.column() == 0 and index.parent().isValid()
-        if index.column() == 0 and not in_group and isinstance(model, SessionTreeModel) and rec >= 0:
-            in_group = len(model.outline.groups.get(ROOT, ())) > 0 and bool(
-                model.outline.heads & set(model.outline.groups[ROOT][:1])
-            )
+            in_group = column == 0 and index.parent().isValid()
         direct = model if isinstance(model, SessionTreeModel) and rec >= 0 else None
         # the row's facts straight from the model: a role asked through the index is a round trip
         # through Qt and the whole of data() per cell, several per painted row
@@ -1293,9 +1331,9 @@ class BranchDelegate(QStyledItemDelegate):
             painter.restore()
             opt.rect = QRect(r.left() + GUTTER, r.top(), r.width() - GUTTER, r.height())
             self._draw(painter, opt, index)
-        if index.column() == 1 and mark in ("valid", "invalid", "cut", "turn_start", "prefix"):
+        if column == 1 and mark in ("valid", "invalid", "cut", "turn_start", "prefix"):
             _paint_cut_gutter(painter, option.rect, mark)
-        if index.column() == 0 and mark == "cut":
+        if column == 0 and mark == "cut":
             th = current_theme()
             painter.save()
             painter.setPen(QPen(th.cut, 2))
@@ -1303,7 +1341,7 @@ class BranchDelegate(QStyledItemDelegate):
                 option.rect.left(), option.rect.top() + 1, option.rect.right(), option.rect.top() + 1
             )
             painter.restore()
-        elif index.column() == 0 and mark == "turn_start":
+        elif column == 0 and mark == "turn_start":
             th = current_theme()
             painter.save()
             painter.setPen(QPen(th.turn_start, 2))
@@ -1313,21 +1351,44 @@ class BranchDelegate(QStyledItemDelegate):
             painter.restore()
 
 
+_ANTIALIASING = QPainter.RenderHint.Antialiasing
+#: the theme the gutter's pens and brushes were made for, and they by mark
+_gutter_tools: tuple[Any, dict[str, tuple[QPen, QBrush]]] | None = None
+
+
+def _gutter_pen_and_brush(mark: str) -> tuple[QPen, QBrush]:
+    """The pen and brush of a cut-point mark, made once per theme (a theme colour is a copy per
+    read, and the gutter is drawn on every row with a mark)."""
+    global _gutter_tools
+    th = current_theme()
+    if _gutter_tools is None or _gutter_tools[0] is not th:
+        ring = (QPen(th.muted, 1), QBrush(Qt.BrushStyle.NoBrush))
+        dot = QPen(Qt.PenStyle.NoPen)
+        _gutter_tools = (
+            th,
+            {
+                "invalid": ring,
+                "prefix": ring,
+                "cut": (dot, QBrush(th.cut)),
+                "turn_start": (dot, QBrush(th.turn_start)),
+                "valid": (dot, QBrush(th.valid_cut)),
+            },
+        )
+    return _gutter_tools[1][mark]
+
+
 def _paint_cut_gutter(painter: QPainter, r: QRect, mark: str) -> None:
     """A mark at the left of the tokens column: a filled dot where the user may cut (valid cut
     point, or the cut itself), a small ring where pi never cuts. The reason is the row's tooltip."""
-    th = current_theme()
     d = 6
     x, y = r.left() + 3, r.center().y() - d // 2
+    pen, brush = _gutter_pen_and_brush(mark)
     painter.save()
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    painter.setRenderHint(_ANTIALIASING, True)
+    painter.setPen(pen)
+    painter.setBrush(brush)
     if mark == "invalid" or mark == "prefix":
-        painter.setPen(QPen(th.muted, 1))
-        painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawEllipse(QRect(x + 1, y + 1, d - 2, d - 2))
     else:
-        colour = th.cut if mark == "cut" else th.turn_start if mark == "turn_start" else th.valid_cut
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(colour)
         painter.drawEllipse(QRect(x, y, d, d))
     painter.restore()
