@@ -469,3 +469,12 @@ def test_first_index_of_id_is_pis_find_index(tmp_path: Path, data: Any) -> None:
     for wanted in [*pool, "not-there", "12345678"]:
         want = next((k for k, i in enumerate(path) if s.records[i].id == wanted), -1)
         assert first_index_of_id(s, path, wanted) == want
+
+
+@given(st.lists(st.integers(0, 3), max_size=40), st.integers(0, 4))
+def test_indexes_of_finds_every_place_of_a_value_in_order(values: list[int], value: int) -> None:
+    from session_studio.core.record_table import indexes_of
+
+    expected = [k for k, v in enumerate(values) if v == value]
+    assert list(indexes_of(values, value)) == expected
+    assert list(indexes_of(tuple(values), value)) == expected

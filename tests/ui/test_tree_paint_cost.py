@@ -68,6 +68,26 @@ class AllRolesCountingModel(SessionTreeModel):
         return super().data(index, role)
 
 
+def _themed(theme: str) -> QApplication:
+    """The application in ``theme`` with the window's style sheet (tests reset it to light)."""
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    apply_theme(app, theme)
+    app.setStyleSheet(stylesheet())
+    return app
+
+
+def _marked_model(session: Path, marks: list[str]) -> tuple[SessionTreeModel, list[int]]:
+    """A model of the session's tree with ``marks`` on its first rows ("" leaves a row unmarked);
+    the marked rows' records."""
+    s = Session.open(session)
+    model = SessionTreeModel()
+    model.set_session(s, s.path_indices(s.leaf_index()))
+    some = list(model.outline.group_of)[: len(marks)]
+    model.set_marks({rec: mark for rec, mark in zip(some, marks, strict=True) if mark})
+    return model, some
+
+
 def _tree(qtbot: Any, model: SessionTreeModel, tree: QTreeView | None = None) -> QTreeView:
     tree = tree if tree is not None else QTreeView()
     qtbot.addWidget(tree)
@@ -106,16 +126,9 @@ def test_the_direct_drawing_looks_exactly_like_qts_style(
 ) -> None:
     """The cells drawn by the delegate itself are pixel for pixel what Qt's style draws (marks,
     active-path bold, muted rows, icons, elided previews, a selected row), in both themes."""
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    apply_theme(app, theme)
-    app.setStyleSheet(stylesheet())
+    app = _themed(theme)
     try:
-        s = Session.open(branching_session)
-        model = SessionTreeModel()
-        model.set_session(s, s.path_indices(s.leaf_index()))
-        some = list(model.outline.group_of)[:5]
-        model.set_marks({some[0]: "cut", some[1]: "summarised", some[2]: "turn_start", some[3]: "prefix"})
+        model, some = _marked_model(branching_session, ["cut", "summarised", "turn_start", "prefix", ""])
         tree = _tree(qtbot, model)
         tree.setCurrentIndex(model.index_of(some[4]))
         QApplication.processEvents()
@@ -237,16 +250,9 @@ def test_the_drawing_follows_a_theme_switch(qtbot: Any, branching_session: Path)
     theme, and the marks in the dark theme's colours."""
     from session_studio.ui.theme import current_theme
 
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    apply_theme(app, "light")
-    app.setStyleSheet(stylesheet())
+    app = _themed("light")
     try:
-        s = Session.open(branching_session)
-        model = SessionTreeModel()
-        model.set_session(s, s.path_indices(s.leaf_index()))
-        some = list(model.outline.group_of)[:3]
-        model.set_marks({some[0]: "cut", some[1]: "turn_start", some[2]: "valid"})
+        model, some = _marked_model(branching_session, ["cut", "turn_start", "valid"])
         tree = _tree(qtbot, model)
         QApplication.processEvents()
         light = tree.viewport().grab().toImage()  # the delegate's colours made in the light theme

@@ -13,7 +13,7 @@ from typing import Any
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy
 from .messages import branch_summary_message, compaction_summary_message, custom_message
 from .priority import yield_to_foreground
-from .record_table import ERROR, column_on_path
+from .record_table import ERROR, column_on_path, indexes_of
 from .session import CURRENT_LEAF, Session
 from .tokens import ContextTokens, estimate_tokens, js_plus
 
@@ -66,14 +66,7 @@ def first_on_path_with_id(
     if code is None:
         return -1
     ids = column_on_path(recs.ids, path[:stop])
-    k = -1
-    while True:
-        try:
-            k = ids.index(code, k + 1)
-        except ValueError:
-            return -1
-        if want_type == -2 or recs.types[path[k]] == want_type:
-            return k
+    return next((k for k in indexes_of(ids, code) if want_type == -2 or recs.types[path[k]] == want_type), -1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from .preparation import Boundary, Preparation, compaction_boundary
 from .priority import yield_to_foreground
 from .profile import PROFILE_1_6_0
 from .projection import ProjectedEntry, Projection, build_session_projection, entry_projection
-from .record_table import records_at
+from .record_table import indexes_of, records_at
 from .session import Session
 from .tokens import ContextTokens
 
@@ -328,14 +328,7 @@ def plan_projected_compaction(
 
 def _first_with_roles(types: Sequence[int], code: int, entries: Sequence[ProjectedEntry]) -> int:
     """The first entry of type ``code`` with context messages, or -1 (the types searched in C)."""
-    k = -1
-    while True:
-        try:
-            k = types.index(code, k + 1)
-        except ValueError:
-            return -1
-        if entries[k].roles:
-            return k
+    return next((k for k in indexes_of(types, code) if entries[k].roles), -1)
 
 
 class PathCutPlanner:

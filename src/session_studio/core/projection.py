@@ -23,7 +23,7 @@ from .jsvalue import UNDEFINED, JsTypeError, _ordered_items, js_key, js_string, 
 from .messages import branch_summary_message, compaction_summary_message, custom_message
 from .priority import STEP_ITEMS, yield_to_foreground
 from .profile import PROFILE_1_6_0
-from .record_table import INT_ESTIMATE_FLAGS, TOKENS_INT, column_on_path
+from .record_table import INT_ESTIMATE_FLAGS, TOKENS_INT, column_on_path, indexes_of
 from .session import CURRENT_LEAF, Session, gc_paused
 from .tokens import ContextTokens, estimate_tokens_16, js_plus
 
@@ -483,12 +483,7 @@ def build_session_projection(
     types = column_on_path(recs.types, context)
     edits: dict[Any, int] = {}
     context_edit = recs.code("context_edit")
-    k = -1
-    while context_edit in types:  # the edits found in C: most paths have none
-        try:
-            k = types.index(context_edit, k + 1)
-        except ValueError:
-            break
+    for k in indexes_of(types, context_edit):  # the edits found in C: most paths have none
         i = context[k]
         edits[js_key(session.value(i).get("targetId", UNDEFINED))] = i
     role_codes = column_on_path(recs.roles, context)

@@ -40,6 +40,7 @@ __all__ = [
     "RecordsAt",
     "column_on_path",
     "find_code",
+    "indexes_of",
     "message_facts",
     "pack_timestamp",
     "records_at",
@@ -782,6 +783,18 @@ class IdIndex:
 
     def items(self) -> Any:
         return self._all().items()
+
+
+def indexes_of(values: Sequence[Any], value: Any) -> Iterator[int]:
+    """Each index of ``value`` in ``values``, in order, each found by ``.index`` (a C-level scan:
+    a gathered column of a long path is mostly other values)."""
+    k = -1
+    while True:
+        try:
+            k = values.index(value, k + 1)
+        except ValueError:
+            return
+        yield k
 
 
 def column_on_path(column: Sequence[Any], path: Sequence[int]) -> tuple[Any, ...]:
