@@ -43,9 +43,9 @@ __all__ = [
 EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
 _NORMALISED_ROLES = ("user", "assistant", "toolResult")
 _RECORD = operator.attrgetter("record")
+_ROLES = operator.attrgetter("roles")
 #: prefetch of more entries than this makes every entry's object once (ProjectedEntries.whole)
 PREFETCH_WHOLE = 64
-_ROLES = operator.attrgetter("roles")
 #: first_index_of_id looks for each record with the id on the path up to this many (else gathers the path's ids)
 _FEW_HOLDERS = 16
 
@@ -138,8 +138,8 @@ class ProjectedEntries(Sequence[ProjectedEntry]):
         return self._kept[lo:hi].count(None) == len(self.records[lo:hi])
 
     def message_count(self, lo: int, hi: int) -> int:
-        """How many context messages the entries from ``lo`` to ``hi - 1`` hold before edits (a
-        plain message's one, the others' roles)."""
+        """How many context messages the entries from ``lo`` to ``hi - 1`` give: a plain message's
+        one, each other entry as many as its roles (after the context edits)."""
         if self._whole is not None:
             return sum(map(len, map(_ROLES, self._whole[lo:hi])))
         kept = self._kept[lo:hi]
