@@ -99,3 +99,11 @@ def test_make_long_chain_smoke(tmp_path: Path) -> None:
     assert [s.records[i].role for i in range(4)] == ["user", "assistant", "toolResult", "assistant"]
     out = _run_json("-m", "session_studio.cli", "plan", str(path), "--fields", "cut", "--pi-version", "1.6.0")
     assert out["cut"]["boundaryStart"] == 0 and out["cut"]["boundaryEnd"] == 202
+
+
+def test_ui_paint_smoke(small_session: Path) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    out = _run_json(str(BENCHMARKS / "ui_paint.py"), str(small_session), "--smoke", env=env)
+    assert out["rows_per_paint"] > 0
+    for kind in ("same_rows", "after_scrolling_3_rows", "after_a_page"):
+        assert out[kind]["paints"] == 3 and out[kind]["median_ms"] > 0, out
