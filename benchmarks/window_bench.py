@@ -1,4 +1,4 @@
-"""What the window benchmarks (ui_plan.py, ui_timeline.py) share: the real window opened on a
+"""What the window benchmarks (ui_plan.py, ui_timeline.py, ui_paint.py) share: the real window opened on a
 session and loaded, waiting on its event loop, and timing samples (wall and GUI-thread CPU).
 
 Imported by the scripts as a sibling module (they run as ``python benchmarks/NAME.py``).
