@@ -10,7 +10,6 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +20,7 @@ from .path_positions import PathPositions
 from .preparation import Boundary, Preparation, compaction_boundary
 from .priority import yield_to_foreground
 from .profile import PROFILE_1_6_0
-from .projection import ProjectedEntry, Projection, build_session_projection, entry_projection
+from .projection import Projection, build_session_projection, entry_projection
 from .record_table import indexes_of, records_at
 from .session import Session
 from .tokens import ContextTokens
@@ -319,16 +318,12 @@ def plan_projected_compaction(
     recs = session.records
     entries = projection.entries
     compaction = recs.code("compaction")
-    prev = _first_with_roles(projection.entries.types, compaction, entries)
-    b = Boundary(prev + 1 if prev >= 0 else 0, len(projection.entries), prev)
+    # the first compaction with context messages (the types searched in C)
+    prev = next((k for k in indexes_of(entries.types, compaction) if entries[k].roles), -1)
+    b = Boundary(prev + 1 if prev >= 0 else 0, len(entries), prev)
     return ProjectedCompactionPlan(
         session, path, projection, b, ProjectedCutPlanner(projection, b.start, b.end)
     )
-
-
-def _first_with_roles(types: Sequence[int], code: int, entries: Sequence[ProjectedEntry]) -> int:
-    """The first entry of type ``code`` with context messages, or -1 (the types searched in C)."""
-    return next((k for k in indexes_of(types, code) if entries[k].roles), -1)
 
 
 class PathCutPlanner:

@@ -143,8 +143,10 @@ class ProjectedEntries(Sequence[ProjectedEntry]):
         if self._whole is not None:
             return sum(map(len, map(_ROLES, self._whole[lo:hi])))
         kept = self._kept[lo:hi]
-        made = [e for e in kept if e is not None] if len(kept) - kept.count(None) else []
-        return kept.count(None) + sum(len(e.roles) for e in made)
+        plain = kept.count(None)
+        if plain == len(kept):
+            return plain
+        return plain + sum(len(e.roles) for e in kept if e is not None)
 
     def roles(self, lo: int = 0, hi: int | None = None) -> list[tuple[Any, ...]]:
         """The roles of each entry from ``lo`` to ``hi - 1``: a plain message's from its role code,

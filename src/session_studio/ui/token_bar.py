@@ -90,9 +90,15 @@ class BarLayout:
         """Make the per-path sums of ``state``'s path now, from a worker (the window's load job): the
         GUI step that shows a loaded path then finds them (on 100k items they took ~55 ms of it).
         Only the path matters, not the plan's parameters."""
+        cls._items_of(state)
+
+    @classmethod
+    def _items_of(cls, state: PlanState) -> _Items:
+        """The per-path sums of ``state``'s path: kept while the path's items are the same."""
         c = cls._cache
         if c is None or c.items is not state.item_tokens:
-            cls._cache = _Items(state)
+            c = cls._cache = _Items(state)
+        return c
 
     def __init__(self, state: PlanState | None, width: int) -> None:
         self.x0 = LABEL_W + PAD
@@ -113,9 +119,7 @@ class BarLayout:
         self.after_total = 0.0
         if state is None:
             return
-        c = BarLayout._cache
-        if c is None or c.items is not state.item_tokens:
-            c = BarLayout._cache = _Items(state)
+        c = BarLayout._items_of(state)
         self.items = c
         self.unknown = c.unknown
         self.fill_total = c.fill_cum[-1]

@@ -1275,14 +1275,7 @@ class BranchDelegate(QStyledItemDelegate):
             return text
         rect = style.subElementRect(style.SubElement.SE_ItemViewItemText, option, w)
         margin = style.pixelMetric(style.PixelMetric.PM_FocusFrameHMargin, None, w) + 1
-        width = rect.width() - 2 * margin
-        key = (text, width, option.font.key())
-        got = self._elided.get(key)
-        if got is None:
-            if len(self._elided) >= ELIDED_CACHE:
-                self._elided.clear()
-            got = self._elided[key] = option.fontMetrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
-        return got
+        return self._elided_text(text, rect.width() - 2 * margin, option.font.key(), option.fontMetrics)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         model = index.model()
