@@ -9,6 +9,7 @@ from typing import Any
 from .context import SessionContext, build_session_context, first_on_path_with_id
 from .cut_points import CutPlanner, CutPoint
 from .file_ops import FileOps, compute_file_lists, format_file_operations
+from .gc_pause import gc_paused
 from .jsvalue import UNDEFINED, js_truthy
 from .messages import branch_summary_message, custom_message
 from .profile import PROFILE_0_80_2, PiProfile
@@ -151,25 +152,28 @@ class CompactionPlan:
         first_kept = recs[path[c.first_kept_index]]
         if not js_truthy(first_kept.id):
             return None
-        history_end = c.turn_start_index if c.is_split_turn else c.first_kept_index
-        history = messages_for_compaction(s, path[b.start : history_end])
-        prefix = (
-            messages_for_compaction(s, path[c.turn_start_index : c.first_kept_index])
-            if c.is_split_turn
-            else []
-        )
-        if not history and not prefix:
-            return None
-        ops = FileOps()
-        if b.prev_compaction >= 0:
-            prev = s.value(path[b.prev_compaction])
-            if not js_truthy(prev.get("fromHook", UNDEFINED)) and js_truthy(prev.get("details", UNDEFINED)):
-                ops.seed_from_details(prev["details"])
-        for m in history:
-            ops.add_from_message(m)
-        if c.is_split_turn:
-            for m in prefix:
+        with gc_paused():  # a long path's messages by the 100k (see gc_pause)
+            history_end = c.turn_start_index if c.is_split_turn else c.first_kept_index
+            history = messages_for_compaction(s, path[b.start : history_end])
+            prefix = (
+                messages_for_compaction(s, path[c.turn_start_index : c.first_kept_index])
+                if c.is_split_turn
+                else []
+            )
+            if not history and not prefix:
+                return None
+            ops = FileOps()
+            if b.prev_compaction >= 0:
+                prev = s.value(path[b.prev_compaction])
+                if not js_truthy(prev.get("fromHook", UNDEFINED)) and js_truthy(
+                    prev.get("details", UNDEFINED)
+                ):
+                    ops.seed_from_details(prev["details"])
+            for m in history:
                 ops.add_from_message(m)
+            if c.is_split_turn:
+                for m in prefix:
+                    ops.add_from_message(m)
         return Preparation(
             first_kept.id,
             c.first_kept_index,

@@ -15,6 +15,7 @@ from typing import Any
 
 from .cut_points import CutPoint, RunningSums
 from .file_ops import FileOps
+from .gc_pause import gc_paused
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy, prop
 from .path_positions import PathPositions
 from .preparation import Boundary, Preparation, compaction_boundary
@@ -275,26 +276,33 @@ class ProjectedCompactionPlan:
         first_kept = recs[p.entries[c.first_kept_index].record]
         if not js_truthy(first_kept.id):
             return None
-        history_end = c.turn_start_index if c.is_split_turn else c.first_kept_index
-        p.prefetch(range(b.start, c.first_kept_index))  # the values of both ranges below, in one pass
-        history = [m for k in range(b.start, history_end) for m in _messages_for_compaction(p, k)]
-        prefix = (
-            [m for k in range(c.turn_start_index, c.first_kept_index) for m in _messages_for_compaction(p, k)]
-            if c.is_split_turn
-            else []
-        )
-        if not history and not prefix:
-            return None
-        ops = FileOps()
-        if b.prev_compaction >= 0:
-            prev = s.value(p.entries[b.prev_compaction].record)
-            if not js_truthy(prev.get("fromHook", UNDEFINED)) and js_truthy(prev.get("details", UNDEFINED)):
-                ops.seed_from_details(prev["details"])
-        for m in history:
-            ops.add_from_message(m, PROFILE_1_6_0)
-        if c.is_split_turn:
-            for m in prefix:
+        with gc_paused():  # a long path's messages by the 100k (see gc_pause)
+            history_end = c.turn_start_index if c.is_split_turn else c.first_kept_index
+            p.prefetch(range(b.start, c.first_kept_index))  # the values of both ranges below, in one pass
+            history = [m for k in range(b.start, history_end) for m in _messages_for_compaction(p, k)]
+            prefix = (
+                [
+                    m
+                    for k in range(c.turn_start_index, c.first_kept_index)
+                    for m in _messages_for_compaction(p, k)
+                ]
+                if c.is_split_turn
+                else []
+            )
+            if not history and not prefix:
+                return None
+            ops = FileOps()
+            if b.prev_compaction >= 0:
+                prev = s.value(p.entries[b.prev_compaction].record)
+                if not js_truthy(prev.get("fromHook", UNDEFINED)) and js_truthy(
+                    prev.get("details", UNDEFINED)
+                ):
+                    ops.seed_from_details(prev["details"])
+            for m in history:
                 ops.add_from_message(m, PROFILE_1_6_0)
+            if c.is_split_turn:
+                for m in prefix:
+                    ops.add_from_message(m, PROFILE_1_6_0)
         return Preparation(
             first_kept.id,
             self.path_index(c.first_kept_index),  # a path position, as under 0.80.2

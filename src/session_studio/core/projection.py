@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any, cast, overload
 
 from .context import context_settings, js_strict_eq, resolve_path
+from .gc_pause import gc_paused
 from .jsdate import js_date_ms
 from .jsvalue import UNDEFINED, JsTypeError, _ordered_items, js_key, js_string, js_truthy, prop
 from .messages import branch_summary_message, compaction_summary_message, custom_message
 from .priority import STEP_ITEMS, yield_to_foreground
 from .profile import PROFILE_1_6_0
 from .record_table import INT_ESTIMATE_FLAGS, TOKENS_INT, column_on_path, indexes_of
-from .session import CURRENT_LEAF, Session, gc_paused
+from .session import CURRENT_LEAF, Session
 from .tokens import ContextTokens, estimate_tokens_16, js_plus
 
 __all__ = [
@@ -211,9 +212,10 @@ class Projection:
                 records.append(e.record)
                 if e.edit is not None:
                     records.append(e.edit)
-            values = dict(zip(records, self.session.values(records), strict=True))
-            for k in wanted:
-                self._messages[k] = self._materialise(k, values)
+            with gc_paused():  # a message list per entry, by the 100k (see gc_pause)
+                values = dict(zip(records, self.session.values(records), strict=True))
+                for k in wanted:
+                    self._messages[k] = self._materialise(k, values)
 
     def messages(self) -> list[Any]:
         self.prefetch(range(len(self.entries)))

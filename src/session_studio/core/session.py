@@ -12,8 +12,6 @@ known offset, without re-reading the file.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import sys
 import threading
@@ -26,6 +24,7 @@ import orjson
 
 from .errors import EntryNotFoundError, SessionFileError, SessionLoadError
 from .fingerprint import FileFingerprint, fingerprint_fd, open_regular, open_regular_fd, still_prefix
+from .gc_pause import gc_paused
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_string, js_truthy
 from .migrate import js_compare, needs_migration, new_entry_id, version_of
 from .priority import can_start_helpers, run_behind, yield_to_foreground
@@ -1140,20 +1139,6 @@ def _is_entry(value: Any, entry_id: Any) -> bool:
     if value is None:
         return False
     return entry_id is UNDEFINED or (type(value) is dict and value.get("id", UNDEFINED) == entry_id)
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while indexing (or making any acyclic objects by the 100k: re-read
-    values, a projection's entries): the index only grows (no cycles to collect), and collections
-    that walk 100k fresh records again and again cost ~15% of a load."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _bulk_runs(keep: bool) -> bool:

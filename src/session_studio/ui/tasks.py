@@ -9,18 +9,18 @@ check, and a cancelled operation never calls its callbacks.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
 import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 from PySide6.QtWidgets import QProgressDialog, QWidget
+
+from session_studio.core.gc_pause import gc_paused, hold_gc_pause, release_gc_pause
 
 __all__ = ["AFTER_GUI_STEP_MS", "Operation", "TaskRunner", "hold_gc_pause", "paused_gc", "release_gc_pause"]
 
@@ -313,39 +313,5 @@ def _release_short_switch_interval() -> None:
             sys.setswitchinterval(_switch_default)
 
 
-_gc_lock = threading.Lock()
-_gc_holders = 0
-_gc_was_enabled = False
-
-
-def hold_gc_pause() -> None:
-    """No cyclic GC until the matching :func:`release_gc_pause` (counted: loads and builds overlap).
-
-    A worker building a big index or outline allocates a container per entry; the collections that
-    triggers walk all of them while holding the GIL (hundreds of ms on 900k entries, freezing the
-    GUI thread). Those builds make no reference cycles: reference counting frees their garbage."""
-    global _gc_holders, _gc_was_enabled
-    with _gc_lock:
-        if _gc_holders == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_holders += 1
-
-
-def release_gc_pause() -> None:
-    global _gc_holders
-    with _gc_lock:
-        if _gc_holders == 0:
-            return
-        _gc_holders -= 1
-        if _gc_holders == 0 and _gc_was_enabled:
-            gc.enable()
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    hold_gc_pause()
-    try:
-        yield
-    finally:
-        release_gc_pause()
+#: the core's counted pause of the cyclic GC, under the names the window's code uses
+paused_gc = gc_paused
