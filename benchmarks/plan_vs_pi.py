@@ -1,5 +1,9 @@
 #!/usr/bin/env python3
-"""Benchmark: `session-studio plan --fields cut,contextTokens` against pi's own open + plan.
+"""Benchmark: `session-studio plan --fields cut,contextTokens,prepared` against pi's own open + plan.
+
+Both do the same work: open the file, estimate the context's tokens, find the cut and prepare the
+compaction (the messages to summarise, the turn prefix, the file lists: pi's prepareCompaction;
+ours prints the preparation's counts and file lists, ``prepared``, rather than every message).
 
 Both run as whole processes, alternately, on the same generated `--size huge`
 session (~110 MB, 100k entries; the 1 GB one: benchmarks/make_big_session.py);
@@ -124,7 +128,7 @@ def main() -> int:
     subprocess.run(["bash", str(pi_dir / "install.sh")], check=True, capture_output=True, env=env)
     # the file third from the end: appended_copy puts another in its place
     ours_cmd = [sys.executable, "-m", "session_studio.cli", "plan", "--pi-version", a.pi]
-    ours_cmd += [str(f), "--fields", "cut,contextTokens"]
+    ours_cmd += [str(f), "--fields", "cut,contextTokens,prepared"]  # what pi-bench times: prepare too
     pi_cmd = ["node", str(ORACLE / "pi-bench.mjs"), str(f), "--pi", a.pi]
     cold_env = dict(env, SESSION_STUDIO_NO_INDEX_CACHE="1")
     warm_env = dict(env, SESSION_STUDIO_CACHE_DIR=str(WORK / "cache"))

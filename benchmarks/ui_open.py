@@ -53,7 +53,15 @@ APPENDS = 5
 def cli_plan_cold(path: Path) -> dict[str, float]:
     """Wall time and peak RSS of ``session-studio plan FILE`` without the index cache (a whole process)."""
     env = dict(os.environ, SESSION_STUDIO_NO_INDEX_CACHE="1", TZ="UTC")
-    cmd = [sys.executable, "-m", "session_studio.cli", "plan", str(path), "--fields", "cut,contextTokens"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "session_studio.cli",
+        "plan",
+        str(path),
+        "--fields",
+        "cut,contextTokens,prepared",
+    ]
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     _, status, ru = os.wait4(p.pid, 0)

@@ -50,11 +50,11 @@ def _open(path: str, *, keep_values: bool | None = None) -> Any:
 
 
 def _cmd_plan(a: argparse.Namespace) -> int:
-    from .core.oracle_schema import PLAN_FIELDS, plan_output
+    from .core.oracle_schema import OPT_IN_PLAN_FIELDS, PLAN_FIELDS, plan_output
 
     fields = [f.strip() for f in a.fields.split(",") if f.strip()] if a.fields and a.fields != "all" else None
     if fields:
-        known = [*PLAN_FIELDS, *_OPT_IN_PLAN_FIELDS]
+        known = [*PLAN_FIELDS, *OPT_IN_PLAN_FIELDS, *_OPT_IN_PLAN_FIELDS]
         bad = [f for f in fields if f not in known]
         if bad:
             err(f"session-studio plan: unknown field(s) {', '.join(bad)}; known: {','.join(known)}")

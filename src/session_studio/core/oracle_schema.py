@@ -27,7 +27,7 @@ from .serialize import serialize_conversation
 from .session import Session
 from .tokens import estimate_tokens_16, should_compact
 
-__all__ = ["PLAN_FIELDS", "branch_output", "context_output", "plan_output"]
+__all__ = ["OPT_IN_PLAN_FIELDS", "PLAN_FIELDS", "branch_output", "context_output", "plan_output"]
 
 SCHEMA_VERSION = 1
 PLAN_FIELDS = [
@@ -68,6 +68,8 @@ BRANCH_FIELDS = (
     "fileOpsFormatted",
     "totalTokens",
 )
+#: fields printed only when asked for by name (not the oracle's): a preparation's counts
+OPT_IN_PLAN_FIELDS = ("prepared",)
 PI16_PLAN_FIELDS = frozenset({"contextTokensPlain", "projectedEntryIds", "rawCut"})
 DEFAULT_RESERVE = DEFAULT_RESERVE_TOKENS
 DEFAULT_KEEP_RECENT = DEFAULT_KEEP_RECENT_TOKENS
@@ -245,6 +247,10 @@ def plan_output(
         prep = p.prepare(keep_recent)
         return None if prep is None else prep.to_json()
 
+    def prepared() -> Any:
+        prep = memo.get("plan").prepare(keep_recent)
+        return None if prep is None else prep.counts_json()
+
     def projected_plan() -> ProjectedCompactionPlan:
         p = memo.get("plan")
         assert isinstance(p, ProjectedCompactionPlan)  # only asked for under the 1.6.0 profile
@@ -283,10 +289,11 @@ def plan_output(
             "cut": cut,
             "sweep": sweep,
             "preparation": preparation,
+            "prepared": prepared,
         }
     )
     known = PLAN_FIELDS if profile.projection else [x for x in PLAN_FIELDS if x not in PI16_PLAN_FIELDS]
-    wanted = known if not fields else [x for x in known if x in fields]
+    wanted = known if not fields else [x for x in [*known, *OPT_IN_PLAN_FIELDS] if x in fields]
     errors = memo.collect(wanted, out)
     if "sweep" in out and isinstance(out["sweep"], dict) and "skipped" in out["sweep"]:
         out["sweepSkipped"] = out["sweep"]["skipped"]

@@ -93,6 +93,22 @@ class Preparation:
 
         return serialize_conversation(convert_to_llm(messages, self.profile), self.profile)
 
+    def counts_json(self) -> dict[str, Any]:
+        """What prepareCompaction decided, without the messages themselves: their counts, the file
+        lists and the cut (``plan --fields prepared``: a preparation's figures in a few hundred bytes
+        where ``to_json`` prints every message, and what a benchmark of pi's prepare compares with)."""
+        read, modified = self.file_lists
+        return {
+            "firstKeptEntryId": self.first_kept_entry_id,
+            "isSplitTurn": self.is_split_turn,
+            "tokensBefore": self.tokens_before,
+            "previousSummary": self.previous_summary is not UNDEFINED,
+            "messagesToSummarize": len(self.messages_to_summarize),
+            "turnPrefixMessages": len(self.turn_prefix_messages),
+            "readFiles": read,
+            "modifiedFiles": modified,
+        }
+
     def to_json(self) -> dict[str, Any]:
         read, modified = self.file_lists
         return {
