@@ -68,6 +68,7 @@ class Operation(QObject):
         self.pool = pool
         self.cancelled = threading.Event()
         self.done = False
+        self._started = False
         self._success: Callable[[Any], None] | None = None
         self._failure: Callable[[BaseException, str], None] | None = None
         self._progress_label: str | None = None
@@ -97,6 +98,11 @@ class Operation(QObject):
         self.cancelled.set()
         self._close_progress()
         self.runner._untrack(self)
+        if self._started and not self.done:
+            # held until its worker's last signal reaches the GUI thread: dropped now, the worker's
+            # job held the last reference, and the QObject was deleted in the worker thread with that
+            # signal still queued for it (a segfault when a re-plan cancelled a running preparation)
+            self.runner._finishing.add(self)
 
     def report(self, done: int, total: int, text: str = "") -> None:
         """Called by the worker (thread-safe)."""
@@ -118,6 +124,7 @@ class Operation(QObject):
     def start(self, after_ms: int = 0) -> Operation:
         """Run the work now, or (``after_ms``) in a worker that begins only after that long: the
         operation counts as running meanwhile, and a cancel before then means it never runs."""
+        self._started = True
         self.runner._track(self)
         if self._progress_label is not None and not self.runner.synchronous:
             self._timer = QTimer()
@@ -193,6 +200,7 @@ class Operation(QObject):
         self.done = True
         self._close_progress()
         self.runner._untrack(self)
+        self.runner._finishing.discard(self)
         if not self.cancelled.is_set() and self._success is not None:
             self._success(result)
 
@@ -201,6 +209,7 @@ class Operation(QObject):
         self.done = True
         self._close_progress()
         self.runner._untrack(self)
+        self.runner._finishing.discard(self)
         if self.cancelled.is_set():
             return
         if self._failure is not None:
@@ -221,6 +230,8 @@ class TaskRunner(QObject):
         self.synchronous = synchronous
         self._pools: dict[str, QThreadPool] = {}
         self._running: set[Operation] = set()
+        #: cancelled operations whose worker has not reported back yet (see Operation.cancel)
+        self._finishing: set[Operation] = set()
         for name in POOLS:
             pool = QThreadPool(self)
             # network: each summary candidate (Compare summaries) streams in its own worker, mostly waiting
