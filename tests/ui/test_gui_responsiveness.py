@@ -284,3 +284,40 @@ def test_branch_here_imports_the_engine_in_a_worker_the_first_time(
     w.last_dialog.close()
     # the window's own background work (the re-plan, the summariser's preload) ends with the test
     qtbot.waitUntil(lambda: not runner.busy, timeout=15000)
+
+
+def test_background_work_waits_for_the_plans_preparation(
+    qtbot: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The search index, the real-token count and the module preloads start once the plan's
+    preparation is done: started beside it, they took the GIL in turns with it (a 100k-entry path's
+    2 s preparation took 5). A re-plan meanwhile makes them wait for its preparation too."""
+    import time
+
+    from session_studio.ui.document import SessionDocument
+
+    path = write_session(tmp_path / "s.jsonl", [("user", 400), ("assistant", 400)] * 20)
+    runner = TaskRunner()
+    doc = SessionDocument(runner)
+    doc.open(str(path))
+    qtbot.waitUntil(lambda: doc.state is not None and not runner.busy and not doc.preparing, timeout=20000)
+    plan_type = type(doc.state.plan)
+    real = plan_type.prepare
+
+    def slow(self: Any, *args: Any) -> Any:
+        time.sleep(0.4)  # a long path's preparation
+        return real(self, *args)
+
+    monkeypatch.setattr(plan_type, "prepare", slow)
+    seen: list[tuple[bool, bool]] = []
+    doc.set_params(keep=2000)
+    doc.after_preparation(lambda: seen.append((doc.preparing, doc.preparation is not None)))
+    qtbot.wait(300)
+    doc.set_params(keep=3000)  # a re-plan before the first preparation is done
+    qtbot.waitUntil(lambda: bool(seen), timeout=20000)
+    assert seen == [(False, True)]
+    assert doc.state.keep == 3000 and doc.preparation is not None
+    idle: list[bool] = []
+    doc.after_preparation(lambda: idle.append(doc.preparing))  # nothing being prepared: soon
+    qtbot.waitUntil(lambda: bool(idle), timeout=5000)
+    assert idle == [False]

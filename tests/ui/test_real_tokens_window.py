@@ -134,6 +134,8 @@ def test_counts_are_kept_per_file(qtbot: Any, window: MainWindow, tmp_path: Path
     _open(qtbot, window, other)
     qtbot.waitUntil(lambda: window.doc.path == str(other))
     window.doc.select(window.doc.session.leaf_index())
+    # the path's count starts once the plan's preparation is shown (after_preparation)
+    qtbot.waitUntil(lambda: "counting" not in window.inspector.tokens.text())
     assert window.inspector.tokens.text().startswith("pi estimate 3 · real 2 ")
 
 

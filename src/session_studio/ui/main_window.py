@@ -414,9 +414,9 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
             if self.tree_model.session is s:
                 self.tree_model.prepare_search(self.runner)
 
-        # once this step and the paint after it are done: a worker started now takes the GIL in turns
-        # with them (see tasks.AFTER_GUI_STEP_MS)
-        self.runner.call_later(prepare_search)
+        # once the plan's preparation and the paint after it are done: a worker started now takes the
+        # GIL in turns with them (see tasks.AFTER_GUI_STEP_MS, SessionDocument.after_preparation)
+        self.doc.after_preparation(prepare_search)
         self.tree_model.prepare_pi16(self.runner)  # pi 1.6.0 facts too slow for this thread
         self._expand_in_steps()
         self.inspector.set_session(s)
@@ -436,7 +436,8 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self._update_actions()
         if not self._preloaded:
             self._preloaded = True
-            self.runner.op(preload_summariser_modules, pool="network").start(after_ms=PRELOAD_AFTER_MS)
+            preload = self.runner.op(preload_summariser_modules, pool="network")
+            self.doc.after_preparation(lambda: preload.start(after_ms=PRELOAD_AFTER_MS))
 
     def _offer_summariser(self, pi_model: str | None) -> None:
         """Name pi's default model in the Preview and, until the user picks a summariser, offer it

@@ -359,7 +359,13 @@ class RealTokenCounts(QObject):
         op.on_failure(self._on_path_failed)
         self._path_op = op
         self._path_records = state.positions
-        op.start(after_ms=AFTER_GUI_STEP_MS)  # after the plan (a session loaded) is shown
+        # after the plan (a session loaded) and its preparation are shown: the count reads the same
+        # messages the preparation does (Projection.prefetch) and takes the GIL in turns with it
+        self.document.after_preparation(functools.partial(self._start_path, op))
+
+    def _start_path(self, op: Operation) -> None:
+        if op is self._path_op and not op.cancelled.is_set():
+            op.start()
 
     # ------------------------------------------------------------------ results
     def _show(self, state: PlanState, items: list[MessageCount]) -> None:
