@@ -5,6 +5,7 @@ The wrapper strings are part of what the LLM receives and are reproduced exactly
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from .jsdate import js_date_ms
@@ -106,7 +107,7 @@ def _role(m: Any) -> Any:
 _LLM_ROLES = ("user", "assistant", "toolResult")
 
 
-def convert_to_llm(messages: list[Any], profile: PiProfile = PROFILE_0_80_2) -> list[Any]:
+def convert_to_llm(messages: Iterable[Any], profile: PiProfile = PROFILE_0_80_2) -> list[Any]:
     """pi's `convertToLlm`: only user / assistant / toolResult roles reach the LLM
     (and `system` under 1.6.0, rule 20)."""
     passed = ("system", "user", "assistant", "toolResult") if profile.system_messages else _LLM_ROLES

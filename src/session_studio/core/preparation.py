@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import history
 from .context import SessionContext, build_session_context, first_on_path_with_id
 from .cut_points import CutPlanner, CutPoint
 from .file_ops import FileOps, compute_file_lists, format_file_operations
 from .gc_pause import gc_paused
+from .history import HistoryMessages
 from .jsvalue import UNDEFINED, js_truthy
 from .messages import branch_summary_message, custom_message
 from .profile import PROFILE_0_80_2, PiProfile
-from .record_table import column_on_path, records_at
+from .record_table import INT_ESTIMATE_FLAGS, TOKENS_INT, column_on_path, records_at
 from .serialize import serialize_conversation
 from .session import Session
 from .tokens import ContextTokens
@@ -61,6 +64,49 @@ def messages_for_compaction(session: Session, indices: list[int]) -> list[Any]:
 
 
 _MESSAGE_TYPES = frozenset(("message", "custom_message", "branch_summary"))
+#: the key pi 0.80.2's extractFileOpsFromMessage reads a file operation from (see history)
+_FILE_OP_KEYS = (b"toolCall",)
+
+
+def _long_history(session: Session, indices: list[int], ops: FileOps) -> HistoryMessages:
+    """messages_for_compaction(session, indices) as a HistoryMessages; their file operations added to
+    ``ops`` in order, reading only the lines that may hold one (see history)."""
+    recs = session.records
+    kinds = {recs.code(t) for t in _MESSAGE_TYPES} - {-1}
+    message = recs.code("message")
+    types = column_on_path(recs.types, indices)
+    flags = column_on_path(recs.flags, indices)
+    patched, in_memory = recs.patches, recs.virtual_values
+    count = 0
+    for a in range(0, len(indices), history.CHUNK_ENTRIES):
+        z = min(len(indices), a + history.CHUNK_ENTRIES)
+        # a message with an int estimate is one message (not null); its line is looked at (bytes
+        # only) unless the index changed its value
+        one = [
+            j
+            for j in range(a, z)
+            if types[j] == message
+            and flags[j] & INT_ESTIMATE_FLAGS == TOKENS_INT
+            and indices[j] not in patched
+            and indices[j] not in in_memory
+        ]
+        holding = history.may_hold_file_ops(session, [indices[j] for j in one], _FILE_OP_KEYS)
+        skip = {j for j in one if indices[j] not in holding}
+        count += len(skip)
+        wanted = [j for j in range(a, z) if types[j] in kinds and j not in skip]
+        for j, value in zip(wanted, session.values([indices[j] for j in wanted]), strict=True):
+            m = _message_of(recs.type_of(indices[j]), value)
+            if m is not None:
+                count += 1
+                ops.add_from_message(m)
+
+    def chunks() -> Iterator[list[Any]]:
+        for a in range(0, len(indices), history.CHUNK_ENTRIES):
+            with gc_paused():
+                part = messages_for_compaction(session, indices[a : a + history.CHUNK_ENTRIES])
+            yield part
+
+    return HistoryMessages(count, chunks)
 
 
 def _message_of(entry_type: str, value: Any) -> Any:
@@ -75,7 +121,8 @@ def _message_of(entry_type: str, value: Any) -> Any:
 class Preparation:
     first_kept_entry_id: Any
     first_kept_index: int
-    messages_to_summarize: list[Any]
+    #: a list, or for a long history a HistoryMessages that reads them again when iterated
+    messages_to_summarize: Sequence[Any]
     turn_prefix_messages: list[Any]
     is_split_turn: bool
     tokens_before: Any
@@ -87,7 +134,7 @@ class Preparation:
     def file_lists(self) -> tuple[list[Any], list[Any]]:
         return compute_file_lists(self.file_ops)
 
-    def serialized(self, messages: list[Any]) -> str:
+    def serialized(self, messages: Sequence[Any]) -> str:
         """serializeConversation(convertToLlm(messages)) of this preparation's pi."""
         from .messages import convert_to_llm
 
@@ -116,7 +163,7 @@ class Preparation:
             "isSplitTurn": self.is_split_turn,
             "tokensBefore": self.tokens_before,
             "previousSummary": None if self.previous_summary is UNDEFINED else self.previous_summary,
-            "messagesToSummarize": self.messages_to_summarize,
+            "messagesToSummarize": list(self.messages_to_summarize),
             "turnPrefixMessages": self.turn_prefix_messages,
             "fileOps": self.file_ops.to_json(),
             "readFiles": read,
@@ -168,16 +215,8 @@ class CompactionPlan:
         first_kept = recs[path[c.first_kept_index]]
         if not js_truthy(first_kept.id):
             return None
+        history_end = c.turn_start_index if c.is_split_turn else c.first_kept_index
         with gc_paused():  # a long path's messages by the 100k (see gc_pause)
-            history_end = c.turn_start_index if c.is_split_turn else c.first_kept_index
-            history = messages_for_compaction(s, path[b.start : history_end])
-            prefix = (
-                messages_for_compaction(s, path[c.turn_start_index : c.first_kept_index])
-                if c.is_split_turn
-                else []
-            )
-            if not history and not prefix:
-                return None
             ops = FileOps()
             if b.prev_compaction >= 0:
                 prev = s.value(path[b.prev_compaction])
@@ -185,15 +224,27 @@ class CompactionPlan:
                     prev.get("details", UNDEFINED)
                 ):
                     ops.seed_from_details(prev["details"])
-            for m in history:
-                ops.add_from_message(m)
+            indices = path[b.start : history_end]
+            long = len(indices) >= history.LAZY_MIN_ENTRIES and recs.values is None
+            # a long history is counted, and its file operations collected, without holding its messages
+            messages = _long_history(s, indices, ops) if long else messages_for_compaction(s, indices)
+            prefix = (
+                messages_for_compaction(s, path[c.turn_start_index : c.first_kept_index])
+                if c.is_split_turn
+                else []
+            )
+            if not messages and not prefix:
+                return None
+            if not long:
+                for m in messages:
+                    ops.add_from_message(m)
             if c.is_split_turn:
                 for m in prefix:
                     ops.add_from_message(m)
         return Preparation(
             first_kept.id,
             c.first_kept_index,
-            history,
+            messages,
             prefix,
             c.is_split_turn,
             tokens_before,

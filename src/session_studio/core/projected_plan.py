@@ -10,18 +10,21 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import history
 from .cut_points import CutPoint, RunningSums
 from .file_ops import FileOps
 from .gc_pause import gc_paused
+from .history import HistoryMessages
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy, prop
 from .path_positions import PathPositions
 from .preparation import Boundary, Preparation, compaction_boundary
 from .priority import yield_to_foreground
 from .profile import PROFILE_1_6_0
-from .projection import Projection, build_session_projection, entry_projection
+from .projection import Projection, build_session_projection, entry_messages_of, entry_projection
 from .record_table import indexes_of, records_at
 from .session import Session
 from .tokens import ContextTokens
@@ -208,6 +211,59 @@ def _messages_for_compaction(p: Projection, k: int) -> list[Any]:
     return [m for m in p.entry_messages(k) if prop(m, "role") != "system"]
 
 
+#: where pi 1.6.0 finds file operations: tool calls, a tool result's nested calls (rule 32)
+_FILE_OP_KEYS = (b"toolCall", b"nestedCalls")
+
+
+def _long_history(p: Projection, lo: int, hi: int, ops: FileOps) -> HistoryMessages:
+    """The messages of entries ``lo`` to ``hi - 1`` for compaction, as a HistoryMessages; their file
+    operations added to ``ops`` in order, reading only the lines that may hold one (see history)."""
+    s = p.session
+    plain = p.entries.plain_flags(lo, hi)
+    records = p.entries.records
+    patched, in_memory = s.records.patches, s.records.virtual_values
+    count = 0
+    for a in range(lo, hi, history.CHUNK_ENTRIES):
+        z = min(hi, a + history.CHUNK_ENTRIES)
+        # a plain message's line is looked at (bytes only) unless the index changed its value
+        look = [
+            k
+            for k in range(a, z)
+            if plain[k - lo] and records[k] not in patched and records[k] not in in_memory
+        ]
+        holding = history.may_hold_file_ops(s, [records[k] for k in look], _FILE_OP_KEYS)
+        skip = {k for k in look if records[k] not in holding}
+        count += len(skip)
+        wanted = [k for k in range(a, z) if plain[k - lo] and k not in skip]
+        values = dict(zip(wanted, s.values([records[k] for k in wanted]), strict=True))
+        for k in range(a, z):
+            if k in skip:
+                continue
+            msgs = _plain_for_compaction(values[k]) if plain[k - lo] else _messages_for_compaction(p, k)
+            count += len(msgs)
+            for m in msgs:
+                ops.add_from_message(m, PROFILE_1_6_0)
+
+    def chunks() -> Iterator[list[Any]]:
+        for a in range(lo, hi, history.CHUNK_ENTRIES):
+            z = min(hi, a + history.CHUNK_ENTRIES)
+            with gc_paused():
+                flags = plain[a - lo : z - lo]
+                wanted = [records[k] for k, f in zip(range(a, z), flags, strict=True) if f]
+                values = iter(s.values(wanted))
+                part: list[Any] = []
+                for k, f in zip(range(a, z), flags, strict=True):
+                    part.extend(_plain_for_compaction(next(values)) if f else _messages_for_compaction(p, k))
+            yield part
+
+    return HistoryMessages(count, chunks)
+
+
+def _plain_for_compaction(value: Any) -> list[Any]:
+    """_messages_for_compaction of a plain message's entry, from its record's value."""
+    return [m for m in entry_messages_of(value, "message") if prop(m, "role") != "system"]
+
+
 @dataclass
 class ProjectedCompactionPlan:
     """prepareCompaction's view of one path under pi 1.6.0."""
@@ -276,10 +332,22 @@ class ProjectedCompactionPlan:
         first_kept = recs[p.entries[c.first_kept_index].record]
         if not js_truthy(first_kept.id):
             return None
+        history_end = c.turn_start_index if c.is_split_turn else c.first_kept_index
         with gc_paused():  # a long path's messages by the 100k (see gc_pause)
-            history_end = c.turn_start_index if c.is_split_turn else c.first_kept_index
-            p.prefetch(range(b.start, c.first_kept_index))  # the values of both ranges below, in one pass
-            history = [m for k in range(b.start, history_end) for m in _messages_for_compaction(p, k)]
+            ops = FileOps()
+            if b.prev_compaction >= 0:
+                prev = s.value(p.entries[b.prev_compaction].record)
+                if not js_truthy(prev.get("fromHook", UNDEFINED)) and js_truthy(
+                    prev.get("details", UNDEFINED)
+                ):
+                    ops.seed_from_details(prev["details"])
+            long = history_end - b.start >= history.LAZY_MIN_ENTRIES and s.records.values is None
+            if long:  # counted, and its file operations collected, without holding its messages
+                messages: Sequence[Any] = _long_history(p, b.start, history_end, ops)
+                p.prefetch(range(c.turn_start_index, c.first_kept_index) if c.is_split_turn else ())
+            else:
+                p.prefetch(range(b.start, c.first_kept_index))  # the values of both ranges below, in one pass
+                messages = [m for k in range(b.start, history_end) for m in _messages_for_compaction(p, k)]
             prefix = (
                 [
                     m
@@ -289,24 +357,18 @@ class ProjectedCompactionPlan:
                 if c.is_split_turn
                 else []
             )
-            if not history and not prefix:
+            if not messages and not prefix:
                 return None
-            ops = FileOps()
-            if b.prev_compaction >= 0:
-                prev = s.value(p.entries[b.prev_compaction].record)
-                if not js_truthy(prev.get("fromHook", UNDEFINED)) and js_truthy(
-                    prev.get("details", UNDEFINED)
-                ):
-                    ops.seed_from_details(prev["details"])
-            for m in history:
-                ops.add_from_message(m, PROFILE_1_6_0)
+            if not long:
+                for m in messages:
+                    ops.add_from_message(m, PROFILE_1_6_0)
             if c.is_split_turn:
                 for m in prefix:
                     ops.add_from_message(m, PROFILE_1_6_0)
         return Preparation(
             first_kept.id,
             self.path_index(c.first_kept_index),  # a path position, as under 0.80.2
-            history,
+            messages,
             prefix,
             c.is_split_turn,
             tokens_before,

@@ -138,6 +138,11 @@ class ProjectedEntries(Sequence[ProjectedEntry]):
         the index's int)."""
         return self._kept[lo:hi].count(None) == len(self.records[lo:hi])
 
+    def plain_flags(self, lo: int, hi: int) -> list[bool]:
+        """For each entry from ``lo`` to ``hi - 1``: whether it is a plain message's (its one context
+        message is its record's raw message, role not "system", no edit)."""
+        return [e is None for e in self._kept[lo:hi]]
+
     def message_count(self, lo: int, hi: int) -> int:
         """How many context messages the entries from ``lo`` to ``hi - 1`` give: a plain message's
         one, each other entry as many as its roles (after the context edits)."""
@@ -187,7 +192,7 @@ class Projection:
             return []
         s = self.session
         v = values[e.record] if values is not None else s.value(e.record)
-        msgs = _entry_messages(v, s.records[e.record].type)
+        msgs = entry_messages_of(v, s.records[e.record].type)
         if e.edit is None:
             return msgs
         edit = values[e.edit] if values is not None else s.value(e.edit)
@@ -339,7 +344,7 @@ class Projection:
 
 
 # ------------------------------------------------------------------ building
-def _entry_messages(v: Any, t: Any) -> list[Any]:
+def entry_messages_of(v: Any, t: Any) -> list[Any]:
     """sessionEntryToContextMessages(entry) of pi 1.6.0."""
     if t == "message":
         m = v.get("message", UNDEFINED)
@@ -382,7 +387,7 @@ def _apply_edit(messages: list[Any], replacement: Any) -> list[Any]:
 def project_context_entry(session: Session, i: int, edit: int | None = None) -> list[Any]:
     """projectContextEntry(entry, edit) of pi 1.6.0: the entry's context messages, with the
     context edit at record `edit` applied (branch summaries use it entry by entry)."""
-    messages = _entry_messages(session.value(i), session.records[i].type)
+    messages = entry_messages_of(session.value(i), session.records[i].type)
     if edit is None:
         return messages
     return _apply_edit(messages, session.value(edit).get("replacement", UNDEFINED))

@@ -12,6 +12,7 @@ known offset, without re-reading the file.
 
 from __future__ import annotations
 
+import bisect
 import os
 import sys
 import threading
@@ -855,6 +856,44 @@ class Session:
                     raise self._changed_while_reading(f"line {t.lines[i]} is no longer there")
                 yield i, chunk[lo : lo + lengths[i]]
             a = b
+
+    def lines_holding(self, indices: Iterable[int], needles: tuple[bytes, ...]) -> dict[bytes, set[int]]:
+        """For each of ``needles`` (none holding a newline), which of records ``indices`` have a line in
+        the file that holds it: each stretch of neighbouring lines read once and searched whole, a few
+        substring searches per MB instead of a slice and a search per line (a long history's lines,
+        looked at for tool calls: 0.6 s that way on 100k lines)."""
+        t = self.records
+        offsets, lengths = t.offsets, t.lengths
+        idx = sorted(indices, key=offsets.__getitem__)
+        starts = [offsets[i] for i in idx]
+        out: dict[bytes, set[int]] = {needle: set() for needle in needles}
+        n = len(idx)
+        a = 0
+        with self._reopen() as fh:
+            while a < n:
+                start = starts[a]
+                end = start + lengths[idx[a]]
+                b = a + 1
+                while b < n:
+                    stop = starts[b] + lengths[idx[b]]
+                    if starts[b] - end > REREAD_GAP_BYTES or stop - start > REREAD_CHUNK_BYTES:
+                        break
+                    end = stop
+                    b += 1
+                fh.seek(start)
+                chunk = fh.read(end - start)
+                if len(chunk) < end - start:
+                    raise self._changed_while_reading("the file is shorter than its index")
+                for needle in needles:
+                    holding = out[needle]
+                    at = chunk.find(needle)
+                    while at >= 0:
+                        j = bisect.bisect_right(starts, start + at, a, b) - 1
+                        if j >= a and start + at + len(needle) <= starts[j] + lengths[idx[j]]:
+                            holding.add(idx[j])
+                        at = chunk.find(needle, at + 1)
+                a = b
+        return out
 
     def raw_lines(self, indices: Iterable[int]) -> list[bytes]:
         """The bytes of these records' lines in the file (one sequential read)."""

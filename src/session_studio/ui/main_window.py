@@ -437,7 +437,11 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         if not self._preloaded:
             self._preloaded = True
             preload = self.runner.op(preload_summariser_modules, pool="network")
-            self.doc.after_preparation(lambda: preload.start(after_ms=PRELOAD_AFTER_MS))
+
+            def start_preload() -> None:
+                preload.start(after_ms=PRELOAD_AFTER_MS)
+
+            self.doc.after_preparation(start_preload)
 
     def _offer_summariser(self, pi_model: str | None) -> None:
         """Name pi's default model in the Preview and, until the user picks a summariser, offer it

@@ -1,0 +1,107 @@
+"""A long history's messages to summarise, without holding them all (prepareCompaction's
+`messagesToSummarize` of a path before its first compaction: 100k messages).
+
+pi parsed every message when it opened the file; our index did not, and the preparation parsed
+them all to count them and to collect their file operations: on a 100k-entry path 2 s and 200 MB,
+more than pi's whole open + prepare. What a preparation needs of a long history is:
+
+- how many messages it has: one per plain message entry (what the index's columns say of it: a
+  message with an int estimate), counted without reading it;
+- its file operations, in message order: only a message whose line holds a tool call (or, under
+  pi 1.6.0, nested calls) has any, so only those lines are parsed (a line without the word cannot
+  hold it, unless a ``\\u`` escape spells it: such lines are parsed too);
+- the messages themselves, once, in order, when the summary's conversation is serialised:
+  :class:`HistoryMessages` re-reads them from the file in chunks each time it is iterated.
+
+Short histories keep their messages in a list, as before (``LAZY_MIN_ENTRIES``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, overload
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["CHUNK_ENTRIES", "LAZY_MIN_ENTRIES", "HistoryMessages", "may_hold_file_ops"]
+
+#: a history of fewer entries keeps its messages in a list (the tests lower it to run the lazy path)
+LAZY_MIN_ENTRIES = 4096
+#: entries read from the file per step (one sequential read each; a few MB of messages at a time)
+CHUNK_ENTRIES = 2048
+
+
+def may_hold_file_ops(session: Session, records: list[int], keys: tuple[bytes, ...]) -> set[int]:
+    """Which of ``records`` have a line that may hold a file operation (pi's extractFileOpsFromMessage:
+    a call named read, write or edit under one of ``keys``): one that holds a key as a JSON string
+    (the tool call's type ``"toolCall"``, not ``"toolCallId"``; 1.6.0's ``"nestedCalls"``) and one
+    of the names as a JSON string (a call's name is the whole string), or a ``\\u`` escape (which may
+    spell any of them). The lines are searched in stretches (Session.lines_holding); the names only
+    in the lines with a key."""
+    found = session.lines_holding(records, (_ESCAPE, *_quoted(keys)))
+    with_key = sorted(set().union(*(found[k] for k in _quoted(keys))) - found[_ESCAPE])
+    names = _quoted(_FILE_OP_NAMES)
+    named = {
+        i
+        for i, raw in zip(with_key, session.raw_lines(with_key), strict=True)
+        if any(n in raw for n in names)
+    }
+    return named | found[_ESCAPE]
+
+
+def _quoted(words: tuple[bytes, ...]) -> tuple[bytes, ...]:
+    return tuple(b'"' + w + b'"' for w in words)
+
+
+_ESCAPE = b"\\u"
+#: the tool names extractFileOpsFromMessage records (file_ops.FileOps._add_op)
+_FILE_OP_NAMES = (b"read", b"write", b"edit")
+
+
+class HistoryMessages(Sequence[Any]):
+    """``count`` messages made by ``chunks()`` (lists, in order) each time they are iterated; a
+    Sequence like the list it stands for (indexing walks to the index: the callers iterate)."""
+
+    __slots__ = ("_chunks", "_count")
+
+    def __init__(self, count: int, chunks: Callable[[], Iterator[list[Any]]]) -> None:
+        self._count = count
+        self._chunks = chunks
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Any]:
+        made = 0
+        for chunk in self._chunks():
+            made += len(chunk)
+            yield from chunk
+        if made != self._count:  # the file no longer says what the preparation counted
+            raise RuntimeError(
+                f"the history had {self._count} messages when prepared, {made} when read again"
+            )
+
+    @overload
+    def __getitem__(self, k: int) -> Any: ...
+    @overload
+    def __getitem__(self, k: slice) -> list[Any]: ...
+    def __getitem__(self, k: int | slice) -> Any:
+        if isinstance(k, slice):
+            return list(self)[k]
+        if k < 0:
+            k += self._count
+        if not 0 <= k < self._count:
+            raise IndexError("history message index out of range")
+        return next(itertools.islice(iter(self), k, None))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, list | HistoryMessages):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"HistoryMessages({self._count} messages, read when iterated)"
