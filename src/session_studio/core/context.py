@@ -7,9 +7,11 @@ themselves are only materialised when asked for.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .gc_pause import gc_paused
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy
 from .messages import branch_summary_message, compaction_summary_message, custom_message
 from .priority import yield_to_foreground
@@ -90,10 +92,23 @@ class SessionContext:
 
     def messages(self) -> list[Any]:
         if self._messages is None:
-            s = self.session
-            vals = s.values(it.record for it in self.items)
-            out: list[Any] = []
-            for it, v in zip(self.items, vals, strict=True):
+            self._messages = self._made(self.items)
+        return self._messages
+
+    def iter_messages(self, chunk: int = 2048) -> Iterator[Any]:
+        """The messages in order, read ``chunk`` items at a time and not kept (once made, the kept
+        list): for who reads a long path's context once (a token count, a view) without holding it."""
+        if self._messages is not None:
+            yield from self._messages
+            return
+        for a in range(0, len(self.items), chunk):
+            yield from self._made(self.items[a : a + chunk])
+
+    def _made(self, items: list[ContextItem]) -> list[Any]:
+        vals = self.session.values(it.record for it in items)
+        out: list[Any] = []
+        with gc_paused():  # a message per item, by the 100k on a long path (see gc_pause)
+            for it, v in zip(items, vals, strict=True):
                 if it.kind == "message":
                     out.append(v.get("message", UNDEFINED))
                 elif it.kind == "custom":
@@ -102,8 +117,7 @@ class SessionContext:
                     out.append(branch_summary_message(v))
                 else:
                     out.append(compaction_summary_message(v))
-            self._messages = out
-        return self._messages
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {"messages": self.messages(), "thinkingLevel": self.thinking_level, "model": self.model}

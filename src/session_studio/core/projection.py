@@ -222,6 +222,30 @@ class Projection:
                 for k in wanted:
                     self._messages[k] = self._materialise(k, values)
 
+    def iter_entry_messages(
+        self, lo: int = 0, hi: int | None = None, chunk: int = 2048
+    ) -> Iterator[list[Any]]:
+        """entry_messages(k) of each entry from ``lo`` to ``hi - 1``, in order; the ones not made yet
+        read ``chunk`` entries at a time and not kept: for who reads a long path's context once (a
+        token count, a view) without holding it (prefetch keeps what it reads)."""
+        hi = len(self.entries) if hi is None else hi
+        entries, made = self.entries, self._messages
+        for a in range(lo, hi, chunk):
+            ks = range(a, min(hi, a + chunk))
+            missing = [k for k in ks if k not in made and entries[k].roles]
+            records: list[int] = []
+            for k in missing:
+                e = entries[k]
+                records.append(e.record)
+                if e.edit is not None:
+                    records.append(e.edit)
+            values = dict(zip(records, self.session.values(records), strict=True))
+            with gc_paused():  # a message list per entry, by the 100k (see gc_pause)
+                fresh = {k: self._materialise(k, values) for k in missing}
+            for k in ks:
+                got = made.get(k)
+                yield got if got is not None else fresh.get(k, [])
+
     def messages(self) -> list[Any]:
         self.prefetch(range(len(self.entries)))
         out: list[Any] = []

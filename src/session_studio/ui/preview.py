@@ -4,8 +4,9 @@ context the LLM sees before and after the compaction, side by side."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -103,11 +104,47 @@ def _sum(msgs: list[Any], estimate: Callable[[Any], int | float]) -> float:
 
 
 def _view(msgs: list[Any]) -> str:
-    try:
-        text = serialize_conversation(convert_to_llm(msgs))
-    except Exception as e:
-        text = f"(cannot serialise: {e})"
-    return text if len(text) <= MAX_VIEW_CHARS else text[:MAX_VIEW_CHARS] + "\n\n[… truncated for display]"
+    view = _ViewText()
+    view.add(msgs)
+    return view.text()
+
+
+class _ViewText:
+    """serialize_conversation(convert_to_llm(messages)) for a pane, of messages given a chunk at a
+    time (a long path's context is never held whole), kept up to MAX_VIEW_CHARS: the chunks' texts
+    join as one conversation's parts do (a blank line between), and a message that cannot be serialised anywhere
+    makes the whole view say so, as it did when the whole context was serialised at once."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.length = -2  # of the pieces joined
+        self.error: Exception | None = None
+
+    def add(self, msgs: list[Any]) -> None:
+        if self.error is not None:
+            return
+        try:
+            text = serialize_conversation(convert_to_llm(msgs))
+        except Exception as e:
+            self.error = e
+            return
+        if text and self.length <= MAX_VIEW_CHARS:  # beyond it only an error could change the view
+            self.pieces.append(text)
+            self.length += 2 + len(text)
+
+    def text(self) -> str:
+        if self.error is not None:
+            return f"(cannot serialise: {self.error})"
+        text = "\n\n".join(self.pieces)
+        return (
+            text if len(text) <= MAX_VIEW_CHARS else text[:MAX_VIEW_CHARS] + "\n\n[… truncated for display]"
+        )
+
+
+def _chunks(messages: Iterable[Any], n: int = 2048) -> Iterator[list[Any]]:
+    it = iter(messages)
+    while chunk := list(itertools.islice(it, n)):
+        yield chunk
 
 
 def build_context_pair(st: PlanState, summary: str, outcome: Any = None) -> ContextPair:
@@ -118,12 +155,35 @@ def build_context_pair(st: PlanState, summary: str, outcome: Any = None) -> Cont
     """
     assert st.plan is not None and st.cut is not None
     ctx = st.plan.context
-    before = ctx.messages()
     estimate = estimator_for(st.profile.system_messages)
-    before_text, before_tokens = _view(before), _sum(before, estimate)
+    kept = set(st.path[st.cut.first_kept_index :])
+    # the context read a chunk at a time, never held whole (a path before its first compaction: 100k
+    # messages): its view, tokens and count, its system messages (1.6.0), the kept ones (0.80.2)
+    view = _ViewText()
+    before_tokens, before_count = 0.0, 0
+    system: list[Any] = []
+    kept_messages: list[Any] = []
+    if isinstance(ctx, Projection):
+        for chunk in _chunks(itertools.chain.from_iterable(ctx.iter_entry_messages())):
+            system.extend(m for m in chunk if prop(m, "role") == "system")
+            view.add(chunk)
+            before_tokens += _sum(chunk, estimate)
+            before_count += len(chunk)
+    else:
+        for chunk in _chunks(ctx.iter_messages()):
+            items = ctx.items[before_count : before_count + len(chunk)]
+            kept_messages.extend(
+                m
+                for it, m in zip(items, chunk, strict=True)
+                if it.record in kept and it.kind != "compactionSummary"
+            )
+            view.add(chunk)
+            before_tokens += _sum(chunk, estimate)
+            before_count += len(chunk)
+    before_text = view.text()
     if st.nothing_to_compact:
         note = "(nothing to compact with this cut: the context stays as it is)"
-        return ContextPair(before_text, before_tokens, len(before), note, before_tokens, len(before))
+        return ContextPair(before_text, before_tokens, before_count, note, before_tokens, before_count)
     if outcome is not None:
         final = dataclasses.replace(outcome, summary=summary)
         after_ctx = final.context_after()
@@ -131,26 +191,23 @@ def build_context_pair(st: PlanState, summary: str, outcome: Any = None) -> Cont
         return ContextPair(
             before_text,
             before_tokens,
-            len(before),
+            before_count,
             _view(msgs),
             _sum(msgs, estimate),
             len(msgs),
             after_ctx.to_json(),
         )
-    kept = set(st.path[st.cut.first_kept_index :])
     after_msgs: list[Any] = [{"role": "compactionSummary", "summary": summary, "tokensBefore": 0}]
     if isinstance(ctx, Projection):  # pi 1.6.0: kept entries' edited messages, no system messages (rule 17)
         recs = ctx.session.records
-        snapshot = current_system_message([m for m in before if prop(m, "role") == "system"])
+        snapshot = current_system_message(system)
         if snapshot is not None:  # the new compaction carries the replayed system message first
             after_msgs.insert(0, snapshot)
         for k, e in enumerate(ctx.entries):
             if e.record in kept and recs[e.record].type != "compaction":
                 after_msgs.extend(m for m in ctx.entry_messages(k) if prop(m, "role") != "system")
     else:
-        for it, m in zip(ctx.items, before, strict=True):
-            if it.record in kept and it.kind != "compactionSummary":
-                after_msgs.append(m)
+        after_msgs.extend(kept_messages)
     after_text = _view(after_msgs)
     if not summary:
         after_text = after_text.replace(
@@ -160,7 +217,7 @@ def build_context_pair(st: PlanState, summary: str, outcome: Any = None) -> Cont
     return ContextPair(
         before_text,
         before_tokens,
-        len(before),
+        before_count,
         after_text,
         _sum(after_msgs, estimate),
         len(after_msgs),
