@@ -4,7 +4,6 @@ window beside its index); what they show equals what the whole context, read at 
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -45,14 +44,7 @@ def _whole_pair(st: Any, summary: str) -> tuple[str, float, int, str, int]:
     estimate = estimator_for(st.profile.system_messages)
 
     def total(msgs: list[Any]) -> float:
-        t = 0.0
-        for m in msgs:
-            try:
-                v = estimate(m)
-            except Exception:
-                v = 0
-            t += v if isinstance(v, int | float) and not (isinstance(v, float) and math.isnan(v)) else 0
-        return t
+        return preview._sum(msgs, estimate)  # unchanged: what the whole list summed
 
     if st.nothing_to_compact:
         note = "(nothing to compact with this cut: the context stays as it is)"

@@ -211,16 +211,20 @@ class Projection:
             wanted = [k for k in ks if k not in self._messages and entries[k].roles]
             if len(wanted) < 2:
                 return
-            records: list[int] = []
-            for k in wanted:
-                e = entries[k]
-                records.append(e.record)
-                if e.edit is not None:
-                    records.append(e.edit)
             with gc_paused():  # a message list per entry, by the 100k (see gc_pause)
-                values = dict(zip(records, self.session.values(records), strict=True))
+                values = self._entry_values(entries, wanted)
                 for k in wanted:
                     self._messages[k] = self._materialise(k, values)
+
+    def _entry_values(self, entries: Sequence[ProjectedEntry], ks: list[int]) -> dict[int, Any]:
+        """The values of entries ``ks``' records and of the edits applied to them, read in one pass."""
+        records: list[int] = []
+        for k in ks:
+            e = entries[k]
+            records.append(e.record)
+            if e.edit is not None:
+                records.append(e.edit)
+        return dict(zip(records, self.session.values(records), strict=True))
 
     def iter_entry_messages(
         self, lo: int = 0, hi: int | None = None, chunk: int = 2048
@@ -233,13 +237,7 @@ class Projection:
         for a in range(lo, hi, chunk):
             ks = range(a, min(hi, a + chunk))
             missing = [k for k in ks if k not in made and entries[k].roles]
-            records: list[int] = []
-            for k in missing:
-                e = entries[k]
-                records.append(e.record)
-                if e.edit is not None:
-                    records.append(e.edit)
-            values = dict(zip(records, self.session.values(records), strict=True))
+            values = self._entry_values(entries, missing)
             with gc_paused():  # a message list per entry, by the 100k (see gc_pause)
                 fresh = {k: self._materialise(k, values) for k in missing}
             for k in ks:
