@@ -325,3 +325,13 @@ def test_an_entry_waiting_for_a_failed_path_job_says_why(
     assert counts.unavailable is not None and "test" in counts.entry_line(leaf)
     runner.wait_idle()
     assert not separately and not counts._deferred
+
+
+def test_the_count_s_progress_is_shown_per_percent(window: MainWindow) -> None:
+    """Reported every 512 items (~200 times on a 100k-entry path): the bar is told a new
+    percentage only."""
+    shown: list[str] = []
+    window.real_tokens.path_changed.connect(lambda view: shown.append(view.status))
+    for done in (1, 5, 9, 20, 25, 1000):
+        window.real_tokens._on_progress(done, 1000)
+    assert shown == ["counting 0 %", "counting 2 %", "counting 100 %"]

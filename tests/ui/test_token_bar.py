@@ -229,3 +229,44 @@ def test_a_known_context_size_has_no_unknown_mark(qtbot: Any, runner: Any, split
     lay = BarLayout(d.state, 1000)
     assert lay.unknown is None
     assert "unknown" not in {name for name, *_ in lay.marks()}
+
+
+def test_the_real_token_text_repaints_its_row_only(qtbot: Any, runner: Any, split_turn_session: Path) -> None:
+    """A count's progress ("counting 41 %", ~100 times on a long path) repaints the legend's row,
+    not the rows of spans, and what that row shows is what a whole paint shows there."""
+    from PySide6.QtGui import QImage, QRegion
+
+    from session_studio.ui import token_bar
+    from session_studio.ui.real_tokens import PathTokensView
+
+    d = _doc(qtbot, runner, split_turn_session)
+    bar = TokenBar()
+    qtbot.addWidget(bar)
+    bar.resize(1000, bar.sizeHint().height())
+    bar.set_state(d.state)
+    bar.show()
+    qtbot.waitExposed(bar)
+    drawn: list[int] = []
+    real_draw = token_bar.TokenBar._draw_spans
+
+    def counting(self: Any, *args: Any, **kw: Any) -> None:
+        drawn.append(1)
+        real_draw(self, *args, **kw)
+
+    token_bar.TokenBar._draw_spans = counting  # type: ignore[method-assign]
+    try:
+        qtbot.wait(50)
+        drawn.clear()
+        bar.set_real(PathTokensView(None, "counting 41 %"))
+        qtbot.wait(50)
+        assert drawn == []  # the spans were not drawn again
+        whole = bar.grab().toImage()
+        assert drawn  # a whole paint draws them
+    finally:
+        token_bar.TokenBar._draw_spans = real_draw  # type: ignore[method-assign]
+    strip = bar._legend_strip()
+    part = QImage(whole.size(), whole.format())
+    part.fill(0)
+    bar.render(part, strip.topLeft(), QRegion(strip))  # a paint of that row alone, where it is
+    assert part.copy(strip) == whole.copy(strip)
+    assert "counting 41 %" in bar.describe_at(QPoint(bar.width() - 20, strip.y() + 5))

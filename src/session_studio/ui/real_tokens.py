@@ -397,8 +397,9 @@ class RealTokenCounts(QObject):
         self._set_view(PathTokensView(None, f"failed ({type(exc).__name__}: {exc})"))
 
     def _on_progress(self, done: int, total: int, _text: str = "") -> None:
-        if total:
-            self._set_view(PathTokensView(None, f"counting {done * 100 // total} %"))
+        text = f"counting {done * 100 // total} %" if total else ""
+        if text and text != self.view.status:  # reported per 512 items: a new percentage only
+            self._set_view(PathTokensView(None, text))
 
     def _on_learned(self, fresh: dict[int, MessageCount]) -> None:
         self._entries.update(fresh)
