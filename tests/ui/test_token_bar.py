@@ -57,13 +57,19 @@ def _doc(qtbot: Any, runner: Any, path: Path) -> SessionDocument:
     return d
 
 
-def test_bar_pixels(qtbot: Any, runner: Any, split_turn_session: Path) -> None:
-    d = _doc(qtbot, runner, split_turn_session)
+def _shown_bar(qtbot: Any, d: SessionDocument) -> TokenBar:
+    """A 1000 px wide bar showing the document's plan."""
     bar = TokenBar()
     qtbot.addWidget(bar)
     bar.resize(1000, bar.sizeHint().height())
     bar.set_state(d.state)
     bar.show()
+    return bar
+
+
+def test_bar_pixels(qtbot: Any, runner: Any, split_turn_session: Path) -> None:
+    d = _doc(qtbot, runner, split_turn_session)
+    bar = _shown_bar(qtbot, d)
     img = bar.grab().toImage()
     lay = BarLayout(d.state, 1000)
     th = current_theme()
@@ -240,11 +246,7 @@ def test_the_real_token_text_repaints_its_row_only(qtbot: Any, runner: Any, spli
     from session_studio.ui.real_tokens import PathTokensView
 
     d = _doc(qtbot, runner, split_turn_session)
-    bar = TokenBar()
-    qtbot.addWidget(bar)
-    bar.resize(1000, bar.sizeHint().height())
-    bar.set_state(d.state)
-    bar.show()
+    bar = _shown_bar(qtbot, d)
     qtbot.waitExposed(bar)
     drawn: list[int] = []
     real_draw = token_bar.TokenBar._draw_spans
