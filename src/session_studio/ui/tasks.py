@@ -99,9 +99,9 @@ class Operation(QObject):
         self._close_progress()
         self.runner._untrack(self)
         if self._started and not self.done:
-            # held until its worker's last signal reaches the GUI thread: dropped now, the worker's
-            # job held the last reference, and the QObject was deleted in the worker thread with that
-            # signal still queued for it (a segfault when a re-plan cancelled a running preparation)
+            # held until its worker's last signal reaches the GUI thread: dropped at once, its Python
+            # side could go while Qt still had a call queued for it (a segfault in PySide's
+            # qt_metacall on a null object when a re-plan cancelled a running preparation)
             self.runner._finishing.add(self)
 
     def report(self, done: int, total: int, text: str = "") -> None:
