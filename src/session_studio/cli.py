@@ -225,15 +225,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"session-studio {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    from .cli_actions import ACTION_PARSERS
-
     parsers: dict[str, Callable[[Any, Any], None]] = {
         "plan": _plan_parser,
         "context": _context_parser,
         "branch": _branch_parser,
         "info": _info_parser,
-        **ACTION_PARSERS,
     }
+    if command not in parsers:  # the writing commands' module (and the LLM limits it names): ~10 ms
+        from .cli_actions import ACTION_PARSERS
+
+        parsers.update(ACTION_PARSERS)
     for name, add in parsers.items():
         if command is None or name == command:
             add(sub, _add_plan_options)
