@@ -291,31 +291,45 @@ def test_background_work_waits_for_the_plans_preparation(
 ) -> None:
     """The search index, the real-token count and the module preloads start once the plan's
     preparation is done: started beside it, they took the GIL in turns with it (a 100k-entry path's
-    2 s preparation took 5). A re-plan meanwhile makes them wait for its preparation too."""
+    2 s preparation took 5). Asked for from the handlers of a load (`loaded`, `plan_changed`: the
+    preparation is not scheduled yet when they run) or during a re-plan, they wait for it."""
     import time
 
+    from session_studio.core.preparation import CompactionPlan
+    from session_studio.core.projected_plan import ProjectedCompactionPlan
     from session_studio.ui.document import SessionDocument
 
-    path = write_session(tmp_path / "s.jsonl", [("user", 400), ("assistant", 400)] * 20)
+    for plan_type in (CompactionPlan, ProjectedCompactionPlan):  # either profile's preparation
+
+        def slow(self: Any, *args: Any, real: Any = plan_type.prepare) -> Any:
+            time.sleep(0.4)  # a long path's preparation
+            return real(self, *args)
+
+        monkeypatch.setattr(plan_type, "prepare", slow)
+    path = write_session(tmp_path / "s.jsonl", [("user", 8000), ("assistant", 8000)] * 20)
     runner = TaskRunner()
     doc = SessionDocument(runner)
+    seen: list[tuple[str, bool, bool]] = []
+
+    def record(when: str) -> None:
+        doc.after_preparation(lambda: seen.append((when, doc.preparing, doc.preparation is not None)))
+
+    def first_plan(_st: Any) -> None:
+        doc.plan_changed.disconnect(first_plan)
+        record("plan")
+
+    doc.loaded.connect(lambda _res: record("loaded"))
+    doc.plan_changed.connect(first_plan)
     doc.open(str(path))
-    qtbot.waitUntil(lambda: doc.state is not None and not runner.busy and not doc.preparing, timeout=20000)
-    plan_type = type(doc.state.plan)
-    real = plan_type.prepare
-
-    def slow(self: Any, *args: Any) -> Any:
-        time.sleep(0.4)  # a long path's preparation
-        return real(self, *args)
-
-    monkeypatch.setattr(plan_type, "prepare", slow)
-    seen: list[tuple[bool, bool]] = []
+    qtbot.waitUntil(lambda: len(seen) == 2, timeout=20000)
+    assert sorted(seen) == [("loaded", False, True), ("plan", False, True)]
+    seen.clear()
     doc.set_params(keep=2000)
-    doc.after_preparation(lambda: seen.append((doc.preparing, doc.preparation is not None)))
+    record("re-plan")
     qtbot.wait(300)
     doc.set_params(keep=3000)  # a re-plan before the first preparation is done
     qtbot.waitUntil(lambda: bool(seen), timeout=20000)
-    assert seen == [(False, True)]
+    assert seen == [("re-plan", False, True)]
     assert doc.state.keep == 3000 and doc.preparation is not None
     idle: list[bool] = []
     doc.after_preparation(lambda: idle.append(doc.preparing))  # nothing being prepared: soon

@@ -32,7 +32,8 @@ def _cjk_session(tmp_path: Path) -> Path:
 
 def _open(qtbot: Any, w: MainWindow, path: Path) -> None:
     w.open_path(str(path))
-    qtbot.waitUntil(lambda: w.doc.state is not None)
+    # the path's count starts once the plan's preparation is done (after_preparation)
+    qtbot.waitUntil(lambda: w.doc.state is not None and not w.doc.preparing)
 
 
 def test_inspector_line_shows_estimate_and_real(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:

@@ -328,8 +328,10 @@ class SessionDocument(QObject):
         self._prep_timer = QTimer(self)
         self._prep_timer.setSingleShot(True)
         self._prep_timer.timeout.connect(self.request_preparation)
-        #: background work that waits for the plan's preparation (see after_preparation)
+        #: background work that waits for the plan's preparation (see after_preparation), and whether
+        #: one is about to be scheduled (while a load's or a re-plan's signals are handled)
         self._after_prepared: list[Callable[[], None]] = []
+        self._preparation_coming = False
         self.preparation_ready.connect(self._run_after_preparation)
 
     # ------------------------------------------------------------------ loading
@@ -441,9 +443,15 @@ class SessionDocument(QObject):
             self.summary_text = ""
             self.summary_changed.emit("")
         self._watcher.addPath(path)
-        self.loaded.emit(res)
-        self.profile_changed.emit(res)
-        self._replan(soon=True)
+        # the plan's preparation is on its way from here (_replan below schedules it): what the
+        # handlers of `loaded` and `plan_changed` start through after_preparation waits for it
+        self._preparation_coming = True
+        try:
+            self.loaded.emit(res)
+            self.profile_changed.emit(res)
+            self._replan(soon=True)
+        finally:
+            self._preparation_coming = False
         # a selection made in the partial view is kept (by entry id); else the leaf
         rec = res.session.get_index(pick) if pick is not None else None
         if rec is None:
@@ -684,7 +692,11 @@ class SessionDocument(QObject):
         self.state = compute_plan_state(
             res, self.keep, self.reserve, self.window, self.window_known, self.manual_cut, self.summary_text
         )
-        self.plan_changed.emit(self.state)
+        coming, self._preparation_coming = self._preparation_coming, self._preparation_coming or prepare
+        try:
+            self.plan_changed.emit(self.state)  # its handlers' after_preparation waits for the one below
+        finally:
+            self._preparation_coming = coming
         if prepare:
             self.preparation = None
             # `soon`: on the next turn of the event loop, before the search index, token counts and
@@ -719,7 +731,7 @@ class SessionDocument(QObject):
         moment after, as :meth:`TaskRunner.call_later`): for background work the user does not wait
         for (the search index, the real-token count). Started beside the preparation, they took the
         GIL in turns with it: on a 100k-entry path before its first compaction its 2 s took 5."""
-        if self.preparing:
+        if self.preparing or self._preparation_coming:
             self._after_prepared.append(fn)
         else:
             self.runner.call_later(fn)
