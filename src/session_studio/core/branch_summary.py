@@ -114,9 +114,7 @@ def prepare_branch_entries(
     ops = FileOps()
     for i in indices:
         if session.records[i].type == "branch_summary":
-            v = session.value(i)
-            if not js_truthy(v.get("fromHook", UNDEFINED)) and js_truthy(v.get("details", UNDEFINED)):
-                ops.seed_from_details(v["details"])
+            ops.seed_from_entry(session.value(i))
     edits = _segment_edits(session, indices) if profile.projection else {}
     estimate = estimator_for(profile.system_messages)
     recs = session.records

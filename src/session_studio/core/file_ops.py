@@ -63,6 +63,12 @@ class FileOps:
         elif name == "edit":
             self.edited[path] = None
 
+    def seed_from_entry(self, value: Any) -> None:
+        """A previous compaction's or branch summary's file lists (its ``details``), as pi seeds a
+        preparation with them: not from an entry an extension's hook made (``fromHook``)."""
+        if not js_truthy(value.get("fromHook", UNDEFINED)) and js_truthy(value.get("details", UNDEFINED)):
+            self.seed_from_details(value["details"])
+
     def seed_from_details(self, details: Any) -> None:
         """readFiles → read, modifiedFiles → edited (previous compaction / branch summaries)."""
         rf = details.get("readFiles") if type(details) is dict else None

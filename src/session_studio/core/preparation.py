@@ -205,9 +205,8 @@ class CompactionPlan:
         if path and recs[path[-1]].type == "compaction":
             return None
         b = self.boundary
-        previous_summary: Any = UNDEFINED
-        if b.prev_compaction >= 0:
-            previous_summary = s.value(path[b.prev_compaction]).get("summary", UNDEFINED)
+        prev = s.value(path[b.prev_compaction]) if b.prev_compaction >= 0 else None
+        previous_summary: Any = UNDEFINED if prev is None else prev.get("summary", UNDEFINED)
         tokens_before = self.tokens_before().tokens
         c = cut if cut is not None else self.cut(keep_recent_tokens)
         if c.first_kept_index >= len(path):
@@ -218,12 +217,8 @@ class CompactionPlan:
         history_end = c.turn_start_index if c.is_split_turn else c.first_kept_index
         with gc_paused():  # a long path's messages by the 100k (see gc_pause)
             ops = FileOps()
-            if b.prev_compaction >= 0:
-                prev = s.value(path[b.prev_compaction])
-                if not js_truthy(prev.get("fromHook", UNDEFINED)) and js_truthy(
-                    prev.get("details", UNDEFINED)
-                ):
-                    ops.seed_from_details(prev["details"])
+            if prev is not None:
+                ops.seed_from_entry(prev)
             indices = path[b.start : history_end]
             long = len(indices) >= history.LAZY_MIN_ENTRIES and recs.values is None
             # a long history is counted, and its file operations collected, without holding its messages

@@ -322,9 +322,8 @@ class ProjectedCompactionPlan:
             return None
         p = self.projection
         b = self.boundary
-        previous_summary: Any = UNDEFINED
-        if b.prev_compaction >= 0:
-            previous_summary = s.value(p.entries[b.prev_compaction].record).get("summary", UNDEFINED)
+        prev = s.value(p.entries[b.prev_compaction].record) if b.prev_compaction >= 0 else None
+        previous_summary: Any = UNDEFINED if prev is None else prev.get("summary", UNDEFINED)
         tokens_before = self.tokens_before().tokens
         c = cut if cut is not None else self.cut(keep_recent_tokens)
         if not 0 <= c.first_kept_index < len(p.entries):
@@ -335,12 +334,8 @@ class ProjectedCompactionPlan:
         history_end = c.turn_start_index if c.is_split_turn else c.first_kept_index
         with gc_paused():  # a long path's messages by the 100k (see gc_pause)
             ops = FileOps()
-            if b.prev_compaction >= 0:
-                prev = s.value(p.entries[b.prev_compaction].record)
-                if not js_truthy(prev.get("fromHook", UNDEFINED)) and js_truthy(
-                    prev.get("details", UNDEFINED)
-                ):
-                    ops.seed_from_details(prev["details"])
+            if prev is not None:
+                ops.seed_from_entry(prev)
             long = history_end - b.start >= history.LAZY_MIN_ENTRIES and s.records.values is None
             if long:  # counted, and its file operations collected, without holding its messages
                 messages: Sequence[Any] = _long_history(p, b.start, history_end, ops)
