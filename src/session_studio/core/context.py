@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .gc_pause import gc_paused
+from .history import CHUNK_ENTRIES
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy
 from .messages import branch_summary_message, compaction_summary_message, custom_message
 from .priority import yield_to_foreground
@@ -95,7 +96,7 @@ class SessionContext:
             self._messages = self._made(self.items)
         return self._messages
 
-    def iter_messages(self, chunk: int = 2048) -> Iterator[Any]:
+    def iter_messages(self, chunk: int = CHUNK_ENTRIES) -> Iterator[Any]:
         """The messages in order, read ``chunk`` items at a time and not kept (once made, the kept
         list): for who reads a long path's context once (a token count, a view) without holding it."""
         if self._messages is not None:

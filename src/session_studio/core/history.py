@@ -29,7 +29,8 @@ __all__ = ["CHUNK_ENTRIES", "LAZY_MIN_ENTRIES", "HistoryMessages", "may_hold_fil
 
 #: a history of fewer entries keeps its messages in a list (the tests lower it to run the lazy path)
 LAZY_MIN_ENTRIES = 4096
-#: entries read from the file per step (one sequential read each; a few MB of messages at a time)
+#: entries (or messages) read from the file per step, here and wherever a long path's context is read
+#: once without being kept (one sequential read each; a few MB of messages at a time)
 CHUNK_ENTRIES = 2048
 
 

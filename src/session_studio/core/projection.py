@@ -19,6 +19,7 @@ from typing import Any, cast, overload
 
 from .context import context_settings, js_strict_eq, resolve_path
 from .gc_pause import gc_paused
+from .history import CHUNK_ENTRIES
 from .jsdate import js_date_ms
 from .jsvalue import UNDEFINED, JsTypeError, _ordered_items, js_key, js_string, js_truthy, prop
 from .messages import branch_summary_message, compaction_summary_message, custom_message
@@ -226,16 +227,14 @@ class Projection:
                 records.append(e.edit)
         return dict(zip(records, self.session.values(records), strict=True))
 
-    def iter_entry_messages(
-        self, lo: int = 0, hi: int | None = None, chunk: int = 2048
-    ) -> Iterator[list[Any]]:
-        """entry_messages(k) of each entry from ``lo`` to ``hi - 1``, in order; the ones not made yet
-        read ``chunk`` entries at a time and not kept: for who reads a long path's context once (a
-        token count, a view) without holding it (prefetch keeps what it reads)."""
-        hi = len(self.entries) if hi is None else hi
+    def iter_entry_messages(self, chunk: int = CHUNK_ENTRIES) -> Iterator[list[Any]]:
+        """entry_messages(k) of each entry, in order; the ones not made yet read ``chunk`` entries at
+        a time and not kept: for who reads a long path's context once (a token count, a view)
+        without holding it (prefetch keeps what it reads)."""
+        n = len(self.entries)
         entries, made = self.entries, self._messages
-        for a in range(lo, hi, chunk):
-            ks = range(a, min(hi, a + chunk))
+        for a in range(0, n, chunk):
+            ks = range(a, min(n, a + chunk))
             missing = [k for k in ks if k not in made and entries[k].roles]
             values = self._entry_values(entries, missing)
             with gc_paused():  # a message list per entry, by the 100k (see gc_pause)
@@ -503,9 +502,9 @@ def build_session_projection(
 ) -> Projection:
     """buildSessionProjection(entries, leafId) — or over `path` (prepareCompaction's call)."""
     path = resolve_path(session, leaf_id, path)
-    if not path:
-        return Projection(session, path, ProjectedEntries.of([], ()))
     proj = Projection(session, path, ProjectedEntries.of([], ()))
+    if not path:
+        return proj
     proj.thinking_level, proj.model, compaction = context_settings(session, path)
     yield_to_foreground()
     recs = session.records

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from session_studio.core.history import CHUNK_ENTRIES
 from session_studio.core.jsvalue import prop
 from session_studio.core.messages import COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX, convert_to_llm
 from session_studio.core.preparation import Preparation
@@ -141,7 +142,7 @@ class _ViewText:
         )
 
 
-def _chunks(messages: Iterable[Any], n: int = 2048) -> Iterator[list[Any]]:
+def _chunks(messages: Iterable[Any], n: int = CHUNK_ENTRIES) -> Iterator[list[Any]]:
     it = iter(messages)
     while chunk := list(itertools.islice(it, n)):
         yield chunk
