@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from session_studio.core import Session
 from session_studio.core import session as session_module
+from session_studio.core.file_ops import may_hold_file_op
 from session_studio.core.jsparse import js_json_parse
 from session_studio.core.record_table import COLUMNS, pack_timestamp
 from session_studio.core.tokens import _estimate_tokens_exact, assistant_usage_tokens
@@ -72,7 +73,10 @@ _USUAL_BLOCK = st.one_of(
         {
             "type": st.just("toolCall"),
             "id": _WORDS,
-            "name": st.text(max_size=10),
+            # the file tools' names now and then: their calls mark the record (FILE_OP_CANDIDATE)
+            "name": st.one_of(
+                st.sampled_from(["read", "write", "edit", "bash", "Read", "edit "]), st.text(max_size=10)
+            ),
             "arguments": st.dictionaries(st.text(max_size=6), st.one_of(_PLAIN_JSON, JSON), max_size=4),
         }
     ),
@@ -86,7 +90,7 @@ _USUAL_MESSAGE = st.fixed_dictionaries(
         "content": st.one_of(_WORDS, st.lists(_USUAL_BLOCK, max_size=4), st.lists(BLOCK, max_size=3), TEXT),
         "usage": _USAGE,
     },
-    optional={"stopReason": _STOP, "command": _WORDS, "output": TEXT, "summary": _WORDS},
+    optional={"stopReason": _STOP, "command": _WORDS, "output": TEXT, "summary": _WORDS, "nestedCalls": JSON},
 )
 _PI_ID = st.text(alphabet=_HEX8, min_size=8, max_size=8)
 _PI_STAMP = st.tuples(st.integers(1970, 2099), st.integers(0, 999)).map(
@@ -148,12 +152,13 @@ def _reference(line: bytes) -> tuple[Any, ...]:
         value = js_json_parse(line.decode("utf-8"))
     assert type(value) is dict
     typ = value["type"]
-    role, tokens, usage = None, 0, None
+    role, tokens, usage, file_op = None, 0, None, False
     if typ == "message":
         message = value["message"]
         role = message["role"]
         tokens = _estimate_tokens_exact(message)
         usage = assistant_usage_tokens(message) if role == "assistant" else None
+        file_op = may_hold_file_op(message)
     parent = value["parentId"]
     stamp = pack_timestamp(value["timestamp"])
     return (
@@ -164,6 +169,7 @@ def _reference(line: bytes) -> tuple[Any, ...]:
         stamp,
         tokens,
         usage,
+        file_op,
     )
 
 
@@ -278,6 +284,16 @@ _COMMON = {
                 b'{"a":"\\ud83d\\ude00"}',
             )
         ),
+        # a tool call's name written with an escape (it may spell a file tool's)
+        orjson.dumps(
+            {
+                **_COMMON,
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "toolCall", "name": "rea", "arguments": {}}],
+                },
+            }
+        ).replace(b'"rea"', b'"re\\u0061d"'),
         # invalid UTF-8, a raw control character, nesting past the scanner's depth
         b'{"type":"custom","id":"0000000a","parentId":null,"timestamp":"2025-10-19T22:39:25.412Z","x":"\xff"}',
         b'{"type":"custom","id":"0000000a","parentId":null,"timestamp":"2025-10-19T22:39:25.412Z","x":"\x01"}',

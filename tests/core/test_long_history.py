@@ -9,12 +9,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from session_studio.core import Session, history
+from session_studio.core.file_ops import may_hold_file_op
 from session_studio.core.history import HistoryMessages
 from session_studio.core.preparation import plan_compaction
 from session_studio.core.projected_plan import plan_projected_compaction
+from session_studio.core.record_table import FILE_OP_CANDIDATE
 from tests.conftest import generate
 from tests.core.util import A, T, U, call, chain, to_bytes
 
@@ -154,18 +157,84 @@ def test_odd_messages_are_counted_as_the_list_counts_them(
     assert eager is not None and not isinstance(eager, str)
 
 
-def test_lines_holding_finds_what_each_line_holds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Stretches of lines searched whole find exactly the lines holding each needle, with lines
-    left out between them (another branch, every other entry) and stretches cut small."""
+def _file_tool_session(tmp_path: Path) -> Path:
+    """A generated session with, appended to it, calls of file tools among others (one spelled with
+    escapes, one in a message of another role), results with nested calls of any value, and odd
+    content (a string, blocks that are not objects)."""
+    (f,) = generate(tmp_path, "--seed", "7741", "--count", "1", "--size", "medium")
+
+    def message(role: str, content: Any, **more: Any) -> dict[str, Any]:
+        return {"type": "message", "message": {"role": role, "content": content, **more}}
+
+    nested = {"calls": [{"name": "read", "arguments": {"path": "b.py"}}]}
+    odd: list[dict[str, Any]] = [
+        A(blocks=[call("bash", command="ls"), call("edit", path="a.py")]),
+        A(blocks=[call("grep", pattern="read")]),
+        message("toolResult", [{"type": "text", "text": "read"}], nestedCalls=nested),
+        message("toolResult", "x", nestedCalls=None),
+        message("toolResult", "x", nestedCalls="calls"),
+        message("user", [{"type": "toolCall", "name": "write"}]),
+        message("assistant", ["toolCall", None, {"name": "read"}]),
+        message("assistant", "read"),
+        A(blocks=[call("read", path="c.py")]),
+        A(blocks=[call("rea", path="d.py")]),
+    ]
+    last = orjson.loads(f.read_bytes().splitlines()[-1])["id"]
+    for n, e in enumerate(odd):  # pi's 8-hex ids: the common way of every loader
+        e["id"] = f"{0xF0000000 + n:08x}"
+        e["parentId"] = last
+        last = e["id"]
+    lines = [orjson.dumps(e) for e in chain(*odd, header=None)]
+    lines[-1] = lines[-1].replace(b'"rea"', b'"re\\u0061d"')  # "read", as JSON.parse reads it
+    with f.open("ab") as fh:
+        fh.write(b"".join(line + b"\n" for line in lines))
+    return f
+
+
+def _marks(s: Session) -> tuple[list[bool], list[bool]]:
+    """(what the index marked, what file_ops.may_hold_file_op says of each record's message)."""
+    t = s.records
+    values = s.values(range(len(t)))
+    expected = [
+        t.type_of(i) == "message" and type(v) is dict and may_hold_file_op(v.get("message"))
+        for i, v in enumerate(values)
+    ]
+    return [bool(f & FILE_OP_CANDIDATE) for f in t.flags], expected
+
+
+def test_the_index_marks_the_messages_that_may_hold_file_operations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mark a long history relies on to parse only some lines: exactly may_hold_file_op's answer,
+    however the index was made (the line scanner and the compiled loader, the Python loader, values
+    kept, the file's second half in another process, the cached index, lines pi appended later)."""
+    from session_studio.core import index_cache, reader
     from session_studio.core import session as session_module
 
-    monkeypatch.setattr(session_module, "REREAD_CHUNK_BYTES", 3000)
-    monkeypatch.setattr(session_module, "REREAD_GAP_BYTES", 2500)  # gaps read and passed over
-    needles = (b"\\u", b'"toolCall"', b'"read"', b"}}", b"e")
-    for f in generate(tmp_path, "--seed", "7740", "--count", "2", "--size", "medium"):
-        s = Session.open(f, keep_values=False, use_cache=False)
-        everything = list(range(len(s.records)))
-        for records in (everything, everything[::2], everything[::-3]):
-            got = s.lines_holding(records, needles)
-            raws = s.raw_lines(records)
-            assert got == {n: {i for i, raw in zip(records, raws, strict=True) if n in raw} for n in needles}
+    # runs of a few lines: all but the first read by the line scanner (one run of a MB is parsed)
+    monkeypatch.setattr(reader, "RUN_BYTES", 3000)
+    f = _file_tool_session(tmp_path)
+    opened = {
+        "compiled": Session.open(f, keep_values=False, use_cache=False, parallel=False),
+        "values kept": Session.open(f, keep_values=True, use_cache=False, parallel=False),
+        "parallel": Session.open(f, keep_values=False, use_cache=False, parallel=True),
+    }
+    Session.open(f, keep_values=False, use_cache=True, parallel=False)
+    loaded: list[Any] = []
+    load_cached = index_cache.load_cached
+    monkeypatch.setattr(index_cache, "load_cached", lambda *a: loaded.append(load_cached(*a)) or loaded[-1])
+    opened["cached"] = Session.open(f, keep_values=False, use_cache=True, parallel=False)
+    assert loaded and loaded[-1] is not None
+    grown = tmp_path / "grown.jsonl"
+    data = f.read_bytes()
+    half = data.index(b"\n", len(data) // 2) + 1
+    grown.write_bytes(data[:half])
+    opened["appended"] = Session.open(grown, keep_values=False, use_cache=False, parallel=False)
+    grown.write_bytes(data)
+    opened["appended"].refresh()
+    monkeypatch.setattr(session_module, "BULK_HELPER", None)
+    opened["python"] = Session.open(f, keep_values=False, use_cache=False, parallel=False)
+    for how, s in opened.items():
+        marked, expected = _marks(s)
+        assert marked == expected, how
+        assert 30 <= sum(marked) < len(marked) // 2, how

@@ -65,7 +65,7 @@ static int buf_put(Buf *b, const void *src, Py_ssize_t n) {
 static PyObject *s_line, *s_offset, *s_length, *s_value, *s_type, *s_id, *s_parentId, *s_timestamp,
     *s_message, *s_role, *s_content, *s_text, *s_thinking, *s_toolCall, *s_name, *s_arguments, *s_image,
     *s_usage, *s_stopReason, *s_totalTokens, *s_command, *s_output, *s_summary, *s_input, *s_cacheRead,
-    *s_cacheWrite, *s_chunk, *s_start, *s_end, *s_issues;
+    *s_cacheWrite, *s_chunk, *s_start, *s_end, *s_issues, *s_nestedCalls;
 
 static int intern_all(void) {
 #define I(var, text) \
@@ -77,7 +77,7 @@ static int intern_all(void) {
     I(s_usage, "usage") I(s_stopReason, "stopReason") I(s_totalTokens, "totalTokens")
     I(s_command, "command") I(s_output, "output") I(s_summary, "summary") I(s_input, "input")
     I(s_cacheRead, "cacheRead") I(s_cacheWrite, "cacheWrite") I(s_chunk, "chunk") I(s_start, "start")
-    I(s_end, "end") I(s_issues, "issues")
+    I(s_end, "end") I(s_issues, "issues") I(s_nestedCalls, "nestedCalls")
 #undef I
     return 0;
 }
@@ -457,16 +457,16 @@ static int get_i64(PyObject *raw, PyObject *name, int64_t *out) {
 /* what index_common passes down (all borrowed) */
 typedef struct {
     PyObject *codes, *symbol, *fallback, *run_type, *raw_type, *loads, *decode_error, *line_fallback;
-    uint8_t flags_tokens, flags_usage;
+    uint8_t flags_tokens, flags_usage, flags_file_op;
     int64_t id_null;
 } Ctx;
 
 /* a record's row into the column buffers: OK, or FAIL (no memory) */
 static int append_row(Ctx *x, Columns *c, int64_t line, int64_t offset, int64_t length, uint32_t type_code,
                       uint32_t role_code, int64_t id, int64_t parent, int64_t tokens, int has_usage, int64_t usage,
-                      int64_t stamp) {
+                      int64_t stamp, int file_op) {
     double tokens_d = (double)tokens, usage_d = has_usage ? (double)usage : 0.0;
-    uint8_t flags = x->flags_tokens | (has_usage ? x->flags_usage : 0);
+    uint8_t flags = x->flags_tokens | (has_usage ? x->flags_usage : 0) | (file_op ? x->flags_file_op : 0);
     if (buf_put(&c->cols[C_LINES], &line, 8) || buf_put(&c->cols[C_OFFSETS], &offset, 8) ||
         buf_put(&c->cols[C_LENGTHS], &length, 8) || buf_put(&c->cols[C_TYPES], &type_code, 4) ||
         buf_put(&c->cols[C_ROLES], &role_code, 4) || buf_put(&c->cols[C_IDS], &id, 8) ||
@@ -478,12 +478,45 @@ static int append_row(Ctx *x, Columns *c, int64_t line, int64_t offset, int64_t 
     return OK;
 }
 
+/* file_ops.may_hold_file_op(msg): a toolCall block named read, write or edit, or nestedCalls */
+static int dict_file_op(PyObject *msg, int *out) {
+    *out = 0;
+    int has = PyDict_Contains(msg, s_nestedCalls);
+    if (has != 0) {
+        *out = has > 0;
+        return has < 0 ? FAIL : OK;
+    }
+    PyObject *content = PyDict_GetItemWithError(msg, s_content);
+    if (content == NULL) return PyErr_Occurred() ? FAIL : OK;
+    if (!PyList_CheckExact(content)) return OK;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(content); i++) {
+        PyObject *block = PyList_GET_ITEM(content, i);
+        if (!PyDict_CheckExact(block)) continue;
+        PyObject *t = PyDict_GetItemWithError(block, s_type);
+        if (t == NULL) {
+            if (PyErr_Occurred()) return FAIL;
+            continue;
+        }
+        if (!str_is(t, "toolCall")) continue;
+        PyObject *name = PyDict_GetItemWithError(block, s_name);
+        if (name == NULL) {
+            if (PyErr_Occurred()) return FAIL;
+            continue;
+        }
+        if (str_is(name, "read") || str_is(name, "write") || str_is(name, "edit")) {
+            *out = 1;
+            return OK;
+        }
+    }
+    return OK;
+}
+
 /* one parsed value at (line, offset, length): OK when appended, BAIL for the Python path, FAIL on
    an exception */
 static int index_dict(Ctx *x, Columns *c, PyObject *v, int64_t line, int64_t offset, int64_t length) {
     int64_t id, parent, tokens = 0, usage = 0;
     uint32_t type_code, role_code = 0;
-    int has_usage = 0;
+    int has_usage = 0, file_op = 0;
     PyObject *message_role = NULL; /* borrowed */
     if (!PyDict_CheckExact(v)) return BAIL;
     PyObject *typ = PyDict_GetItemWithError(v, s_type);
@@ -511,6 +544,7 @@ static int index_dict(Ctx *x, Columns *c, PyObject *v, int64_t line, int64_t off
             r = usage_tokens(msg, &has_usage, &usage);
             if (r != OK) return r;
         }
+        if ((r = dict_file_op(msg, &file_op)) != OK) return r;
         message_role = role;
     }
     /* the type's code before the role's, as the Python loop asks for them (codes are handed out
@@ -518,7 +552,7 @@ static int index_dict(Ctx *x, Columns *c, PyObject *v, int64_t line, int64_t off
     if (code_of(x->codes, x->symbol, typ, &type_code) < 0) return FAIL;
     if (message_role != NULL && code_of(x->codes, x->symbol, message_role, &role_code) < 0) return FAIL;
     return append_row(x, c, line, offset, length, type_code, role_code, id, parent, tokens, has_usage, usage,
-                      stamp_packed);
+                      stamp_packed, file_op);
 check: /* a failed lookup may have set an exception (an unhashable key cannot occur, but be safe) */
     return PyErr_Occurred() ? FAIL : BAIL;
 }
@@ -905,6 +939,7 @@ typedef struct {
     int64_t str_units;
     int64_t assistant_chars, user_chars;
     int assistant_bail, user_bail;
+    int file_op; /* a toolCall block named read, write or edit */
 } Content;
 
 static int scan_content(Scan *s, Content *c) {
@@ -944,6 +979,9 @@ static int scan_content(Scan *s, Content *c) {
                 } else if (str_eq(t, "toolCall")) {
                     if (b.name.kind != 1 || b.args_kind != 1) c->assistant_bail = 1;
                     c->assistant_chars += b.name.str.units + b.args_json;
+                    const Str *name = &b.name.str;
+                    if (b.name.kind == 1 && name->escaped) return -1; /* it may spell a file tool's */
+                    if (str_eq(name, "read") || str_eq(name, "write") || str_eq(name, "edit")) c->file_op = 1;
                 } else if (str_eq(t, "image")) {
                     c->user_chars += IMAGE_CHARS;
                 }
@@ -983,13 +1021,15 @@ static int usage_member(Scan *s, int key, void *facts) {
 }
 
 /* a message: what estimate() and usage_tokens() read of it */
-enum { M_ROLE, M_CONTENT, M_USAGE, M_STOP, M_COMMAND, M_OUTPUT, M_SUMMARY };
-static const char *const MESSAGE_KEYS[] = {"role", "content", "usage", "stopReason", "command", "output", "summary"};
+enum { M_ROLE, M_CONTENT, M_USAGE, M_STOP, M_COMMAND, M_OUTPUT, M_SUMMARY, M_NESTED };
+static const char *const MESSAGE_KEYS[] = {"role",    "content", "usage",   "stopReason",
+                                           "command", "output",  "summary", "nestedCalls"};
 typedef struct {
     Field role, stop, command, output, summary;
     Content content;
     int usage_kind; /* 0 absent, 1 object, 2 other */
     Usage usage;
+    int nested; /* has nestedCalls (pi 1.6.0's tool results: may hold file operations) */
 } Message;
 
 static int message_member(Scan *s, int key, void *facts) {
@@ -1007,6 +1047,7 @@ static int message_member(Scan *s, int key, void *facts) {
     case M_STOP: return scan_field(s, &m->stop);
     case M_COMMAND: return scan_field(s, &m->command);
     case M_OUTPUT: return scan_field(s, &m->output);
+    case M_NESTED: m->nested = 1; return scan_value(s, 2, NULL);
     default: return scan_field(s, &m->summary);
     }
 }
@@ -1042,7 +1083,7 @@ static int entry_member(Scan *s, int key, void *facts) {
     default:
         if (s->p < s->end && *s->p == '{') {
             e->message_kind = 1;
-            return scan_members(s, MESSAGE_KEYS, 7, message_member, &e->message);
+            return scan_members(s, MESSAGE_KEYS, 8, message_member, &e->message);
         }
         e->message_kind = 2;
         return scan_value(s, 2, NULL);
@@ -1107,7 +1148,7 @@ static int scanned_usage(const Message *m, int *has, int64_t *total_out) {
 /* a scanned line's row: what index_dict appends (role NULL for an entry that is not a message) */
 typedef struct {
     Str type, role;
-    int is_message, null_parent, has_usage;
+    int is_message, null_parent, has_usage, file_op;
     int64_t id, parent, stamp, tokens, usage;
 } Row;
 
@@ -1134,6 +1175,7 @@ static int scan_row(const char *bytes, Py_ssize_t len, Row *row) {
         if (e.message_kind != 1 || m->role.kind != 1 || m->role.str.escaped) return BAIL;
         row->is_message = 1;
         row->role = m->role.str;
+        row->file_op = m->content.file_op || m->nested;
         if (scanned_estimate(m, &row->tokens) != OK) return BAIL;
         if (str_eq(&row->role, "assistant") && scanned_usage(m, &row->has_usage, &row->usage) != OK) return BAIL;
     }
@@ -1158,7 +1200,8 @@ static int index_scanned(Ctx *x, Columns *c, const char *bytes, Py_ssize_t len, 
     if (scanned_code(x, &row.type, &type_code) < 0) return FAIL;
     if (row.is_message && scanned_code(x, &row.role, &role_code) < 0) return FAIL;
     return append_row(x, c, line, offset, len, type_code, role_code, row.id,
-                      row.null_parent ? x->id_null : row.parent, row.tokens, row.has_usage, row.usage, row.stamp);
+                      row.null_parent ? x->id_null : row.parent, row.tokens, row.has_usage, row.usage, row.stamp,
+                      row.file_op);
 }
 
 /* reader.iter_values' line count of a run: the newlines in data[start:end] (memchr; bytes.count
@@ -1206,8 +1249,8 @@ static PyObject *scan_entry(PyObject *self, PyObject *arg) {
         Py_XDECREF(usage);
         return NULL;
     }
-    return Py_BuildValue("(NNLNLLN)", type, role, (long long)row.id, parent, (long long)row.stamp,
-                         (long long)row.tokens, usage);
+    return Py_BuildValue("(NNLNLLNN)", type, role, (long long)row.id, parent, (long long)row.stamp,
+                         (long long)row.tokens, usage, PyBool_FromLong(row.file_op));
 }
 
 /* a row was appended: counted, the buffers flushed when full */
@@ -1317,12 +1360,12 @@ static int index_run(Ctx *x, Columns *c, PyObject *run, Py_ssize_t *appended) {
 
 static PyObject *index_common(PyObject *self, PyObject *args) {
     PyObject *values, *flush;
-    int flags_tokens, flags_usage;
+    int flags_tokens, flags_usage, flags_file_op;
     long long id_null;
     Ctx x;
-    if (!PyArg_ParseTuple(args, "OOOOiiLOOOOO:index_common", &values, &x.fallback, &flush, &x.symbol, &flags_tokens,
-                          &flags_usage, &id_null, &x.run_type, &x.raw_type, &x.loads, &x.decode_error,
-                          &x.line_fallback))
+    if (!PyArg_ParseTuple(args, "OOOOiiiLOOOOO:index_common", &values, &x.fallback, &flush, &x.symbol, &flags_tokens,
+                          &flags_usage, &flags_file_op, &id_null, &x.run_type, &x.raw_type, &x.loads,
+                          &x.decode_error, &x.line_fallback))
         return NULL;
     if (!PyType_Check(x.run_type)) {
         PyErr_SetString(PyExc_TypeError, "index_common: run_type must be a type");
@@ -1330,6 +1373,7 @@ static PyObject *index_common(PyObject *self, PyObject *args) {
     }
     x.flags_tokens = (uint8_t)flags_tokens;
     x.flags_usage = (uint8_t)flags_usage;
+    x.flags_file_op = (uint8_t)flags_file_op;
     x.id_null = id_null;
     PyObject *it = PyObject_GetIter(values);
     if (it == NULL) return NULL;
@@ -1987,7 +2031,7 @@ static PyMethodDef methods[] = {
      "walk_parents(parents, ids, sorted, recent, unique, seen, cur, out) -> (cur, status)\n"
      "Walk up the parents, appending to `out` (see the source)."},
     {"index_common", index_common, METH_VARARGS,
-     "index_common(values, fallback, flush, symbol, flags_tokens, flags_usage, id_null, run_type, raw_type, "
+     "index_common(values, fallback, flush, symbol, flags_tokens, flags_usage, flags_file_op, id_null, run_type, raw_type, "
      "loads, decode_error, line_fallback) -> int\n"
      "Index the common entries of `values` (RawValues and LineRuns) into column buffers (see the module "
      "source)."},

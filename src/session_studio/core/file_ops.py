@@ -8,7 +8,29 @@ from typing import Any
 from .jsvalue import UNDEFINED, JsTypeError, js_sort_key, js_truthy, prop
 from .profile import PROFILE_0_80_2, PiProfile
 
-__all__ = ["FileOps", "compute_file_lists", "format_file_operations"]
+__all__ = ["FILE_OP_TOOLS", "FileOps", "compute_file_lists", "format_file_operations", "may_hold_file_op"]
+
+#: the tool names extractFileOpsFromMessage records (FileOps._add_op)
+FILE_OP_TOOLS = ("read", "write", "edit")
+
+
+def may_hold_file_op(message: Any) -> bool:
+    """Whether FileOps.add_from_message could find anything in this message under any profile: a
+    ``toolCall`` block whose name is a file tool, or (pi 1.6.0's tool results) ``nestedCalls``, of
+    any value (an odd one throws there). Every other message adds nothing and throws nothing, so a
+    long history reads only the messages this says yes of (the index keeps the answer per record:
+    record_table.FILE_OP_CANDIDATE)."""
+    if type(message) is not dict:
+        return False
+    if "nestedCalls" in message:
+        return True
+    content = message.get("content")
+    if type(content) is not list:
+        return False
+    return any(
+        type(block) is dict and block.get("type") == "toolCall" and block.get("name") in FILE_OP_TOOLS
+        for block in content
+    )
 
 
 @dataclass
@@ -56,7 +78,7 @@ class FileOps:
         path = args.get("path") if type(args) is dict else None
         if type(path) is not str or not path:
             return
-        if name == "read":
+        if name == "read":  # FILE_OP_TOOLS
             self.read[path] = None
         elif name == "write":
             self.written[path] = None

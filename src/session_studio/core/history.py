@@ -7,9 +7,9 @@ more than pi's whole open + prepare. What a preparation needs of a long history 
 
 - how many messages it has: one per plain message entry (what the index's columns say of it: a
   message with an int estimate), counted without reading it;
-- its file operations, in message order: only a message whose line holds a tool call (or, under
-  pi 1.6.0, nested calls) has any, so only those lines are parsed (a line without the word cannot
-  hold it, unless a ``\\u`` escape spells it: such lines are parsed too);
+- its file operations, in message order: only a message with a tool call of a file tool (or, under
+  pi 1.6.0, nested calls) has any; the index marked those while it read the file, so only their
+  lines are parsed;
 - the messages themselves, once, in order, when the summary's conversation is serialised:
   :class:`HistoryMessages` re-reads them from the file in chunks each time it is iterated.
 
@@ -21,6 +21,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
+
+from .record_table import FILE_OP_CANDIDATE
 
 if TYPE_CHECKING:
     from .session import Session
@@ -34,31 +36,12 @@ LAZY_MIN_ENTRIES = 4096
 CHUNK_ENTRIES = 2048
 
 
-def may_hold_file_ops(session: Session, records: list[int], keys: tuple[bytes, ...]) -> set[int]:
-    """Which of ``records`` have a line that may hold a file operation (pi's extractFileOpsFromMessage:
-    a call named read, write or edit under one of ``keys``): one that holds a key as a JSON string
-    (the tool call's type ``"toolCall"``, not ``"toolCallId"``; 1.6.0's ``"nestedCalls"``) and one
-    of the names as a JSON string (a call's name is the whole string), or a ``\\u`` escape (which may
-    spell any of them). The lines are searched in stretches (Session.lines_holding); the names only
-    in the lines with a key."""
-    found = session.lines_holding(records, (_ESCAPE, *_quoted(keys)))
-    with_key = sorted(set().union(*(found[k] for k in _quoted(keys))) - found[_ESCAPE])
-    names = _quoted(_FILE_OP_NAMES)
-    named = {
-        i
-        for i, raw in zip(with_key, session.raw_lines(with_key), strict=True)
-        if any(n in raw for n in names)
-    }
-    return named | found[_ESCAPE]
-
-
-def _quoted(words: tuple[bytes, ...]) -> tuple[bytes, ...]:
-    return tuple(b'"' + w + b'"' for w in words)
-
-
-_ESCAPE = b"\\u"
-#: the tool names extractFileOpsFromMessage records (file_ops.FileOps._add_op)
-_FILE_OP_NAMES = (b"read", b"write", b"edit")
+def may_hold_file_ops(session: Session, records: list[int]) -> set[int]:
+    """Which of ``records`` (message entries the index read as they are in the file) may hold a file
+    operation: the ones the index marked while it read them (file_ops.may_hold_file_op), so only
+    those lines are parsed again."""
+    flags, candidate = session.records.flags, FILE_OP_CANDIDATE
+    return {r for r in records if flags[r] & candidate}
 
 
 class HistoryMessages(Sequence[Any]):

@@ -64,8 +64,6 @@ def messages_for_compaction(session: Session, indices: list[int]) -> list[Any]:
 
 
 _MESSAGE_TYPES = frozenset(("message", "custom_message", "branch_summary"))
-#: the key pi 0.80.2's extractFileOpsFromMessage reads a file operation from (see history)
-_FILE_OP_KEYS = (b"toolCall",)
 
 
 def _long_history(session: Session, indices: list[int], ops: FileOps) -> HistoryMessages:
@@ -80,8 +78,8 @@ def _long_history(session: Session, indices: list[int], ops: FileOps) -> History
     count = 0
     for a in range(0, len(indices), history.CHUNK_ENTRIES):
         z = min(len(indices), a + history.CHUNK_ENTRIES)
-        # a message with an int estimate is one message (not null); its line is looked at (bytes
-        # only) unless the index changed its value
+        # a message with an int estimate is one message (not null); its line is read again only if
+        # the index marked it (a file tool's call) or changed its value
         one = [
             j
             for j in range(a, z)
@@ -90,7 +88,7 @@ def _long_history(session: Session, indices: list[int], ops: FileOps) -> History
             and indices[j] not in patched
             and indices[j] not in in_memory
         ]
-        holding = history.may_hold_file_ops(session, [indices[j] for j in one], _FILE_OP_KEYS)
+        holding = history.may_hold_file_ops(session, [indices[j] for j in one])
         skip = {j for j in one if indices[j] not in holding}
         count += len(skip)
         wanted = [j for j in range(a, z) if types[j] in kinds and j not in skip]

@@ -211,10 +211,6 @@ def _messages_for_compaction(p: Projection, k: int) -> list[Any]:
     return [m for m in p.entry_messages(k) if prop(m, "role") != "system"]
 
 
-#: where pi 1.6.0 finds file operations: tool calls, a tool result's nested calls (rule 32)
-_FILE_OP_KEYS = (b"toolCall", b"nestedCalls")
-
-
 def _long_history(p: Projection, lo: int, hi: int, ops: FileOps) -> HistoryMessages:
     """The messages of entries ``lo`` to ``hi - 1`` for compaction, as a HistoryMessages; their file
     operations added to ``ops`` in order, reading only the lines that may hold one (see history)."""
@@ -225,13 +221,14 @@ def _long_history(p: Projection, lo: int, hi: int, ops: FileOps) -> HistoryMessa
     count = 0
     for a in range(lo, hi, history.CHUNK_ENTRIES):
         z = min(hi, a + history.CHUNK_ENTRIES)
-        # a plain message's line is looked at (bytes only) unless the index changed its value
+        # a plain message's line is read again only if the index marked it (a file tool's call, nested
+        # calls) or changed its value
         look = [
             k
             for k in range(a, z)
             if plain[k - lo] and records[k] not in patched and records[k] not in in_memory
         ]
-        holding = history.may_hold_file_ops(s, [records[k] for k in look], _FILE_OP_KEYS)
+        holding = history.may_hold_file_ops(s, [records[k] for k in look])
         skip = {k for k in look if records[k] not in holding}
         count += len(skip)
         wanted = [k for k in range(a, z) if plain[k - lo] and k not in skip]

@@ -76,6 +76,9 @@ USAGE_INT = 8
 USAGE_OBJECT = 16  # usage kept in `objects` (an int too big for a double)
 TIMESTAMP_OBJECT = 32  # the timestamp is not pi's ISO form: kept in `objects`
 ERROR = 64  # reading message.role throws: the error is the token value (in `objects`)
+#: a message that may hold a file operation (file_ops.may_hold_file_op): a long history parses only
+#: these lines for its file lists
+FILE_OP_CANDIDATE = 128
 #: flags masked by these are TOKENS_INT exactly where the estimate is an int in `tokens` and reading
 #: the message throws nothing (what pi writes: the planners' column paths take those records)
 INT_ESTIMATE_FLAGS = ERROR | TOKENS_OBJECT | TOKENS_INT
@@ -229,8 +232,9 @@ class RecordTable(Sequence["EntryRecord"]):
         usage: Any = None,
         error: JsTypeError | None = None,
         value: Any = None,
+        file_op: bool = False,
     ) -> int:
-        """Add one record; returns its index."""
+        """Add one record; returns its index (``file_op``: see FILE_OP_CANDIDATE)."""
         i = len(self.flags)
         self.lines.append(line)
         self.offsets.append(offset)
@@ -277,6 +281,8 @@ class RecordTable(Sequence["EntryRecord"]):
             flags |= ERROR
             extra = extra or {}
             extra["error"] = error
+        if file_op:
+            flags |= FILE_OP_CANDIDATE
         self.flags.append(flags)
         if extra is not None:
             self.objects[i] = extra

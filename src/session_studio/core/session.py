@@ -12,7 +12,6 @@ known offset, without re-reading the file.
 
 from __future__ import annotations
 
-import bisect
 import os
 import sys
 import threading
@@ -24,6 +23,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from .errors import EntryNotFoundError, SessionFileError, SessionLoadError
+from .file_ops import may_hold_file_op
 from .fingerprint import FileFingerprint, fingerprint_fd, open_regular, open_regular_fd, still_prefix
 from .gc_pause import gc_paused
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_string, js_truthy
@@ -34,6 +34,7 @@ from .record_table import (
     _DOUBLE_EXACT,
     _ID_NULL,
     COLUMNS,
+    FILE_OP_CANDIDATE,
     TOKENS_INT,
     USAGE_INT,
     USAGE_SET,
@@ -543,11 +544,25 @@ class Session:
         tokens: Any = 0
         usage: Any = None
         error = None
+        file_op = False
         if typ == "message":
             role, tokens, usage, error = message_facts(v)
+            file_op = may_hold_file_op(v.get("message"))
         t = self.records
         i = t.append(
-            raw.line, raw.offset, raw.length, typ, rid, parent, timestamp, role, tokens, usage, error, v
+            raw.line,
+            raw.offset,
+            raw.length,
+            typ,
+            rid,
+            parent,
+            timestamp,
+            role,
+            tokens,
+            usage,
+            error,
+            v,
+            file_op,
         )
         if patch is not None:
             t.patches[i] = patch
@@ -605,6 +620,8 @@ class Session:
         tokens_int = TOKENS_INT
         usage_int = USAGE_SET | USAGE_INT
         usage_float = USAGE_SET
+        file_op_candidate = FILE_OP_CANDIDATE
+        may_hold = may_hold_file_op
         exact = _DOUBLE_EXACT
         index_value = self._index_value
         packed_stamp: int | None = None
@@ -649,6 +666,8 @@ class Session:
                             flags |= usage_float
                         else:
                             common = False
+                    if common and may_hold(msg):
+                        flags |= file_op_candidate
             if not common or packed_stamp is None:
                 index_value(raw)
                 continue
@@ -690,6 +709,7 @@ class Session:
             t.symbol,
             TOKENS_INT,
             USAGE_SET | USAGE_INT,
+            FILE_OP_CANDIDATE,
             _ID_NULL,
             LineRun,
             RawValue,
@@ -856,44 +876,6 @@ class Session:
                     raise self._changed_while_reading(f"line {t.lines[i]} is no longer there")
                 yield i, chunk[lo : lo + lengths[i]]
             a = b
-
-    def lines_holding(self, indices: Iterable[int], needles: tuple[bytes, ...]) -> dict[bytes, set[int]]:
-        """For each of ``needles`` (none holding a newline), which of records ``indices`` have a line in
-        the file that holds it: each stretch of neighbouring lines read once and searched whole, a few
-        substring searches per MB instead of a slice and a search per line (a long history's lines,
-        looked at for tool calls: 0.6 s that way on 100k lines)."""
-        t = self.records
-        offsets, lengths = t.offsets, t.lengths
-        idx = sorted(indices, key=offsets.__getitem__)
-        starts = [offsets[i] for i in idx]
-        out: dict[bytes, set[int]] = {needle: set() for needle in needles}
-        n = len(idx)
-        a = 0
-        with self._reopen() as fh:
-            while a < n:
-                start = starts[a]
-                end = start + lengths[idx[a]]
-                b = a + 1
-                while b < n:
-                    stop = starts[b] + lengths[idx[b]]
-                    if starts[b] - end > REREAD_GAP_BYTES or stop - start > REREAD_CHUNK_BYTES:
-                        break
-                    end = stop
-                    b += 1
-                fh.seek(start)
-                chunk = fh.read(end - start)
-                if len(chunk) < end - start:
-                    raise self._changed_while_reading("the file is shorter than its index")
-                for needle in needles:
-                    holding = out[needle]
-                    at = chunk.find(needle)
-                    while at >= 0:
-                        j = bisect.bisect_right(starts, start + at, a, b) - 1
-                        if j >= a and start + at + len(needle) <= starts[j] + lengths[idx[j]]:
-                            holding.add(idx[j])
-                        at = chunk.find(needle, at + 1)
-                a = b
-        return out
 
     def raw_lines(self, indices: Iterable[int]) -> list[bytes]:
         """The bytes of these records' lines in the file (one sequential read)."""
