@@ -6,7 +6,9 @@ tail after their last compaction; a session before its first compaction is plann
 path, which is a different cost (README "Performance": a long path before its first compaction).
 This writes such a path: ENTRIES entries in turns of a user prompt, an assistant tool call, its
 tool result and an assistant answer with usage, each a few hundred characters, 8-hex ids as pi
-writes them, timestamps a second apart. Seeded: the same file every time.
+writes them, timestamps a second apart. The calls are a coding agent's: read, edit and write (file
+operations the preparation lists, on a few hundred files) and bash. Seeded: the same file every
+time. (Until 2026-12-02 every call was bash: no file operation at all.)
 
     python benchmarks/make_long_chain.py [--entries 100000] [--out /tmp/chain] [--seed 1]
 
@@ -26,6 +28,22 @@ WORDS = (
     "what the compaction keeps when the context window fills up with tool output from the shell"
 ).split()
 START = datetime(2026, 11, 20, 9, 0, 0, tzinfo=UTC)
+#: the tool of turn t's call: TOOLS[t % len(TOOLS)] (30% read, edit, bash each, 10% write)
+TOOLS = ("read", "bash", "edit", "read", "bash", "write", "read", "edit", "bash", "edit")
+
+
+def _call(turn: int, rng: random.Random) -> tuple[str, dict[str, object]]:
+    """The name and arguments of turn ``turn``'s tool call."""
+    name = TOOLS[turn % len(TOOLS)]
+    if name == "bash":
+        return name, {"command": _text(rng, 4)}
+    file = turn * 7919 % 400  # one of 400 files, as a project's
+    path = f"src/{WORDS[file % len(WORDS)]}/{WORDS[file // len(WORDS)]}.py"
+    if name == "read":
+        return name, {"path": path}
+    if name == "edit":
+        return name, {"path": path, "oldText": _text(rng, 3), "newText": _text(rng, 3)}
+    return name, {"path": path, "content": _text(rng, 6)}
 
 
 def _text(rng: random.Random, words: int) -> str:
@@ -46,7 +64,7 @@ def _message(rng: random.Random, k: int, context: int) -> dict[str, object]:
         return {
             "role": "toolResult",
             "toolCallId": f"call{k - 1}",
-            "toolName": "bash",
+            "toolName": TOOLS[(k // 4) % len(TOOLS)],
             "content": [{"type": "text", "text": _text(rng, 60)}],
             "isError": False,
             "timestamp": ms,
@@ -59,11 +77,12 @@ def _message(rng: random.Random, k: int, context: int) -> dict[str, object]:
         "totalTokens": context + 40,
         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
     }
-    content: list[dict[str, object]] = (
-        [{"type": "toolCall", "id": f"call{k}", "name": "bash", "arguments": {"command": _text(rng, 4)}}]
-        if step == 1
-        else [{"type": "text", "text": _text(rng, 40)}]
-    )
+    content: list[dict[str, object]]
+    if step == 1:
+        name, arguments = _call(k // 4, rng)
+        content = [{"type": "toolCall", "id": f"call{k}", "name": name, "arguments": arguments}]
+    else:
+        content = [{"type": "text", "text": _text(rng, 40)}]
     return {
         "role": "assistant",
         "content": content,

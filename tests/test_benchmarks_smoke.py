@@ -81,7 +81,8 @@ def test_ui_timeline_smoke(small_session: Path) -> None:
 
 def test_make_long_chain_smoke(tmp_path: Path) -> None:
     """The long uncompacted chain (README: a long path before its first compaction): one path of
-    every entry, no compaction, turns pi plans (its tool results follow their calls)."""
+    every entry, no compaction, turns pi plans (its tool results follow their calls), file tools'
+    calls among them."""
     from session_studio.core import Session
 
     r = subprocess.run(
@@ -97,8 +98,21 @@ def test_make_long_chain_smoke(tmp_path: Path) -> None:
     assert len(s.path_indices(s.leaf_index())) == 202
     assert {s.records[i].type for i in range(202)} == {"message"}
     assert [s.records[i].role for i in range(4)] == ["user", "assistant", "toolResult", "assistant"]
-    out = _run_json("-m", "session_studio.cli", "plan", str(path), "--fields", "cut", "--pi-version", "1.6.0")
+    out = _run_json(
+        "-m",
+        "session_studio.cli",
+        "plan",
+        str(path),
+        "--fields",
+        "cut,prepared",
+        "--pi-version",
+        "1.6.0",
+        "--keep-recent",
+        "2000",
+    )
     assert out["cut"]["boundaryStart"] == 0 and out["cut"]["boundaryEnd"] == 202
+    # a coding agent's calls: files read and modified to list
+    assert out["prepared"]["readFiles"] and out["prepared"]["modifiedFiles"]
 
 
 def test_ui_paint_smoke(small_session: Path) -> None:
