@@ -22,12 +22,12 @@ import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
-from .record_table import FILE_OP_CANDIDATE
+from .record_table import FILE_OP_CANDIDATE, column_on_path
 
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["CHUNK_ENTRIES", "LAZY_MIN_ENTRIES", "HistoryMessages", "may_hold_file_ops"]
+__all__ = ["CHUNK_ENTRIES", "LAZY_MIN_ENTRIES", "HistoryMessages", "skippable"]
 
 #: a history of fewer entries keeps its messages in a list (the tests lower it to run the lazy path)
 LAZY_MIN_ENTRIES = 4096
@@ -36,12 +36,18 @@ LAZY_MIN_ENTRIES = 4096
 CHUNK_ENTRIES = 2048
 
 
-def may_hold_file_ops(session: Session, records: list[int]) -> set[int]:
-    """Which of ``records`` (message entries the index read as they are in the file) may hold a file
-    operation: the ones the index marked while it read them (file_ops.may_hold_file_op), so only
-    those lines are parsed again."""
-    flags, candidate = session.records.flags, FILE_OP_CANDIDATE
-    return {r for r in records if flags[r] & candidate}
+def skippable(session: Session, records: Sequence[int]) -> list[bool]:
+    """For each of ``records`` (message entries): whether its message can be counted without reading
+    its line again: the index did not mark it as maybe holding a file operation (FILE_OP_CANDIDATE,
+    file_ops.may_hold_file_op) and did not change its value (a migration's patch, a value only in
+    memory)."""
+    t = session.records
+    flags = column_on_path(t.flags, records)
+    candidate = FILE_OP_CANDIDATE
+    changed = t.patches.keys() | t.virtual_values.keys()
+    if not changed:
+        return [not f & candidate for f in flags]
+    return [not f & candidate and r not in changed for f, r in zip(flags, records, strict=True)]
 
 
 class HistoryMessages(Sequence[Any]):

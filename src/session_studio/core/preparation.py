@@ -74,26 +74,20 @@ def _long_history(session: Session, indices: list[int], ops: FileOps) -> History
     message = recs.code("message")
     types = column_on_path(recs.types, indices)
     flags = column_on_path(recs.flags, indices)
-    patched, in_memory = recs.patches, recs.virtual_values
+    settled = history.skippable(session, indices)
+    # a message with an int estimate is one message (not null); its line is read again only if it
+    # may hold a file operation
     count = 0
-    for a in range(0, len(indices), history.CHUNK_ENTRIES):
-        z = min(len(indices), a + history.CHUNK_ENTRIES)
-        # a message with an int estimate is one message (not null); its line is read again only if
-        # the index marked it (a file tool's call) or changed its value
-        one = [
-            j
-            for j in range(a, z)
-            if types[j] == message
-            and flags[j] & INT_ESTIMATE_FLAGS == TOKENS_INT
-            and indices[j] not in patched
-            and indices[j] not in in_memory
-        ]
-        holding = history.may_hold_file_ops(session, [indices[j] for j in one])
-        skip = {j for j in one if indices[j] not in holding}
-        count += len(skip)
-        wanted = [j for j in range(a, z) if types[j] in kinds and j not in skip]
-        for j, value in zip(wanted, session.values([indices[j] for j in wanted]), strict=True):
-            m = _message_of(recs.type_of(indices[j]), value)
+    read: list[int] = []
+    for j, (t, f, done) in enumerate(zip(types, flags, settled, strict=True)):
+        if t == message and done and f & INT_ESTIMATE_FLAGS == TOKENS_INT:
+            count += 1
+        elif t in kinds:
+            read.append(indices[j])
+    for a in range(0, len(read), history.CHUNK_ENTRIES):
+        part = read[a : a + history.CHUNK_ENTRIES]
+        for i, value in zip(part, session.values(part), strict=True):
+            m = _message_of(recs.type_of(i), value)
             if m is not None:
                 count += 1
                 ops.add_from_message(m)

@@ -217,26 +217,15 @@ def _long_history(p: Projection, lo: int, hi: int, ops: FileOps) -> HistoryMessa
     s = p.session
     plain = p.entries.plain_flags(lo, hi)
     records = p.entries.records
-    patched, in_memory = s.records.patches, s.records.virtual_values
-    count = 0
-    for a in range(lo, hi, history.CHUNK_ENTRIES):
-        z = min(hi, a + history.CHUNK_ENTRIES)
-        # a plain message's line is read again only if the index marked it (a file tool's call, nested
-        # calls) or changed its value
-        look = [
-            k
-            for k in range(a, z)
-            if plain[k - lo] and records[k] not in patched and records[k] not in in_memory
-        ]
-        holding = history.may_hold_file_ops(s, [records[k] for k in look])
-        skip = {k for k in look if records[k] not in holding}
-        count += len(skip)
-        wanted = [k for k in range(a, z) if plain[k - lo] and k not in skip]
-        values = dict(zip(wanted, s.values([records[k] for k in wanted]), strict=True))
-        for k in range(a, z):
-            if k in skip:
-                continue
-            msgs = _plain_for_compaction(values[k]) if plain[k - lo] else _messages_for_compaction(p, k)
+    # a plain message is one message; its line is read again only if it may hold a file operation
+    settled = history.skippable(s, records[lo:hi])
+    read = [k for k, pl, done in zip(range(lo, hi), plain, settled, strict=True) if not (pl and done)]
+    count = sum(plain) - sum(plain[k - lo] for k in read)
+    for a in range(0, len(read), history.CHUNK_ENTRIES):
+        part = read[a : a + history.CHUNK_ENTRIES]
+        values = iter(s.values([records[k] for k in part if plain[k - lo]]))
+        for k in part:
+            msgs = _plain_for_compaction(next(values)) if plain[k - lo] else _messages_for_compaction(p, k)
             count += len(msgs)
             for m in msgs:
                 ops.add_from_message(m, PROFILE_1_6_0)
