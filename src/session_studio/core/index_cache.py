@@ -82,6 +82,7 @@ _INDEXING_MODULES = (
     "jsvalue.py",
     "jsparse.py",
     "migrate.py",
+    "file_ops.py",  # may_hold_file_op: a record's FILE_OP_CANDIDATE flag
     "_bulkindex.c",  # the compiled loader helper's source (absent from wheels: its name counts then)
 )
 #: the table's columns, in file order
