@@ -37,7 +37,7 @@ def _call(turn: int, rng: random.Random) -> tuple[str, dict[str, object]]:
     name = TOOLS[turn % len(TOOLS)]
     if name == "bash":
         return name, {"command": _text(rng, 4)}
-    file = turn * 7919 % 400  # one of 400 files, as a project's
+    file = turn * 7919 % 400  # one of ~200 paths (the words repeat), as a project's files
     path = f"src/{WORDS[file % len(WORDS)]}/{WORDS[file // len(WORDS)]}.py"
     if name == "read":
         return name, {"path": path}
