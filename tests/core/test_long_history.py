@@ -35,6 +35,7 @@ def _preparations(f: Path, projected: bool, monkeypatch: pytest.MonkeyPatch, kee
     for lazy_min in (10**9, 0):
         monkeypatch.setattr(history, "LAZY_MIN_ENTRIES", lazy_min)
         monkeypatch.setattr(history, "CHUNK_ENTRIES", 7)
+        monkeypatch.setattr(history, "FILE_OP_STEP", 5)
         plan = plan_projected_compaction(s, path) if projected else plan_compaction(s, path)
         try:
             out.append(plan.prepare(keep))

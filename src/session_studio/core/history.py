@@ -27,13 +27,16 @@ from .record_table import FILE_OP_CANDIDATE, column_on_path
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["CHUNK_ENTRIES", "LAZY_MIN_ENTRIES", "HistoryMessages", "skippable"]
+__all__ = ["CHUNK_ENTRIES", "FILE_OP_STEP", "LAZY_MIN_ENTRIES", "HistoryMessages", "skippable"]
 
 #: a history of fewer entries keeps its messages in a list (the tests lower it to run the lazy path)
 LAZY_MIN_ENTRIES = 4096
 #: entries (or messages) read from the file per step, here and wherever a long path's context is read
 #: once without being kept (one sequential read each; a few MB of messages at a time)
 CHUNK_ENTRIES = 2048
+#: lines a preparation parses again for file operations between two yields to the window's paints
+#: (priority.yield_to_foreground: ~10 µs a line, a step of a few ms)
+FILE_OP_STEP = 256
 
 
 def skippable(session: Session, records: Sequence[int]) -> list[bool]:

@@ -15,6 +15,7 @@ from .gc_pause import gc_paused
 from .history import HistoryMessages
 from .jsvalue import UNDEFINED, js_truthy
 from .messages import branch_summary_message, custom_message
+from .priority import yield_to_foreground
 from .profile import PROFILE_0_80_2, PiProfile
 from .record_table import INT_ESTIMATE_FLAGS, TOKENS_INT, column_on_path, records_at
 from .serialize import serialize_conversation
@@ -84,8 +85,9 @@ def _long_history(session: Session, indices: list[int], ops: FileOps) -> History
             count += 1
         elif t in kinds:
             read.append(indices[j])
-    for a in range(0, len(read), history.CHUNK_ENTRIES):
-        part = read[a : a + history.CHUNK_ENTRIES]
+    for a in range(0, len(read), history.FILE_OP_STEP):
+        yield_to_foreground()
+        part = read[a : a + history.FILE_OP_STEP]
         for i, value in zip(part, session.values(part), strict=True):
             m = _message_of(recs.type_of(i), value)
             if m is not None:

@@ -221,8 +221,9 @@ def _long_history(p: Projection, lo: int, hi: int, ops: FileOps) -> HistoryMessa
     settled = history.skippable(s, records[lo:hi])
     read = [k for k, pl, done in zip(range(lo, hi), plain, settled, strict=True) if not (pl and done)]
     count = sum(plain) - sum(plain[k - lo] for k in read)
-    for a in range(0, len(read), history.CHUNK_ENTRIES):
-        part = read[a : a + history.CHUNK_ENTRIES]
+    for a in range(0, len(read), history.FILE_OP_STEP):
+        yield_to_foreground()
+        part = read[a : a + history.FILE_OP_STEP]
         values = iter(s.values([records[k] for k in part if plain[k - lo]]))
         for k in part:
             msgs = _plain_for_compaction(next(values)) if plain[k - lo] else _messages_for_compaction(p, k)
