@@ -88,18 +88,23 @@ def test_file_operations_come_in_order_from_the_lines_that_hold_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, projected: bool, escape: bool
 ) -> None:
     """Calls named read/write/edit among calls of other tools, tool results naming the same words
-    (toolCallId), and (escaped) a call spelled with \\u escapes: the same file lists, in the same
-    order, as with every message parsed."""
+    (toolCallId) or holding nested calls, and (escaped) a call spelled with \\u escapes: the same
+    file lists, in the same order, as with every message parsed."""
     entries: list[dict[str, Any]] = []
     for n in range(30):
         entries.append(U(f"step {n}: read the file"))
         name = ("read", "bash", "edit", "write", "grep")[n % 5]
         entries.append(A(blocks=[call(name, path=f"src/f{n % 7}.py", command="read")]))
-        entries.append(T("read"))
+        result = T("read")
+        if n % 6 == 1:  # pi 1.6.0 reads file operations from a tool result's nested calls too
+            nested = [{"name": "write", "arguments": {"path": f"src/n{n}.py"}}, {"name": "read"}]
+            result["message"]["nestedCalls"] = {"calls": nested}
+        entries.append(result)
         entries.append(A("done"))
     f = _write(tmp_path, entries, escape)
     eager, lazy = _preparations(f, projected, monkeypatch, 500)
     assert eager.file_lists[0] or eager.file_lists[1]
+    assert ("src/n1.py" in eager.file_lists[1]) == projected  # the nested write (1.6.0 only)
     _same(eager, lazy)
 
 
