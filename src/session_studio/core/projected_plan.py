@@ -220,13 +220,16 @@ def _long_history(p: Projection, lo: int, hi: int, ops: FileOps) -> HistoryMessa
     # a plain message is one message; its line is read again only if it may hold a file operation
     settled = history.skippable(s, records[lo:hi])
     read = [k for k, pl, done in zip(range(lo, hi), plain, settled, strict=True) if not (pl and done)]
-    count = sum(plain) - sum(plain[k - lo] for k in read)
+    count = sum(plain)
     for a in range(0, len(read), history.FILE_OP_STEP):
         yield_to_foreground()
         part = read[a : a + history.FILE_OP_STEP]
         values = iter(s.values([records[k] for k in part if plain[k - lo]]))
         for k in part:
-            msgs = _plain_for_compaction(next(values)) if plain[k - lo] else _messages_for_compaction(p, k)
+            if plain[k - lo]:  # its one message is its record's own (see Projection.plain_flags)
+                ops.add_from_message(next(values)["message"], PROFILE_1_6_0)
+                continue
+            msgs = _messages_for_compaction(p, k)
             count += len(msgs)
             for m in msgs:
                 ops.add_from_message(m, PROFILE_1_6_0)
