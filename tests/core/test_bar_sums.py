@@ -36,7 +36,7 @@ def _reference_cumulative(tokens: list[Any]) -> list[float]:
 
 @given(ESTIMATES)
 def test_cumulative_is_the_item_by_item_sum(tokens: list[Any]) -> None:
-    assert repr(cumulative(tokens)) == repr(_reference_cumulative(tokens))
+    assert repr(list(cumulative(tokens))) == repr(_reference_cumulative(tokens))
 
 
 @given(ESTIMATES)

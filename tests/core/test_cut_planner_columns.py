@@ -317,7 +317,11 @@ def test_the_path_planners_positions_are_the_plans_path_index(tmp_path: Path, ki
         assert [c.path_position(j) for j in range(-1, n + 1)] == [
             plan.path_index(j) for j in range(-1, n + 1)
         ]
-        assert c._projected_of == {plan.path_index(j): j for j in range(n) if plan.path_index(j) >= 0}
+        inverse = {plan.path_index(j): j for j in range(n) if plan.path_index(j) >= 0}
+        beyond = len(plan.path)
+        assert [c.projected_index(pos) for pos in range(-2, beyond + 2)] == [
+            n if pos >= beyond else inverse.get(pos) for pos in range(-2, beyond + 2)
+        ]
 
 
 def _path_planners(f: Path) -> list[Any]:

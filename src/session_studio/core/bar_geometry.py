@@ -13,6 +13,7 @@ import dataclasses
 import itertools
 import math
 import operator
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -147,9 +148,10 @@ def cleaned(tokens: Sequence[float]) -> list[float]:
     return [_clean(t) for t in tokens]
 
 
-def cumulative(tokens: Sequence[float]) -> list[float]:
-    """[0, t0, t0+t1, …]: the token position where each item starts (and the total at the end)."""
-    return list(itertools.accumulate(cleaned(tokens), operator.add, initial=0.0))
+def cumulative(tokens: Sequence[float]) -> array[float]:
+    """[0, t0, t0+t1, …]: the token position where each item starts (and the total at the end); an
+    array of doubles (a long path's bar keeps two: 100k floats as objects were 3.2 MB each)."""
+    return array("d", itertools.accumulate(cleaned(tokens), operator.add, initial=0.0))
 
 
 def pixel_spans(
@@ -211,7 +213,7 @@ class AfterItems:
     head_total: float
     first: int  # index into item_tokens of the first kept context item
     kept: list[int] | None  # the kept items' indices; None: every item from ``first`` on
-    kept_cum: list[float] | None
+    kept_cum: Sequence[float] | None
     total: float  # the projected context's tokens: what pi estimates after the compaction
 
 
@@ -234,7 +236,7 @@ def after_items(state: PlanState, est_cum: Sequence[float] | None = None) -> Aft
     items = state.item_tokens
     n = len(items)
     kept: list[int] | None = None
-    kept_cum: list[float] | None = None
+    kept_cum: Sequence[float] | None = None
     if len(rest) != n - fk:
         # a subsequence of the items from fk on: only (1.6.0) system messages are skipped, and a
         # kept item is never one, so matching by position and kind in order is exact
@@ -290,8 +292,8 @@ class PlanBar:
     """A plan's bar at one width: the scale (tokens across the full width) and both rows."""
 
     scale: float
-    fill_cum: list[float]  # cumulative pi's count per context item (see :func:`fill_tokens`)
-    est_cum: list[float]  # cumulative chars/4 estimate per context item
+    fill_cum: Sequence[float]  # cumulative pi's count per context item (see :func:`fill_tokens`)
+    est_cum: Sequence[float]  # cumulative chars/4 estimate per context item
     now: list[Span]  # the context pi builds now
     after: list[Span]  # the projected context after the planned compaction (see AfterItems)
     after_total: float

@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
+from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -416,7 +417,11 @@ class PathCutPlanner:
         self.stop_nan = pp.stop_nan
         self._at = at
         self._n_projected = n
-        self._projected_of: dict[int, int] = {k: j for j, k in enumerate(on_path) if k >= 0}
+        # path position → projected index (-1: left out), an array (a dict of 100k ints was 8 MB)
+        self._projected_of = array("q", [-1]) * len(self.path)
+        for j, k in enumerate(on_path):
+            if k >= 0:
+                self._projected_of[k] = j
 
     def path_position(self, j: int) -> int:
         return self._at(j)
@@ -425,7 +430,8 @@ class PathCutPlanner:
         """The projected index of path position `pos` (None: pi leaves that entry out)."""
         if pos >= len(self.path):
             return self._n_projected
-        return self._projected_of.get(pos)
+        j = self._projected_of[pos] if pos >= 0 else -1
+        return None if j < 0 else j
 
     def to_path(self, c: CutPoint) -> CutPoint:
         at = self._at
