@@ -335,7 +335,7 @@ class PathPlanner:
         self.plan_: AnyPlan | None = None
         self.tokens: ContextTokens | None = None
         self.item_tokens: list[ItemTokens] = []
-        self._item_positions: list[int] = []  # path position of each context item
+        self._item_positions: Sequence[int] = []  # path position of each context item
         self._item_cum: Sequence[float] = [0.0]
         self.tokens_unknown = False
         self._snapshot_tokens: float | None = None  # 1.6.0: the system snapshot a compaction stores
@@ -460,7 +460,7 @@ class PathPlanner:
                 # the compaction's snapshot and summary stand before everything kept: position -1
                 item_positions.append(-1 if is_compaction else pos)
         self.item_tokens = items
-        self._item_positions = item_positions
+        self._item_positions = array("q", item_positions)  # not 100k int objects kept
         self._item_cum = _running_sums(items)
         try:
             self.tokens = pl.tokens_before()
@@ -501,7 +501,7 @@ class PathPlanner:
         return self.context.model if self.context is not None else None
 
     @property
-    def item_positions(self) -> list[int]:
+    def item_positions(self) -> Sequence[int]:
         """The path position of each context item (-1: a compaction's summary or snapshot), sorted."""
         return self._item_positions
 
@@ -523,7 +523,7 @@ class PathPlanner:
             # the compaction summary stands before everything kept: position -1 sorts it first
             positions.append(-1 if it.kind == "compactionSummary" else pos)
         self.item_tokens = items
-        self._item_positions = positions
+        self._item_positions = array("q", positions)  # not 100k int objects kept
         self._item_cum = _running_sums(items)
 
     def key(self, params: PlanParams) -> PlanKey:

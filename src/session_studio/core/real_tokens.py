@@ -27,6 +27,7 @@ import binascii
 import math
 import re
 import struct
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -429,7 +430,7 @@ class RealPathTokens:
     tokenizer: TokenizerChoice
     item_real: list[int]
     item_estimate: list[float]
-    item_positions: list[int]  # path position of each item's entry (-1: a compaction's summary)
+    item_positions: Sequence[int]  # path position of each item's entry (-1: a compaction's summary)
     images: int
     images_estimated: int
     decision: RealDecision | None
@@ -610,9 +611,9 @@ def real_path_tokens(
             real_first_kept=real_cut,
         )
     recs = state.session.records if state.session is not None else []
-    item_positions = [
-        -1 if recs[rec].type == "compaction" else state.positions.get(rec, -1) for rec, _, _ in items
-    ]
+    item_positions = array(  # the window keeps these: not 100k int objects
+        "q", [-1 if recs[rec].type == "compaction" else state.positions.get(rec, -1) for rec, _, _ in items]
+    )
     return RealPathTokens(
         tokenizer,
         real,
