@@ -428,3 +428,18 @@ def test_projected_entries_left_to_the_columns_are_the_ones_made_one_by_one(
     lazy = {f.name: _projected(f) for f in files}
     _reference_only(monkeypatch)
     assert {f.name: _projected(f) for f in files} == lazy
+
+
+def test_the_window_plans_a_path_of_plain_messages_without_an_object_per_entry(tmp_path: Path) -> None:
+    """PathPlanner under pi 1.6.0 reads a plain message's entry from the projection's columns: on a
+    100k-entry path the entry objects were 7 MB the window kept. The plan is the one the tests
+    above compare with the record-by-record way."""
+    from session_studio.core.plan import PathPlanner
+    from session_studio.core.projection import Projection
+
+    (f,) = _sessions(tmp_path, ["long-chain"])
+    s = Session.open(f, keep_values=False, use_cache=False)
+    p = PathPlanner(s, profile=PROFILE_1_6_0)
+    assert p.error is None and len(p.item_tokens) == len(p.path)
+    assert isinstance(p.context, Projection)
+    assert p.context.entries._whole is None

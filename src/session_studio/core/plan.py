@@ -418,31 +418,34 @@ class PathPlanner:
         items: list[ItemTokens] = []
         item_positions: list[int] = []
         symbols, roles_of = recs.symbols, recs.roles
-        raw_estimates = proj.raw_estimates(0, len(proj.entries))
-        path_positions = position.positions_of(proj.records())
-        for j, entry in enumerate(proj.entries):
+        entries = proj.entries
+        # the entries' records and roles as columns: a plain message's entry is never made as an
+        # object (on a 100k-entry path they were 7 MB the window kept)
+        records = proj.records()
+        entry_roles = entries.roles()
+        raw_estimates = proj.raw_estimates(0, len(entries))
+        path_positions = position.positions_of(records)
+        for j, (r, roles, raw) in enumerate(zip(records, entry_roles, raw_estimates, strict=True)):
             if not j % STEP_ITEMS:
                 yield_to_foreground()
-            r = entry.record
-            raw = raw_estimates[j]
             if raw is not None:
                 # a message whose own raw message is its one context message: what the general
                 # steps below give it, from the columns
                 pos = path_positions[j]
                 if pos >= 0:
-                    summarised[pos] = int(entry.roles[0] != "system")
+                    summarised[pos] = int(roles[0] != "system")
                 role = symbols[roles_of[r]]
                 kind = role if isinstance(role, str) and role in _ROLE_KINDS else "damaged"
                 items.append((r, kind, float(raw)))
                 item_positions.append(pos)
                 continue
-            rec = recs[entry.record]
+            rec = recs[r]
             is_compaction = rec.type == "compaction"
             pos = path_positions[j]
             if not is_compaction and pos >= 0:
                 # getMessagesFromProjectedEntryForCompaction: no system messages
-                summarised[pos] = sum(role != "system" for role in entry.roles)
-            if not entry.roles:
+                summarised[pos] = sum(role != "system" for role in roles)
+            if not roles:
                 continue
             try:
                 toks = proj.entry_tokens(j)
@@ -450,13 +453,13 @@ class PathPlanner:
                 self.error = f"pi would throw estimating tokens: {err}"
                 self.failure = err
                 return
-            for role, t in zip(entry.roles, toks, strict=True):
+            for role, t in zip(roles, toks, strict=True):
                 if isinstance(t, JsTypeError):
                     self.error = f"pi would throw estimating tokens: {t}"
                     self.failure = t
                     return
                 kind = role if is_compaction and role in ("system", "compactionSummary") else item_kind(rec)
-                items.append((entry.record, kind, _num(t)))
+                items.append((r, kind, _num(t)))
                 # the compaction's snapshot and summary stand before everything kept: position -1
                 item_positions.append(-1 if is_compaction else pos)
         self.item_tokens = items
@@ -468,7 +471,7 @@ class PathPlanner:
             self.error = f"pi would throw estimating tokens: {err}"
             self.failure = err
         system = [
-            m for j, e in enumerate(proj.entries) if "system" in e.roles for m in proj.entry_messages(j)
+            m for j, roles in enumerate(entry_roles) if "system" in roles for m in proj.entry_messages(j)
         ]
         try:
             current = current_system_message(system)
@@ -476,7 +479,7 @@ class PathPlanner:
         except JsTypeError as err:
             self.error = f"pi would throw replaying the system message: {err}"
             self.failure = err
-        visible = {e.record for e in proj.entries if e.roles}
+        visible = {r for r, roles in zip(records, entry_roles, strict=True) if roles}
         self.tokens_unknown = self._usage_unknown(visible)
 
     def _usage_unknown(self, visible: set[int]) -> bool:
