@@ -13,6 +13,7 @@ import bisect
 import copy
 import itertools
 import math
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
@@ -173,7 +174,7 @@ class RunningSums:
     count (`_sum_back`) and how a budget becomes a cut (`cut`).
     """
 
-    sums: list[float]  # running totals, newest → oldest
+    sums: Sequence[float]  # running totals, newest → oldest
     positions: list[int]  # index of the entry that produced each sum
     stop_error: JsTypeError | None
     stop_nan: bool
@@ -199,8 +200,12 @@ class RunningSums:
 
     def _sum_back_ints(self, positions: list[int], estimates: list[int]) -> None:
         """``_sum_back`` of int estimates (newest first): JavaScript's + of ints is theirs, no NaN,
-        nothing thrown; the running totals are one C-level accumulate."""
-        self.sums = list(itertools.accumulate(estimates))
+        nothing thrown; the running totals are one C-level accumulate, kept as an array of int64 (a
+        long path's 100k totals as int objects were 3.6 MB) unless one does not fit."""
+        try:
+            self.sums = array("q", itertools.accumulate(estimates))
+        except OverflowError:  # estimates up to 2**53 each: a total past 2**63 is possible, not real
+            self.sums = list(itertools.accumulate(estimates))
         self.positions = positions
         self.stop_error = None
         self.stop_nan = False
