@@ -22,7 +22,7 @@ import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
-from .record_table import FILE_OP_CANDIDATE, column_on_path
+from .record_table import FILE_OP_CANDIDATE
 
 if TYPE_CHECKING:
     from .session import Session
@@ -39,13 +39,12 @@ CHUNK_ENTRIES = 2048
 FILE_OP_STEP = 256
 
 
-def skippable(session: Session, records: Sequence[int]) -> list[bool]:
-    """For each of ``records`` (message entries): whether its message can be counted without reading
-    its line again: the index did not mark it as maybe holding a file operation (FILE_OP_CANDIDATE,
-    file_ops.may_hold_file_op) and did not change its value (a migration's patch, a value only in
-    memory)."""
+def skippable(session: Session, records: Sequence[int], flags: Sequence[int]) -> list[bool]:
+    """For each of ``records`` (message entries; ``flags``: their flag column, as the caller gathered
+    it): whether its message can be counted without reading its line again: the index did not mark
+    it as maybe holding a file operation (FILE_OP_CANDIDATE, file_ops.may_hold_file_op) and did not
+    change its value (a migration's patch, a value only in memory)."""
     t = session.records
-    flags = column_on_path(t.flags, records)
     candidate = FILE_OP_CANDIDATE
     changed = t.patches.keys() | t.virtual_values.keys()
     if not changed:

@@ -75,7 +75,7 @@ def _long_history(session: Session, indices: list[int], ops: FileOps) -> History
     message = recs.code("message")
     types = column_on_path(recs.types, indices)
     flags = column_on_path(recs.flags, indices)
-    settled = history.skippable(session, indices)
+    settled = history.skippable(session, indices, flags)
     # a message with an int estimate is one message (not null); its line is read again only if it
     # may hold a file operation
     count = 0

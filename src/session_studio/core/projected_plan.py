@@ -26,7 +26,7 @@ from .preparation import Boundary, Preparation, compaction_boundary
 from .priority import yield_to_foreground
 from .profile import PROFILE_1_6_0
 from .projection import Projection, build_session_projection, entry_messages_of, entry_projection
-from .record_table import indexes_of, records_at
+from .record_table import column_on_path, indexes_of, records_at
 from .session import Session
 from .tokens import ContextTokens
 
@@ -219,7 +219,8 @@ def _long_history(p: Projection, lo: int, hi: int, ops: FileOps) -> HistoryMessa
     plain = p.entries.plain_flags(lo, hi)
     records = p.entries.records
     # a plain message is one message; its line is read again only if it may hold a file operation
-    settled = history.skippable(s, records[lo:hi])
+    span = records[lo:hi]
+    settled = history.skippable(s, span, column_on_path(s.records.flags, span))
     read = [k for k, pl, done in zip(range(lo, hi), plain, settled, strict=True) if not (pl and done)]
     count = sum(plain)
     for a in range(0, len(read), history.FILE_OP_STEP):
