@@ -215,16 +215,47 @@ def _add_plan_options(p: argparse.ArgumentParser, *, pi_defaults: bool = False) 
     )
 
 
+def _help_width() -> int:
+    """The width argparse's help uses by default (``shutil.get_terminal_size().columns - 2``),
+    without importing shutil: argparse makes a formatter for each option it adds, and the first
+    one imported shutil (bz2, lzma, fnmatch with it), ~4 ms of each command's start."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return (columns or 80) - 2
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    def __init__(
+        self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
+    ) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _help_width() if width is None else width)
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """An ArgumentParser (the commands' too) whose help formatter does not import shutil."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser; `command`: only that command's parser is built (a command's
     start needs no other: the ~100 other options took ~8 ms of each run), None: all of them."""
-    parser = argparse.ArgumentParser(
+    parser = _ArgumentParser(
         prog="session-studio",
         description="See, plan and commit compactions of pi coding-agent sessions. "
         "Without a command, opens the desktop app (on FILE if given).",
     )
     parser.add_argument("--version", action="version", version=f"session-studio {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgumentParser)
     parsers: dict[str, Callable[[Any, Any], None]] = {
         "plan": _plan_parser,
         "context": _context_parser,
