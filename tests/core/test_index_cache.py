@@ -141,3 +141,37 @@ def test_the_index_just_written_stays_even_over_the_budget(tmp_path: Path, cache
     (only,) = folder.glob("*.idx")
     assert index_cache.prune_cache(str(folder), keep=str(only), budget=0) == []
     assert index_cache.prune_cache(str(folder), budget=0) == [str(only)]
+
+
+def test_a_damaged_cache_file_is_ignored(tmp_path: Path, cache_here: Path) -> None:
+    """A cache file cut anywhere (an interrupted copy, a full disk) or with a damaged head is not
+    used: the file is indexed again, as if there were no cache."""
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(to_bytes(chain(*[m for i in range(40) for m in (U(f"q{i}" * 30), A(50 + i))])))
+    expected = facts(Session.open(p, keep_values=False, use_cache=False))
+    open_(p)
+    (idx,) = (cache_here / "index").glob("*.idx")
+    whole = idx.read_bytes()
+    head_end = len(index_cache._MAGIC) + 8 + int.from_bytes(whole[len(index_cache._MAGIC) :][:8], "little")
+    for cut in (0, 5, len(index_cache._MAGIC) + 3, head_end - 1, head_end + 7, len(whole) - 1):
+        idx.write_bytes(whole[:cut])
+        assert index_cache.load_cached(str(p), p.stat().st_size) is None, cut
+        assert facts(open_(p)) == expected, cut
+        idx.write_bytes(whole)
+        assert index_cache.load_cached(str(p), p.stat().st_size) is not None
+    idx.write_bytes(whole[: head_end - 20] + b"\xff" * 20 + whole[head_end:])  # the head is not JSON
+    assert index_cache.load_cached(str(p), p.stat().st_size) is None
+    assert facts(open_(p)) == expected
+
+
+def test_cancelling_a_cache_read_stops_it_and_the_next_read_works(tmp_path: Path, cache_here: Path) -> None:
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(to_bytes(chain(*[m for i in range(40) for m in (U(f"q{i}"), A(5))])))
+    open_(p)
+    seen: list[tuple[int, int]] = []
+    with pytest.raises(index_cache.LoadCancelled):
+        index_cache.load_cached(str(p), p.stat().st_size, lambda d, t: seen.append((d, t)), lambda: True)
+    cached = index_cache.load_cached(str(p), p.stat().st_size, lambda d, t: seen.append((d, t)))
+    assert cached is not None and len(cached.table) == 80
+    (idx,) = (cache_here / "index").glob("*.idx")
+    assert seen[-1] == (idx.stat().st_size, idx.stat().st_size)  # progress ends at the whole file
