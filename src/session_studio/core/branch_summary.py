@@ -26,13 +26,13 @@ __all__ = [
 ]
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # identity, not contents: too big to compare or print
 class BranchEntries:
     indices: list[int]
     common_ancestor_id: Any  # None when there is none
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # identity, not contents: too big to compare or print
 class PreparedBranch:
     messages: list[Any]
     indices: list[int]

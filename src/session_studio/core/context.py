@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .gc_pause import gc_paused
 from .history import CHUNK_ENTRIES
@@ -72,15 +72,14 @@ def first_on_path_with_id(
     return next((k for k in indexes_of(ids, code) if want_type == -2 or recs.types[path[k]] == want_type), -1)
 
 
-@dataclass(frozen=True, slots=True)
-class ContextItem:
+class ContextItem(NamedTuple):
     """One context message and the entry that produced it."""
 
     kind: str  # "message" | "custom" | "branchSummary" | "compactionSummary"
     record: int
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # identity, not contents: too big to compare or print
 class SessionContext:
     session: Session
     path: list[int]

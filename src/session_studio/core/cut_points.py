@@ -15,8 +15,7 @@ import itertools
 import math
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
 
 from .jsvalue import JsTypeError
 from .record_table import INT_ESTIMATE_FLAGS, TOKENS_INT, RecordsAt, column_on_path
@@ -39,8 +38,7 @@ CUT_POINT_ROLES = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class CutPoint:
+class CutPoint(NamedTuple):
     first_kept_index: int
     turn_start_index: int
     is_split_turn: bool

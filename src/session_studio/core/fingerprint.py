@@ -15,8 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from .errors import SessionFileError, StaleSessionError
 
@@ -38,8 +37,7 @@ PROBE_BYTES = 64 * 1024
 CHANGED_ADVICE = "the file changed since you opened it; reload"
 
 
-@dataclass(frozen=True, slots=True)
-class FileFingerprint:
+class FileFingerprint(NamedTuple):
     """Identity and content summary of the first `size` bytes of a file."""
 
     dev: int

@@ -33,8 +33,7 @@ import sys
 import time
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 import orjson
 
@@ -103,8 +102,7 @@ def code_version() -> str:
     return h.hexdigest()[:24]
 
 
-@dataclass(frozen=True, slots=True)
-class CachedIndex:
+class CachedIndex(NamedTuple):
     """The index of the first `size` bytes of a session file."""
 
     size: int

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import history
 from .context import SessionContext, build_session_context, first_on_path_with_id
@@ -25,8 +25,7 @@ from .tokens import ContextTokens
 __all__ = ["Boundary", "CompactionPlan", "Preparation", "compaction_boundary", "plan_compaction"]
 
 
-@dataclass(frozen=True, slots=True)
-class Boundary:
+class Boundary(NamedTuple):
     """The range prepareCompaction looks at: after the previous compaction's kept start."""
 
     start: int
@@ -111,7 +110,7 @@ def _message_of(entry_type: str, value: Any) -> Any:
     return branch_summary_message(value)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # identity, not contents: too big to compare or print
 class Preparation:
     first_kept_entry_id: Any
     first_kept_index: int
@@ -168,7 +167,7 @@ class Preparation:
         }
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # identity, not contents: too big to compare or print
 class CompactionPlan:
     """Everything about compacting one path: boundary, cut planner, context before."""
 

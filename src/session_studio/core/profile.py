@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -40,8 +39,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class PiProfile:
+class PiProfile(NamedTuple):
     """One pi release's session semantics."""
 
     version: str
@@ -101,8 +99,7 @@ def profile_named(version: str) -> PiProfile:
         raise ValueError(f"unknown pi version {version!r}; known: {', '.join(PROFILES)}") from None
 
 
-@dataclass(frozen=True, slots=True)
-class ProfileChoice:
+class ProfileChoice(NamedTuple):
     profile: PiProfile
     reason: str
 

@@ -256,7 +256,7 @@ def _plain_for_compaction(value: Any) -> list[Any]:
     return [m for m in entry_messages_of(value, "message") if prop(m, "role") != "system"]
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # identity, not contents: too big to compare or print
 class ProjectedCompactionPlan:
     """prepareCompaction's view of one path under pi 1.6.0."""
 
@@ -502,7 +502,7 @@ class PathCutPlanner:
         return j is not None and j < self._n_projected and self.projected.starts_turn(j)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # identity, not contents: too big to compare or print
 class ProjectedPathPlan:
     """pi 1.6.0's compaction plan of a path in path coordinates: the interface of
     :class:`~session_studio.core.preparation.CompactionPlan`, so one plan serves both profiles."""

@@ -167,7 +167,7 @@ class ProjectedEntries(Sequence[ProjectedEntry]):
         return out
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # identity, not contents: too big to compare or print
 class Projection:
     session: Session
     path: list[int]

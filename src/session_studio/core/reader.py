@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Literal, overload
+from typing import Any, BinaryIO, Literal, NamedTuple, overload
 
 import orjson
 
@@ -43,8 +43,7 @@ RUN_BYTES = 1024 * 1024
 _SNIPPET = 80
 
 
-@dataclass(frozen=True, slots=True)
-class LoadIssue:
+class LoadIssue(NamedTuple):
     """One line pi drops, or that is suspicious. `line` is 1-based."""
 
     line: int

@@ -102,7 +102,7 @@ def _no_header_reason(first: RawValue | None, issues: list[LoadIssue]) -> str:
     return f"not a pi session ({lines})"
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # identity, not contents: too big to compare or print
 class Session:
     """One session file as pi sees it after `SessionManager.open`."""
 
@@ -136,6 +136,9 @@ class Session:
     def __post_init__(self) -> None:
         if self.by_id is None:
             self.by_id = IdIndex(self.records)
+
+    def __repr__(self) -> str:
+        return f"<Session {self.path!r}: {len(self.records)} records, leaf {self.leaf_id!r}>"
 
     # ------------------------------------------------------------------ loading
     @classmethod

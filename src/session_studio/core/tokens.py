@@ -12,8 +12,7 @@ import functools
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -318,8 +317,7 @@ def assistant_usage_tokens(message: Any) -> Any:
     return tokens
 
 
-@dataclass(frozen=True, slots=True)
-class ContextTokens:
+class ContextTokens(NamedTuple):
     tokens: Any
     usage_tokens: Any
     trailing_tokens: Any
