@@ -14,9 +14,10 @@ import sys
 __all__ = ["err", "out", "terminal_safe"]
 
 # C0 controls except tab and newline, DEL, C1, bidi embeddings/overrides/isolates and marks,
-# and lone surrogates (they cannot be encoded and would abort the output)
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_UNSAFE_ONE_LINE = re.compile(_UNSAFE.pattern[:-1] + "\n]")
+# and lone surrogates (they cannot be encoded and would abort the output). Patterns, compiled
+# (and cached by `re`) when first used: compiling them took ~1.5 ms of every command's start.
+_UNSAFE = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+_UNSAFE_ONE_LINE = _UNSAFE[:-1] + "\n]"
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -29,7 +30,7 @@ def terminal_safe(text: str, *, one_line: bool = False) -> str:
 
     Tabs and newlines stay (summaries and overviews need them) unless ``one_line``.
     """
-    return (_UNSAFE_ONE_LINE if one_line else _UNSAFE).sub(_visible, text)
+    return re.sub(_UNSAFE_ONE_LINE if one_line else _UNSAFE, _visible, text)
 
 
 def out(text: str = "", *, end: str = "\n") -> None:

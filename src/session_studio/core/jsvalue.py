@@ -10,6 +10,7 @@ here wherever the JavaScript result would differ from the Python one.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -222,24 +223,31 @@ _ESCAPES = {
 }
 for _i in range(0x20):
     _ESCAPES.setdefault(chr(_i), f"\\u{_i:04x}")
-for _i in range(0xD800, 0xE000):
-    _ESCAPES[chr(_i)] = f"\\u{_i:04x}"
 #: what JSON.stringify escapes: quote, backslash, control characters, lone surrogates (a pair is
 #: one code point here); one regex scan in C (str.translate with this table took ~80 ns a
-#: character, a generator over the characters more)
-_NEEDS_ESCAPE_RE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
+#: character, a generator over the characters more); compiled when first needed (the surrogate
+#: range makes it ~1 ms of a start that may print no such string)
+_NEEDS_ESCAPE = '["\\\\\x00-\x1f\ud800-\udfff]'
+
+
+@functools.cache
+def _needs_escape() -> re.Pattern[str]:
+    return re.compile(_NEEDS_ESCAPE)
 
 
 def _escaped(m: re.Match[str]) -> str:
-    return _ESCAPES[m.group()]
+    c = m.group()
+    # a lone surrogate (rare) is escaped here: a table of all 2048 took ~2 ms of each start
+    return _ESCAPES.get(c) or f"\\u{ord(c):04x}"
 
 
 def _quote(s: str) -> str:
     if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s:
         return '"' + s + '"'
-    if _NEEDS_ESCAPE_RE.search(s) is None:
+    needs_escape = _needs_escape()
+    if needs_escape.search(s) is None:
         return '"' + s + '"'
-    return '"' + _NEEDS_ESCAPE_RE.sub(_escaped, s) + '"'
+    return '"' + needs_escape.sub(_escaped, s) + '"'
 
 
 def _is_array_index(k: str) -> bool:

@@ -15,7 +15,7 @@ import operator
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast, overload
+from typing import Any, NamedTuple, cast, overload
 
 from .context import context_settings, js_strict_eq, resolve_path
 from .gc_pause import gc_paused
@@ -52,8 +52,7 @@ PREFETCH_WHOLE = 64
 _FEW_HOLDERS = 16
 
 
-@dataclass(slots=True)
-class ProjectedEntry:
+class ProjectedEntry(NamedTuple):
     """One context entry: its record, the roles of its messages, the edit applied."""
 
     record: int

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Generator, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any, BinaryIO, Literal, NamedTuple, overload
 
 import orjson
@@ -57,8 +56,7 @@ class LoadIssue(NamedTuple):
         return f"line {self.line}: {self.message} ({what})"
 
 
-@dataclass(slots=True)
-class RawValue:
+class RawValue(NamedTuple):
     """A value pi keeps: the parsed JSON plus where it came from."""
 
     line: int
@@ -67,8 +65,7 @@ class RawValue:
     value: Any
 
 
-@dataclass(slots=True)
-class LineRun:
+class LineRun(NamedTuple):
     """Complete lines of a chunk, for a consumer that reads them itself (the compiled bulk loader,
     which indexes most lines without building their JSON values): ``chunk[start:end]``, each line
     ending with a newline, the first at file offset `offset` with number `line`. What it means,
