@@ -19,6 +19,7 @@ heavy = sorted(m for m in ("httpx", "httpcore", "PySide6") if m in sys.modules)
 print("ACTIONS:" + str("session_studio.cli_actions" in sys.modules))
 print("PYDANTIC:" + str("pydantic" in sys.modules))
 print("SHUTIL:" + str("shutil" in sys.modules))
+print("HASHLIB:" + str("hashlib" in sys.modules))
 print("HEAVY:" + ",".join(heavy))
 sys.exit(code)
 """
@@ -58,14 +59,16 @@ def test_read_only_commands_do_not_import_pydantic(tmp_path: Path) -> None:
         assert "PYDANTIC:False" in _probe(*args), args
 
 
-def test_a_pinned_plan_does_not_import_shutil(tmp_path: Path) -> None:
+def test_a_pinned_plan_does_not_import_shutil_or_hashlib(tmp_path: Path) -> None:
     """argparse's default help formatter imports shutil (with bz2, lzma, fnmatch) for the terminal's
     width, and makes one for each option it adds: ~4 ms of a cached `plan`'s ~0.14 s. With
-    --pi-version pinned nothing else needs it (auto looks for the `pi` on PATH with shutil.which)."""
+    --pi-version pinned nothing else needs it (auto looks for the `pi` on PATH with shutil.which).
+    hashlib loads OpenSSL (~6 ms): the core hashes with CPython's own BLAKE2 (digest.py)."""
     path = tmp_path / "s.jsonl"
     path.write_bytes(to_bytes(chain(U("hi"), A("ok"))))
     for version in ("0.80.2", "1.6.0"):
-        assert "SHUTIL:False" in _probe("plan", str(path), "--pi-version", version), version
+        lines = _probe("plan", str(path), "--pi-version", version)
+        assert "SHUTIL:False" in lines and "HASHLIB:False" in lines, (version, lines)
 
 
 @pytest.mark.parametrize("columns", [None, "60", "140"])

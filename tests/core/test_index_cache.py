@@ -175,3 +175,13 @@ def test_cancelling_a_cache_read_stops_it_and_the_next_read_works(tmp_path: Path
     assert cached is not None and len(cached.table) == 80
     (idx,) = (cache_here / "index").glob("*.idx")
     assert seen[-1] == (idx.stat().st_size, idx.stat().st_size)  # progress ends at the whole file
+
+
+def test_the_core_hash_is_blake2b_256() -> None:
+    import hashlib
+
+    from session_studio.core.digest import new_hash
+
+    h = new_hash(b"session")
+    h.update(b" studio")
+    assert h.hexdigest() == hashlib.blake2b(b"session studio", digest_size=32).hexdigest()

@@ -12,11 +12,11 @@ FIFO or a device never hangs or floods a reader.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from typing import BinaryIO, NamedTuple
 
+from .digest import new_hash
 from .errors import SessionFileError, StaleSessionError
 
 __all__ = [
@@ -44,15 +44,15 @@ class FileFingerprint(NamedTuple):
     ino: int
     size: int
     mtime_ns: int
-    head_sha256: str
-    tail_sha256: str
+    head_digest: str
+    tail_digest: str
 
     def describe(self) -> str:
-        return f"{self.size} bytes, inode {self.ino}, tail {self.tail_sha256[:12]}"
+        return f"{self.size} bytes, inode {self.ino}, tail {self.tail_digest[:12]}"
 
 
 def _hash_range(fd: int, start: int, end: int) -> str:
-    h = hashlib.sha256()
+    h = new_hash()
     pos = start
     while pos < end:
         data = os.pread(fd, min(end - pos, PROBE_BYTES), pos)
@@ -139,9 +139,9 @@ def _difference(fd: int, expected: FileFingerprint) -> str | None:
         return "it was replaced by another file"
     if st.st_size != expected.size:
         return f"its size changed from {expected.size} to {st.st_size} bytes"
-    if tail_hash(fd, expected.size) != expected.tail_sha256:
+    if tail_hash(fd, expected.size) != expected.tail_digest:
         return "its last bytes differ"
-    if head_hash(fd, expected.size) != expected.head_sha256:
+    if head_hash(fd, expected.size) != expected.head_digest:
         return "its first bytes differ"
     if st.st_mtime_ns != expected.mtime_ns:
         return "it was modified (its modification time changed)"
@@ -162,8 +162,8 @@ def still_prefix(fd: int, expected: FileFingerprint) -> str | None:
         return "the file was replaced by another file"
     if st.st_size < expected.size:
         return "the file became shorter"
-    if head_hash(fd, expected.size) != expected.head_sha256:
+    if head_hash(fd, expected.size) != expected.head_digest:
         return "the file's first bytes changed"
-    if tail_hash(fd, expected.size) != expected.tail_sha256:
+    if tail_hash(fd, expected.size) != expected.tail_digest:
         return "the bytes already read changed"
     return None

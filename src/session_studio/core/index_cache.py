@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import os
 import sys
 import time
@@ -37,6 +36,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 import orjson
 
+from .digest import new_hash
 from .errors import LoadCancelled
 from .fingerprint import PROBE_BYTES, open_regular
 from .jsvalue import UNDEFINED, JsTypeError
@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 
-FORMAT = 5
+FORMAT = 6  # 6: BLAKE2b probes (digest.py)
 MIN_CACHED_BYTES = 8 * 1024 * 1024
 #: the cache folder is kept under this many bytes, the least recently used indexes removed first
 #: (each upgrade of the indexing code leaves a whole set of indexes no one reads again; a 1 GB
@@ -91,7 +91,7 @@ _COLUMNS = COLUMNS
 @functools.cache
 def code_version() -> str:
     """A hash of the cache format and the code that computes the index."""
-    h = hashlib.sha256(f"format {FORMAT}".encode())
+    h = new_hash(f"format {FORMAT}".encode())
     here = os.path.dirname(os.path.realpath(__file__))
     for name in _INDEXING_MODULES:
         try:
@@ -146,7 +146,7 @@ def _cache_file(path: str) -> str | None:
     d = cache_dir()
     if d is None:
         return None
-    key = hashlib.sha256(
+    key = new_hash(
         code_version().encode() + b"\0" + os.path.realpath(path).encode("utf-8", "surrogateescape")
     ).hexdigest()[:40]
     return os.path.join(d, f"{key}.idx")
@@ -164,7 +164,7 @@ def _probe(path: str, size: int) -> tuple[str, str]:
         start = max(0, size - PROBE_BYTES)
         fh.seek(start)
         tail = fh.read(size - start)
-    return hashlib.sha256(head).hexdigest(), hashlib.sha256(tail).hexdigest()
+    return new_hash(head).hexdigest(), new_hash(tail).hexdigest()
 
 
 def _line_excerpt(fh: Any, offset: int) -> str:
