@@ -251,17 +251,23 @@ def iter_values(
         if nl >= 0:  # the chunk's complete lines, a run of at most RUN_BYTES at a time
             last = chunk.rfind(b"\n") + 1
             while pos < last:
+                if runs and not yielded:
+                    # the first value alone (the header, to the caller), read line by line: the
+                    # lines after it go to the run's reader (parsing the whole first run here
+                    # parsed the first MB of a file, or all of a refresh's appended lines, ~20 ms)
+                    end = chunk.find(b"\n", pos) + 1
+                    for rv in values_of_run(LineRun(chunk, pos, end, chunk_offset + pos, line_no, issues)):
+                        yielded = True
+                        yield rv
+                    line_no += 1
+                    pos = end
+                    continue
                 end = last if last - pos <= RUN_BYTES else chunk.find(b"\n", pos + RUN_BYTES - 1) + 1
                 run = LineRun(chunk, pos, end, chunk_offset + pos, line_no, issues)
                 if not runs:
                     line_no = yield from values_of_run(run)
-                elif yielded:
+                else:
                     yield run
-                    line_no += _count_newlines(chunk, pos, end)
-                else:  # the first value alone (the header, to the caller)
-                    for rv in values_of_run(run):
-                        yielded = True
-                        yield rv
                     line_no += _count_newlines(chunk, pos, end)
                 pos = end
         if not parts:
