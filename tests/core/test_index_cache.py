@@ -185,3 +185,35 @@ def test_the_core_hash_is_blake2b_256() -> None:
     h = new_hash(b"session")
     h.update(b" studio")
     assert h.hexdigest() == hashlib.blake2b(b"session studio", digest_size=32).hexdigest()
+
+
+def test_an_open_after_pi_appended_much_stores_the_index_again(
+    tmp_path: Path, cache_here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache is stored again once what pi appended since is worth it (RESAVE_MIN_BYTES, or a
+    sixteenth of what it held): otherwise every later open would index all of it again."""
+    from session_studio.core import session as session_module
+
+    monkeypatch.setattr(session_module, "RESAVE_MIN_BYTES", 1)  # only the sixteenth counts here
+    values = chain(*[m for i in range(200) for m in (U(f"question {i} " * 5), A(40 + i))])
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(to_bytes(values[:201]))
+    open_(p)
+
+    def cached_size() -> int:
+        cached = index_cache.load_cached(str(p), p.stat().st_size)
+        assert cached is not None
+        return cached.size
+
+    first = cached_size()
+    with open(p, "ab") as fh:  # a little: not worth storing again
+        fh.write(to_bytes(values[201:203]))
+    assert facts(open_(p)) == facts(Session.open(p, keep_values=False, use_cache=False))
+    assert cached_size() == first
+    with open(p, "ab") as fh:  # much more than a sixteenth
+        fh.write(to_bytes(values[203:]))
+    grown = open_(p)
+    assert facts(grown) == facts(Session.open(p, keep_values=False, use_cache=False))
+    assert cached_size() == p.stat().st_size
+    again = open_(p)
+    assert facts(again) == facts(grown) and again.leaf_id == grown.leaf_id and again.labels == grown.labels
