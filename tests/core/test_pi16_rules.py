@@ -62,6 +62,11 @@ def SYS(content: str = "", **extra: Any) -> dict[str, Any]:
 
 def session_of(*items: Any) -> Session:
     """Entries e1, e2, … chained linearly; a dict with "role" is a message entry."""
+    return Session.from_bytes(file_of(*items))
+
+
+def file_of(*items: Any) -> bytes:
+    """session_of's file."""
     lines = [HEADER]
     parent = None
     for k, item in enumerate(items, 1):
@@ -76,7 +81,7 @@ def session_of(*items: Any) -> Session:
         entry.update(body)
         lines.append(entry)
         parent = eid
-    return Session.from_bytes(("\n".join(json.dumps(x) for x in lines) + "\n").encode())
+    return ("\n".join(json.dumps(x) for x in lines) + "\n").encode()
 
 
 def plan(session: Session, profile: PiProfile, keep: int = 20000) -> dict[str, Any]:
@@ -361,9 +366,23 @@ MARKERS = [
 ]
 
 
+@pytest.mark.parametrize("on_disk", [False, True], ids=["values kept", "values on disk"])
 @pytest.mark.parametrize(("entry", "words"), MARKERS, ids=[m[1] for m in MARKERS])
-def test_auto_detects_1_6_0_markers(entry: dict[str, Any], words: str) -> None:
-    session = session_of(U(4), entry)
+@pytest.mark.parametrize("first", [False, True], ids=["after a message", "first entry"])
+def test_auto_detects_1_6_0_markers(
+    entry: dict[str, Any], words: str, first: bool, on_disk: bool, tmp_path: Path
+) -> None:
+    """Also in a big file's way (values on disk, summaries ruled out by their bytes): a system
+    message or context edit as the first marker was dropped with them until 2026-12-02, so a
+    1.6.0 file of over 8 MB starting with its system prompt was read as a plain v3 file."""
+    if first and words == "retain-none":  # the compaction keeps from itself: e1 when it is first
+        entry = {**entry, "firstKeptEntryId": "e1"}
+    data = file_of(entry) if first else file_of(U(4), entry)
+    session = Session.from_bytes(data)
+    if on_disk:
+        path = tmp_path / "s.jsonl"
+        path.write_bytes(data)
+        session = Session.open(path, keep_values=False, use_cache=False)
     marker = pi16_marker(session)
     assert marker is not None and words in marker
     assert detect_profile(session, "auto", plain="0.80.2").profile is PROFILE_1_6_0

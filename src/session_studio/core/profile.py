@@ -167,9 +167,11 @@ def _pi16_marker_from(session: Session, start: int) -> str | None:
     candidates = [*recs.indices_of_types(("compaction", "branch_summary"), limit, start), limit]
     if recs.values is None:  # values on disk: rule summaries out by their bytes before parsing
         n = len(recs)
-        stored = [i for i in candidates if i < n and i not in recs.virtual_values]
+        stored = [i for i in candidates[:-1] if i < n and i not in recs.virtual_values]
         lines = dict(zip(stored, session.raw_lines(stored), strict=True))
-        candidates = [i for i in candidates if i not in lines or _may_mark(recs, i, lines[i])]
+        # `limit`, the last candidate, is a marker by its type or role: never ruled out (a system
+        # message or a context edit has no "usage" in its bytes)
+        candidates = [i for i in candidates[:-1] if i not in lines or _may_mark(recs, i, lines[i])] + [limit]
     for start in range(0, len(candidates), _MARKER_BATCH):
         batch = [i for i in candidates[start : start + _MARKER_BATCH] if i < len(recs)]
         for i, v in zip(batch, session.values(batch), strict=True):
