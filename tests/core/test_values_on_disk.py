@@ -1,4 +1,5 @@
-"""A big file's way agrees with a small file's: plan, context and branch the same with the values on disk.
+"""A big file's way agrees with a small file's: plan, context, branch and a compaction's requests and
+entry the same with the values on disk.
 
 Files over KEEP_VALUES_MAX_BYTES are indexed without keeping their values (the compiled loader,
 values re-read on demand, some records ruled out by their bytes before they are parsed); smaller
@@ -8,6 +9,7 @@ marker was a system message was called plain the big-file way only, until 2026-1
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 from pathlib import Path
@@ -20,6 +22,7 @@ from session_studio.core import Session
 from session_studio.core.jsvalue import js_stringify
 from session_studio.core.oracle_schema import branch_output, context_output, plan_output
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0, detect_profile
+from session_studio.engine.compaction import CompactionOutcome, draft_compaction
 from tests.conftest import ORACLE_DIR, generate
 
 KINDS = {
@@ -59,6 +62,27 @@ def _plan(session: Session, profile: Any, command: str = "plan") -> Any:
     return json.loads(text)
 
 
+def _compaction(session: Session, profile: Any) -> Any:
+    """What a compaction would send and write (a fixed summary, id and time): the requests, the
+    cut, the file lists, the entry and the context after it."""
+    try:
+        draft = draft_compaction(session, keep_recent_tokens=2000, profile=profile)
+    except Exception as e:  # nothing to compact, or pi would throw: compared too
+        return f"raised {type(e).__name__}: {e}"
+    outcome = CompactionOutcome(draft, "S", entry_id="ffff0000", timestamp="2026-12-02T00:00:00.000Z")
+    text = js_stringify(
+        {
+            "requests": [dataclasses.asdict(r) for r in draft.requests],
+            "firstKept": draft.first_kept_entry_id,
+            "files": list(draft.file_lists()),
+            "entry": outcome.entry().to_json_dict(),
+            "after": list(outcome.context_after().messages()),
+        }
+    )
+    assert text is not None
+    return json.loads(text)
+
+
 def _ids_by_place(session: Session) -> dict[str, str]:
     """A v1 file's ids (made afresh, at random, by each open's migration) named by their records."""
     if not session.migrated or session.source_version not in (None, 1):
@@ -88,4 +112,9 @@ def test_plans_agree_with_the_values_on_disk(kind: str, tmp_path: Path) -> None:
                     COMPARE.replace_ids(small_way, _ids_by_place(kept))
                     COMPARE.replace_ids(big_way, _ids_by_place(on_disk))
                 assert big_way == small_way, (f.name, profile.version, command)
+            small_way, big_way = _compaction(kept, profile), _compaction(on_disk, profile)
+            if isinstance(small_way, dict) and isinstance(big_way, dict):
+                COMPARE.replace_ids(small_way, _ids_by_place(kept))
+                COMPARE.replace_ids(big_way, _ids_by_place(on_disk))
+            assert big_way == small_way, (f.name, profile.version, "compaction")
         assert detect_profile(on_disk, "auto", plain="0.80.2") == detect_profile(kept, "auto", plain="0.80.2")
