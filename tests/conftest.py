@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import json
 import os
 import shutil
@@ -11,6 +12,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -160,6 +162,15 @@ def oracle16(oracle16_home: str) -> Iterator[Oracle16]:
     runner = Oracle16(oracle16_home)
     yield runner
     runner.close()
+
+
+def oracle_compare_module() -> ModuleType:
+    """The oracle toolkit's compare.py as a module (its normalise, first_diff, field_errored)."""
+    spec = importlib.util.spec_from_file_location("oracle_compare", ORACLE_DIR / "compare.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def generate(out: Path, *args: str) -> list[Path]:

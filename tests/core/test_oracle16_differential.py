@@ -7,14 +7,12 @@ into generated sessions must agree field by field with the 1.6.0 oracle.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -23,22 +21,14 @@ from session_studio.core.jsvalue import js_stringify
 from session_studio.core.oracle_schema import PLAN_FIELDS, plan_output
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0, detect_profile
 from session_studio.core.session import Session
-from tests.conftest import ORACLE16_DIR, ORACLE_DIR, Oracle16, generate
+from tests.conftest import ORACLE16_DIR, ORACLE_DIR, Oracle16, generate, oracle_compare_module
 
 pytestmark = pytest.mark.oracle
 
 CASES_DIR = ORACLE16_DIR / "cases"
 
 
-def _compare_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("oracle_compare", ORACLE_DIR / "compare.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-COMPARE = _compare_module()
+COMPARE = oracle_compare_module()
 
 
 def _ours(path: Path, keep: int | None = None, keep_values: bool | None = None) -> dict[str, Any]:

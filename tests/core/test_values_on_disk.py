@@ -10,10 +10,8 @@ marker was a system message was called plain the big-file way only, until 2026-1
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -23,7 +21,7 @@ from session_studio.core.jsvalue import js_stringify
 from session_studio.core.oracle_schema import branch_output, context_output, plan_output
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0, detect_profile
 from session_studio.engine.compaction import CompactionOutcome, draft_compaction
-from tests.conftest import ORACLE_DIR, generate
+from tests.conftest import generate, oracle_compare_module
 
 KINDS = {
     "small": ["--seed", "201", "--count", "6"],
@@ -33,17 +31,9 @@ KINDS = {
 }
 
 
-def _compare_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("oracle_compare", ORACLE_DIR / "compare.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 #: the oracle's compare.py: its normalise() names the ids and header a migration or a missing
 #: header makes afresh (random at each open) by their places
-COMPARE = _compare_module()
+COMPARE = oracle_compare_module()
 
 
 def _plan(session: Session, profile: Any, command: str = "plan") -> Any:
