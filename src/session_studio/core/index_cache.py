@@ -60,9 +60,8 @@ __all__ = [
 ]
 
 
-FORMAT = (
-    7  # 6: BLAKE2b probes (digest.py); 7: pi16Scan no longer misses a first system message or context edit
-)
+#: 6: BLAKE2b probes (digest.py); 7: the 1.6.0-marker scan no longer misses a first system message
+FORMAT = 7
 MIN_CACHED_BYTES = 8 * 1024 * 1024
 #: the cache folder is kept under this many bytes, the least recently used indexes removed first
 #: (each upgrade of the indexing code leaves a whole set of indexes no one reads again; a 1 GB
