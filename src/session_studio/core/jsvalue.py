@@ -10,7 +10,6 @@ here wherever the JavaScript result would differ from the Python one.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Callable
@@ -230,9 +229,13 @@ for _i in range(0x20):
 _NEEDS_ESCAPE = '["\\\\\x00-\x1f\ud800-\udfff]'
 
 
-@functools.cache
-def _needs_escape() -> re.Pattern[str]:
-    return re.compile(_NEEDS_ESCAPE)
+_needs_escape_re: re.Pattern[str] | None = None
+
+
+def _compile_needs_escape() -> re.Pattern[str]:
+    global _needs_escape_re
+    _needs_escape_re = re.compile(_NEEDS_ESCAPE)
+    return _needs_escape_re
 
 
 def _escaped(m: re.Match[str]) -> str:
@@ -244,7 +247,8 @@ def _escaped(m: re.Match[str]) -> str:
 def _quote(s: str) -> str:
     if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s:
         return '"' + s + '"'
-    needs_escape = _needs_escape()
+    # a global read once compiled: _quote runs for every string of a 100 MB plan's output
+    needs_escape = _needs_escape_re or _compile_needs_escape()
     if needs_escape.search(s) is None:
         return '"' + s + '"'
     return '"' + needs_escape.sub(_escaped, s) + '"'
