@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QApplication, QTreeView
@@ -18,6 +19,8 @@ from session_studio.ui.main_window import stylesheet
 from session_studio.ui.roles import Roles
 from session_studio.ui.theme import apply_theme
 from session_studio.ui.tree_model import LAST_CHAIN, BranchDelegate, SessionTreeModel
+
+from .pi16_sample import write_pi16_session
 
 #: the roles only the delegate asks for (Qt's own drawing never does)
 DELEGATE_ROLES = frozenset({int(Roles.CUT_MARK), int(Roles.HEAD), LAST_CHAIN})
@@ -271,3 +274,98 @@ def test_the_drawing_follows_a_theme_switch(qtbot: Any, branching_session: Path)
         BranchDelegate.direct_style = True
         apply_theme(app, "light")
         app.setStyleSheet("")
+
+
+def _fresh_and_kept(model: SessionTreeModel) -> tuple[list[Any], list[Any]]:
+    """Every row's cell styles and look, made afresh and as a paint gets them (kept from the
+    paints before when nothing they come from changed)."""
+    recs = [r for r in range(len(model.session.records)) if r in model.outline.group_of]  # type: ignore[union-attr]
+    fresh = [(model._cell_style(r, c), model._row_look(r)) for r in recs for c in range(3)]
+    model.begin_paint()
+    try:
+        kept = [(model.cell_style(r, c), model.row_look(r)) for r in recs for c in range(3)]
+    finally:
+        model.end_paint()
+    return fresh, kept
+
+
+def _append_label(path: Path, target: str, label: str) -> None:
+    last = orjson.loads(path.read_bytes().splitlines()[-1])
+    entry = {
+        "type": "label",
+        "id": "feedbeef",
+        "parentId": last["id"],
+        "timestamp": "2025-01-01T12:00:00.000Z",
+        "targetId": target,
+        "label": label,
+    }
+    with path.open("ab") as fh:
+        fh.write(orjson.dumps(entry) + b"\n")
+
+
+@pytest.mark.parametrize("change", ["marks", "theme", "another branch", "edits", "pi appended a label"])
+def test_cell_styles_kept_between_paints_follow_every_change(
+    qtbot: Any, tmp_path: Path, branching_session: Path, change: str
+) -> None:
+    """Issue 11: a paint uses the cell styles of the paints before it (a screenful of them was ~20%
+    of a paint). Whatever changes what a row shows (the plan's marks, the theme, the active branch,
+    the context edits seen from the path, an entry pi appended: here a label) is painted at once:
+    the styles a paint gets are the ones made afresh, and the change did change some of them."""
+    if change == "another branch":  # no context edits: only the outline changes
+        path = tmp_path / "s.jsonl"
+        path.write_bytes(branching_session.read_bytes())
+    else:
+        path = write_pi16_session(tmp_path / "s.jsonl")
+    s = Session.open(path)
+    model = SessionTreeModel()
+    leaf_path = s.path_indices(s.leaf_index())
+    model.set_session(s, leaf_path)
+    app = _themed("light")
+    try:
+        some = list(model.outline.group_of)[:3]
+        model.set_marks({some[0]: "cut", some[1]: "valid"})
+        before, kept = _fresh_and_kept(model)
+        assert kept == before  # and now kept for the next paints
+        if change == "marks":
+            model.set_marks({some[1]: "cut", some[2]: "invalid"})
+        elif change == "theme":
+            apply_theme(app, "dark")
+        elif change == "another branch":
+            edits, o = model.edits, model.outline
+            other = next(i for i in o.group_of if i not in o.active)
+            model.rebuild(s.path_indices(other))
+            assert model.edits is edits
+        elif change == "edits":
+            assert model.edits.applied  # the sample's edits, seen from its leaf
+            model._find_edits(leaf_path[:3])  # a path before them: none apply
+        else:
+            _append_label(path, s.records[some[2]].id, "checked here")
+            assert s.refresh()
+        after, kept = _fresh_and_kept(model)
+        assert kept == after
+        assert after != before
+    finally:
+        apply_theme(app, "light")
+        app.setStyleSheet("")
+
+
+def test_the_window_tree_paints_what_pi_appended_to_a_row_it_painted_before(
+    qtbot: Any, tmp_path: Path
+) -> None:
+    """The same through the window's view: a painted row whose label pi appends shows it on the next
+    paint, pixel for pixel what a paint without kept styles draws."""
+    from session_studio.ui.tree_model import SessionTreeView
+
+    path = write_pi16_session(tmp_path / "s.jsonl")
+    s = Session.open(path)
+    model = SessionTreeModel()
+    model.set_session(s, s.path_indices(s.leaf_index()))
+    tree = _tree(qtbot, model, SessionTreeView())
+    target = next(iter(model.outline.group_of))
+    before = tree.viewport().grab().toImage()
+    _append_label(path, s.records[target].id, "checked here")
+    assert s.refresh()
+    kept = tree.viewport().grab().toImage()
+    model._kept_from = None  # no styles kept: all made afresh
+    fresh = tree.viewport().grab().toImage()
+    assert kept == fresh != before

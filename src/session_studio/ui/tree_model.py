@@ -112,6 +112,22 @@ def _chunk_of(iid: int) -> tuple[int, int]:
     return g - 1, c
 
 
+#: what a record's cell shows: text, font, text colour, background (see SessionTreeModel.cell_style)
+CellStyle = tuple[str, QFont | None, QColor | None, QColor | None]
+#: cell styles kept between paints (see SessionTreeModel.begin_paint): a few screenfuls of a scroll
+KEPT_CELLS = 8192
+
+
+class RowLook(NamedTuple):
+    """How a record's row is drawn around its cells (see SessionTreeModel.row_look)."""
+
+    in_group: bool  #: the entry cell has the branch connector gutter
+    mark: str  #: the plan's mark ("cut", "valid", ...; "" none)
+    head: bool  #: the row heads a branch
+    last: bool  #: the row is in the last chain of its group (the connector ends)
+    background: QColor | None
+
+
 class _RowColors(NamedTuple):
     """What rows are painted with under one theme (see SessionTreeModel._row_colors)."""
 
@@ -192,6 +208,14 @@ class SessionTreeModel(QAbstractItemModel):
         #: the default, unsearched outline last shown, with its session and record count: clearing
         #: a search shows it again without building it again
         self._default_outline: tuple[Session, int, Outline] | None = None
+        #: the cell styles painted (see begin_paint), by record * 4 + column, and the rows' looks by
+        #: record; None outside a paint
+        self._painted_cells: dict[int, CellStyle] | None = None
+        self._painted_rows: dict[int, RowLook] | None = None
+        self._kept_cells: dict[int, CellStyle] = {}
+        self._kept_rows: dict[int, RowLook] = {}
+        #: what the kept cell styles were made from (see _cell_sources)
+        self._kept_from: tuple[tuple[object, ...], int] | None = None
 
     @property
     def outline(self) -> Outline:
@@ -831,10 +855,69 @@ class SessionTreeModel(QAbstractItemModel):
             return edit
         return None
 
-    def cell_style(self, i: int, col: int) -> tuple[str, QFont | None, QColor | None, QColor | None]:
+    def begin_paint(self) -> None:
+        """A paint of the view starts: the cell styles of the paints before it are used again if
+        nothing they were made from changed since (a screenful of cell styles was ~20% of a paint).
+
+        Everything a cell shows comes from objects that are replaced, never changed, when what they
+        say changes: the session (and its record count: pi appends in place), the outline (active
+        path, filter), the plan's marks, the context edits and the theme. So the kept styles are
+        dropped when one of them is not the same object as before."""
+        sources = self._cell_sources()
+        kept = self._kept_from
+        if (
+            kept is None
+            or kept[1] != sources[1]
+            or any(a is not b for a, b in zip(kept[0], sources[0], strict=True))
+            or len(self._kept_cells) >= KEPT_CELLS
+        ):
+            self._kept_cells, self._kept_rows = {}, {}
+            self._kept_from = sources
+        self._painted_cells, self._painted_rows = self._kept_cells, self._kept_rows
+
+    def end_paint(self) -> None:
+        """The paint is done: cell styles asked outside a paint are made afresh (see begin_paint)."""
+        self._painted_cells = self._painted_rows = None
+
+    def _cell_sources(self) -> tuple[tuple[object, ...], int]:
+        s = self.session
+        count = len(s.records) if s is not None else 0
+        return (s, self._outline, self.marks, self.edits, current_theme()), count
+
+    def cell_style(self, i: int, col: int) -> CellStyle:
         """What a record's cell shows: (text, font, text colour, background), each None where the
         view's default applies; the same answers as data()'s display, font, foreground and background
         roles, in one call for the delegate (Qt asks data() seven times per painted cell)."""
+        cells = self._painted_cells
+        if cells is None:
+            return self._cell_style(i, col)
+        got = cells.get(i * 4 + col)
+        if got is None:
+            got = cells[i * 4 + col] = self._cell_style(i, col)
+        return got
+
+    def row_look(self, i: int) -> RowLook:
+        """How a record's row is drawn around its cells (connectors, cut marks), kept during paints
+        like :meth:`cell_style`."""
+        rows = self._painted_rows
+        if rows is None:
+            return self._row_look(i)
+        got = rows.get(i)
+        if got is None:
+            got = rows[i] = self._row_look(i)
+        return got
+
+    def _row_look(self, i: int) -> RowLook:
+        o = self.outline
+        mark = self.marks.get(i, "")
+        if o.group_of.get(i, ROOT) != ROOT:
+            in_group = True
+        else:  # a top-level row: in the connector gutter too when the first top-level row heads a branch
+            top: Sequence[int] = o.groups.get(ROOT, ())
+            in_group = len(top) > 0 and top[0] in o.heads
+        return RowLook(in_group, mark, i in o.heads, i in o.last_chain, self._background(i, mark))
+
+    def _cell_style(self, i: int, col: int) -> CellStyle:
         edit = self.edit_state(i)
         mark = self.marks.get(i, "")
         font = self._font(i, col, edit) if col < 2 else None
@@ -1065,8 +1148,17 @@ class SessionTreeView(QTreeView):
     returns to Qt (a 50 ms paint took 250-350 ms while the 1 GB session was re-planned)."""
 
     def paintEvent(self, event: QPaintEvent) -> None:
-        with foreground():
-            super().paintEvent(event)
+        model = self.model()
+        if not isinstance(model, SessionTreeModel):
+            with foreground():
+                super().paintEvent(event)
+            return
+        model.begin_paint()
+        try:
+            with foreground():
+                super().paintEvent(event)
+        finally:
+            model.end_paint()
 
 
 class BranchDelegate(QStyledItemDelegate):
@@ -1091,8 +1183,6 @@ class BranchDelegate(QStyledItemDelegate):
         self._state_facts: dict[QStyle.StateFlag, tuple[bool, bool]] = {}
         #: the text colour by (palette, window active)
         self._text_colours: dict[tuple[int, bool], QColor] = {}
-        #: the outline last asked about and whether its first top-level row heads a branch
-        self._head_first: tuple[Any, bool] | None = None
         #: the view's font last seen, and the model's fonts resolved against it (by the model font's
         #: id; the model font is kept in the entry so the id stays its own)
         self._base_font: QFont | None = None
@@ -1249,15 +1339,6 @@ class BranchDelegate(QStyledItemDelegate):
             got = self._resolved[id(font)] = (f, QFontMetrics(f), f.key(), font)
         return got[0], got[1], got[2]
 
-    def _top_starts_with_head(self, outline: Any) -> bool:
-        """Whether the first top-level row heads a branch (the top-level rows then get the
-        connector gutter too); once per outline, not per painted cell."""
-        got = self._head_first
-        if got is None or got[0] is not outline:
-            top = outline.groups.get(ROOT, ())
-            got = self._head_first = (outline, len(top) > 0 and top[0] in outline.heads)
-        return got[1]
-
     def _elided_text(self, text: str, width: int, font_key: str, metrics: QFontMetrics) -> str:
         key = (text, width, font_key)
         got = self._elided.get(key)
@@ -1280,31 +1361,29 @@ class BranchDelegate(QStyledItemDelegate):
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         model = index.model()
         column = index.column()
+        look: RowLook | None = None
         if isinstance(model, SessionTreeModel):
             rec = model.record_of(index)
             if rec < 0:  # a block row: no connectors, no marks
                 self._draw(painter, option, index)
                 return
-            in_group = column == 0 and model.outline.group_of.get(rec, ROOT) != ROOT
-            if column == 0 and not in_group:
-                in_group = self._top_starts_with_head(model.outline)
+            # the row's facts straight from the model: a role asked through the index is a round
+            # trip through Qt and the whole of data() per cell, several per painted row
+            look = model.row_look(rec)
+            in_group = column == 0 and look.in_group
+            mark = look.mark
         else:
-            rec = -1
             in_group = column == 0 and index.parent().isValid()
-        direct = model if isinstance(model, SessionTreeModel) and rec >= 0 else None
-        # the row's facts straight from the model: a role asked through the index is a round trip
-        # through Qt and the whole of data() per cell, several per painted row
-        mark = direct.marks.get(rec, "") if direct is not None else index.data(Roles.CUT_MARK)
+            mark = index.data(Roles.CUT_MARK)
         if not in_group:
             self._draw(painter, option, index)
         else:
             opt = QStyleOptionViewItem(option)
             r = opt.rect
-            if direct is not None:
-                head = rec in direct.outline.heads
-                last = rec in direct.outline.last_chain
-                bg = direct._background(rec, mark)
-                muted = direct._row_colors().muted
+            if look is not None:
+                assert isinstance(model, SessionTreeModel)
+                head, last, bg = look.head, look.last, look.background
+                muted = model._row_colors().muted
             else:
                 head = bool(index.data(Roles.HEAD))
                 last = bool(index.data(LAST_CHAIN))
