@@ -39,3 +39,20 @@ def test_a_megabyte_of_output_and_a_head_of_whitespace() -> None:
     assert one_line(spaced, 160) == _reference(spaced, 160)
     value = {"type": "message", "message": {"role": "toolResult", "toolName": "bash", "content": big}}
     assert preview_text(value) == _reference("bash: " + big, 160)
+
+
+def test_a_message_with_nothing_to_show_on_one_line_says_what_it_holds() -> None:
+    """A model's reply of thinking and a text block of spaces (as in real sessions) showed an empty
+    row; so did a message with no text. The row says what the entry holds instead."""
+
+    def msg(role: str, content: object) -> dict[str, object]:
+        return {"type": "message", "message": {"role": role, "content": content}}
+
+    thinking = {"type": "thinking", "thinking": "plan the fix"}
+    assert preview_text(msg("assistant", [thinking, {"type": "text", "text": "  \n "}])) == "(thinking only)"
+    assert preview_text(msg("assistant", [thinking])) == "(thinking only)"
+    assert preview_text(msg("assistant", [{"type": "text", "text": " "}])) == "(no text)"
+    assert preview_text(msg("user", "")) == "(no text)"
+    assert preview_text(msg("user", [])) == "(no text)"
+    assert preview_text(msg("toolResult", "")) == "tool:"  # the tool's name says what it is
+    assert preview_text(msg("assistant", [thinking, {"type": "text", "text": " done "}])) == "done"

@@ -768,10 +768,12 @@ def preview_text(value: Any, limit: int = 160) -> str:
                     elif bt == "thinking" and not parts:
                         continue
                 text = "  ".join(parts)
-                if not text and any(type(b) is dict and b.get("type") == "thinking" for b in c):
+                if _blank(text) and any(type(b) is dict and b.get("type") == "thinking" for b in c):
                     text = "(thinking only)"
             if role == "toolResult":
                 text = f"{m.get('toolName', 'tool')}: {text}"
+            elif _blank(text):  # a row with nothing on it looks like a drawing fault
+                text = "(no text)"
     elif t == "compaction":
         text = f"compaction · {value.get('tokensBefore', '?')} tokens before · "
         if is_retain_none(value):
@@ -807,6 +809,11 @@ def preview_text(value: Any, limit: int = 160) -> str:
     else:
         text = str(t)
     return one_line(text, limit)
+
+
+def _blank(text: str) -> bool:
+    """Whether ``text`` shows nothing on one line (whitespace only: a model's text block of "   ")."""
+    return not text or text.isspace()
 
 
 #: one_line collapses the whitespace of this many characters per ``limit`` first (and all of the
