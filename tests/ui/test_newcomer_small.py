@@ -200,3 +200,24 @@ def test_status_bar_counts_follow_writes(
     size = path.stat().st_size / 1e6
     assert f"{size:.1f} MB" in window.status_path.text()
     assert json.loads(path.read_text().splitlines()[-1])["type"] == "label"
+
+
+def test_the_label_prompt_names_the_entry_it_labels(
+    qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The label dialog said only "Label (empty clears it):": which entry it labels is in it (id,
+    role and the start of its text), as the commit dialog says which entry is kept first."""
+    path = write_session(tmp_path / "s.jsonl", [("user", 50), ("assistant", 50), ("user", 50)])
+    _open(qtbot, window, path)
+    s = window.doc.session
+    target = next(i for i in range(len(s.records)) if s.records[i].role == "assistant")
+    window.doc.select(target)
+    asked: list[tuple[str, ...]] = []
+    monkeypatch.setattr(MainWindow, "ask_text", lambda self, *a: asked.append(a) and None)
+    window.a_label.trigger()
+    (title, label, _default) = asked[0]
+    assert title == "Label entry"
+    assert label.startswith(
+        f"Label of {s.records[target].id} (assistant: {window.tree_model.preview(target)[:20]}"
+    )
+    assert label.endswith("(empty clears it):")

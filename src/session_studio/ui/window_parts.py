@@ -368,6 +368,13 @@ class WindowParts(QMainWindow):
             return None
         return target
 
+    def _entry_words(self, record: int, limit: int) -> str:
+        """An entry in a few words for a dialog: its role or type and the start of its row's text."""
+        s = self.doc.session
+        assert s is not None
+        r = s.records[record]
+        return f"{r.role if r.type == 'message' else r.type}: {self.tree_model.preview(record)[:limit]}"
+
     def _entry_id(self, record: int | None) -> str | None:
         s = self.doc.session
         if s is None or record is None or record < 0:

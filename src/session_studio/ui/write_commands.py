@@ -119,10 +119,7 @@ class WriteCommands(SummaryGeneration):
         s = d.session
         fk = d.first_kept_entry_id
         fk_i = s.get_index(fk)
-        who = ""
-        if fk_i is not None:
-            r = s.records[fk_i]
-            who = f" ({r.role if r.type == 'message' else r.type}: {self.tree_model.preview(fk_i)[:80]})"
+        who = f" ({self._entry_words(fk_i, 80)})" if fk_i is not None else ""
         before = d.preparation.tokens_before
         try:
             after = final.estimated_tokens_after()
@@ -304,7 +301,9 @@ class WriteCommands(SummaryGeneration):
         if s is None or target is None:
             return
         cur = s.label_of(target) or ""
-        text = self.ask_text("Label entry", "Label (empty clears it):", cur)
+        index = s.get_index(target)
+        what = f" ({self._entry_words(index, 60)})" if index is not None else ""
+        text = self.ask_text("Label entry", f"Label of {target}{what}\n(empty clears it):", cur)
         if text is None or text.strip() == cur:
             return
 
