@@ -140,3 +140,30 @@ def test_raw_json(qtbot: Any, tmp_path: Path) -> None:
     assert "ls -la" in w.browser.toPlainText()
     w.raw_button.setChecked(True)
     assert '"command": "ls -la"' in w.raw.toPlainText()
+
+
+def test_a_bash_execution_without_exit_code_says_so(qtbot: Any, tmp_path: Path) -> None:
+    """pi stores exitCode null for a command it killed or never saw finish; the heading said
+    "exit None" (Python's word). It says "no exit code"; a real code shows as before."""
+    spec: list[Any] = [
+        {
+            "type": "message",
+            "message": {
+                "role": "bashExecution",
+                "command": c,
+                "output": "",
+                "exitCode": code,
+                "timestamp": 1,
+            },
+        }
+        for c, code in (("cargo check", None), ("false", 1))
+    ]
+    s = Session.open(write_session(tmp_path / "b.jsonl", spec))
+    w = EntryInspector()
+    qtbot.addWidget(w)
+    w.set_session(s)
+    w.show_entry(0)
+    text = w.browser.toPlainText()
+    assert "no exit code" in text and "None" not in text
+    w.show_entry(1)
+    assert "exit 1" in w.browser.toPlainText()

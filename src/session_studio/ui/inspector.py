@@ -535,6 +535,12 @@ def th_damaged() -> str:
     return current_theme().role("damaged").name()
 
 
+def _exit_words(code: object) -> str:
+    """A bash execution's exit code as the heading says it: pi stores none (null) for a command it
+    killed or never saw finish, and tells the LLM no code then."""
+    return "no exit code" if code is None else f"exit {visible(code)}"
+
+
 def preview_of(session: Session, index: int) -> str:
     from .outline import preview_text
 
@@ -639,7 +645,7 @@ def render_entry(
             w.heading(
                 "Bash execution",
                 color,
-                f"exit {visible(m.get('exitCode'))}" + (" · cancelled" if m.get("cancelled") else ""),
+                _exit_words(m.get("exitCode")) + (" · cancelled" if m.get("cancelled") else ""),
             )
             w.pre("$ " + _text_of(m.get("command", "")), "cmd")
             w.pre(_text_of(m.get("output", "")), "out")
