@@ -21,6 +21,10 @@ def test_truncated_last_line() -> None:
     s = Session.from_bytes(GOOD + b'{"type":"message","id":"z"')
     assert len(s.records) == 2
     assert (4, "malformed", True) in kinds(s) and any(k == "no_final_newline" for _, k, _ in kinds(s))
+    # what each pi does with such a file (spec §1.10 and §10 rule 9), whichever profile reads it
+    (note,) = [i.message for i in s.issues if i.kind == "no_final_newline"]
+    assert "pi 0.80.2 would glue its next append onto it" in note
+    assert "pi 1.6.0 adds the newline when it opens the file" in note
 
 
 def test_blank_whitespace_crlf_and_bom() -> None:

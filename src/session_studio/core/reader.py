@@ -373,7 +373,7 @@ def _no_newline_issue(line_no: int, offset: int, dropped: bool) -> LoadIssue:
         offset,
         "no_final_newline",
         "last line has no newline at the end (a crashed writer?); pi 0.80.2 would glue "
-        "its next append onto it",
+        "its next append onto it, pi 1.6.0 adds the newline when it opens the file",
         dropped=dropped,
     )
 
