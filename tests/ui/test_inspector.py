@@ -167,3 +167,22 @@ def test_a_bash_execution_without_exit_code_says_so(qtbot: Any, tmp_path: Path) 
     assert "no exit code" in text and "None" not in text
     w.show_entry(1)
     assert "exit 1" in w.browser.toPlainText()
+
+
+def test_a_line_without_type_id_or_time_is_titled_without_undefined(qtbot: Any, tmp_path: Path) -> None:
+    """A damaged file's line of `42` or `{}` is an entry to pi, with no type, id or timestamp; the
+    inspector's title read "undefined · id undefined · line 3 · undefined"."""
+    path = write_session(tmp_path / "d.jsonl", [("user", 10)])
+    with path.open("a") as fh:
+        fh.write("42\n{}\n")
+    s = Session.open(path)
+    w = EntryInspector()
+    qtbot.addWidget(w)
+    w.set_session(s)
+    for i in (len(s.records) - 2, len(s.records) - 1):
+        w.show_entry(i)
+        title = w.title.text()
+        assert "undefined" not in title and "no type" in title and "no id" in title, title
+        assert f"line {s.records[i].line}" in title
+    w.show_entry(0)  # an ordinary entry keeps its type, id and time
+    assert s.records[0].id in w.title.text() and "no id" not in w.title.text()

@@ -56,3 +56,21 @@ def test_a_message_with_nothing_to_show_on_one_line_says_what_it_holds() -> None
     assert preview_text(msg("user", [])) == "(no text)"
     assert preview_text(msg("toolResult", "")) == "tool:"  # the tool's name says what it is
     assert preview_text(msg("assistant", [thinking, {"type": "text", "text": " done "}])) == "done"
+
+
+def test_a_line_that_is_no_entry_object_shows_its_json() -> None:
+    """pi keeps a line of JSON that is not an object (a damaged file's `true`, `42`, `"text"`) as an
+    entry; its row showed Python's repr (True, None, 'just a string'). It shows the JSON as written."""
+    assert [preview_text(v) for v in (True, None, 42, 1.5, [], "just a string")] == [
+        "true",
+        "null",
+        "42",
+        "1.5",
+        "[]",
+        '"just a string"',
+    ]
+    assert preview_text([{"type": "message"}]) == '[{"type":"message"}]'
+    # an object without a type showed "None"; one with a type pi does not know shows the type
+    assert preview_text({}) == "{}"
+    assert preview_text({"type": 5, "id": "x"}) == '{"type":5,"id":"x"}'
+    assert preview_text({"type": "future_kind", "id": "x"}) == "future_kind"

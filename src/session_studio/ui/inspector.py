@@ -848,14 +848,17 @@ class EntryInspector(QWidget):
             return
         rec = s.records[index]
         role = f" · {rec.role}" if rec.type == "message" else ""
+        # a line without them (a damaged file's "{}" or "42") says so once, not "undefined" three times
+        kind = "no type" if rec.type is UNDEFINED else rec.type
+        id_part = "no id" if rec.id is UNDEFINED else f"id <code>{rich_escaped(rec.id, 80)}</code>"
+        stamp = "" if rec.timestamp is UNDEFINED else f" · {rich_escaped(rec.timestamp, 80)}"
         self.title.setText(
-            f"<b>{rich_escaped(rec.type, 80)}</b>{rich_escaped(role, 80)} · id "
-            f"<code>{rich_escaped(rec.id, 80)}</code> · line {rec.line}"
-            f"<span style='color:{current_theme().muted.name()}'> · {rich_escaped(rec.timestamp, 80)}</span>"
+            f"<b>{rich_escaped(kind, 80)}</b>{rich_escaped(role, 80)} · {id_part} · line {rec.line}"
+            f"<span style='color:{current_theme().muted.name()}'>{stamp}</span>"
         )
-        self.title.setToolTip(
-            rich_tooltip(f"{rec.type}{role} · id {rec.id} · line {rec.line} · {rec.timestamp}")
-        )
+        plain_id = "no id" if rec.id is UNDEFINED else f"id {rec.id}"
+        plain_stamp = "" if rec.timestamp is UNDEFINED else f" · {rec.timestamp}"
+        self.title.setToolTip(rich_tooltip(f"{kind}{role} · {plain_id} · line {rec.line}{plain_stamp}"))
         self.refresh_tokens()
         self._render()
 

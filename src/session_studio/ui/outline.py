@@ -22,7 +22,7 @@ from typing import Any
 
 from session_studio.core import session as session_module
 from session_studio.core.jsdate import js_date_ms
-from session_studio.core.jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy
+from session_studio.core.jsvalue import UNDEFINED, JsTypeError, js_key, js_stringify, js_truthy
 from session_studio.core.priority import yield_to_foreground
 from session_studio.core.record_table import ID_ITEM_BYTES, TIMESTAMP_OBJECT, column_on_path, find_code
 from session_studio.core.session import Session
@@ -731,8 +731,9 @@ def _new_on_active_path(old: Outline, n_old: int, active_path: Collection[int]) 
 
 def preview_text(value: Any, limit: int = 160) -> str:
     """A one-line preview of an entry value (first text of the message, or what it is)."""
-    if type(value) is not dict:
-        return repr(value)[:limit]
+    if type(value) is not dict:  # a line pi keeps that is no entry object: its JSON, as in the file
+        text = js_stringify(value)
+        return one_line(text if text is not None else "undefined", limit)
     t = value.get("type")
     text = ""
     if t == "message":
@@ -806,8 +807,10 @@ def preview_text(value: Any, limit: int = 160) -> str:
         )
     elif t == "custom":
         text = f"custom state [{value.get('customType', '?')}]"
-    else:
-        text = str(t)
+    elif isinstance(t, str):  # a type this pi does not know: its name
+        text = t
+    else:  # no type (a line of "{}"): its JSON, as in the file
+        text = js_stringify(value) or ""
     return one_line(text, limit)
 
 
