@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication, QLabel, QMessageBox, QPlainTextEdit
 
 from session_studio.core import Session
 from session_studio.ui.main_window import MainWindow
@@ -221,3 +221,27 @@ def test_the_label_prompt_names_the_entry_it_labels(
         f"Label of {s.records[target].id} (assistant: {window.tree_model.preview(target)[:20]}"
     )
     assert label.endswith("(empty clears it):")
+
+
+def test_the_load_issues_details_list_the_issues_at_once(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    """The banner's "Details…" opened a message box that showed only a heading and another
+    "Show Details…" button; the issues are now listed in the first dialog, each with its line."""
+    path = write_session(tmp_path / "d.jsonl", [("user", 20), ("assistant", 20)])
+    with path.open("a") as fh:
+        fh.write('{"type": "message", broken\n42\n')
+    _open(qtbot, window, path)
+    banner = window.banner
+    qtbot.waitUntil(banner.isVisible)
+    banner.details.click()
+    dlg = banner.dialog
+    assert dlg is not None and dlg.isVisible()
+    listing = dlg.findChild(QPlainTextEdit)
+    assert listing is not None and listing.isReadOnly()
+    lines = listing.toPlainText().splitlines()
+    issues = window.doc.session.issues
+    assert len(lines) == len(issues) >= 1 and lines[0].startswith(f"line {issues[0].line}: ")
+    label = dlg.findChild(QLabel).text()
+    assert label.startswith(f"{len(issues)} line")
+    dlg.close()

@@ -5,15 +5,19 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
     QFrame,
     QHBoxLayout,
     QLabel,
-    QMessageBox,
+    QPlainTextEdit,
     QProgressBar,
     QPushButton,
     QSizePolicy,
     QToolButton,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -27,6 +31,10 @@ if TYPE_CHECKING:
     from session_studio.core.reader import LoadIssue
 
 __all__ = ["IssueBanner", "LegacyBanner", "LoadingBanner"]
+
+
+#: issues the details list (a file of garbage has one per line)
+LISTED_ISSUES = 2000
 
 
 class IssueBanner(QFrame):
@@ -51,6 +59,8 @@ class IssueBanner(QFrame):
         lay.addWidget(self.repair)
         lay.addWidget(self.close_button)
         self.text = ""
+        self.count = 0
+        self.dialog: QDialog | None = None  # the last details dialog
         self.close_button.clicked.connect(self.hide)
         self.details.clicked.connect(self._show)
         self.hide()
@@ -74,15 +84,30 @@ class IssueBanner(QFrame):
             f"line{'s' if dropped != 1 else ''} that pi skips. The rest of the session is shown as pi sees it."
         )
         self.label.setText(msg)
-        self.text = "\n".join(i.describe() for i in issues[:2000])
+        self.count = len(issues)
+        self.text = "\n".join(i.describe() for i in issues[:LISTED_ISSUES])
         self.show()
 
     def _show(self) -> None:
-        box = QMessageBox(self)
-        box.setWindowTitle("Load issues")
-        box.setText("Lines pi drops or that look suspicious:")
-        box.setDetailedText(self.text)
-        box.open()
+        """The issues, listed at once: a message box hid them behind a second "Show Details…"."""
+        n = self.count
+        dlg = QDialog(self.window())  # not the banner's child: its warning colours would cascade
+        dlg.setWindowTitle("Load issues")
+        lay = QVBoxLayout(dlg)
+        head = f"{n:,} line{'s' if n != 1 else ''} pi drops or that look suspicious"
+        lay.addWidget(QLabel(head + (f" (the first {LISTED_ISSUES:,}):" if n > LISTED_ISSUES else ":")))
+        listing = QPlainTextEdit()
+        listing.setReadOnly(True)  # session text, shown as plain text
+        listing.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        listing.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        listing.setPlainText(self.text)
+        lay.addWidget(listing, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(dlg.reject)
+        lay.addWidget(buttons)
+        dlg.resize(820, 360)
+        self.dialog = dlg
+        dlg.open()
 
 
 class LegacyBanner(QFrame):
