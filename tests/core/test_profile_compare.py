@@ -71,6 +71,9 @@ def test_example_d_oversized_tool_result_nothing_to_compact_only_in_0_80_2() -> 
     c = _compare(CASES / "m4-example-d.jsonl", 100)
     assert c.old.nothing_to_compact and c.old.tokens_after is None
     assert c.old.verdict.startswith("Nothing to compact")
+    # no compaction: no count after it (the row said "unknown", as for a count pi does not have)
+    assert _row(c, "Context tokens after")[0] == "— (nothing to compact)"
+    assert _row(c, "Context tokens after")[1] == f"{c.new.tokens_after:,.0f}"
     assert (c.new.cut_position, c.new.split_turn, c.new.turn_start) == (3, True, 2)  # §10.5 rule 27
     assert not c.new.nothing_to_compact and c.new.tokens_after is not None
     assert _rules(c) == ["rule 27"]

@@ -274,13 +274,17 @@ def _facts(o: ProfileSide, n: ProfileSide) -> list[FactRow]:
             return f"unknown (the plan counts {_fmt(s.tokens_counted)})"
         return _fmt(s.tokens_before)
 
+    def after(s: ProfileSide) -> str:
+        # None there means no compaction, not an unknown count (which "unknown" said)
+        return "— (nothing to compact)" if s.tokens_after is None else _fmt(s.tokens_after)
+
     return [
         FactRow("Cut (first kept entry)", cut(o), cut(n)),
         FactRow("Split turn", split(o), split(n)),
         FactRow("Turn prefix", _range(o.prefix), _range(n.prefix)),
         FactRow("History summarised", _range(o.history), _range(n.history)),
         FactRow("Context tokens now", before(o), before(n)),
-        FactRow("Context tokens after", _fmt(o.tokens_after), _fmt(n.tokens_after)),
+        FactRow("Context tokens after", after(o), after(n)),
         FactRow("Verdict", o.verdict, n.verdict),
         FactRow("Previous summary", o.previous_summary, n.previous_summary),
     ]
