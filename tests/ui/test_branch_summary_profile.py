@@ -91,3 +91,46 @@ def test_the_window_budgets_the_summary_with_pis_branch_summary_reserve_as_the_c
     assert main(["branch-to", str(default_copy), target, "--summarize", "--provider", "offline"]) == 0
     capsys.readouterr()
     assert json.loads(default_copy.read_bytes().splitlines()[-1])["summary"] != ours["summary"]
+
+
+def test_the_question_says_how_many_entries_are_left_behind(
+    qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The question named neither the entry nor what would be summarised. It says which entry
+    the leaf moves to and how many entries are left behind; when none are (the working leaf was
+    moved back, the selected entry follows it) that pi writes nothing and the leaf just moves."""
+    from session_studio.core.branch_summary import collect_entries_for_branch_summary
+
+    asked: list[tuple[str, str]] = []
+    monkeypatch.setattr(
+        MainWindow, "ask_yes_no", lambda self, title, text, *a, yes="Yes": asked.append((text, yes)) and False
+    )
+    work = tmp_path / "s.jsonl"
+    shutil.copy(CASE, work)
+    w = window
+    w.open_path(str(work))
+    qtbot.waitUntil(lambda: w.doc.state is not None and not w.doc.preparing, timeout=5000)
+    s = w.doc.session
+    path = list(w.doc.state.path)
+    target = next(i for i in path[len(path) // 2 :] if s.records[i].role == "assistant")
+    left = len(collect_entries_for_branch_summary(s, s.records[path[-1]].id, s.records[target].id).indices)
+    assert left == len(path) - 1 - path.index(target) > 0
+    w.doc.select(target)
+    w.a_branch_sum.trigger()
+    text, yes = asked[-1]
+    assert f"from {s.records[target].id} (assistant: " in text
+    assert f"The {left} entr{'ies' if left != 1 else 'y'} left behind are summarised" in text
+    assert yes == "Summarise and branch"
+    # the working leaf moved back to the target (nothing written); then a later entry of the old path
+    w.doc.select(target)
+    w.a_branch.trigger()
+    qtbot.waitUntil(lambda: w.doc.working_leaf_index() == target, timeout=5000)
+    qtbot.waitUntil(lambda: not w.doc.preparing and not w.runner.busy, timeout=5000)
+    later = path[-2]  # not the file's leaf: branching there is no move for pi
+    w.doc.select(later)
+    assert w.a_branch_sum.isEnabled(), w.a_branch_sum.toolTip()
+    w.a_branch_sum.trigger()
+    assert len(asked) == 2
+    text, yes = asked[-1]
+    assert "No entry is left behind" in text and "nothing is appended" in text
+    assert yes == "Move the leaf"

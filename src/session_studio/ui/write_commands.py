@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMessageBox
 
+from session_studio.core.branch_summary import collect_entries_for_branch_summary
 from session_studio.core.migrate import version_name
 
 from . import actions
@@ -236,12 +237,24 @@ class WriteCommands(SummaryGeneration):
             return
         provider = str(self.preview.provider.currentData())
         label = self.preview.provider.currentText()
+        from_leaf = self._entry_id(d.working_leaf_index())
+        left = len(collect_entries_for_branch_summary(s, from_leaf, target).indices)
+        if left:
+            what = (
+                f"The {left:,} entr{'ies' if left != 1 else 'y'} left behind are summarised with "
+                f"<b>{html.escape(label)}</b> and a <code>branch_summary</code> entry is appended: it "
+                "becomes the new leaf."
+            )
+        else:  # pi moves the leaf without a summary then, and writes nothing
+            what = (
+                "No entry is left behind (the selected entry follows the working leaf): pi writes no "
+                "summary and nothing is appended; the working leaf just moves there."
+            )
         if not self.ask_yes_no(
             "Branch with summary",
-            f"Leave the current branch and continue from the selected entry?<br>"
-            f"The entries left behind are summarised with <b>{html.escape(label)}</b> and a "
-            "<code>branch_summary</code> entry is appended: it becomes the new leaf.",
-            yes="Summarise and branch",
+            f"Leave the current branch and continue from {html.escape(target)}"
+            f" ({html.escape(self._entry_words(d.selected, 60))})?<br>{what}",
+            yes="Summarise and branch" if left else "Move the leaf",
         ):
             return
         cancel = CancelToken()
