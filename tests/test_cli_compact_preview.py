@@ -57,7 +57,11 @@ def test_dry_run_prints_the_preview_and_writes_nothing(tmp_path: Path) -> None:
     assert preview["readFiles"] and f"read files: {', '.join(preview['readFiles'])}" in err
     assert "/src/m0.py" in preview["readFiles"]
     assert f"modified files: {', '.join(preview['modifiedFiles']) or '(none)'}" in err
-    assert f"tokens: {preview['tokensBefore']} before → ~{preview['estimatedTokensAfter']} after" in err
+    # counts with thousands separators, as the cut's lines print them
+    assert (
+        f"tokens: {preview['tokensBefore']:,.0f} before → ~{preview['estimatedTokensAfter']:,.0f} after"
+        in err
+    )
     assert "dry run: nothing written" in err
     # the summary alone on stdout, as the JSON has it (ready for --summary-file)
     assert human.stdout.decode() == preview["summary"] + "\n"
@@ -77,3 +81,10 @@ def test_dry_run_names_a_manual_cut(tmp_path: Path) -> None:
     assert any(line.startswith("  manual cut (--cut) at e2: user message: valid cut point") for line in err)
     assert "split turn: no" in err
     assert session.read_bytes() == before
+
+
+def test_the_previews_token_counts_have_thousands_separators() -> None:
+    from session_studio.cli_actions import _count
+
+    assert [_count(12433), _count(6316.4), _count(999)] == ["12,433", "6,316", "999"]
+    assert [_count(float("nan")), _count("12"), _count(True)] == ["nan", "12", "True"]
