@@ -384,3 +384,27 @@ def test_without_markers_under_it_a_drop_label_stays_under_its_dot() -> None:
     ((_, _, _, y_after),) = lay.drops
     (label,) = lay.drop_labels
     assert label is not None and label.baseline == min(y_after + 12, lay.area.bottom - 2)
+
+
+def test_the_planned_label_is_not_written_over_a_compactions_label() -> None:
+    """A compaction near the end of the path, and the planned one right after it: their labels
+    ("summary 100", "planned") were written over each other in the export's chart. "planned" moves
+    above the top of its own line; each label's box is clear of the other's."""
+    parts = [U(400), A(40, total=150_000)]
+    for k in range(8):
+        parts += [U(300), A(40, total=20_000 + k * 1000)]
+    parts += [_compaction("s" * 400, "e0", 150_000), U(4000), A(8, total=60_000), U(4000), A(8, total=62_000)]
+    planner = PathPlanner(session_of(*parts))
+    lay = layout_timeline(
+        build_timeline(planner, planner.plan(PlanParams(keep_recent_tokens=100))), PlotArea(40, 10, 300, 120)
+    )
+    (drop_label,) = lay.drop_labels
+    planned = lay.planned_label
+    assert drop_label is not None and planned is not None and lay.planned is not None
+
+    def box(label: Any) -> tuple[float, float, float, float]:
+        return (label.x, label.baseline - 9, label.x + svg_label_width(label.text), label.baseline + 3)
+
+    a, b = box(drop_label), box(planned)
+    assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (a, b)
+    assert planned.baseline < lay.planned[1]  # above the planned line's top dot

@@ -223,9 +223,28 @@ def with_plan_of(lay: TimelineLayout, timeline: Timeline) -> TimelineLayout | No
 
 def _place_planned(lay: TimelineLayout) -> None:
     p = lay.timeline.planned
-    if p is not None:
-        lay.planned = (lay.x(p.position), lay.y(p.tokens_before), lay.y(p.tokens_after))
-        lay.planned_label = lay.place_label(lay.planned[0], lay.planned[2], "planned")
+    if p is None:
+        return
+    x, y_before, y_after = lay.planned = (lay.x(p.position), lay.y(p.tokens_before), lay.y(p.tokens_after))
+    label = lay.place_label(x, y_after, "planned")
+    if label is not None and _runs_into_a_drop_label(lay, label):
+        # right after a compaction whose label is drawn there (the two were written over each
+        # other): "planned" goes above the top of its own line, else it is left out
+        above = DropLabel(label.x, y_before - LABEL_DESCENT - 1, label.text)
+        fits = above.baseline - LABEL_ASCENT >= lay.area.top
+        label = above if fits and not _runs_into_a_drop_label(lay, above) else None
+    lay.planned_label = label
+
+
+def _runs_into_a_drop_label(lay: TimelineLayout, label: DropLabel) -> bool:
+    """Whether ``label``'s text would touch a drawn drop label's (within LABEL_GAP across)."""
+    right = label.x + lay.label_width(label.text)
+    for other in lay.drop_labels:
+        if other is None or abs(other.baseline - label.baseline) >= LABEL_ASCENT + LABEL_DESCENT:
+            continue
+        if other.x < right + LABEL_GAP and label.x < other.x + lay.label_width(other.text) + LABEL_GAP:
+            return True
+    return False
 
 
 def _place_drop_labels(lay: TimelineLayout) -> None:
