@@ -9,7 +9,8 @@ caches warm), after a scroll of three rows (three new rows), and after a page (e
 previews read and laid out for the first time). Prints JSON: each kind's median and max, wall and
 GUI-thread CPU (``cpu_*``), in ms, and how many rows a paint shows. A paint is the window's most
 frequent long GUI-thread step (scrolling, paging, each jump); ``ui_open.py`` measures the stalls
-it is part of.
+it is part of. Last, the rows at the leaf painted with the cell styles kept from the paint before
+and made afresh, alternating (``same_rows_styles_kept_ms`` / ``..._made_afresh_ms``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,18 @@ def main(argv: list[str]) -> int:
         else:
             bar.setValue(bar.value() + page)
         paged.append(timed(viewport.repaint))
+    # the same rows again with no cell styles kept between paints (SessionTreeModel.begin_paint),
+    # alternating with kept ones: what keeping them saves, measured in this run
+    # at the leaf: entry rows (the top of a big tree is rows of blocks, styled apart)
+    model = win.tree_model
+    tree.scrollTo(model.index_of(win.doc.state.path[-1]))
+    kept, unkept = [], []
+    for _ in range(repeat):
+        kept.append(timed(viewport.repaint))
+        model._kept_from = None  # the next paint makes every style afresh
+        unkept.append(timed(viewport.repaint))
+        model._kept_from = None
+        viewport.repaint()  # kept again for the next round
     rows = 0
     index = tree.indexAt(viewport.rect().topLeft())
     while index.isValid() and tree.visualRect(index).top() < viewport.height():
@@ -57,6 +70,8 @@ def main(argv: list[str]) -> int:
         "same_rows_ms": ms_stats(same),
         "after_scrolling_3_rows_ms": ms_stats(scrolled),
         "after_a_page_ms": ms_stats(paged),
+        "same_rows_styles_kept_ms": ms_stats(kept),
+        "same_rows_styles_made_afresh_ms": ms_stats(unkept),
     }
     print(json.dumps(out, indent=2))
     win.close()
