@@ -14,6 +14,7 @@ from .jsvalue import UNDEFINED, js_key, js_truthy
 from .messages import branch_summary_message, compaction_summary_message, custom_message
 from .profile import PROFILE_0_80_2, PiProfile
 from .projection import project_context_entry
+from .record_table import ID_NULL, ID_UNDEFINED, column_on_path
 from .session import Session
 from .tokens import estimator_for, js_plus
 
@@ -46,8 +47,41 @@ def _branch_ids(session: Session, start_id: Any) -> list[int]:
 
 
 def collect_entries_for_branch_summary(session: Session, old_leaf_id: Any, target_id: Any) -> BranchEntries:
+    """pi's collectEntriesForBranchSummary: the entries from the common ancestor of the old leaf
+    and the target (exclusive) to the old leaf, root first."""
     if not js_truthy(old_leaf_id):
         return BranchEntries([], None)
+    by_codes = _collect_by_id_codes(session, old_leaf_id, target_id)
+    return by_codes if by_codes is not None else _collect_by_ids(session, old_leaf_id, target_id)
+
+
+def _collect_by_id_codes(session: Session, old_leaf_id: Any, target_id: Any) -> BranchEntries | None:
+    """The same entries from the id column's codes, gathered in C: the 1 GB session's 209k-entry
+    path took 1.4 s id by id, too long for the window's question before a branch summary.
+
+    A string id's code is the same for every record with that id (8 hex digits are the id's value,
+    any other string is numbered once), so for string ids code equality is pi's Map equality. A
+    number or object as an id (numbered anew each time), or a missing or null id on the old path:
+    None, the id-by-id way. An id is on a path at most once (the path follows byId), so the common
+    ancestor is the one entry of the old path with its code, and the entries after it are those
+    pi's walk up from the old leaf collects."""
+    table = session.records
+    if any(type(v) is not str for v in table.ids_other):
+        return None
+    old_path = _branch_ids(session, old_leaf_id)
+    old_codes = column_on_path(table.ids, old_path)
+    on_old = set(old_codes)
+    if ID_UNDEFINED in on_old or ID_NULL in on_old:
+        return None
+    target_codes = column_on_path(table.ids, _branch_ids(session, target_id))
+    common = next((c for c in reversed(target_codes) if c in on_old), None)
+    if common is None:
+        return BranchEntries(list(old_path), None)
+    at = old_codes.index(common)
+    return BranchEntries(old_path[at + 1 :], table.unpack_id(common))
+
+
+def _collect_by_ids(session: Session, old_leaf_id: Any, target_id: Any) -> BranchEntries:
     recs = session.records
     old_ids = {js_key(recs[i].id) for i in _branch_ids(session, old_leaf_id)}
     target_path = _branch_ids(session, target_id)

@@ -34,6 +34,8 @@ from .tokens import assistant_usage_tokens, estimate_tokens
 __all__ = [
     "COLUMNS",
     "ID_ITEM_BYTES",
+    "ID_NULL",
+    "ID_UNDEFINED",
     "EntryRecord",
     "IdIndex",
     "RecordTable",
@@ -62,8 +64,9 @@ COLUMNS = (
     "timestamps",
 )
 _HEX_DIGITS = "0123456789abcdef"
-_ID_UNDEFINED = -1
-_ID_NULL = -2
+#: the id column's codes of a missing and a null id (other ids: see RecordTable.pack_id)
+ID_UNDEFINED = -1
+ID_NULL = -2
 ID_ITEM_BYTES = 8  # an id column's item (array "q"), as find_code reads it
 #: the timestamp column's value of a record whose timestamp is kept in `objects`
 _TS_NONE = -1
@@ -202,18 +205,18 @@ class RecordTable(Sequence["EntryRecord"]):
                 self.ids_other.append(v)
             return code
         if v is UNDEFINED:
-            return _ID_UNDEFINED
+            return ID_UNDEFINED
         if v is None:
-            return _ID_NULL
+            return ID_NULL
         self.ids_other.append(v)
         return -2 - len(self.ids_other)
 
     def unpack_id(self, code: int) -> Any:
         if code >= 0:
             return f"{code:08x}"
-        if code == _ID_UNDEFINED:
+        if code == ID_UNDEFINED:
             return UNDEFINED
-        if code == _ID_NULL:
+        if code == ID_NULL:
             return None
         return self.ids_other[-3 - code]
 

@@ -32,9 +32,9 @@ from .priority import can_start_helpers, run_behind, yield_to_foreground
 from .reader import LineRun, LoadIssue, RawValue, expand_runs, iter_values, parse_line, value_of_line
 from .record_table import (
     _DOUBLE_EXACT,
-    _ID_NULL,
     COLUMNS,
     FILE_OP_CANDIDATE,
+    ID_NULL,
     TOKENS_INT,
     USAGE_INT,
     USAGE_SET,
@@ -635,7 +635,7 @@ class Session:
         symbol = t.symbol
         is_hex8 = _is_hex8
         undefined = UNDEFINED
-        null_id = _ID_NULL
+        null_id = ID_NULL
         tokens_int = TOKENS_INT
         usage_int = USAGE_SET | USAGE_INT
         usage_float = USAGE_SET
@@ -729,7 +729,7 @@ class Session:
             TOKENS_INT,
             USAGE_SET | USAGE_INT,
             FILE_OP_CANDIDATE,
-            _ID_NULL,
+            ID_NULL,
             LineRun,
             RawValue,
             orjson.loads,
