@@ -114,8 +114,9 @@ def _chunk_of(iid: int) -> tuple[int, int]:
 
 #: what a record's cell shows: text, font, text colour, background (see SessionTreeModel.cell_style)
 CellStyle = tuple[str, QFont | None, QColor | None, QColor | None]
-#: cell styles kept between paints (see SessionTreeModel.begin_paint): a few screenfuls of a scroll
-KEPT_CELLS = 8192
+#: cell styles kept between paints (see SessionTreeModel.begin_paint): ~9 screenfuls of 54 rows (a
+#: screenful asks for ~220), under 1 MB
+KEPT_CELLS = 2048
 
 
 class RowLook(NamedTuple):
