@@ -87,11 +87,17 @@ def _session(tmp_path: Path) -> Session:
     return Session.open(write_session(tmp_path / "i.jsonl", spec))
 
 
-def test_untrusted_content_is_inert(qtbot: Any, tmp_path: Path) -> None:
-    s = _session(tmp_path)
+def _inspector(qtbot: Any, s: Session) -> EntryInspector:
+    """An inspector showing ``s`` (closed with the test)."""
     w = EntryInspector()
     qtbot.addWidget(w)
     w.set_session(s)
+    return w
+
+
+def test_untrusted_content_is_inert(qtbot: Any, tmp_path: Path) -> None:
+    s = _session(tmp_path)
+    w = _inspector(qtbot, s)
     w.show_entry(0)
     doc = w.browser.document()
     text = w.browser.toPlainText()
@@ -108,9 +114,7 @@ def _loaded_urls(w: EntryInspector) -> list[str]:
 
 def test_assistant_thinking_collapsed_and_usage(qtbot: Any, tmp_path: Path) -> None:
     s = _session(tmp_path)
-    w = EntryInspector()
-    qtbot.addWidget(w)
-    w.set_session(s)
+    w = _inspector(qtbot, s)
     w.show_entry(1)
     text = w.browser.toPlainText()
     assert "Thinking" in text and "secret plan" not in text
@@ -122,9 +126,7 @@ def test_assistant_thinking_collapsed_and_usage(qtbot: Any, tmp_path: Path) -> N
 
 def test_long_tool_result_folded(qtbot: Any, tmp_path: Path) -> None:
     s = _session(tmp_path)
-    w = EntryInspector()
-    qtbot.addWidget(w)
-    w.set_session(s)
+    w = _inspector(qtbot, s)
     w.show_entry(2)
     assert "line 99" not in w.browser.toPlainText() and "show all 100 lines" in w.browser.toPlainText()
     w._toggle("r.0")
@@ -133,9 +135,7 @@ def test_long_tool_result_folded(qtbot: Any, tmp_path: Path) -> None:
 
 def test_raw_json(qtbot: Any, tmp_path: Path) -> None:
     s = _session(tmp_path)
-    w = EntryInspector()
-    qtbot.addWidget(w)
-    w.set_session(s)
+    w = _inspector(qtbot, s)
     w.show_entry(3)
     assert "ls -la" in w.browser.toPlainText()
     w.raw_button.setChecked(True)
@@ -159,9 +159,7 @@ def test_a_bash_execution_without_exit_code_says_so(qtbot: Any, tmp_path: Path) 
         for c, code in (("cargo check", None), ("false", 1))
     ]
     s = Session.open(write_session(tmp_path / "b.jsonl", spec))
-    w = EntryInspector()
-    qtbot.addWidget(w)
-    w.set_session(s)
+    w = _inspector(qtbot, s)
     w.show_entry(0)
     text = w.browser.toPlainText()
     assert "no exit code" in text and "None" not in text
@@ -176,9 +174,7 @@ def test_a_line_without_type_id_or_time_is_titled_without_undefined(qtbot: Any, 
     with path.open("a") as fh:
         fh.write("42\n{}\n")
     s = Session.open(path)
-    w = EntryInspector()
-    qtbot.addWidget(w)
-    w.set_session(s)
+    w = _inspector(qtbot, s)
     for i in (len(s.records) - 2, len(s.records) - 1):
         w.show_entry(i)
         title = w.title.text()
