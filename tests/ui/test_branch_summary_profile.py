@@ -119,7 +119,7 @@ def test_the_question_says_how_many_entries_are_left_behind(
     w.a_branch_sum.trigger()
     text, yes = asked[-1]
     assert f"from {s.records[target].id} (assistant: " in text
-    assert f"The {left} entr{'ies' if left != 1 else 'y'} left behind are summarised" in text
+    assert f"The {left} entr{'ies' if left != 1 else 'y'} left behind (newest first" in text
     assert yes == "Summarise and branch"
     # the working leaf moved back to the target (nothing written); then a later entry of the old path
     w.doc.select(target)

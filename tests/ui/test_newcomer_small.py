@@ -218,9 +218,13 @@ def test_the_label_prompt_names_the_entry_it_labels(
     (title, label, _default) = asked[0]
     assert title == "Label entry"
     assert label.startswith(
-        f"Label of {s.records[target].id} (assistant: {window.tree_model.preview(target)[:20]}"
+        f"<qt>Label of {s.records[target].id} (assistant: {window.tree_model.preview(target)[:20]}"
     )
-    assert label.endswith("(empty clears it):")
+    assert label.endswith("<br>(empty clears it):</qt>")
+    # the entry's text is shown, never taken for HTML
+    window.tree_model._preview[target] = "<b>bold</b> & <img src='x'>"
+    window.a_label.trigger()
+    assert "&lt;b&gt;bold&lt;/b&gt; &amp; &lt;img src=" in asked[1][1] and "<b>" not in asked[1][1]
 
 
 def test_the_load_issues_details_list_the_issues_at_once(

@@ -20,7 +20,7 @@ from session_studio.core.migrate import version_name
 
 from . import actions
 from .errors import explain_failure, report_failure, show_error
-from .plain import rich_plain
+from .plain import rich_escaped, rich_plain
 from .preview import StreamDialog
 from .summary_generation import SummaryGeneration
 from .tasks import Operation
@@ -241,9 +241,9 @@ class WriteCommands(SummaryGeneration):
         left = len(collect_entries_for_branch_summary(s, from_leaf, target).indices)
         if left:
             what = (
-                f"The {left:,} entr{'ies' if left != 1 else 'y'} left behind are summarised with "
-                f"<b>{html.escape(label)}</b> and a <code>branch_summary</code> entry is appended: it "
-                "becomes the new leaf."
+                f"The {left:,} entr{'ies' if left != 1 else 'y'} left behind (newest first, as many as "
+                f"the summary's token budget takes) are summarised with <b>{html.escape(label)}</b> and a "
+                "<code>branch_summary</code> entry is appended: it becomes the new leaf."
             )
         else:  # pi moves the leaf without a summary then, and writes nothing
             what = (
@@ -252,8 +252,8 @@ class WriteCommands(SummaryGeneration):
             )
         if not self.ask_yes_no(
             "Branch with summary",
-            f"Leave the current branch and continue from {html.escape(target)}"
-            f" ({html.escape(self._entry_words(d.selected, 60))})?<br>{what}",
+            f"Leave the current branch and continue from {rich_escaped(target, 80)}"
+            f" ({rich_escaped(self._entry_words(d.selected, 60), 200)})?<br>{what}",
             yes="Summarise and branch" if left else "Move the leaf",
         ):
             return
@@ -316,7 +316,9 @@ class WriteCommands(SummaryGeneration):
         cur = s.label_of(target) or ""
         index = s.get_index(target)
         what = f" ({self._entry_words(index, 60)})" if index is not None else ""
-        text = self.ask_text("Label entry", f"Label of {target}{what}\n(empty clears it):", cur)
+        # the entry's text is session content: escaped, never taken for HTML by Qt's label
+        label = f"<qt>Label of {rich_escaped(target + what, 200)}<br>(empty clears it):</qt>"
+        text = self.ask_text("Label entry", label, cur)
         if text is None or text.strip() == cur:
             return
 
