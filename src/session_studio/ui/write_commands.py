@@ -133,7 +133,7 @@ class WriteCommands(SummaryGeneration):
         read, modified = d.file_lists()
         text = (
             f"<p>Append a compaction entry to <b>{html.escape(os.path.basename(s.path))}</b>?</p>"
-            f"<p>First kept entry: <code>{html.escape(str(fk))}</code>{html.escape(who)}<br>"
+            f"<p>First kept entry: <code>{rich_escaped(fk, 80)}</code>{rich_escaped(who, 200)}<br>"
             f"Context tokens: {n(before)} → ≈{n(after)}<br>"
             f"Summary: {len(summary):,} characters · {len(read)} files read · {len(modified)} modified<br>"
             + ("Split turn: the turn prefix is summarised separately<br>" if d.cut.is_split_turn else "")
