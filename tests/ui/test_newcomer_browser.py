@@ -145,3 +145,15 @@ def test_forks_are_listed_under_the_session_they_came_from(qtbot: Any) -> None:
     fork1 = model.item(0, 0).child(0, 0).child(0, 0)
     assert "Forked from: old" in fork1.toolTip()
     assert model.item(0, 2).text() == "7 sessions"
+
+
+def test_the_heading_counts_what_a_search_shows(qtbot: Any, browser: SessionBrowser) -> None:
+    """The heading said "4 sessions" while a search showed one; it says how many of them it shows."""
+    assert browser.title.text() == "<b>4 sessions</b>"
+    qtbot.keyClicks(browser.search, "parser")
+    assert browser.title.text() == "<b>1 of 4 sessions</b>"
+    browser.search.clear()
+    qtbot.keyClicks(browser.search, "alpha")  # a project: both its sessions
+    assert browser.title.text() == "<b>2 of 4 sessions</b>"
+    browser.search.clear()
+    assert browser.title.text() == "<b>4 sessions</b>"

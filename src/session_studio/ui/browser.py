@@ -185,6 +185,9 @@ class SessionFilterProxy(QSortFilterProxyModel):
         self._needle = text.strip().casefold()
         self.endFilterChange()
 
+    def searching(self) -> bool:
+        return bool(self._needle)
+
     def filterAcceptsRow(self, row: int, parent: QModelIndex | QPersistentModelIndex) -> bool:
         if not self._needle:
             return True
@@ -210,6 +213,7 @@ class SessionBrowser(QWidget):
         self.search.setClearButtonEnabled(True)
         self.title = QLabel()
         self.title.setProperty("heading", True)
+        self._count, self._sample = 0, False  # the sessions listed, and whether they are the samples
         self.location = QLabel()
         self.location.setTextFormat(Qt.TextFormat.PlainText)  # a path is not HTML
         self.location.setProperty("muted", True)
@@ -273,10 +277,8 @@ class SessionBrowser(QWidget):
         build_browser_model(infos, self.model)
         self._listed = {_path_key(i.path): i for i in infos if not i.error}
         self.set_recent(*self._recent)
-        self.title.setText(
-            f"<b>{len(infos)} session{'s' if len(infos) != 1 else ''}</b>"
-            + (" · bundled samples" if sample else "")
-        )
+        self._count, self._sample = len(infos), sample
+        self._show_count()
         self.location.setText(
             f"No pi sessions found in {where}; showing the bundled sample sessions." if sample else where
         )
@@ -291,6 +293,24 @@ class SessionBrowser(QWidget):
     def _search(self, text: str) -> None:
         self.proxy.set_search(text)
         self.view.expandAll()  # every group left holds a match (or is one): show its sessions
+        self._show_count()
+
+    def _show_count(self) -> None:
+        """ "9 sessions"; while a search filters them, how many of them it shows ("1 of 9 sessions")."""
+        n = self._count
+        total = f"{n:,} session{'s' if n != 1 else ''}"
+        if self.proxy.searching():
+            total = f"{self._shown_sessions():,} of {total}"
+        self.title.setText(f"<b>{total}</b>" + (" · bundled samples" if self._sample else ""))
+
+    def _shown_sessions(self, parent: QModelIndex | None = None) -> int:
+        """The session rows the search leaves (a project row holds its sessions, forks their parent)."""
+        parent = parent if parent is not None else QModelIndex()
+        shown = 0
+        for row in range(self.proxy.rowCount(parent)):
+            ix = self.proxy.index(row, 0, parent)
+            shown += bool(ix.data(Roles.PATH)) + self._shown_sessions(ix)
+        return shown
 
     def set_recent(self, paths: list[str], problems: dict[str, str] | None = None) -> None:
         """The recent files; ``problems``: files that could not be opened last time → why."""
