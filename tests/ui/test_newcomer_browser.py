@@ -157,3 +157,23 @@ def test_the_heading_counts_what_a_search_shows(qtbot: Any, browser: SessionBrow
     assert browser.title.text() == "<b>2 of 4 sessions</b>"
     browser.search.clear()
     assert browser.title.text() == "<b>4 sessions</b>"
+
+
+def test_the_keyboard_goes_from_the_search_to_a_session(qtbot: Any, browser: SessionBrowser) -> None:
+    """Typed a search, a keyboard user pressed Down and Return and nothing happened. Down now goes
+    to the first session shown, Return in the search field opens it."""
+    from PySide6.QtCore import Qt
+
+    opened: list[str] = []
+    browser.open_requested.connect(opened.append)
+    browser.search.setFocus()
+    qtbot.keyClicks(browser.search, "beta")
+    qtbot.keyClick(browser.search, Qt.Key.Key_Down)
+    assert browser.view.hasFocus() or browser.view.currentIndex().isValid()
+    assert browser.view.currentIndex().data(Roles.PATH) == "/s/b1.jsonl"
+    qtbot.keyClick(browser.search, Qt.Key.Key_Return)
+    assert opened == ["/s/b1.jsonl"]
+    browser.search.clear()
+    qtbot.keyClicks(browser.search, "zzz-nothing")
+    qtbot.keyClick(browser.search, Qt.Key.Key_Return)  # nothing shown: nothing opens
+    assert opened == ["/s/b1.jsonl"]

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QStandardItem, QStandardItemModel
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeyEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -265,6 +273,10 @@ class SessionBrowser(QWidget):
         lay.addWidget(split, 1)
 
         self.search.textChanged.connect(self._search)
+        # from the search field, as in a quick-open list: Down goes to the first session shown,
+        # Return opens it
+        self.search.returnPressed.connect(self._open_first)
+        self.search.installEventFilter(self)
         self.view.doubleClicked.connect(self._activated)
         self.view.activated.connect(self._activated)
         self.recent.itemActivated.connect(
@@ -302,6 +314,34 @@ class SessionBrowser(QWidget):
         if self.proxy.searching():
             total = f"{self._shown_sessions():,} of {total}"
         self.title.setText(f"<b>{total}</b>" + (" · bundled samples" if self._sample else ""))
+
+    def _first_session(self, parent: QModelIndex | None = None) -> QModelIndex:
+        """The first session row shown (depth first: a project's sessions, a session's forks)."""
+        parent = parent if parent is not None else QModelIndex()
+        for row in range(self.proxy.rowCount(parent)):
+            ix = self.proxy.index(row, 0, parent)
+            if ix.data(Roles.PATH):
+                return ix
+            inner = self._first_session(ix)
+            if inner.isValid():
+                return inner
+        return QModelIndex()
+
+    def _open_first(self) -> None:
+        ix = self._first_session()
+        if ix.isValid():
+            self._activated(ix)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.search and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            if event.key() == Qt.Key.Key_Down:
+                ix = self._first_session()
+                if ix.isValid():
+                    self.view.setFocus()
+                    self.view.setCurrentIndex(ix)
+                    return True
+        return super().eventFilter(watched, event)
 
     def _shown_sessions(self, parent: QModelIndex | None = None) -> int:
         """The session rows the search leaves (a project row holds its sessions, forks their parent)."""
