@@ -249,3 +249,22 @@ def test_the_load_issues_details_list_the_issues_at_once(
     label = dlg.findChild(QLabel).text()
     assert label.startswith(f"{len(issues)} line")
     dlg.close()
+
+
+def test_escape_in_the_entry_search_clears_it_then_goes_back_to_the_tree(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    """Escape in the search field did nothing; it clears the search (the whole tree is shown again),
+    and a second Escape puts the keyboard back in the tree."""
+    from PySide6.QtCore import Qt
+
+    path = write_session(tmp_path / "s.jsonl", [("user", 20), ("assistant", 20), ("user", 20)])
+    _open(qtbot, window, path)
+    window.show()
+    window.activateWindow()
+    window.search.setFocus()
+    qtbot.keyClicks(window.search, "zzz")
+    qtbot.keyClick(window.search, Qt.Key.Key_Escape)
+    assert window.search.text() == ""
+    qtbot.keyClick(window.search, Qt.Key.Key_Escape)
+    qtbot.waitUntil(window.tree.hasFocus, timeout=2000)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import QPersistentModelIndex, QSize, QTimer, qVersion
+from PySide6.QtCore import QPersistentModelIndex, QSize, Qt, QTimer, qVersion
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -20,6 +20,8 @@ from PySide6.QtGui import (
     QDropEvent,
     QGuiApplication,
     QIcon,
+    QKeySequence,
+    QShortcut,
 )
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
@@ -190,6 +192,10 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(200)
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
+        # Escape in the search clears it (the whole tree again); a second one goes back to the tree
+        escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self.search)
+        escape.setContext(Qt.ShortcutContext.WidgetShortcut)
+        escape.activated.connect(lambda: self.search.clear() if self.search.text() else self.tree.setFocus())
         self._search_timer.timeout.connect(self._apply_filter)
         self.tree_model.search_text_progress.connect(self._on_search_text_progress)
         self.bar.entry_clicked.connect(d.select)
