@@ -161,7 +161,7 @@ def test_the_heading_counts_what_a_search_shows(qtbot: Any, browser: SessionBrow
 
 def test_the_keyboard_goes_from_the_search_to_a_session(qtbot: Any, browser: SessionBrowser) -> None:
     """Typed a search, a keyboard user pressed Down and Return and nothing happened. Down now goes
-    to the first session shown, Return in the search field opens it."""
+    to the first session shown, Return in the search field opens it, Escape clears it."""
     from PySide6.QtCore import Qt
 
     opened: list[str] = []
@@ -177,3 +177,5 @@ def test_the_keyboard_goes_from_the_search_to_a_session(qtbot: Any, browser: Ses
     qtbot.keyClicks(browser.search, "zzz-nothing")
     qtbot.keyClick(browser.search, Qt.Key.Key_Return)  # nothing shown: nothing opens
     assert opened == ["/s/b1.jsonl"]
+    qtbot.keyClick(browser.search, Qt.Key.Key_Escape)  # clears the search
+    assert browser.search.text() == "" and browser.title.text() == "<b>4 sessions</b>"

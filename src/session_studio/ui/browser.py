@@ -274,7 +274,7 @@ class SessionBrowser(QWidget):
 
         self.search.textChanged.connect(self._search)
         # from the search field, as in a quick-open list: Down goes to the first session shown,
-        # Return opens it
+        # Return opens it, Escape clears it
         self.search.returnPressed.connect(self._open_first)
         self.search.installEventFilter(self)
         self.view.doubleClicked.connect(self._activated)
@@ -341,6 +341,9 @@ class SessionBrowser(QWidget):
                     self.view.setFocus()
                     self.view.setCurrentIndex(ix)
                     return True
+            elif event.key() == Qt.Key.Key_Escape and self.search.text():
+                self.search.clear()  # as in the session's entry search
+                return True
         return super().eventFilter(watched, event)
 
     def _shown_sessions(self, parent: QModelIndex | None = None) -> int:
