@@ -241,3 +241,26 @@ def test_planner_shows_no_settings_before_a_plan(qtbot: Any, runner: Any, split_
     p.set_state(None, waiting="Planned when the whole file is read")
     assert p.keep.spin.text() == "—"
     assert "Planned when the whole file is read" in p.cut_title.text()
+
+
+def test_a_short_planner_panel_scrolls_instead_of_cutting_its_texts(
+    qtbot: Any, runner: Any, split_turn_session: Path
+) -> None:
+    """With the context timeline shown the panel got short and its wrapped texts (the pi version's
+    reason, the cut's lines) were squeezed and cut off mid-line. The settings, cut and rules now
+    scroll; each wrapped label keeps the height its text needs, and the buttons stay in view."""
+    from PySide6.QtWidgets import QApplication, QLabel
+
+    d = _doc(qtbot, runner, split_turn_session)
+    p = PlannerPanel()
+    qtbot.addWidget(p)
+    p.set_state(d.state)
+    p.resize(330, 320)
+    p.show()
+    QApplication.processEvents()
+    wrapped = [lb for lb in p.findChildren(QLabel) if lb.wordWrap() and lb.text() and lb.isVisible()]
+    assert len(wrapped) >= 3
+    for lb in wrapped:
+        assert lb.height() >= lb.heightForWidth(lb.width()), lb.text()[:60]
+    assert p.body_scroll.verticalScrollBar().maximum() > 0
+    assert p.commit_button.isVisible() and p.rect().contains(p.commit_button.geometry())

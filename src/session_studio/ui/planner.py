@@ -8,10 +8,12 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QSlider,
     QSpinBox,
@@ -206,12 +208,27 @@ class PlannerPanel(QWidget):
         actions.addStretch(1)
         actions.addWidget(self.commit_button)
 
+        # the settings, the cut and the rules scroll when the panel is short (the context timeline
+        # shown, a small screen): squeezed, their wrapped texts were cut off mid-line; the
+        # Preview and Commit buttons stay in view below them
+        body = QWidget()
+        body_lay = QVBoxLayout(body)
+        body_lay.setContentsMargins(0, 0, 0, 0)
+        body_lay.addWidget(params)
+        body_lay.addWidget(cut)
+        body_lay.addWidget(self.quirk_box)
+        body_lay.addStretch(1)
+        self.body_scroll = QScrollArea()
+        self.body_scroll.setWidgetResizable(True)
+        self.body_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.body_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.body_scroll.setWidget(body)
+        self.body_scroll.viewport().setAutoFillBackground(False)  # the window's colour, as before
+        body.setAutoFillBackground(False)
+
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
-        lay.addWidget(params)
-        lay.addWidget(cut)
-        lay.addWidget(self.quirk_box)
-        lay.addStretch(1)
+        lay.addWidget(self.body_scroll, 1)
         lay.addLayout(actions)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Expanding)
 
