@@ -84,7 +84,7 @@ def test_dry_run_names_a_manual_cut(tmp_path: Path) -> None:
 
 
 def test_the_previews_token_counts_have_thousands_separators() -> None:
-    from session_studio.cli_actions import _count
+    from session_studio.core.explain import fmt_count  # the cut's lines' own formatting
 
-    assert [_count(12433), _count(6316.4), _count(999)] == ["12,433", "6,316", "999"]
-    assert [_count(float("nan")), _count("12"), _count(True)] == ["nan", "12", "True"]
+    assert [fmt_count(12433), fmt_count(6316.4), fmt_count(999)] == ["12,433", "6,316", "999"]
+    assert [fmt_count(float("nan")), fmt_count("12"), fmt_count(True)] == ["nan", "12", "True"]

@@ -252,16 +252,9 @@ def _compaction_preview(draft: Any, outcome: Any, provider: str, model: str | No
     }
 
 
-def _count(n: Any) -> str:
-    """A token count as the other lines print counts (12,433); anything else (JS NaN, a string from a
-    damaged usage) as it is."""
-    if isinstance(n, int | float) and not isinstance(n, bool) and n == n and abs(n) != float("inf"):
-        return f"{n:,.0f}"
-    return str(n)
-
-
 def _show_preview(preview: dict[str, Any]) -> None:
     """The preview for a person: the facts on stderr, the summary alone on stdout (to save or edit)."""
+    from .core.explain import fmt_count
 
     def files(names: list[Any]) -> str:
         return ", ".join(str(n) for n in names) if names else "(none)"
@@ -282,9 +275,9 @@ def _show_preview(preview: dict[str, Any]) -> None:
     _print(f"summary by: {preview['provider']}{model}")
     _print(f"read files: {files(preview['readFiles'])}")
     _print(f"modified files: {files(preview['modifiedFiles'])}")
-    _print(
-        f"tokens: {_count(preview['tokensBefore'])} before → ~{_count(preview['estimatedTokensAfter'])} after"
-    )
+    # counts as the cut's lines above print them (core.explain)
+    before, after = fmt_count(preview["tokensBefore"]), fmt_count(preview["estimatedTokensAfter"])
+    _print(f"tokens: {before} before → ~{after} after")
     _print("summary (on stdout):")
     sys.stderr.flush()
     out(preview["summary"])

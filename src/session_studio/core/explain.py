@@ -65,7 +65,9 @@ def _who(rec: EntryRecord) -> str:
     return str(rec.type) if isinstance(rec.type, str) else "unknown"
 
 
-def _fmt(n: Any) -> str:
+def fmt_count(n: Any) -> str:
+    """A count as the explanation prints it (12,433); anything else (a string from damaged usage,
+    a boolean) as it is. JS NaN and Infinity print as nan and inf."""
     return f"{n:,.0f}" if isinstance(n, int | float) and not isinstance(n, bool) else str(n)
 
 
@@ -89,7 +91,13 @@ def explain_plan(st: PlanState) -> CutExplanation:
         if b.prev_compaction >= 0
         else "no previous compaction"
     )
-    add(Step("range", "Range", f"path #{b.start} … #{b.end - 1} ({where}); keepRecentTokens = {_fmt(keep)}"))
+    add(
+        Step(
+            "range",
+            "Range",
+            f"path #{b.start} … #{b.end - 1} ({where}); keepRecentTokens = {fmt_count(keep)}",
+        )
+    )
     add(
         Step(
             "accumulate",
@@ -141,7 +149,7 @@ def explain_plan(st: PlanState) -> CutExplanation:
                 Step(
                     "candidate",
                     "Budget never reached",
-                    f"the {_fmt(total)} tokens after the boundary never reach keepRecentTokens = {_fmt(keep)}: "
+                    f"the {fmt_count(total)} tokens after the boundary never reach keepRecentTokens = {fmt_count(keep)}: "
                     f"the cut stays at the first valid cut point #{first_cp}",
                 )
             )
@@ -153,7 +161,7 @@ def explain_plan(st: PlanState) -> CutExplanation:
                     Step(
                         "candidate",
                         "Candidate",
-                        f"{_fmt(pl.sums[k_budget])} tokens ≥ {_fmt(keep)} at #{reached} ({_who(recs[reached])}); "
+                        f"{fmt_count(pl.sums[k_budget])} tokens ≥ {fmt_count(keep)} at #{reached} ({_who(recs[reached])}); "
                         f"the first valid cut point at or after it is #{cps[j]} ({_reason(st, cps[j])})",
                     )
                 )
@@ -316,7 +324,7 @@ def render_text(ex: CutExplanation) -> list[str]:
             hit = next((r for r in ex.rows if r.budget_reached), None)
             if hit is not None:
                 out.append(
-                    f"accumulate: walking back from the newest entry, {_fmt(hit.total)} tokens at path "
+                    f"accumulate: walking back from the newest entry, {fmt_count(hit.total)} tokens at path "
                     f"#{hit.position} ({hit.entry})"
                 )
             continue
