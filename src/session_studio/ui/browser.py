@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 from PySide6.QtCore import (
     QEvent,
@@ -312,20 +313,20 @@ class SessionBrowser(QWidget):
         n = self._count
         total = f"{n:,} session{'s' if n != 1 else ''}"
         if self.proxy.searching():
-            total = f"{self._shown_sessions():,} of {total}"
+            total = f"{sum(1 for _ in self._shown_session_rows()):,} of {total}"
         self.title.setText(f"<b>{total}</b>" + (" · bundled samples" if self._sample else ""))
 
-    def _first_session(self, parent: QModelIndex | None = None) -> QModelIndex:
-        """The first session row shown (depth first: a project's sessions, a session's forks)."""
+    def _shown_session_rows(self, parent: QModelIndex | None = None) -> Iterator[QModelIndex]:
+        """The session rows the search leaves, depth first (a project's sessions, a session's forks)."""
         parent = parent if parent is not None else QModelIndex()
         for row in range(self.proxy.rowCount(parent)):
             ix = self.proxy.index(row, 0, parent)
             if ix.data(Roles.PATH):
-                return ix
-            inner = self._first_session(ix)
-            if inner.isValid():
-                return inner
-        return QModelIndex()
+                yield ix
+            yield from self._shown_session_rows(ix)
+
+    def _first_session(self) -> QModelIndex:
+        return next(self._shown_session_rows(), QModelIndex())
 
     def _open_first(self) -> None:
         ix = self._first_session()
@@ -345,15 +346,6 @@ class SessionBrowser(QWidget):
                 self.search.clear()  # as in the session's entry search
                 return True
         return super().eventFilter(watched, event)
-
-    def _shown_sessions(self, parent: QModelIndex | None = None) -> int:
-        """The session rows the search leaves (a project row holds its sessions, forks their parent)."""
-        parent = parent if parent is not None else QModelIndex()
-        shown = 0
-        for row in range(self.proxy.rowCount(parent)):
-            ix = self.proxy.index(row, 0, parent)
-            shown += bool(ix.data(Roles.PATH)) + self._shown_sessions(ix)
-        return shown
 
     def set_recent(self, paths: list[str], problems: dict[str, str] | None = None) -> None:
         """The recent files; ``problems``: files that could not be opened last time → why."""

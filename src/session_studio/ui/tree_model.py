@@ -209,10 +209,9 @@ class SessionTreeModel(QAbstractItemModel):
         #: the default, unsearched outline last shown, with its session and record count: clearing
         #: a search shows it again without building it again
         self._default_outline: tuple[Session, int, Outline] | None = None
-        #: the cell styles painted (see begin_paint), by record * 4 + column, and the rows' looks by
-        #: record; None outside a paint
-        self._painted_cells: dict[int, CellStyle] | None = None
-        self._painted_rows: dict[int, RowLook] | None = None
+        #: a paint of the view is under way (see begin_paint): the styles below are used and kept
+        self._painting = False
+        #: the cell styles kept between paints, by record * 4 + column, and the rows' looks by record
         self._kept_cells: dict[int, CellStyle] = {}
         self._kept_rows: dict[int, RowLook] = {}
         #: what the kept cell styles were made from (see _cell_sources)
@@ -874,11 +873,11 @@ class SessionTreeModel(QAbstractItemModel):
         ):
             self._kept_cells, self._kept_rows = {}, {}
             self._kept_from = sources
-        self._painted_cells, self._painted_rows = self._kept_cells, self._kept_rows
+        self._painting = True
 
     def end_paint(self) -> None:
         """The paint is done: cell styles asked outside a paint are made afresh (see begin_paint)."""
-        self._painted_cells = self._painted_rows = None
+        self._painting = False
 
     def _cell_sources(self) -> tuple[tuple[object, ...], int]:
         s = self.session
@@ -889,9 +888,9 @@ class SessionTreeModel(QAbstractItemModel):
         """What a record's cell shows: (text, font, text colour, background), each None where the
         view's default applies; the same answers as data()'s display, font, foreground and background
         roles, in one call for the delegate (Qt asks data() seven times per painted cell)."""
-        cells = self._painted_cells
-        if cells is None:
+        if not self._painting:
             return self._cell_style(i, col)
+        cells = self._kept_cells
         got = cells.get(i * 4 + col)
         if got is None:
             got = cells[i * 4 + col] = self._cell_style(i, col)
@@ -900,9 +899,9 @@ class SessionTreeModel(QAbstractItemModel):
     def row_look(self, i: int) -> RowLook:
         """How a record's row is drawn around its cells (connectors, cut marks), kept during paints
         like :meth:`cell_style`."""
-        rows = self._painted_rows
-        if rows is None:
+        if not self._painting:
             return self._row_look(i)
+        rows = self._kept_rows
         got = rows.get(i)
         if got is None:
             got = rows[i] = self._row_look(i)
