@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -179,3 +180,17 @@ def test_the_keyboard_goes_from_the_search_to_a_session(qtbot: Any, browser: Ses
     assert opened == ["/s/b1.jsonl"]
     qtbot.keyClick(browser.search, Qt.Key.Key_Escape)  # clears the search
     assert browser.search.text() == "" and browser.title.text() == "<b>4 sessions</b>"
+
+
+def test_a_matching_project_keeps_the_forks_under_its_sessions(qtbot: Any) -> None:
+    """A fork is listed under the session it came from; a search matching only the project kept
+    the session and dropped its fork (only the row's parent was looked at, not the project)."""
+    b = SessionBrowser()
+    qtbot.addWidget(b)
+    fork = dataclasses.replace(
+        _info("/s/f1.jsonl", "/home/u/gamma", "continue the work"), parent_session="/s/g1.jsonl"
+    )
+    b.set_sessions([_info("/s/g1.jsonl", "/home/u/gamma", "start the work"), fork], "/s")
+    qtbot.keyClicks(b.search, "gamma")
+    assert [ix.data(Roles.PATH) for ix in b._shown_session_rows()] == ["/s/g1.jsonl", "/s/f1.jsonl"]
+    assert b.title.text() == "<b>2 of 2 sessions</b>"

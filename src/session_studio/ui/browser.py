@@ -203,7 +203,13 @@ class SessionFilterProxy(QSortFilterProxyModel):
         src = self.sourceModel()
         if self._needle in str(src.index(row, 0, parent).data(Roles.SEARCH) or ""):
             return True
-        return parent.isValid() and self._needle in str(parent.data(Roles.SEARCH) or "")
+        # a matching project keeps all of its sessions, forks under a session included (checking
+        # only the parent row dropped those: their parent is the session they came from)
+        while parent.isValid():
+            if self._needle in str(parent.data(Roles.SEARCH) or ""):
+                return True
+            parent = parent.parent()
+        return False
 
 
 class SessionBrowser(QWidget):
