@@ -133,11 +133,13 @@ class TreeNavigation(WindowParts):
         self._paint_tree_next_turn(lambda: self._reselect(self.doc.selected))
 
     def _paint_tree_next_turn(self, then: Callable[[], None] | None = None) -> None:
-        """Paint the tree's new rows in a later turn of the event loop than this step, and ``then``
-        in a turn after that paint. The first paint of a new tree (~40–70 ms: its rows laid out, each
-        cell's text elided and prepared) right after the step that made it (25–30 ms when a file's
-        head or whole index arrives) was one stall of the GUI thread over 100 ms: between the two,
-        input and timers are handled now."""
+        """Paint the tree's new rows two turns of the event loop after this step, and ``then`` in a
+        turn after that paint. The first paint of a new tree (~40–70 ms: its rows laid out, each
+        cell's text elided and prepared) right after the step that made it (25–60 ms when a file's
+        head or whole index arrives) was one stall of the GUI thread over 100 ms. So was that paint
+        in the turn after the step: there Qt lays out what the step changed in the rest of the window
+        (the panel, the bar, the labels), and a second wave of layouts follows the first one's paint
+        (~20 ms with the tree's first paint: a stall of ~120 ms on the 1 GB session)."""
         if self.runner.synchronous:  # no event loop turns between the steps (tests)
             if then is not None:
                 then()
@@ -148,9 +150,9 @@ class TreeNavigation(WindowParts):
         def paint() -> None:
             tree.setUpdatesEnabled(True)
             if then is not None:
-                QTimer.singleShot(1, self, then)
+                tree.call_after_paint(then)
 
-        QTimer.singleShot(1, self, paint)
+        QTimer.singleShot(1, self, lambda: QTimer.singleShot(1, self, paint))
 
     def _apply_filter(self) -> None:
         # built in a worker and swapped in: typing never freezes the window on a big session

@@ -18,7 +18,16 @@ import itertools
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QPointF, QRect, Qt, Signal
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPointF,
+    QRect,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -1142,23 +1151,55 @@ _STYLED_STATES = (
 )
 
 
+#: when the tree is not painted (a hidden or minimised window), what waits for its next paint runs
+#: after this long anyway
+AFTER_PAINT_FALLBACK_MS = 250
+
+
 class SessionTreeView(QTreeView):
     """The session tree's view. Each paint is foreground work (core.priority): a worker planning or
     laying out a big session waits at its next step instead of taking the GIL each time the paint
     returns to Qt (a 50 ms paint took 250-350 ms while the 1 GB session was re-planned)."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        #: what runs in a turn of the event loop after the next paint (see call_after_paint)
+        self._after_paint: list[Callable[[], None]] = []
+        self._after_paint_fallback = QTimer(self)
+        self._after_paint_fallback.setSingleShot(True)
+        self._after_paint_fallback.setInterval(AFTER_PAINT_FALLBACK_MS)
+        self._after_paint_fallback.timeout.connect(self._run_after_paint)
+
+    def call_after_paint(self, then: Callable[[], None]) -> None:
+        """Run ``then`` in a turn of the event loop after the view's next paint: a timer of its own
+        started before that paint fired in the same step of the GUI thread as the paint (both due
+        when the event loop came round), so a first paint of new rows (40-70 ms) and what follows it
+        (showing the current row, ~20 ms) were one stall. Without a paint (a hidden window) it runs
+        after AFTER_PAINT_FALLBACK_MS."""
+        self._after_paint.append(then)
+        if not self._after_paint_fallback.isActive():
+            self._after_paint_fallback.start()
+
+    def _run_after_paint(self) -> None:
+        self._after_paint_fallback.stop()
+        waiting, self._after_paint = self._after_paint, []
+        for then in waiting:
+            then()
 
     def paintEvent(self, event: QPaintEvent) -> None:
         model = self.model()
         if not isinstance(model, SessionTreeModel):
             with foreground():
                 super().paintEvent(event)
-            return
-        model.begin_paint()
-        try:
-            with foreground():
-                super().paintEvent(event)
-        finally:
-            model.end_paint()
+        else:
+            model.begin_paint()
+            try:
+                with foreground():
+                    super().paintEvent(event)
+            finally:
+                model.end_paint()
+        if self._after_paint:
+            QTimer.singleShot(1, self, self._run_after_paint)
 
 
 class BranchDelegate(QStyledItemDelegate):
