@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from session_studio.core import Session
@@ -182,3 +183,58 @@ def test_legacy_file_disables_writes(qtbot: Any, window: MainWindow, tmp_path: P
 def test_no_session_tooltips(window: MainWindow) -> None:
     for a, _tip in window.write_actions.values():
         assert not a.isEnabled() and a.toolTip() == "Open a session first."
+
+
+def test_a_right_click_on_a_row_selects_its_entry_and_offers_the_entrys_commands(
+    qtbot: Any, window: MainWindow, branching_session: Path
+) -> None:
+    """The tree's context menu: the window's own actions for the entry under the pointer (which is
+    selected first: the commands act on the selection), or for the current row from the Menu key."""
+    w = window
+    w.show()
+    _open(qtbot, w, branching_session)
+    t, m = w.tree, w.tree_model
+    side = side_branch_assistant(w)
+    w.doc.select(side)
+    leaf = w.doc.session.leaf_index()
+    ix = m.index_of(leaf)
+    t.scrollTo(ix)
+    w._tree_context_menu(t.visualRect(ix).center())
+    assert w.doc.selected == leaf
+    menu = w.last_menu
+    assert menu is not None and menu.isVisible()
+    shown = [a for a in menu.actions() if not a.isSeparator()]
+    assert shown == [w.a_cut_here, w.a_goto_cut, w.a_branch, w.a_branch_sum, w.a_fork, w.a_label, w.a_copy_id]
+    assert all(a.isEnabled() for a in (w.a_cut_here, w.a_fork, w.a_label, w.a_copy_id))
+    menu.close()
+    # the Menu key: Qt's point may lie beside every row; the current row's commands then
+    w.doc.select(side)
+    w._tree_context_menu(QPoint(-5, -5))
+    assert w.doc.selected == side and w.last_menu is not menu and w.last_menu.isVisible()
+    w.last_menu.close()
+
+
+def test_copy_entry_id_copies_the_selected_entrys_id_from_the_menu_and_the_inspector(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    """Edit ▸ Copy entry id and the inspector's Copy id button are one action; an entry without a
+    string id (a damaged line pi keeps) has none to copy, rather than Python's "None"."""
+    w = window
+    path = write_session(tmp_path / "s.jsonl", [("user", 40), ("assistant", 40), ("user", 20)])
+    with path.open("a") as f:
+        f.write('{"type":"message","parentId":"e0002","message":{"role":"user","content":"no id"}}\n')
+    _open(qtbot, w, path)
+    s = w.doc.session
+    clipboard = QApplication.clipboard()
+    w.doc.select(s.get_index("e0001"))
+    assert w.inspector.copy_button.defaultAction() is w.a_copy_id
+    w.inspector.copy_button.click()
+    assert clipboard.text() == "e0001"
+    w.doc.select(s.get_index("e0000"))
+    w.a_copy_id.trigger()
+    assert clipboard.text() == "e0000"
+    no_id = len(s.records) - 1
+    w.doc.select(no_id)
+    assert w.doc.selected == no_id
+    assert not w.a_copy_id.isEnabled()
+    assert not w.inspector.copy_button.isEnabled()

@@ -781,6 +781,7 @@ class EntryInspector(QWidget):
         self.raw_button.setText("Raw JSON")
         self.raw_button.setCheckable(True)
         self.raw_button.setToolTip("Show the entry's JSON as stored (after migration)")
+        #: the window gives it its Copy entry id action (setDefaultAction)
         self.copy_button = QToolButton()
         self.copy_button.setText("Copy id")
         self.browser = SafeTextBrowser()
@@ -825,7 +826,6 @@ class EntryInspector(QWidget):
         lay.addWidget(self.tokens)
         lay.addWidget(self.stack, 1)
         self.raw_button.toggled.connect(self._show_raw)
-        self.copy_button.clicked.connect(self._copy_id)
         self.full_back.clicked.connect(self._leave_full_text)
 
     def set_session(self, session: Session | None) -> None:
@@ -933,7 +933,3 @@ class EntryInspector(QWidget):
     def _show_raw(self, on: bool) -> None:
         self.stack.setCurrentIndex(1 if on else 0)
         self._render()
-
-    def _copy_id(self) -> None:
-        if self.session is not None and self.index >= 0:
-            QGuiApplication.clipboard().setText(str(self.session.records[self.index].id))

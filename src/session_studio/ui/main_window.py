@@ -122,6 +122,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self._gen_op = None
         self._gen_cancel = None
         self.last_dialog = None
+        self.last_menu = None
         self._ctx_op = None
         self._preloaded = False
         self._opening: str | None = None  # the file being opened (Recent bookkeeping on failure)
@@ -186,6 +187,10 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.browser.refresh_requested.connect(self.show_browser)
         self.tree.selectionModel().currentChanged.connect(self._on_tree_current)
         self.tree.doubleClicked.connect(lambda ix: self._cut_at(self.tree_model.record_of(ix)))
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._tree_context_menu)
+        self.a_copy_id.triggered.connect(self._copy_entry_id)
+        self.inspector.copy_button.setDefaultAction(self.a_copy_id)
         self.tree.expanded.connect(self._on_tree_expanded)
         self.filter_combo.currentIndexChanged.connect(self._apply_filter)
         self._search_timer = QTimer(self)

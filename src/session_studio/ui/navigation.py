@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPersistentModelIndex, QTimer
-from PySide6.QtWidgets import QAbstractItemView
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPersistentModelIndex, QPoint, QTimer
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QAbstractItemView, QMenu
 
 from .window_parts import PAGE_BROWSER, WindowParts
 
@@ -153,6 +154,37 @@ class TreeNavigation(WindowParts):
                 tree.call_after_paint(then)
 
         QTimer.singleShot(1, self, lambda: QTimer.singleShot(1, self, paint))
+
+    def _tree_context_menu(self, pos: QPoint) -> None:
+        """The entry's commands (the window's own actions) at a right click on its row, or at the
+        Menu key on the current row; the row is selected first, as the commands act on the
+        selection."""
+        t = self.tree
+        ix = t.indexAt(pos)
+        if not ix.isValid():  # the Menu key: Qt may give a point beside the current row
+            ix = t.currentIndex()
+            pos = t.visualRect(ix).center()
+        record = self.tree_model.record_of(ix)
+        if record < 0:  # a block of rows or no row: no entry to act on
+            return
+        if t.currentIndex().internalId() != ix.internalId():
+            t.setCurrentIndex(ix)
+        self._update_actions()
+        menu = QMenu(self)
+        menu.setToolTipsVisible(True)  # a disabled command's tooltip says why
+        menu.addActions([self.a_cut_here, self.a_goto_cut])
+        menu.addSeparator()
+        menu.addActions([self.a_branch, self.a_branch_sum, self.a_fork, self.a_label])
+        menu.addSeparator()
+        menu.addAction(self.a_copy_id)
+        self.last_menu = menu
+        menu.popup(t.viewport().mapToGlobal(pos))
+
+    def _copy_entry_id(self) -> None:
+        rid = self._entry_id(self.doc.selected)
+        if rid is not None:
+            QGuiApplication.clipboard().setText(rid)
+            self.statusBar().showMessage(f"Copied the entry id {rid}", 3000)
 
     def _apply_filter(self) -> None:
         # built in a worker and swapped in: typing never freezes the window on a big session

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QSizePolicy,
     QSplitter,
@@ -70,6 +71,8 @@ class WindowParts(QMainWindow):
     doc: SessionDocument
     #: the dialog opened last (tests answer or inspect it)
     last_dialog: QDialog | None
+    #: the context menu opened last (tests pick from it)
+    last_menu: QMenu | None
     _gen_op: Operation | None
     _gen_cancel: CancelToken | None
     _ctx_op: Operation | None
@@ -214,6 +217,8 @@ class WindowParts(QMainWindow):
         )
         self.a_quit = act("&Quit", S.Quit)
         self.a_find = act("&Find", S.Find, "Search entries in the tree")
+        self.a_copy_id = act("&Copy entry id", "Ctrl+Shift+C", "Copy the selected entry's id")
+        self.a_copy_id.setIconText("Copy id")  # the inspector's button
         self.a_next = act("&Next entry", "Alt+Down")
         self.a_prev = act("&Previous entry", "Alt+Up")
         self.a_leaf = act("Go to &leaf", "Ctrl+L")
@@ -263,7 +268,7 @@ class WindowParts(QMainWindow):
         m.addSeparator()
         m.addAction(self.a_quit)
         m = mb.addMenu("&Edit")
-        m.addAction(self.a_find)
+        m.addActions([self.a_find, self.a_copy_id])
         m = mb.addMenu("&View")
         m.addAction(self.a_timeline)
         tm = m.addMenu("&Theme")
@@ -320,6 +325,7 @@ class WindowParts(QMainWindow):
         ):
             a.setEnabled(has)
         self.a_auto_cut.setEnabled(bool(has and st and st.manual))
+        self.a_copy_id.setEnabled(has and self._entry_id(self.doc.selected) is not None)
         reasons = actions.disabled_reasons(self.doc, self.doc.writing)
         if not has:
             reasons = dict.fromkeys(reasons, "Open a session first.")
