@@ -7,6 +7,8 @@ the 1.6.0 projection), the raw usage of each message, and the PlanState the toke
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import math
 import random
 import xml.etree.ElementTree as ET
@@ -15,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from session_studio.core.context import build_session_context
 from session_studio.core.jsvalue import u16len
@@ -24,6 +28,7 @@ from session_studio.core.session import Session
 from session_studio.core.timeline import Limits, Timeline, branch_leaf, build_timeline, downsample
 from session_studio.core.timeline_layout import (
     LABEL_DESCENT,
+    LIMIT_LABEL_HEIGHT,
     PlotArea,
     layout_timeline,
     svg_label_width,
@@ -408,3 +413,32 @@ def test_the_planned_label_is_not_written_over_a_compactions_label() -> None:
     a, b = box(drop_label), box(planned)
     assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (a, b)
     assert planned.baseline < lay.planned[1]  # above the planned line's top dot
+
+
+_HAND_TIMELINE = build_timeline(PathPlanner(_hand_session()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    window=st.integers(1_000, 2_000_000),
+    reserve_share=st.floats(0.0, 0.99),
+    height=st.integers(40, 400),
+)
+def test_the_limit_labels_never_overlap(window: int, reserve_share: float, height: int) -> None:
+    """The window, threshold and reserve labels right of the chart: a window of 1.05M and a
+    threshold of 1.03M drew "threshold" over "window" (in the window and in the exported SVG, which
+    place them with the layout's limit_label_ys). Each label is at its line where there is room."""
+    limits = Limits(window, int(window * reserve_share), True)
+    lay = layout_timeline(dataclasses.replace(_HAND_TIMELINE, limits=limits), PlotArea(40, 10, 300, height))
+    ys = lay.limit_y()
+    labels = lay.limit_label_ys()
+    assert ys is not None and labels is not None
+    y_window, y_threshold = ys
+    window_label, threshold_label, reserve_label = labels
+    gaps = [abs(a - b) for a, b in itertools.combinations(labels, 2)]
+    assert min(gaps) >= LIMIT_LABEL_HEIGHT - 1e-9, (labels, ys)
+    assert window_label == y_window
+    if y_threshold - y_window >= LIMIT_LABEL_HEIGHT:
+        assert threshold_label == y_threshold
+    if y_threshold - y_window > 2 * LIMIT_LABEL_HEIGHT:
+        assert y_window < reserve_label < y_threshold

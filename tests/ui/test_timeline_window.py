@@ -184,3 +184,22 @@ def test_compaction_labels_stay_above_the_marker_row(window: Any, qtbot: Any, tm
     under = [x for _, x in lay.markers if x - MARKER_HALF_WIDTH <= right and x + MARKER_HALF_WIDTH >= label.x]
     assert under, "the test needs a marker under the label"
     assert label.baseline + LABEL_DESCENT <= lay.area.bottom - MARKER_HEIGHT
+
+
+def test_the_key_wraps_at_a_narrow_window_instead_of_cutting_items_off(qtbot: Any) -> None:
+    """At 1024 px the key's last items ("planned" mid-word, "branch summary", "model change") were
+    cut off by the status beside it. Now items that do not fit start a row of their own, and the
+    key asks for the rows' height."""
+    from session_studio.ui.timeline import _Legend
+
+    legend = _Legend()
+    qtbot.addWidget(legend)
+    fm = legend.fontMetrics()
+    wide = legend.sizeHint().width()
+    assert legend.heightForWidth(wide) == legend._ROW
+    for width in (wide - 1, 480, 300, legend.minimumSizeHint().width()):
+        places = legend._places(width)
+        rows = places[-1][1] + 1
+        assert rows > 1 and legend.heightForWidth(width) == rows * legend._ROW
+        for (_key, label), (x, _row) in zip(legend._ITEMS, places, strict=True):
+            assert x + 22 + fm.horizontalAdvance(label) <= width, (width, label)

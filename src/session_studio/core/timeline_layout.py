@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from .timeline import Columns, Drop, Marker, Timeline, downsample
 
 __all__ = [
+    "LIMIT_LABEL_HEIGHT",
     "MARKER_HALF_WIDTH",
     "MARKER_HEIGHT",
     "DropLabel",
@@ -85,6 +86,8 @@ class Run:
 #: the marker triangles stand on the plot's foot: this tall, twice this wide
 MARKER_HEIGHT = 8.0
 MARKER_HALF_WIDTH = 4.0
+#: the height a limit's label (window, threshold, reserve) right of the plot takes, its line's gap
+LIMIT_LABEL_HEIGHT = 13.0
 #: a drop's label starts this far right of its line, its baseline this far below the drop's dot
 LABEL_DX, LABEL_DY = 4.0, 12.0
 #: room under a label's baseline (descenders) and above it (the text), in pixels
@@ -159,6 +162,22 @@ class TimelineLayout:
         if lim.context_window <= 0:
             return None
         return self.y(float(lim.context_window)), self.y(float(lim.threshold))
+
+    def limit_label_ys(self) -> tuple[float, float, float] | None:
+        """The vertical middles of the window, threshold and reserve labels right of the plot: each
+        at its line, the threshold's pushed under the window's where the two lines lie closer than
+        a label's height (a window of 1.05M and a threshold of 1.03M drew one label over the other),
+        the reserve's between the lines where they leave room for it, else under the threshold's."""
+        ys = self.limit_y()
+        if ys is None:
+            return None
+        y_window, y_threshold = ys
+        y_threshold_label = max(y_threshold, y_window + LIMIT_LABEL_HEIGHT)
+        if y_threshold - y_window > 2 * LIMIT_LABEL_HEIGHT:
+            y_reserve_label = (y_window + y_threshold) / 2
+        else:
+            y_reserve_label = y_threshold_label + LIMIT_LABEL_HEIGHT
+        return y_window, y_threshold_label, y_reserve_label
 
     def place_label(self, x: float, y_after: float, text: str) -> DropLabel | None:
         """A drop label beside its line, under its dot, but above the marker triangles where one

@@ -130,16 +130,15 @@ def timeline_svg(timeline: Timeline, *, width: int = 900, height: int = 260) -> 
             f'<line x1="{_f(area.left)}" y1="{_f(y_threshold)}" x2="{_f(area.right)}" y2="{_f(y_threshold)}" '
             f'stroke="{_DROP}" stroke-width="1" stroke-dasharray="5 3"/>'
         )
+        labels = lay.limit_label_ys()
+        assert labels is not None  # as limit_y()
+        y_window_label, y_threshold_label, y_reserve_label = labels
         known = "" if lim.window_known else "?"
-        out.append(_text(area.right + 4, y_window + 3, f"window {tokens_label(lim.context_window)}{known}"))
-        out.append(_text(area.right + 4, y_threshold + 3, f"threshold {tokens_label(lim.threshold)}"))
         out.append(
-            _text(
-                area.right + 4,
-                (y_window + y_threshold) / 2 + 3 if y_threshold - y_window > 20 else y_threshold + 14,
-                f"reserve {tokens_label(lim.reserve_tokens)}",
-            )
+            _text(area.right + 4, y_window_label + 3, f"window {tokens_label(lim.context_window)}{known}")
         )
+        out.append(_text(area.right + 4, y_threshold_label + 3, f"threshold {tokens_label(lim.threshold)}"))
+        out.append(_text(area.right + 4, y_reserve_label + 3, f"reserve {tokens_label(lim.reserve_tokens)}"))
     for x, y_low, y_high in lay.spans:
         out.append(
             f'<line x1="{_f(x)}" y1="{_f(y_low)}" x2="{_f(x)}" y2="{_f(y_high)}" stroke="{_USAGE}" '

@@ -272,17 +272,19 @@ class TimelineChart(QWidget):
         p.setPen(QPen(th.threshold, 1, Qt.PenStyle.DashLine))
         p.drawLine(QPointF(a.left, y_threshold), QPointF(a.right, y_threshold))
         lim = tl.limits
+        labels = lay.limit_label_ys()
+        assert labels is not None  # as limit_y()
+        y_window_label, y_threshold_label, y_reserve_label = labels
         p.setPen(th.muted)
-        label_rect = QRectF(a.right + 4, 0, _MARGIN_RIGHT - 6, 14)
+        label_rect = QRectF(a.right + 4, -7, _MARGIN_RIGHT - 6, 14)  # around y = 0: moved to a label's middle
         known = "" if lim.window_known else "?"
         p.drawText(
-            label_rect.translated(0, y_window - 7), f"window {tokens_label(lim.context_window)}{known}"
+            label_rect.translated(0, y_window_label), f"window {tokens_label(lim.context_window)}{known}"
         )
         p.setPen(th.threshold)
-        p.drawText(label_rect.translated(0, y_threshold - 7), f"threshold {tokens_label(lim.threshold)}")
+        p.drawText(label_rect.translated(0, y_threshold_label), f"threshold {tokens_label(lim.threshold)}")
         p.setPen(th.muted)
-        y_reserve = (y_window + y_threshold) / 2 if y_threshold - y_window > 28 else y_threshold + 13
-        p.drawText(label_rect.translated(0, y_reserve - 7), f"reserve {tokens_label(lim.reserve_tokens)}")
+        p.drawText(label_rect.translated(0, y_reserve_label), f"reserve {tokens_label(lim.reserve_tokens)}")
 
     def _paint_selection(self, p: QPainter, lay: TimelineLayout) -> None:
         tl = lay.timeline
@@ -329,17 +331,44 @@ class _Legend(QWidget):
         ("model", "model change"),
     )
 
-    def sizeHint(self) -> QSize:
-        return QSize(640, 16)
+    #: the height of a row of the key
+    _ROW = 16
+
+    def _places(self, width: int) -> list[tuple[float, int]]:
+        """Where each item goes: its x and its row. Items that do not fit the width start a new row
+        (at a narrow window the last ones were cut off, "planned" in the middle of its word)."""
+        fm = self.fontMetrics()
+        x, row = 4.0, 0
+        places = []
+        for _key, label in self._ITEMS:
+            w = 22 + fm.horizontalAdvance(label)
+            if x > 4.0 and x + w > width:
+                x, row = 4.0, row + 1
+            places.append((x, row))
+            x += w + 14
+        return places
+
+    def sizeHint(self) -> QSize:  # all items in one row
+        last = self.fontMetrics().horizontalAdvance(self._ITEMS[-1][1])
+        return QSize(math.ceil(self._places(1 << 20)[-1][0]) + 22 + last, self._ROW)
+
+    def minimumSizeHint(self) -> QSize:
+        fm = self.fontMetrics()
+        return QSize(26 + max(fm.horizontalAdvance(label) for _k, label in self._ITEMS), self._ROW)
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        return (1 + self._places(width)[-1][1]) * self._ROW
 
     def paintEvent(self, _e: QPaintEvent) -> None:
         th = current_theme()
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         fm = p.fontMetrics()
-        x = 4.0
-        y = self.height() / 2
-        for key, label in self._ITEMS:
+        for (key, label), (x, row) in zip(self._ITEMS, self._places(self.width()), strict=True):
+            y = row * self._ROW + self._ROW / 2
             path = QPainterPath()
             if key in ("usage", "estimate", "planned"):
                 color = role_color(
@@ -362,7 +391,6 @@ class _Legend(QWidget):
                 p.fillPath(path, color)
             p.setPen(th.muted)
             p.drawText(QPointF(x + 22, y + fm.ascent() / 2 - 1), label)
-            x += 22 + fm.horizontalAdvance(label) + 14
         p.end()
 
 
@@ -379,6 +407,7 @@ class TimelinePanel(QWidget):
         self.status = QLabel()
         self.status.setProperty("muted", True)
         self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status.setWordWrap(True)  # beside the key: wrapped, not drawn over it at a narrow window
         self.segments = SegmentPlanners()
         #: the planner the shown history was built from, and the plan it shows
         self.built_for: PathPlanner | None = None
