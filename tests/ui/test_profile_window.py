@@ -6,6 +6,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtWidgets import QLabel
+
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0, ProfileChoice
 from session_studio.ui.document import SessionDocument
 from session_studio.ui.planner import PlannerPanel
@@ -85,6 +87,35 @@ def test_planner_panel_shows_the_profile_and_switches_it(qtbot: Any) -> None:
     panel.set_profile(ProfileChoice(PROFILE_0_80_2, "pinned: --pi-version 0.80.2"), "0.80.2")
     assert panel.profile_combo.currentData() == "0.80.2"
     assert "0.80.2 quirks" in panel.quirk_box.title()
+
+
+def test_an_empty_1_6_0_rule_box_points_to_the_comparison_not_to_no_difference(
+    qtbot: Any, runner: Any, tmp_path: Path
+) -> None:
+    """Seen on the 117 MB 1.6.0 session: the box titled "pi 1.6.0 rules that differ from 0.80.2"
+    said "None for this plan." while Compare pi versions listed three rules and another cut. The box
+    shows the rules that move the cut; its title says so and, empty, it points to the comparison."""
+    d = _doc(qtbot, runner, _copy(tmp_path, "m3-example-e.jsonl"), plain="1.6.0")
+    st = d.state
+    assert st is not None and st.profile is PROFILE_1_6_0 and not st.quirks
+    panel = PlannerPanel()
+    qtbot.addWidget(panel)
+    panel.set_profile(ProfileChoice(PROFILE_1_6_0, "pinned"), "1.6.0")
+    panel.set_state(st)
+    assert panel.quirk_box.title() == "pi 1.6.0 cut rules that apply"
+
+    def box_text() -> str:
+        return " ".join(
+            w.text()
+            for k in range(panel.quirk_layout.count())
+            if isinstance(w := panel.quirk_layout.itemAt(k).widget(), QLabel)
+        )
+
+    assert "Compare pi versions" in box_text()
+    panel.set_profile(ProfileChoice(PROFILE_0_80_2, "pinned"), "0.80.2")
+    panel.set_state(st)
+    assert panel.quirk_box.title() == "pi 0.80.2 quirks that apply"
+    assert box_text() == "None for this plan."
 
 
 def test_pi_version_setting_persists(tmp_path: Path) -> None:

@@ -171,6 +171,10 @@ class PlannerPanel(QWidget):
             lambda k: self.profile_requested.emit(str(self.profile_combo.itemData(k)))
         )
         self._pi = "pi"  # "pi 1.6.0" once a profile is known: every "pi would…" names it
+        #: what an empty quirk box says (the box lists the cut's rules only, under pi 1.6.0)
+        self._no_quirks = "None for this plan."
+        #: (theme, quirks) the quirk box shows now
+        self._shown_quirks: tuple[str, tuple[Quirk, ...]] | None = None
 
         self.cut_title = QLabel()
         self.cut_title.setWordWrap(True)
@@ -271,15 +275,23 @@ class PlannerPanel(QWidget):
             self._pi = "pi"
             self.profile_note.clear()
             self.quirk_box.setTitle("pi quirks and rules that apply")
+            self._no_quirks = "None for this plan."
             return
         v = choice.profile.version
         self._pi = f"pi {v}"
         self.profile_note.setText(f"Read as <b>pi {html.escape(v)}</b>: {html.escape(choice.reason)}")
-        self.quirk_box.setTitle(
-            f"pi {v} rules that differ from 0.80.2"
-            if choice.profile.projection
-            else f"pi {v} quirks that apply"
-        )
+        # pi 1.6.0's box shows the rules that move this cut (core.plan's quirks); what else makes its
+        # plan differ from 0.80.2's (token counting, system messages, context edits) is in the
+        # comparison: the box said "rules that differ: none" beside a comparison listing three
+        if choice.profile.projection:
+            self.quirk_box.setTitle(f"pi {v} cut rules that apply")
+            no_quirks = "None for this cut. Compare pi versions shows all that differs from pi 0.80.2."
+        else:
+            self.quirk_box.setTitle(f"pi {v} quirks that apply")
+            no_quirks = "None for this plan."
+        if no_quirks != self._no_quirks:
+            self._no_quirks = no_quirks
+            self._shown_quirks = None  # the empty box's text changes
 
     def set_state(self, st: PlanState | None, waiting: str = "") -> None:
         """Show the plan ``st``; without one, ``waiting`` says why there is none yet (a file being
@@ -365,9 +377,9 @@ class PlannerPanel(QWidget):
 
     def _set_quirks(self, quirks: list[Quirk]) -> None:
         shown = (current_theme().name, tuple(quirks))
-        if shown == getattr(self, "_shown_quirks", None) and self.quirk_layout.count():
+        if shown == self._shown_quirks and self.quirk_layout.count():
             return  # same quirks as the last plan: no new labels, no relayout of the window
-        previous = getattr(self, "_shown_quirks", None)
+        previous = self._shown_quirks
         self._shown_quirks = shown
         labels = self._quirk_labels()
         if (
@@ -389,7 +401,8 @@ class PlannerPanel(QWidget):
                 widget.deleteLater()
         th = current_theme()
         if not quirks:
-            lab = QLabel("None for this plan.")
+            lab = QLabel(self._no_quirks)
+            lab.setWordWrap(True)
             lab.setProperty("muted", True)
             self.quirk_layout.addWidget(lab)
             return
