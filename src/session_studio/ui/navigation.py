@@ -9,6 +9,7 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QAbstractItemView, QMenu
 
+from .plain import visible
 from .window_parts import PAGE_BROWSER, WindowParts
 
 __all__ = ["BRANCH_ROWS_PER_TURN", "TreeNavigation"]
@@ -212,13 +213,24 @@ class TreeNavigation(WindowParts):
         s = self.doc.session
         if s is None:
             self.tree_count.clear()
+            self.tree.set_empty_text("")
             return
         n = len(self.tree_model.outline)
+        self.tree.set_empty_text(self._no_rows_text() if not n else "")
         path_n = len(self.doc.loaded_state.path_indices) if self.doc.loaded_state else 0
         self.tree_count.setText(
             f"{n:,} of {len(s.records):,} entries shown · active path {path_n:,} · "
             f"{len(s.labels)} label{'s' if len(s.labels) != 1 else ''}"
         )
+
+    def _no_rows_text(self) -> str:
+        """What the empty tree says: the search or the filter shows no entry."""
+        query = self.search.text().strip()
+        default = self.filter_combo.currentData() == "default"
+        where = "" if default else f" with the filter “{self.filter_combo.currentText()}”"
+        if query:
+            return f"No entry matches “{visible(query)}”{where}.\nEscape clears the search."
+        return f"No entry is shown{where}." if where else "No entry is shown."
 
     def _focus_search(self) -> None:
         if self.stack.currentIndex() == PAGE_BROWSER:

@@ -1165,6 +1165,8 @@ class SessionTreeView(QTreeView):
         super().__init__(parent)
         #: what runs in a turn of the event loop after the next paint (see call_after_paint)
         self._after_paint: list[Callable[[], None]] = []
+        #: said in the empty view when no row is shown (a search that matches nothing)
+        self.empty_text = ""
         self._after_paint_fallback = QTimer(self)
         self._after_paint_fallback.setSingleShot(True)
         self._after_paint_fallback.setInterval(AFTER_PAINT_FALLBACK_MS)
@@ -1179,6 +1181,20 @@ class SessionTreeView(QTreeView):
         self._after_paint.append(then)
         if not self._after_paint_fallback.isActive():
             self._after_paint_fallback.start()
+
+    def set_empty_text(self, text: str) -> None:
+        """What the view says while it shows no row (plain text; "" says nothing)."""
+        if text != self.empty_text:
+            self.empty_text = text
+            self.viewport().update()
+
+    def _paint_empty_text(self) -> None:
+        painter = QPainter(self.viewport())
+        painter.setPen(current_theme().muted)
+        area = self.viewport().rect().adjusted(12, 24, -12, -12)
+        flags = Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap
+        painter.drawText(area, int(flags), self.empty_text)
+        painter.end()
 
     def _run_after_paint(self) -> None:
         self._after_paint_fallback.stop()
@@ -1198,6 +1214,8 @@ class SessionTreeView(QTreeView):
                     super().paintEvent(event)
             finally:
                 model.end_paint()
+        if self.empty_text and model is not None and not model.rowCount():
+            self._paint_empty_text()
         if self._after_paint:
             QTimer.singleShot(1, self, self._run_after_paint)
 
