@@ -124,6 +124,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.last_dialog = None
         self.last_menu = None
         self._ctx_op = None
+        self._branch_count_op = None
         self._preloaded = False
         self._opening: str | None = None  # the file being opened (Recent bookkeeping on failure)
         self.setWindowTitle("Session Studio")

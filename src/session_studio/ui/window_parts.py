@@ -76,6 +76,8 @@ class WindowParts(QMainWindow):
     _gen_op: Operation | None
     _gen_cancel: CancelToken | None
     _ctx_op: Operation | None
+    #: Branch with summary's count of the entries left behind, while it runs
+    _branch_count_op: Operation | None
     #: the window had its size when shown (restored, or fitted on the first show)
     _sized: bool
 

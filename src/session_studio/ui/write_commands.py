@@ -228,17 +228,46 @@ class WriteCommands(SummaryGeneration):
         box.open()
 
     def branch_with_summary(self) -> None:
+        """Ask, then leave the current branch for the selected entry with a summary of what is left.
+        The question counts the entries left behind: found in a worker (pi's walk over both paths
+        took 85-130 ms of the GUI thread on the 1 GB session)."""
+        d = self.doc
+        s = d.session
+        record = d.selected
+        target = self._target_for("branch_summary", record)
+        if s is None or target is None:
+            return
+        from_leaf = self._entry_id(d.working_leaf_index())
+        if self._branch_count_op is not None:
+            self._branch_count_op.cancel()
+        self.statusBar().showMessage("Counting the entries the branch leaves behind…")
+
+        def count() -> int:
+            return len(collect_entries_for_branch_summary(s, from_leaf, target).indices)
+
+        def counted(left: int) -> None:
+            self._branch_count_op = None
+            self.statusBar().clearMessage()
+            if d.session is s and d.selected == record:  # else the user has moved on meanwhile
+                self._ask_branch_with_summary(target, record, left)
+
+        def failed(exc: BaseException, tb: str) -> None:
+            self._branch_count_op = None
+            self.statusBar().clearMessage()
+            report_failure(self, explain_failure(exc, tb, "The branch could not be planned"))
+
+        op = self.runner.op(count).on_success(counted).on_failure(failed)
+        self._branch_count_op = op
+        op.start()
+
+    def _ask_branch_with_summary(self, target: str, record: int, left: int) -> None:
         from session_studio.llm import CancelToken
 
         d = self.doc
         s = d.session
-        target = self._target_for("branch_summary", d.selected)
-        if s is None or target is None:
-            return
+        assert s is not None
         provider = str(self.preview.provider.currentData())
         label = self.preview.provider.currentText()
-        from_leaf = self._entry_id(d.working_leaf_index())
-        left = len(collect_entries_for_branch_summary(s, from_leaf, target).indices)
         if left:
             what = (
                 f"The {left:,} entr{'ies' if left != 1 else 'y'} left behind (newest first, as many as "
@@ -253,7 +282,7 @@ class WriteCommands(SummaryGeneration):
         if not self.ask_yes_no(
             "Branch with summary",
             f"Leave the current branch and continue from {rich_escaped(target, 80)}"
-            f" ({rich_escaped(self._entry_words(d.selected, 60), 200)})?<br>{what}",
+            f" ({rich_escaped(self._entry_words(record, 60), 200)})?<br>{what}",
             yes="Summarise and branch" if left else "Move the leaf",
         ):
             return
