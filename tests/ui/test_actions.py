@@ -125,11 +125,38 @@ def test_label_and_rename(qtbot: Any, window: MainWindow, tmp_path: Path, monkey
     window.a_label.trigger()
     assert window.doc.session.label_of("e0001") == "important"
     assert window.doc.selected == 1
+    # the entry shown is the one labelled: the inspector says its label at once
+    assert "important" in window.inspector.browser.toPlainText()
     window.a_rename.trigger()
     assert window.doc.session.session_name() == "My session"
     assert "My session" in window.windowTitle()
     types = [x["type"] for x in _lines(path)]
     assert types[-2:] == ["label", "session_info"]
+
+
+def test_a_label_pi_appends_for_the_entry_shown_appears_in_the_inspector(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    path = write_session(tmp_path / "s.jsonl", [("user", 50), ("assistant", 50), ("user", 50)])
+    _open(qtbot, window, path)
+    window.doc.select(1)
+    with path.open("a") as f:
+        f.write(
+            json.dumps(
+                {
+                    "type": "label",
+                    "id": "1abe1000",
+                    "parentId": "e0002",
+                    "timestamp": "2026-12-02T10:00:00.000Z",
+                    "targetId": "e0001",
+                    "label": "set by pi",
+                }
+            )
+            + "\n"
+        )
+    window.doc.refresh()
+    qtbot.waitUntil(lambda: window.doc.session.label_of("e0001") == "set by pi")
+    qtbot.waitUntil(lambda: "set by pi" in window.inspector.browser.toPlainText(), timeout=3000)
 
 
 def test_fork_opens_new_file(

@@ -495,6 +495,11 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         # built in a worker: pi appending to a big session never freezes the window
         self.tree_model.rebuild_async(self.runner, res.path_indices if res else [], self._show_new_rows)
         self._update_status_path()
+        s = self.doc.session
+        if s is not None and (not new or any(s.records[i].type == "label" for i in new)):
+            # a label written here (the write does not say what it appended) or by pi: the entry shown
+            # may be the one labelled, and the inspector says its label
+            self.inspector.show_entry(self.inspector.index)
 
     def _on_plan(self, st: PlanState) -> None:
         if self.doc.preparation is None and self.doc.preparing:
