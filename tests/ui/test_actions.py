@@ -228,7 +228,7 @@ def test_a_right_click_on_a_row_selects_its_entry_and_offers_the_entrys_commands
     t.scrollTo(ix)
     w._tree_context_menu(t.visualRect(ix).center())
     assert w.doc.selected == leaf
-    menu = w.last_menu
+    menu = w.tree_menu
     assert menu is not None and menu.isVisible()
     shown = [a for a in menu.actions() if not a.isSeparator()]
     assert shown == [w.a_cut_here, w.a_goto_cut, w.a_branch, w.a_branch_sum, w.a_fork, w.a_label, w.a_copy_id]
@@ -237,8 +237,8 @@ def test_a_right_click_on_a_row_selects_its_entry_and_offers_the_entrys_commands
     # the Menu key: Qt's point may lie beside every row; the current row's commands then
     w.doc.select(side)
     w._tree_context_menu(QPoint(-5, -5))
-    assert w.doc.selected == side and w.last_menu is not menu and w.last_menu.isVisible()
-    w.last_menu.close()
+    assert w.doc.selected == side and w.tree_menu is menu and menu.isVisible()
+    menu.close()
 
 
 def test_copy_entry_id_copies_the_selected_entrys_id_from_the_menu_and_the_inspector(

@@ -122,7 +122,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self._gen_op = None
         self._gen_cancel = None
         self.last_dialog = None
-        self.last_menu = None
+        self.tree_menu = None
         self._ctx_op = None
         self._branch_count_op = None
         self._preloaded = False

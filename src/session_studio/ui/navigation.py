@@ -171,14 +171,15 @@ class TreeNavigation(WindowParts):
         if t.currentIndex().internalId() != ix.internalId():
             t.setCurrentIndex(ix)
         self._update_actions()
-        menu = QMenu(self)
-        menu.setToolTipsVisible(True)  # a disabled command's tooltip says why
-        menu.addActions([self.a_cut_here, self.a_goto_cut])
-        menu.addSeparator()
-        menu.addActions([self.a_branch, self.a_branch_sum, self.a_fork, self.a_label])
-        menu.addSeparator()
-        menu.addAction(self.a_copy_id)
-        self.last_menu = menu
+        menu = self.tree_menu
+        if menu is None:  # made once: a menu made per click stayed, a child of the window
+            menu = self.tree_menu = QMenu(self)
+            menu.setToolTipsVisible(True)  # a disabled command's tooltip says why
+            menu.addActions([self.a_cut_here, self.a_goto_cut])
+            menu.addSeparator()
+            menu.addActions([self.a_branch, self.a_branch_sum, self.a_fork, self.a_label])
+            menu.addSeparator()
+            menu.addAction(self.a_copy_id)
         menu.popup(t.viewport().mapToGlobal(pos))
 
     def _copy_entry_id(self) -> None:

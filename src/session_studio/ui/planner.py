@@ -275,7 +275,7 @@ class PlannerPanel(QWidget):
             self._pi = "pi"
             self.profile_note.clear()
             self.quirk_box.setTitle("pi quirks and rules that apply")
-            self._no_quirks = "None for this plan."
+            self._say_when_no_quirks("None for this plan.")
             return
         v = choice.profile.version
         self._pi = f"pi {v}"
@@ -285,13 +285,17 @@ class PlannerPanel(QWidget):
         # comparison: the box said "rules that differ: none" beside a comparison listing three
         if choice.profile.projection:
             self.quirk_box.setTitle(f"pi {v} cut rules that apply")
-            no_quirks = "None for this cut. Compare pi versions shows all that differs from pi 0.80.2."
+            self._say_when_no_quirks(
+                "None for this cut. Compare pi versions shows all that differs from pi 0.80.2."
+            )
         else:
             self.quirk_box.setTitle(f"pi {v} quirks that apply")
-            no_quirks = "None for this plan."
-        if no_quirks != self._no_quirks:
-            self._no_quirks = no_quirks
-            self._shown_quirks = None  # the empty box's text changes
+            self._say_when_no_quirks("None for this plan.")
+
+    def _say_when_no_quirks(self, text: str) -> None:
+        if text != self._no_quirks:
+            self._no_quirks = text
+            self._shown_quirks = None  # the empty box is made again with the new text
 
     def set_state(self, st: PlanState | None, waiting: str = "") -> None:
         """Show the plan ``st``; without one, ``waiting`` says why there is none yet (a file being

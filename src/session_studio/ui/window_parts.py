@@ -71,8 +71,8 @@ class WindowParts(QMainWindow):
     doc: SessionDocument
     #: the dialog opened last (tests answer or inspect it)
     last_dialog: QDialog | None
-    #: the context menu opened last (tests pick from it)
-    last_menu: QMenu | None
+    #: the tree's context menu, once opened
+    tree_menu: QMenu | None
     _gen_op: Operation | None
     _gen_cancel: CancelToken | None
     _ctx_op: Operation | None
