@@ -189,3 +189,38 @@ def test_a_dark_check_box_shows_its_frame(qtbot: Any) -> None:
         apply_theme(app, "light")
     assert dark > 0.15, dark  # Fusion's own frame there: < 0.01
     assert light > 0.15, light
+
+
+def test_after_a_theme_switch_the_planners_wrapped_texts_keep_their_height(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    """Seen under X at 1100×700 with the timeline shown: after View ▸ Theme ▸ Dark the settings'
+    "Defaults: …" note got four of its five lines, cut off mid-line, and kept them through later
+    resizes (about one switch in two, offscreen too). The panel's layouts measure again once the
+    new style is in."""
+    from PySide6.QtWidgets import QLabel
+
+    from .conftest import write_session
+
+    path = write_session(tmp_path / "s.jsonl", [("user", 400), ("assistant", 400)] * 20)
+    w = window
+    w.show()
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.state is not None)
+    w.planner.set_source(
+        "keepRecentTokens/reserveTokens from pi's settings; context window of google/gemini-2.5-pro"
+    )
+    w.resize(1100, 700)
+    qtbot.wait(30)
+    squeezed = []
+    for key in ("dark", "light") * 4:
+        w.a_timeline.setChecked(False)
+        w.apply_theme_key(key)
+        qtbot.wait(30)
+        w.a_timeline.setChecked(True)  # the panel gets short: its body scrolls
+        qtbot.wait(60)
+        for label in w.planner.findChildren(QLabel):
+            shown = label.wordWrap() and label.text() and label.isVisible()
+            if shown and label.height() < label.heightForWidth(label.width()):
+                squeezed.append((key, label.text()[:40], label.height(), label.heightForWidth(label.width())))
+    assert squeezed == []

@@ -566,6 +566,8 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
             return  # no widgets application (a core-only test): nothing to restyle
         apply_theme(app, key)
         app.setStyleSheet(stylesheet())
+        # once the widgets are polished in the new style: see PlannerPanel.refit_wrapped_texts
+        QTimer.singleShot(0, self.planner.refit_wrapped_texts)
         if self.doc.state is not None:
             self._on_plan(self.doc.state)
         self.inspector.show_entry(self.inspector.index)
