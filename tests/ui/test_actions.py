@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QPoint
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from session_studio.core import Session
@@ -238,6 +238,14 @@ def test_a_right_click_on_a_row_selects_its_entry_and_offers_the_entrys_commands
     w.doc.select(side)
     w._tree_context_menu(QPoint(-5, -5))
     assert w.doc.selected == side and w.tree_menu is menu and menu.isVisible()
+    menu.close()
+    # Shift+F10, as in GTK and Windows programs, in the tree
+    w.activateWindow()
+    t.setFocus()
+    qtbot.waitUntil(t.hasFocus, timeout=2000)
+    qtbot.keyClick(t, Qt.Key.Key_F10, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(menu.isVisible, timeout=2000)
+    assert w.doc.selected == side
     menu.close()
 
 

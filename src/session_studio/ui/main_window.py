@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import QPersistentModelIndex, QSize, Qt, QTimer, qVersion
+from PySide6.QtCore import QPersistentModelIndex, QPoint, QSize, Qt, QTimer, qVersion
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -190,6 +190,10 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.tree.doubleClicked.connect(lambda ix: self._cut_at(self.tree_model.record_of(ix)))
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.customContextMenuRequested.connect(self._tree_context_menu)
+        # Shift+F10 opens it too, as in GTK and Windows programs (keyboards without a Menu key)
+        menu_key = QShortcut(QKeySequence("Shift+F10"), self.tree)
+        menu_key.setContext(Qt.ShortcutContext.WidgetShortcut)
+        menu_key.activated.connect(lambda: self._tree_context_menu(QPoint(-1, -1)))
         self.a_copy_id.triggered.connect(self._copy_entry_id)
         self.inspector.copy_button.setDefaultAction(self.a_copy_id)
         self.tree.expanded.connect(self._on_tree_expanded)
