@@ -92,3 +92,30 @@ def test_dialog_names_the_file_after_the_choices(qtbot: Any, tmp_path: Path) -> 
     dialog.path.textEdited.emit("/elsewhere/mine.html")
     dialog.what.setCurrentIndex(dialog.what.findData("path"))
     assert dialog.choice() == ExportChoice("path", "md", "/elsewhere/mine.html", False)
+
+
+def test_a_report_is_not_proposed_inside_pis_sessions_folder_and_the_last_folder_is_kept(
+    qtbot: Any, window: MainWindow, split_turn_session: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Seen under X: the export dialog proposed to write the report beside the session file, into
+    pi's sessions folder (~/.pi/agent/sessions/--project--/), among pi's own files and hard to find
+    again. A session there gets the user's Documents folder; after an export, its folder."""
+    from PySide6.QtCore import QStandardPaths
+
+    inside = Path(window.sessions_root) / "--work-demo--"
+    inside.mkdir(parents=True)
+    session = inside / "s.jsonl"
+    session.write_bytes(split_turn_session.read_bytes())
+    documents = tmp_path / "Documents"
+    documents.mkdir()
+    monkeypatch.setattr(QStandardPaths, "writableLocation", lambda _where: str(documents))
+    _open(qtbot, window, session)
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    out = reports / "plan.html"
+    asked = _choose(monkeypatch, ExportChoice("plan", "html", str(out), include_summary=False))
+    window.a_export.trigger()
+    qtbot.waitUntil(out.exists)
+    window.a_export.trigger()
+    qtbot.waitUntil(lambda: len(asked) == 2)
+    assert [a[0] for a in asked] == [str(documents), str(reports)]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import QPersistentModelIndex, QPoint, QSize, Qt, QTimer, qVersion
+from PySide6.QtCore import QPersistentModelIndex, QPoint, QSize, QStandardPaths, Qt, QTimer, qVersion
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -316,12 +316,13 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
             self.statusBar().showMessage("Open a session first.", 6000)
             return
         stem = Path(d.session.path).stem
-        choice = self.ask_export(os.path.dirname(d.session.path), stem, bool(d.summary_text.strip()))
+        choice = self.ask_export(self._export_folder(d.session.path), stem, bool(d.summary_text.strip()))
         if choice is None:
             return
         summary = d.summary_text if choice.include_summary else None
 
         def done(path: object) -> None:
+            self.settings.set_export_dir(os.path.dirname(os.path.abspath(choice.path)))
             self.statusBar().showMessage(f"Exported {path}", 10000)
 
         def failed(exc: BaseException, tb: str) -> None:
@@ -331,6 +332,24 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
             actions.export_job, res.planner, st, choice.what, choice.fmt, choice.path, summary
         )
         op.with_progress("Exporting", self).on_success(done).on_failure(failed).start()
+
+    def _export_folder(self, session_path: str) -> str:
+        """Where the export dialog proposes to write: the folder of the last export; else beside the
+        session file, unless that lies in pi's sessions folder (pi's own data: a report there was
+        hard to find again, among pi's files), then the user's Documents folder (home without one)."""
+        last = self.settings.export_dir()
+        if last and os.path.isdir(last):
+            return last
+        folder = os.path.dirname(os.path.abspath(session_path))
+        root = os.path.realpath(self.sessions_root)
+        try:
+            inside = os.path.commonpath([os.path.realpath(folder), root]) == root
+        except ValueError:  # another drive (Windows)
+            inside = False
+        if not inside:
+            return folder
+        docs = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+        return docs if docs and os.path.isdir(docs) else os.path.expanduser("~")
 
     def close_session(self) -> None:
         if self._may_drop_summary():

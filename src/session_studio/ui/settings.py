@@ -123,6 +123,14 @@ class AppSettings:
         for k in ("kind", "base_url", "model", "key_env"):
             self.qs.setValue(f"provider/{k}", values.get(k, ""))
 
+    def export_dir(self) -> str | None:
+        """The folder the last report was exported to (None: none yet)."""
+        v = self.qs.value("prefs/export-dir", None)
+        return v if isinstance(v, str) and v else None
+
+    def set_export_dir(self, folder: str) -> None:
+        self.qs.setValue("prefs/export-dir", folder)
+
     # UI state
     def state(self, key: str) -> QByteArray | None:
         v = self.qs.value(f"state/{key}")
