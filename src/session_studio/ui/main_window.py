@@ -23,7 +23,7 @@ from PySide6.QtGui import (
     QKeySequence,
     QShortcut,
 )
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QLayout, QMessageBox
 
 from session_studio import __version__
 from session_studio.core.listing import SessionInfo, default_sessions_dir, list_sessions
@@ -589,12 +589,20 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
             return  # no widgets application (a core-only test): nothing to restyle
         apply_theme(app, key)
         app.setStyleSheet(stylesheet())
-        # once the widgets are polished in the new style: see PlannerPanel.refit_wrapped_texts
-        QTimer.singleShot(0, self.planner.refit_wrapped_texts)
+        # once the widgets are polished in the new style: see _measure_layouts_again
+        QTimer.singleShot(0, self._measure_layouts_again)
         if self.doc.state is not None:
             self._on_plan(self.doc.state)
         self.inspector.show_entry(self.inspector.index)
         self.update()
+
+    def _measure_layouts_again(self) -> None:
+        """Have every layout of the window measure its widgets again. After a switch of theme (the
+        style sheet set again) a layout kept, at times, the sizes its widgets had before: the
+        planner's "Defaults: …" note got four of its five lines, cut off mid-line, until the window
+        was laid out for another width."""
+        for layout in self.findChildren(QLayout):
+            layout.invalidate()
 
     def about(self) -> None:
         QMessageBox.about(

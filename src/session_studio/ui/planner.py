@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QLayout,
     QPushButton,
     QScrollArea,
     QSizePolicy,
@@ -297,14 +296,6 @@ class PlannerPanel(QWidget):
         if text != self._no_quirks:
             self._no_quirks = text
             self._shown_quirks = None  # the empty box is made again with the new text
-
-    def refit_wrapped_texts(self) -> None:
-        """Have the layouts measure the wrapped texts again. After a switch of theme (the style
-        sheet set again) the settings' form kept, at times, the heights its texts had before: the
-        "Defaults: …" note got four of its five lines, cut off mid-line, until the window was laid
-        out for another width."""
-        for layout in self.findChildren(QLayout):
-            layout.invalidate()
 
     def set_state(self, st: PlanState | None, waiting: str = "") -> None:
         """Show the plan ``st``; without one, ``waiting`` says why there is none yet (a file being
