@@ -169,8 +169,7 @@ class TreeNavigation(WindowParts):
         if record < 0:  # a block of rows or no row: no entry to act on
             return
         if t.currentIndex().internalId() != ix.internalId():
-            t.setCurrentIndex(ix)
-        self._update_actions()
+            t.setCurrentIndex(ix)  # selects its entry; the actions follow the selection (_on_selection)
         menu = self.tree_menu
         if menu is None:  # made once: a menu made per click stayed, a child of the window
             menu = self.tree_menu = QMenu(self)
