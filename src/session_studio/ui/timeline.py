@@ -334,14 +334,17 @@ class _Legend(QWidget):
     #: the height of a row of the key
     _ROW = 16
 
+    def _item_width(self, label: str) -> int:
+        """An item's width: its symbol (22 px with the gap to the text) and its text."""
+        return 22 + self.fontMetrics().horizontalAdvance(label)
+
     def _places(self, width: int) -> list[tuple[float, int]]:
         """Where each item goes: its x and its row. Items that do not fit the width start a new row
         (at a narrow window the last ones were cut off, "planned" in the middle of its word)."""
-        fm = self.fontMetrics()
         x, row = 4.0, 0
         places = []
         for _key, label in self._ITEMS:
-            w = 22 + fm.horizontalAdvance(label)
+            w = self._item_width(label)
             if x > 4.0 and x + w > width:
                 x, row = 4.0, row + 1
             places.append((x, row))
@@ -349,12 +352,11 @@ class _Legend(QWidget):
         return places
 
     def sizeHint(self) -> QSize:  # all items in one row
-        last = self.fontMetrics().horizontalAdvance(self._ITEMS[-1][1])
-        return QSize(math.ceil(self._places(1 << 20)[-1][0]) + 22 + last, self._ROW)
+        last = self._item_width(self._ITEMS[-1][1])
+        return QSize(math.ceil(self._places(1 << 20)[-1][0]) + last, self._ROW)
 
-    def minimumSizeHint(self) -> QSize:
-        fm = self.fontMetrics()
-        return QSize(26 + max(fm.horizontalAdvance(label) for _k, label in self._ITEMS), self._ROW)
+    def minimumSizeHint(self) -> QSize:  # the widest item alone in its row
+        return QSize(4 + max(self._item_width(label) for _k, label in self._ITEMS), self._ROW)
 
     def hasHeightForWidth(self) -> bool:
         return True
