@@ -230,7 +230,7 @@ class TreeNavigation(WindowParts):
         where = "" if default else f" with the filter “{self.filter_combo.currentText()}”"
         if query:
             return f"No entry matches “{visible(query)}”{where}.\nEscape clears the search."
-        return f"No entry is shown{where}." if where else "No entry is shown."
+        return f"No entry is shown{where}."
 
     def _focus_search(self) -> None:
         if self.stack.currentIndex() == PAGE_BROWSER:
