@@ -765,8 +765,10 @@ class EntryInspector(QWidget):
         self.full_texts: dict[str, str] = {}
         self.title = QLabel("No entry selected")
         self.title.setTextFormat(Qt.TextFormat.RichText)  # built from escaped parts only
-        # a long title is clipped (its tooltip has it all) instead of widening the pane
+        # a long title wraps onto more lines instead of widening the pane (or being cut off
+        # mid-word under the buttons in a narrow one); its tooltip has it all on one line
         self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.title.setWordWrap(True)
         self.title.setTextInteractionFlags(
             self.title.textInteractionFlags() | self.title.textInteractionFlags().TextSelectableByMouse
         )
@@ -774,6 +776,7 @@ class EntryInspector(QWidget):
         self.tokens.setTextFormat(Qt.TextFormat.PlainText)
         self.tokens.setProperty("muted", True)
         self.tokens.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.tokens.setWordWrap(True)
         self.tokens.setContentsMargins(8, 0, 4, 2)
         self.tokens.setAccessibleName("Entry tokens")
         self.tokens.hide()

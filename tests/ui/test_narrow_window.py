@@ -1,0 +1,41 @@
+"""A narrow window (1024–1100 px, a laptop's half screen): nothing cut off, the reading column first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtWidgets import QApplication
+
+from session_studio.ui.main_window import MainWindow
+
+from .conftest import write_session
+
+
+def _open(qtbot: Any, w: MainWindow, path: Path) -> None:
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.state is not None)
+
+
+def _settle(qtbot: Any) -> None:
+    for _ in range(3):  # the fit runs now and once more after the layout settled
+        QApplication.processEvents()
+        qtbot.wait(10)
+
+
+def test_a_long_inspector_title_wraps_instead_of_running_under_the_buttons(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    """ "message · bashExecution · id f3a… · line 3167 · <time>" was cut off mid-word under Copy id
+    and Raw JSON in a narrow middle column, the id with it."""
+    _open(qtbot, window, write_session(tmp_path / "s.jsonl", [("user", 50), ("assistant", 50)]))
+    window.tabs.setCurrentWidget(window.inspector)
+    window.doc.select(1)
+    window.resize(1024, 700)
+    window.splitter.setSizes([600, 120, 300])
+    _settle(qtbot)
+    title = window.inspector.title
+    assert "line" in title.text()
+    need = title.heightForWidth(title.width())
+    assert need > 1.5 * title.fontMetrics().lineSpacing()  # more than one line at this width …
+    qtbot.waitUntil(lambda: title.height() >= need)  # … and given the height for all of them
