@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -227,11 +227,13 @@ class PlannerPanel(QWidget):
         self.body_scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.body_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.body_scroll.setWidget(body)
+        self._body = body
         self.body_scroll.viewport().setAutoFillBackground(False)  # the window's colour, as before
         body.setAutoFillBackground(False)
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
+        self._layout = lay
         lay.addWidget(self.body_scroll, 1)
         lay.addLayout(actions)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Expanding)
@@ -249,6 +251,20 @@ class PlannerPanel(QWidget):
         self.preview_button.clicked.connect(self.preview_requested)
         self.commit_button.clicked.connect(self.commit_requested)
         self.set_state(None)
+
+    def minimumSizeHint(self) -> QSize:
+        """At least the scrolled body's own minimum width and the scroll bar beside it: the body's
+        horizontal scroll bar is off, so in a narrower panel its right edge was cut off (the
+        spin boxes, "default", the ends of the notes)."""
+        hint = super().minimumSizeHint()
+        margins = self._layout.contentsMargins()
+        need = (
+            self._body.minimumSizeHint().width()
+            + self.body_scroll.verticalScrollBar().sizeHint().width()
+            + margins.left()
+            + margins.right()
+        )
+        return QSize(max(hint.width(), need), hint.height())
 
     def _queue(self, which: int, value: int) -> None:
         self._pending[which] = value

@@ -152,8 +152,7 @@ class WindowParts(QMainWindow):
             "pi 0.80.2's and pi 1.6.0's plans of this session side by side, and the rules that make them differ",
         )
 
-        self.planner = PlannerPanel()
-        self.planner.setMinimumWidth(300)
+        self.planner = PlannerPanel()  # its minimumSizeHint keeps its settings whole
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(tree_panel)

@@ -28,11 +28,14 @@ class WindowState(WindowParts):
 
     _fit_pending = True
 
-    #: the tree's share of the splitter width until the user moves the splitter
-    TREE_SHARE = 0.4
+    #: the tree's share of the splitter width until the user moves the splitter, within
+    #: TREE_WIDTHS: enough for a row's preview, tokens and time, and no more in a narrow window,
+    #: where the middle column (the entry, the preview's summary, before and after) needs it most
+    TREE_SHARE = 0.33
+    TREE_WIDTHS = (340, 700)
 
     def _fit_splitter(self) -> None:
-        """Give the tree TREE_SHARE of the width (now and once the layout has settled)."""
+        """Give the tree its share of the width (now and once the layout has settled)."""
         self._fit_now()
         QTimer.singleShot(0, self._fit_later)
 
@@ -42,9 +45,12 @@ class WindowState(WindowParts):
 
     def _fit_now(self) -> None:
         sw = self.splitter.width() if self.splitter.isVisible() else 0
-        w = max(800, sw if sw > 400 else self.width())
-        side = 320 if w < 1500 else 380
-        tree = int(w * self.TREE_SHARE)
+        # the panes share what the handles leave (sizes adding up to more are cut from one pane)
+        handles = self.splitter.handleWidth() * (self.splitter.count() - 1)
+        w = max(800, sw if sw > 400 else self.width()) - handles
+        side = max(self.planner.minimumSizeHint().width(), 320 if w < 1500 else 380)
+        least, most = self.TREE_WIDTHS
+        tree = min(most, max(least, int(w * self.TREE_SHARE)))
         self.splitter.setSizes([tree, max(200, w - side - tree), side])
 
     def _restore_state(self) -> bool:
