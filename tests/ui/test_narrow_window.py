@@ -67,3 +67,25 @@ def test_a_long_inspector_title_wraps_instead_of_running_under_the_buttons(
     need = title.heightForWidth(title.width())
     assert need > 1.5 * title.fontMetrics().lineSpacing()  # more than one line at this width …
     qtbot.waitUntil(lambda: title.height() >= need)  # … and given the height for all of them
+
+
+def test_the_why_table_keeps_its_words_whole(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    """The accumulation table's last column ("≥ keep: budget reached") is wide: in a narrow pane the
+    other columns got their minimum, and an entry such as "bashExecution" broke mid-word."""
+    turns: list[Any] = [("user", 3000), ("assistant", 3000), ("toolResult", 3000)] * 6
+    _open(qtbot, window, write_session(tmp_path / "s.jsonl", [*turns, ("user", 100)]))
+    window.tabs.setCurrentWidget(window.why)
+    window.resize(1024, 700)
+    window.splitter.setSizes([600, 300, 320])
+    _settle(qtbot)
+    assert "budget reached" in window.why.toPlainText()  # the wide column is there
+    doc = window.why.document()
+    words = []
+    block = doc.begin()
+    while block.isValid():
+        text = block.text()
+        if text and " " not in text and block.layout() is not None:
+            words.append((text, block.layout().lineCount()))
+        block = block.next()
+    assert any(t == "toolResult" for t, _ in words), words
+    assert all(n == 1 for _, n in words), [w for w in words if w[1] != 1]

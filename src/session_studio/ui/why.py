@@ -43,6 +43,9 @@ def explain_cut(st: PlanState, muted: str = "#888", accent: str = "#c00") -> str
     return "\n".join(out)
 
 
+_NOWRAP = "style='white-space:nowrap'"
+
+
 def _table(rows: list[AccumulationRow], left_out: int, muted: str, accent: str) -> str:
     e = html.escape
     body = []
@@ -50,8 +53,11 @@ def _table(rows: list[AccumulationRow], left_out: int, muted: str, accent: str) 
         style = f" style='color:{accent}; font-weight:bold'" if r.budget_reached else ""
         tokens = f"{r.tokens:,}" if isinstance(r.tokens, int) else e(str(r.tokens))
         body.append(
-            f"<tr{style}><td align='right'>#{r.position}</td><td>{e(r.entry)}</td>"
-            f"<td align='right'>{tokens}</td><td align='right'>{r.total:,.0f}</td>"
+            # in a narrow pane the wide last column left the others their minimum width, and
+            # "bashExecution" broke into "bashExecutio" / "n" (Qt's rich text honours the CSS
+            # white-space, not the nowrap attribute)
+            f"<tr{style}><td align='right' {_NOWRAP}>#{r.position}</td><td {_NOWRAP}>{e(r.entry)}</td>"
+            f"<td align='right' {_NOWRAP}>{tokens}</td><td align='right' {_NOWRAP}>{r.total:,.0f}</td>"
             f"<td>{'≥ keep: budget reached' if r.budget_reached else ''}</td></tr>"
         )
     if left_out:
