@@ -60,6 +60,7 @@ def test_a_long_inspector_title_wraps_instead_of_running_under_the_buttons(
     window.tabs.setCurrentWidget(window.inspector)
     window.doc.select(1)
     window.resize(1024, 700)
+    _settle(qtbot)  # the window's own fit first: the user drags the splitter after it
     window.splitter.setSizes([600, 120, 300])
     _settle(qtbot)
     title = window.inspector.title
@@ -76,6 +77,7 @@ def test_the_why_table_keeps_its_words_whole(qtbot: Any, window: MainWindow, tmp
     _open(qtbot, window, write_session(tmp_path / "s.jsonl", [*turns, ("user", 100)]))
     window.tabs.setCurrentWidget(window.why)
     window.resize(1024, 700)
+    _settle(qtbot)  # the window's own fit first: the user drags the splitter after it
     window.splitter.setSizes([600, 300, 320])
     _settle(qtbot)
     assert "budget reached" in window.why.toPlainText()  # the wide column is there
@@ -89,3 +91,20 @@ def test_the_why_table_keeps_its_words_whole(qtbot: Any, window: MainWindow, tmp
         block = block.next()
     assert any(t == "toolResult" for t, _ in words), words
     assert all(n == 1 for _, n in words), [w for w in words if w[1] != 1]
+
+
+def test_the_tree_panes_title_and_count_wrap_in_a_narrow_pane(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    """The file's name and project folder above the tree, and "N of M entries shown · active path
+    K · L labels" below it, were cut off at the pane's edge."""
+    _open(qtbot, window, write_session(tmp_path / "session-with-a-long-name.jsonl", [("user", 50)]))
+    window.resize(1024, 700)
+    _settle(qtbot)  # the window's own fit first: the user drags the splitter after it
+    window.splitter.setSizes([150, 600, 320])
+    _settle(qtbot)
+    for label in (window.session_title, window.tree_count):
+        assert label.text()
+        need = label.heightForWidth(label.width())
+        assert need > 1.5 * label.fontMetrics().lineSpacing(), label.text()
+        qtbot.waitUntil(lambda label=label, need=need: label.height() >= need)

@@ -89,7 +89,6 @@ class WindowParts(QMainWindow):
         # tree panel
         self.session_title = QLabel()
         self.session_title.setProperty("heading", True)
-        self.session_title.setWordWrap(False)
         self.filter_combo = QComboBox()
         for key, label in FILTERS.items():
             self.filter_combo.addItem(label, key)
@@ -122,6 +121,9 @@ class WindowParts(QMainWindow):
         self.tree_count.setProperty("muted", True)
         for lab in (self.tree_count, self.session_title):
             lab.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+            # a narrow tree pane wraps them (the project's folder, "· 19 labels") instead of
+            # cutting them off at its edge
+            lab.setWordWrap(True)
         tree_panel = QWidget()
         tl = QVBoxLayout(tree_panel)
         tl.setContentsMargins(6, 6, 0, 6)
