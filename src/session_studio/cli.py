@@ -106,7 +106,7 @@ def _cmd_info(a: argparse.Namespace) -> int:
 
     session = _open(a.session)
     choice = profile_for(session, a)
-    keep, reserve, window, source = settings_for(session, a, choice.profile)
+    keep, reserve, window, source, auto = settings_for(session, a, choice.profile)
     out(f"pi profile:  {choice.profile.version} ({choice.reason})")
     out(
         render_overview(
@@ -116,6 +116,7 @@ def _cmd_info(a: argparse.Namespace) -> int:
             context_window=window,
             leaf=a.leaf,
             profile=choice.profile,
+            auto_compaction=auto,
         ),
         end="",
     )

@@ -132,7 +132,7 @@ def _cmd_compact(a: argparse.Namespace) -> int:
 
     session = Session.open(a.session)
     profile = profile_for(session, a).profile
-    a.keep_recent, a.reserve, _, _ = settings_for(session, a, profile)
+    a.keep_recent, a.reserve, *_ = settings_for(session, a, profile)
     summarizer, resolved = _summarizer(a, session)
     info = resolved.model_info
     prompts = _prompts(a)
@@ -428,7 +428,7 @@ def _cmd_export(a: argparse.Namespace) -> int:
     fmt = fmt or ("md" if not a.out or a.out == "-" or a.out.lower().endswith(".md") else "html")
     session = Session.open(a.session)
     profile = profile_for(session, a).profile
-    keep, reserve, window, _source = settings_for(session, a, profile)
+    keep, reserve, window, _source, auto = settings_for(session, a, profile)
     leaf = session.require(a.leaf) if a.leaf is not None else None
     planner = PathPlanner(session, leaf, profile=profile)
     manual = None
@@ -440,7 +440,7 @@ def _cmd_export(a: argparse.Namespace) -> int:
             return 1
     summary = a.summary_file.read_text(encoding="utf-8") if a.summary_file is not None else None
     summary_tokens = float(-(-len(summary) // 4)) if summary else None
-    params = PlanParams(keep, reserve, window, manual, summary_tokens)
+    params = PlanParams(keep, reserve, window, manual, summary_tokens, auto)
     options = ExportOptions(what=a.what, fmt=fmt, summary=summary)
     if not a.out or a.out == "-":
         stream = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", errors="surrogatepass", newline="\n")

@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["branch_budget_for", "profile_for", "settings_for"]
+__all__ = ["PlanSettings", "branch_budget_for", "profile_for", "settings_for"]
+
+
+class PlanSettings(NamedTuple):
+    keep_recent: int
+    reserve: int
+    window: int
+    source: str  # where they come from, in words
+    #: pi's settings' compaction.enabled: False, pi compacts only on /compact (core.plan.PlanParams)
+    auto_compaction: bool
 
 
 def profile_for(session: Any, a: argparse.Namespace) -> Any:
@@ -34,9 +43,10 @@ def branch_budget_for(session: Any, a: argparse.Namespace, profile: Any) -> tupl
     return budget.context_window, budget.reserve_tokens, budget.source
 
 
-def settings_for(session: Any, a: argparse.Namespace, profile: Any) -> tuple[int, int, int, str]:
+def settings_for(session: Any, a: argparse.Namespace, profile: Any) -> PlanSettings:
     """keepRecentTokens, reserveTokens, context window: the options, else pi's settings and model
-    (the same source the window uses), read as `profile`'s pi reads them."""
+    (the same source the window uses), read as `profile`'s pi reads them; and whether pi's settings
+    let it compact by itself."""
     pi = _planning_defaults(session, profile)
     keep = a.keep_recent if a.keep_recent is not None else pi.keep_recent_tokens
     reserve = a.reserve if a.reserve is not None else pi.reserve_tokens
@@ -47,4 +57,4 @@ def settings_for(session: Any, a: argparse.Namespace, profile: Any) -> tuple[int
     if a.context_window is not None:
         notes.append("context window from the options")
     source = pi.source if not notes else "; ".join(notes) + f" (pi: {pi.source})"
-    return keep, reserve, window, source
+    return PlanSettings(keep, reserve, window, source, pi.enabled)

@@ -7,6 +7,7 @@ import io
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -108,3 +109,38 @@ def test_gui_and_info_read_settings_alike(
     assert (st.keep, st.reserve) == (keep, reserve)
     assert _info_numbers(_info(path)) == (st.window, st.threshold, st.keep)
     assert st.window == 1_000_000
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_auto_compaction_off_in_pi_settings_is_said_everywhere(
+    qtbot: Any, tmp_path: Path, agent: Path, enabled: bool
+) -> None:
+    """pi's shouldCompact is false when settings.json has compaction.enabled false (its /settings
+    "auto-compact" off, as people who compact by hand often have): the planner, the comparison and
+    `info` said pi would compact by itself."""
+    from session_studio.core.profile_compare import side_of
+    from session_studio.ui.planner import PlannerPanel
+
+    compaction = {"reserveTokens": 999_000, "enabled": enabled}  # threshold 1,000 of opus's 1M window
+    (agent / "settings.json").write_text(json.dumps({"compaction": compaction}), encoding="utf-8")
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    path = _session(tmp_path, "anthropic", "claude-opus-4-6", cwd)
+    res = prepare_loaded(Session.open(str(path)))
+    st = compute_plan_state(res, res.keep, res.reserve, res.window, res.window_known, None)
+    assert st.threshold == 1_000 and st.over_threshold
+    assert st.should_compact is enabled
+    panel = PlannerPanel()
+    qtbot.addWidget(panel)
+    panel.set_state(st)
+    details = panel.cut_details.text()
+    automatic = side_of(st).automatic
+    info = _info(path)
+    if enabled:
+        assert "would compact automatically" in details and "off in pi's settings" not in details
+        assert automatic.startswith("yes: ")
+        assert "pi WOULD compact now" in info
+    else:
+        assert "would not compact automatically (off in pi's settings" in details
+        assert automatic.startswith("no: off in pi's settings")
+        assert "auto-compaction is off in pi's settings" in info and "WOULD" not in info

@@ -54,7 +54,9 @@ def render_overview(
     context_window: int = DEFAULT_CONTEXT_WINDOW,
     leaf: str | None = None,
     profile: PiProfile = PROFILE_0_80_2,
+    auto_compaction: bool = True,
 ) -> str:
+    """``auto_compaction``: pi's settings' compaction.enabled (False: pi compacts only on /compact)."""
     out: list[str] = []
     w = out.append
     w(f"file:        {session.path}")
@@ -124,7 +126,11 @@ def render_overview(
         w(
             f"threshold:   {_fmt(threshold)} (window − reserve {_fmt(reserve)}): "
             + (
-                "pi WOULD compact now"
+                (
+                    "pi WOULD compact now"
+                    if auto_compaction
+                    else "over it, but auto-compaction is off in pi's settings"
+                )
                 if should_compact(ct.tokens, context_window, reserve)
                 else "below, no auto-compaction"
             )

@@ -90,6 +90,9 @@ class PlanParams:
     context_window: int = DEFAULT_CONTEXT_WINDOW
     manual_cut: int | None = None  # path position of the chosen cut point
     summary_tokens: float | None = None  # the generated/edited summary's size, if any
+    #: pi's settings.json ``compaction.enabled`` (its /settings "auto-compact"): False, pi never
+    #: compacts by itself (shouldCompact is false), /compact still does
+    auto_compaction: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,7 +285,13 @@ class PlanState:
 
     @property
     def should_compact(self) -> bool:
-        """pi's shouldCompact (window − reserve) on the context tokens pi computes."""
+        """pi's shouldCompact (enabled, and over window − reserve) on the context tokens pi computes."""
+        return should_compact(self.context_tokens, self.window, self.reserve, self.params.auto_compaction)
+
+    @property
+    def over_threshold(self) -> bool:
+        """The context pi computes is over window − reserve (pi's settings may still keep it from
+        compacting by itself: :attr:`should_compact`)."""
         return should_compact(self.context_tokens, self.window, self.reserve)
 
     @property

@@ -35,7 +35,7 @@ __all__ = [
 
 #: what a rule note explains: the cut (and its split turn), the token figures, "nothing to compact",
 #: the previous summary in the request
-Affects = Literal["cut", "history", "tokens", "after", "nothing", "summary"]
+Affects = Literal["cut", "history", "tokens", "after", "nothing", "automatic", "summary"]
 #: message kinds that start a turn in pi 1.6.0 but not in 0.80.2 (rule 29)
 _TURN_STARTS_16 = frozenset({"bashExecution", "custom", "branchSummary"})
 _WHO = {
@@ -71,8 +71,10 @@ class ProfileSide:
     tokens_unknown_reason: str | None
     tokens_after: float | None  # the projected context after compacting (None: nothing to compact)
     nothing_to_compact: bool
-    verdict: str  # "Compacts" / pi's "Nothing to compact" message
+    verdict: str  # "Compacts" / pi's "Nothing to compact" message: what /compact does
     previous_summary: str  # whether the summary request carries the previous compaction's summary
+    #: what pi does without a /compact: compact once the context it counts passes the threshold
+    automatic: str = "—"
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +222,7 @@ def side_of(st: PlanState, producing: list[int] | None = None) -> ProfileSide:
         why = st.error or "no active path to plan"
         return ProfileSide(
             version, why, None, None, "", False, None, None, None, None, before, st.context_tokens,
-            unknown, None, True, why, "—",
+            unknown, None, True, why, "—", _automatic(st),
         )  # fmt: skip
     c = st.cut
     fk = c.first_kept_index
@@ -252,7 +254,18 @@ def side_of(st: PlanState, producing: list[int] | None = None) -> ProfileSide:
         nothing_to_compact=st.nothing_to_compact,
         verdict=_nothing_verdict(st) if st.nothing_to_compact else "Compacts",
         previous_summary=_previous_summary(st),
+        automatic=_automatic(st),
     )
+
+
+def _automatic(st: PlanState) -> str:
+    """Whether pi compacts this context by itself, as the planner says it (core.tokens.should_compact)."""
+    if st.session is None or not st.path:
+        return "—"
+    over = f"{_fmt(st.context_tokens)} {'>' if st.over_threshold else '≤'} threshold {_fmt(st.threshold)}"
+    if not st.params.auto_compaction:
+        return f"no: off in pi's settings ({over})"
+    return f"{'yes' if st.should_compact else 'no'}: {over}"
 
 
 def _range(r: tuple[int, int] | None) -> str:
@@ -285,17 +298,22 @@ def _facts(o: ProfileSide, n: ProfileSide) -> list[FactRow]:
         FactRow("History summarised", _range(o.history), _range(n.history)),
         FactRow("Context tokens now", before(o), before(n)),
         FactRow("Context tokens after", after(o), after(n)),
-        FactRow("Verdict", o.verdict, n.verdict),
+        # "Verdict: Compacts" stood beside the planner's "would not compact automatically": it is
+        # what /compact does; whether pi compacts by itself is the row below
+        FactRow("Manual compaction", o.verdict, n.verdict),
+        FactRow("Automatic compaction", o.automatic, n.automatic),
         FactRow("Previous summary", o.previous_summary, n.previous_summary),
     ]
 
 
 #: what each fact row is about (the rule notes say what they explain)
-_ROW_TOPICS: tuple[Affects, ...] = ("cut", "cut", "cut", "history", "tokens", "after", "nothing", "summary")
+_ROW_TOPICS: tuple[Affects, ...] = (
+    "cut", "cut", "cut", "history", "tokens", "after", "nothing", "automatic", "summary",
+)  # fmt: skip
 #: a difference in the key's topic brings differences in these (another cut summarises other entries…)
 _CONSEQUENCES: dict[str, frozenset[str]] = {
     "cut": frozenset({"history", "after", "nothing", "summary"}),
-    "tokens": frozenset({"after"}),
+    "tokens": frozenset({"after", "automatic"}),
     "nothing": frozenset({"history", "after", "summary"}),
 }
 

@@ -87,6 +87,8 @@ class Loaded:
     context_edits: bool | None = None
     #: ``provider/model`` pi's settings (the session's project's included) name as the default model
     pi_default_model: str | None = None
+    #: pi's settings' ``compaction.enabled``: False, pi compacts only on /compact (PlanParams)
+    auto_compaction: bool = True
 
     @property
     def path_indices(self) -> list[int]:
@@ -254,6 +256,7 @@ def prepare_loaded(
         d.source,
         profile=choice,
         pi_default_model=d.default_model,
+        auto_compaction=d.enabled,
     )
     # the token bar's sums over the path, here rather than in the GUI step that shows it
     BarLayout.prime(
@@ -802,5 +805,5 @@ def compute_plan_state(
 ) -> PlanState:
     """The core's plan for the current parameters (a binary search over precomputed sums)."""
     summary_tokens = _summary_tokens(summary_text) if summary_text else None
-    params = PlanParams(keep, reserve, window, manual, summary_tokens)
+    params = PlanParams(keep, reserve, window, manual, summary_tokens, res.auto_compaction)
     return res.planner.plan(params, window_known=window_known)

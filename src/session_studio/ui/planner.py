@@ -379,16 +379,23 @@ class PlannerPanel(QWidget):
                 ),
                 f"Keep #{fk}…#{len(st.path) - 1} · ≈{_fmt(kept_t)} tokens",
                 html.escape(unknown) if unknown is not None else "",
-                (
-                    f"Context {_fmt(st.context_tokens)} {'&gt;' if st.should_compact else '≤'} threshold "
-                    f"{_fmt(st.threshold)}: {self._pi} {'would' if st.should_compact else 'would not'} "
-                    "compact automatically"
-                ),
+                self._automatic_line(st),
             ]
             if st.nothing_to_compact:
                 lines.append(f"<b style='color:{col}'>Nothing to compact</b> with this cut")
             self.cut_details.setText("<br>".join(x for x in lines if x))
         self._set_quirks(st.quirks)
+
+    def _automatic_line(self, st: PlanState) -> str:
+        """Whether pi compacts this context by itself: over the threshold, and pi's settings let it."""
+        over = "&gt;" if st.over_threshold else "≤"
+        line = f"Context {_fmt(st.context_tokens)} {over} threshold {_fmt(st.threshold)}: "
+        if not st.params.auto_compaction:
+            return (
+                line
+                + f"{self._pi} would not compact automatically (off in pi's settings: compaction.enabled)"
+            )
+        return line + f"{self._pi} {'would' if st.should_compact else 'would not'} compact automatically"
 
     def _quirk_labels(self) -> list[QWidget | None]:
         """The widgets now in the quirk box, in order (``None`` for a non-widget item)."""

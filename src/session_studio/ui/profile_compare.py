@@ -224,7 +224,7 @@ class ProfileCompareController(QObject):
         if pair is None:
             self._start(base)
             return
-        params = PlanParams(doc.keep, doc.reserve, doc.window)
+        params = PlanParams(doc.keep, doc.reserve, doc.window, auto_compaction=res.auto_compaction)
         old = pair.old.plan(params, window_known=doc.window_known)
         new = pair.new.plan(params, window_known=doc.window_known)
         c = compare_plans(old, new, pair.facts)
