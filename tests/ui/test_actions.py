@@ -72,6 +72,30 @@ def test_commit_appends_and_selects_new_leaf(
     assert not window.a_commit.isEnabled()
 
 
+def test_committing_the_offline_draft_says_it_is_one(
+    qtbot: Any, window: MainWindow, split_turn_session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The offline drafter is the default summariser: the question before the commit says when
+    the summary is its draft (pi gives it to the model in place of the history), and not once the
+    user has written a summary of their own."""
+    texts: list[str] = []
+
+    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes") -> bool:
+        texts.append(text)
+        return False
+
+    monkeypatch.setattr(MainWindow, "ask_yes_no", ask)
+    _open(qtbot, window, split_turn_session)
+    _generate(qtbot, window)
+    before = split_turn_session.read_bytes()
+    window.a_commit.trigger()
+    assert "offline draft" in texts[-1] and "without a model" in texts[-1]
+    window.preview.summary.setPlainText("## Goal\nWritten by hand.")
+    window.a_commit.trigger()
+    assert len(texts) == 2 and "offline draft" not in texts[-1]
+    assert split_turn_session.read_bytes() == before  # both answered No: nothing written
+
+
 def test_stale_commit_reloads_and_tells(
     qtbot: Any, window: MainWindow, split_turn_session: Path, yes: list[str]
 ) -> None:

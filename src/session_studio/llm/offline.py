@@ -37,12 +37,18 @@ from session_studio.llm.base import CancelToken, SummaryRequest, SummaryResult
 from session_studio.llm.prompts import TURN_PREFIX_CONTINUATION_HEADINGS, TURN_PREFIX_HEADINGS
 from session_studio.llm.requests import BRANCH_SUMMARY_PREAMBLE, NO_PRIOR_HISTORY
 
-__all__ = ["OFFLINE_MODEL", "OFFLINE_NOTE", "OfflineSummarizer"]
+__all__ = ["OFFLINE_MODEL", "OFFLINE_NOTE", "OfflineSummarizer", "is_offline_draft"]
 
 logger = logging.getLogger(__name__)
 
 OFFLINE_NOTE: Final[str] = "_(offline draft — generated without an LLM)_"
 OFFLINE_MODEL: Final[str] = "offline"
+
+
+def is_offline_draft(summary: str) -> bool:
+    """Whether ``summary`` holds (a part made by) the offline drafter: its note is still in it."""
+    return OFFLINE_NOTE in summary
+
 
 _COMPACTION_PREFIX = (
     "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"

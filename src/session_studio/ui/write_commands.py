@@ -130,13 +130,34 @@ class WriteCommands(SummaryGeneration):
         def n(x: object) -> str:
             return f"{x:,.0f}" if isinstance(x, int | float) else str(x)
 
+        from session_studio.llm.offline import is_offline_draft
+
         read, modified = d.file_lists()
+        # the offline draft is the default summariser: say so before it becomes, for pi's model,
+        # the whole history before the cut
+        draft_note = (
+            "<p><b>This summary is the offline draft</b>, made from the conversation without a model. "
+            "pi will give it to the model in place of everything before the cut. To have a model "
+            "write it, pick a provider in Preview and generate it again.</p>"
+            if is_offline_draft(summary)
+            else ""
+        )
         text = (
             f"<p>Append a compaction entry to <b>{html.escape(os.path.basename(s.path))}</b>?</p>"
-            f"<p>First kept entry: <code>{rich_escaped(fk, 80)}</code>{rich_escaped(who, 200)}<br>"
-            f"Context tokens: {n(before)} → ≈{n(after)}<br>"
-            f"Summary: {len(summary):,} characters · {len(read)} files read · {len(modified)} modified<br>"
-            + ("Split turn: the turn prefix is summarised separately<br>" if d.cut.is_split_turn else "")
+            + draft_note
+            + "<p>"
+            + "<br>".join(
+                [
+                    f"First kept entry: <code>{rich_escaped(fk, 80)}</code>{rich_escaped(who, 200)}",
+                    f"Context tokens: {n(before)} → ≈{n(after)}",
+                    f"Summary: {len(summary):,} characters · {len(read)} files read · {len(modified)} modified",
+                    *(
+                        ["Split turn: the turn prefix is summarised separately"]
+                        if d.cut.is_split_turn
+                        else []
+                    ),
+                ]
+            )
             + "</p><p>pi picks the new entry up the next time it loads the session.</p>"
         )
         details = (
