@@ -27,8 +27,8 @@ from PySide6.QtWidgets import QFileDialog, QLayout, QMessageBox
 
 from session_studio import __version__
 from session_studio.core.listing import SessionInfo, default_sessions_dir, list_sessions
-from session_studio.core.migrate import version_name
-from session_studio.core.profile import headerless_verdict
+from session_studio.core.migrate import CURRENT_SESSION_VERSION, version_name
+from session_studio.core.profile import PROFILES, headerless_verdict
 
 from . import actions
 from .document import Loaded, Partial, PlanState, SessionDocument
@@ -277,6 +277,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.a_provider.triggered.connect(self.edit_provider)
         self.preview.provider_settings_requested.connect(self.edit_provider)
         self.a_about.triggered.connect(self.about)
+        self.a_shortcuts.triggered.connect(self.show_shortcuts)
         self.theme_group.triggered.connect(self._set_theme)
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
 
@@ -604,17 +605,34 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         for layout in self.findChildren(QLayout):
             layout.invalidate()
 
+    def show_shortcuts(self) -> None:
+        """Help ▸ Keyboard shortcuts (made each time: it reads the menus as they are now)."""
+        from .shortcuts import ShortcutsDialog
+
+        dialog = ShortcutsDialog(self.menuBar(), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.last_dialog = dialog
+        dialog.open()
+
     def about(self) -> None:
         QMessageBox.about(
             self,
             "About Session Studio",
             f"<h3>Session Studio {__version__}</h3>"
             "<p>See, plan and commit compactions of pi coding-agent sessions.</p>"
-            f"<table><tr><td>Python</td><td>{platform.python_version()}</td></tr>"
-            f"<tr><td>Qt</td><td>{qVersion()}</td></tr>"
-            f"<tr><td>PySide6</td><td>{pyside_version}</td></tr>"
-            "<tr><td>pi session format</td><td>version 3 (pi 0.80.2)</td></tr>"
-            f"<tr><td>Platform</td><td>{html.escape(sys.platform)}</td></tr></table>",
+            "<table cellspacing='0' cellpadding='1'>"
+            + "".join(
+                f"<tr><td style='padding-right:12px'>{name}</td><td>{value}</td></tr>"
+                for name, value in (
+                    ("Python", platform.python_version()),
+                    ("Qt", qVersion()),
+                    ("PySide6", pyside_version),
+                    ("pi session format", f"version {CURRENT_SESSION_VERSION}"),
+                    ("pi versions it follows", html.escape(", ".join(PROFILES))),
+                    ("Platform", html.escape(sys.platform)),
+                )
+            )
+            + "</table>",
         )
 
     def closeEvent(self, e: QCloseEvent) -> None:

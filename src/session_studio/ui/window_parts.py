@@ -46,6 +46,7 @@ from .planner import PlannerPanel
 from .preview import PreviewPane
 from .profile_compare import TAB_TITLE, ProfileCompareView
 from .settings import AppSettings
+from .shortcuts import shortcuts_action_keys
 from .tasks import Operation, TaskRunner
 from .theme import current_theme, plain_style
 from .timeline import TimelinePanel
@@ -251,6 +252,8 @@ class WindowParts(QMainWindow):
         self.a_timeline = act("Context &timeline", "Ctrl+T", "Show how the context grew and was compacted")
         self.a_timeline.setCheckable(True)
         self.a_about = act("&About Session Studio")
+        self.a_shortcuts = act("&Keyboard shortcuts", tip="Every command's keys, and the views' own keys")
+        self.a_shortcuts.setShortcuts(shortcuts_action_keys())
         self.a_recent_menu = None
         self.theme_group = QActionGroup(self)
         self.theme_actions: dict[str, QAction] = {}
@@ -287,6 +290,8 @@ class WindowParts(QMainWindow):
         m.addActions([self.a_upgrade, self.a_provider, self.a_count_provider])
         m.setToolTipsVisible(True)
         m = mb.addMenu("&Help")
+        m.addAction(self.a_shortcuts)
+        m.addSeparator()
         m.addAction(self.a_about)
 
         tb = self.addToolBar("Main")

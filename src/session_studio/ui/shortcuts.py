@@ -1,0 +1,140 @@
+"""Help ▸ Keyboard shortcuts: every menu command's shortcut, read off the menus themselves (so the list
+cannot drift from them), and the keys that are not menu commands (the tree's, the searches')."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QKeySequence, QShowEvent
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QHeaderView,
+    QMenu,
+    QMenuBar,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+__all__ = ["OTHER_KEYS", "ShortcutsDialog", "menu_shortcuts", "shortcuts_action_keys"]
+
+#: the keys handled by the views rather than by menu commands (main_window and browser wire them)
+OTHER_KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    (
+        "Session tree",
+        (
+            ("Commands of the entry (context menu)", "Menu, Shift+F10"),
+            ("Cut at the entry", "Double-click"),
+        ),
+    ),
+    (
+        "Entry search",
+        (
+            ("Clear the search", "Escape"),
+            ("Back to the tree (the search empty)", "Escape"),
+        ),
+    ),
+    (
+        "Session browser",
+        (
+            ("First session shown", "Down"),
+            ("Open the session", "Return"),
+            ("Clear the search", "Escape"),
+        ),
+    ),
+)
+
+
+def _plain(text: str) -> str:
+    """A menu text without its mnemonic marks ("Co&mmit" → "Commit", "&&" → "&") and ellipsis."""
+    return text.replace("&&", "\0").replace("&", "").replace("\0", "&").removesuffix("…")
+
+
+def menu_shortcuts(bar: QMenuBar) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(menu title, [(command, its shortcuts as the platform writes them)]) for each menu of ``bar``
+    that has commands with a shortcut, in menu order; a submenu's commands are named with it."""
+
+    def walk(menu: QMenu, prefix: str, out: list[tuple[str, str]], seen: set[int]) -> None:
+        for a in menu.actions():
+            sub = a.menu()
+            if isinstance(sub, QMenu):
+                walk(sub, f"{prefix}{_plain(sub.title())} ▸ ", out, seen)
+                continue
+            keys = [k for k in a.shortcuts() if not k.isEmpty()]
+            if a.isSeparator() or not keys or id(a) in seen:
+                continue
+            seen.add(id(a))  # a command in two menus (Compare pi versions) is listed once
+            text = ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in keys)
+            out.append((prefix + _plain(a.text()), text))
+
+    seen: set[int] = set()
+    groups: list[tuple[str, list[tuple[str, str]]]] = []
+    for a in bar.actions():
+        menu = a.menu()
+        if isinstance(menu, QMenu):
+            rows: list[tuple[str, str]] = []
+            walk(menu, "", rows, seen)
+            if rows:
+                groups.append((_plain(menu.title()), rows))
+    return groups
+
+
+class ShortcutsDialog(QDialog):
+    """The shortcuts of ``bar``'s menus and the views' own keys, grouped, in a read-only list."""
+
+    def __init__(self, bar: QMenuBar, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Keyboard shortcuts")
+        self.view = QTreeWidget()
+        self.view.setHeaderLabels(["Command", "Keys"])
+        self.view.setRootIsDecorated(False)
+        self.view.setSelectionMode(QTreeWidget.SelectionMode.NoSelection)
+        self.view.setAccessibleName("Keyboard shortcuts")
+        groups = [*menu_shortcuts(bar), *((g, list(rows)) for g, rows in OTHER_KEYS)]
+        for title, rows in groups:
+            head = QTreeWidgetItem(self.view, [title])
+            f = head.font(0)
+            f.setBold(True)
+            head.setFont(0, f)
+            head.setFirstColumnSpanned(True)
+            for command, keys in rows:
+                QTreeWidgetItem(head, [command, keys])
+            head.setExpanded(True)
+        self.view.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self.view.header().setStretchLastSection(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.view, 1)
+        lay.addWidget(buttons)
+        self.resize(540, 560)
+
+    def showEvent(self, e: QShowEvent) -> None:
+        """Tall enough for the whole list where the screen allows (it scrolls beyond that): the rows'
+        height is known once the view is laid out."""
+        super().showEvent(e)
+        group = self.view.topLevelItem(self.view.topLevelItemCount() - 1)
+        last = group.child(group.childCount() - 1) if group is not None else None
+        if last is None:
+            return
+        bottom = self.view.visualItemRect(last).bottom()
+        spare = self.view.viewport().height() - bottom - 8
+        screen = self.screen().availableGeometry().height() if self.screen() is not None else 800
+        self.resize(self.width(), min(screen - 80, self.height() - spare))
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """(group, command, keys) as shown, in order."""
+        out = []
+        for g in range(self.view.topLevelItemCount()):
+            head = self.view.topLevelItem(g)
+            assert head is not None
+            for k in range(head.childCount()):
+                item = head.child(k)
+                assert item is not None
+                out.append((head.text(0), item.text(0), item.text(1)))
+        return out
+
+
+def shortcuts_action_keys() -> list[QKeySequence]:
+    """Help ▸ Keyboard shortcuts' own keys: Ctrl+? (GNOME's), and F1 (this app has no other help)."""
+    return [QKeySequence("Ctrl+?"), QKeySequence("F1")]

@@ -1,0 +1,64 @@
+"""Help ▸ Keyboard shortcuts lists every menu command's keys, read off the menus themselves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu
+
+from session_studio.ui.main_window import MainWindow
+from session_studio.ui.shortcuts import OTHER_KEYS, ShortcutsDialog
+
+
+def _menu_actions(menu: QMenu) -> list[QAction]:
+    out: list[QAction] = []
+    for a in menu.actions():
+        sub = a.menu()
+        out.extend(_menu_actions(sub) if isinstance(sub, QMenu) else [a])
+    return out
+
+
+def test_f1_opens_the_list_of_every_menu_commands_keys(qtbot: Any, window: MainWindow) -> None:
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+    qtbot.keyClick(window, Qt.Key.Key_F1)
+    qtbot.waitUntil(
+        lambda: isinstance(window.last_dialog, ShortcutsDialog) and window.last_dialog.isVisible()
+    )
+    dialog = window.last_dialog
+    assert isinstance(dialog, ShortcutsDialog)
+    shown = {command: keys for _group, command, keys in dialog.rows()}
+    with_keys = {
+        a
+        for m in window.menuBar().actions()
+        if isinstance(m.menu(), QMenu)
+        for a in _menu_actions(m.menu())
+        if not a.shortcut().isEmpty()
+    }
+    assert len(with_keys) >= 15
+    for a in with_keys:
+        name = a.text().replace("&", "").removesuffix("…")
+        keys = ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in a.shortcuts())
+        assert shown.get(name) == keys, (name, keys)
+    # a command in two menus is listed once; the views' own keys follow the menus'
+    assert [c for _g, c, _k in dialog.rows()].count("Compare pi versions") == 1
+    groups = [g for g, _c, _k in dialog.rows()]
+    assert groups[-1] == OTHER_KEYS[-1][0] and "Session tree" in groups
+    dialog.close()
+
+
+def test_the_list_follows_the_menus(qtbot: Any, window: MainWindow) -> None:
+    """A command added to a menu with a shortcut is listed with no list to update by hand."""
+    extra = QAction("&Frobnicate…", window)
+    extra.setShortcut(QKeySequence("Ctrl+Alt+F"))
+    go = next(m.menu() for m in window.menuBar().actions() if m.text() == "&Go")
+    assert isinstance(go, QMenu)
+    go.addAction(extra)
+    window.a_shortcuts.trigger()
+    dialog = window.last_dialog
+    assert isinstance(dialog, ShortcutsDialog)
+    expected = QKeySequence("Ctrl+Alt+F").toString(QKeySequence.SequenceFormat.NativeText)
+    assert ("Go", "Frobnicate", expected) in dialog.rows()
+    dialog.close()
