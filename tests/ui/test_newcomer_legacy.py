@@ -56,6 +56,23 @@ def test_v1_file_says_so_up_front(qtbot: Any, window: MainWindow, v1_session: Pa
     assert "vNone" not in status and "version 1" in status
 
 
+def test_a_v1_files_ids_are_not_offered_for_copying(qtbot: Any, window: MainWindow, v1_session: Path) -> None:
+    """A version 1 file has no entry ids: the migration makes random ones on every open (pi's too),
+    so a copied one matched nothing in the next run of the CLI or in pi. The inspector says the id
+    was made on opening; Copy entry id is off and says why."""
+    _open(qtbot, window, v1_session)
+    s = window.doc.session
+    assert s is not None
+    entry = next(r.index for r in s.records if r.type == "message")
+    window.doc.select(entry)
+    assert s.id_made_on_open(entry)
+    assert "(made on opening)" in window.inspector.title.text()
+    assert not window.a_copy_id.isEnabled()
+    assert "version 1" in window.a_copy_id.toolTip()
+    again = type(s).open(s.path)  # another open makes other ids
+    assert again.records[entry].id != s.records[entry].id
+
+
 def test_v3_file_has_no_legacy_banner(qtbot: Any, window: MainWindow, split_turn_session: Path) -> None:
     _open(qtbot, window, split_turn_session)
     assert not window.legacy_banner.isVisible()

@@ -937,6 +937,13 @@ class Session:
             raise self._changed_while_reading(f"line {rec.line} is no longer the entry that was indexed")
         return value
 
+    def id_made_on_open(self, index: int) -> bool:
+        """Whether record ``index``'s id was made when the file was opened (a version 1 file has no
+        ids; the migration makes random ones, as pi's does, so another open, this tool's or pi's,
+        gives other ones)."""
+        patch = self.records.patches.get(index)
+        return patch is not None and "id" in patch
+
     # ------------------------------------------------------------------ tree
     def get_index(self, entry_id: Any) -> int | None:
         return self.by_id.get(js_key(entry_id))

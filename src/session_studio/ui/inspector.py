@@ -854,6 +854,8 @@ class EntryInspector(QWidget):
         # a line without them (a damaged file's "{}" or "42") says so once, not "undefined" three times
         kind = "no type" if rec.type is UNDEFINED else rec.type
         id_part = "no id" if rec.id is UNDEFINED else f"id <code>{rich_escaped(rec.id, 80)}</code>"
+        if s.id_made_on_open(index):  # a version 1 file's: made by this open, not in the file
+            id_part += " (made on opening)"
         stamp = "" if rec.timestamp is UNDEFINED else f" · {rich_escaped(rec.timestamp, 80)}"
         self.title.setText(
             f"<b>{rich_escaped(kind, 80)}</b>{rich_escaped(role, 80)} · {id_part} · line {rec.line}"

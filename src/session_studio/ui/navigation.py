@@ -182,7 +182,7 @@ class TreeNavigation(WindowParts):
         menu.popup(t.viewport().mapToGlobal(pos))
 
     def _copy_entry_id(self) -> None:
-        rid = self._entry_id(self.doc.selected)
+        rid = self._copyable_id(self.doc.selected)
         if rid is not None:
             QGuiApplication.clipboard().setText(rid)
             self.statusBar().showMessage(f"Copied the entry id {rid}", 3000)

@@ -333,7 +333,16 @@ class WindowParts(QMainWindow):
         ):
             a.setEnabled(has)
         self.a_auto_cut.setEnabled(bool(has and st and st.manual))
-        self.a_copy_id.setEnabled(has and self._entry_id(self.doc.selected) is not None)
+        copyable = has and self._copyable_id(self.doc.selected) is not None
+        self.a_copy_id.setEnabled(copyable)
+        s = self.doc.session
+        made = s is not None and self.doc.selected >= 0 and s.id_made_on_open(self.doc.selected)
+        self.a_copy_id.setToolTip(
+            "This version 1 file has no entry ids: the one shown was made on opening, and the next "
+            "open (pi's too) makes another"
+            if made
+            else "Copy the selected entry's id"
+        )
         reasons = actions.disabled_reasons(self.doc, self.doc.writing)
         if not has:
             reasons = dict.fromkeys(reasons, "Open a session first.")
@@ -395,6 +404,14 @@ class WindowParts(QMainWindow):
             return None
         rid = s.records[record].id
         return rid if isinstance(rid, str) else None
+
+    def _copyable_id(self, record: int | None) -> str | None:
+        """The entry's id to copy: None also for one made on opening (a version 1 file's: of no use
+        outside this window, the next open, the CLI's or pi's, makes other ones)."""
+        s = self.doc.session
+        if s is None or record is None or record < 0 or s.id_made_on_open(record):
+            return None
+        return self._entry_id(record)
 
     def _stale(self, exc: BaseException) -> None:
         """pi appended meanwhile: reload, re-plan (same parameters) and say so."""
