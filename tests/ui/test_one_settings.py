@@ -120,6 +120,7 @@ def test_auto_compaction_off_in_pi_settings_is_said_everywhere(
     `info` said pi would compact by itself."""
     from session_studio.core.profile_compare import side_of
     from session_studio.ui.planner import PlannerPanel
+    from session_studio.ui.token_bar import BarLayout
 
     compaction = {"reserveTokens": 999_000, "enabled": enabled}  # threshold 1,000 of opus's 1M window
     (agent / "settings.json").write_text(json.dumps({"compaction": compaction}), encoding="utf-8")
@@ -136,11 +137,19 @@ def test_auto_compaction_off_in_pi_settings_is_said_everywhere(
     details = panel.cut_details.text()
     automatic = side_of(st).automatic
     info = _info(path)
+    bar = dict((name, text) for name, _a, _b, text in BarLayout(st, 1000).marks())["threshold"]
+    exported = tmp_path / "plan.md"
+    assert main(["export", str(path), "--what", "plan", "-o", str(exported)]) == 0
+    report = exported.read_text(encoding="utf-8")
     if enabled:
         assert "would compact automatically" in details and "off in pi's settings" not in details
         assert automatic.startswith("yes: ")
         assert "pi WOULD compact now" in info
+        assert "off in pi's settings" not in bar + report
     else:
         assert "would not compact automatically (off in pi's settings" in details
         assert automatic.startswith("no: off in pi's settings")
         assert "auto-compaction is off in pi's settings" in info and "WOULD" not in info
+        assert "automatic compaction is off in pi's settings" in bar
+        assert "no: automatic compaction is off in pi's settings" in report
+        assert "over it, but automatic compaction is off" in report  # the bar's SVG caption

@@ -94,7 +94,13 @@ def bar_figure(st: PlanState) -> Figure:
         if st.window > 0
         else f"now: {_fmt(now_total)} tokens",
         f"compaction threshold {_fmt(threshold)} (window − reserve {_fmt(st.reserve)}): "
-        + ("pi would compact now" if st.should_compact else "below it, no automatic compaction"),
+        + (
+            "pi would compact now"
+            if st.should_compact
+            else "over it, but automatic compaction is off in pi's settings"
+            if st.over_threshold
+            else "below it, no automatic compaction"
+        ),
     ]
     if st.first_kept_item is not None and st.cut is not None and not st.nothing_to_compact:
         x_cut = _x(cum[min(st.first_kept_item, len(cum) - 1)], scale)

@@ -121,7 +121,16 @@ def _overview(st: PlanState) -> Callable[[ReportWriter], None]:
                     + (" (pi shows it as unknown until the next answer)" if st.tokens_unknown else ""),
                 )
             )
-        rows.append(("pi would compact now", "yes" if st.should_compact else "no"))
+        rows.append(
+            (
+                "pi would compact now",
+                "yes"
+                if st.should_compact
+                else "no: automatic compaction is off in pi's settings"
+                if not st.params.auto_compaction
+                else "no",
+            )
+        )
         rows.append(("path", f"{len(st.path):,} entries, {len(st.item_tokens):,} context messages"))
         if st.manual:
             rows.append(("cut", "manual (chosen in Session Studio)"))

@@ -178,7 +178,8 @@ class BarLayout:
                 xt - 2,
                 xt + 2,
                 f"Threshold {_fmt(st.threshold)} = context window {_fmt(st.window)} − reserveTokens "
-                f"{_fmt(st.reserve)}: pi compacts when the context exceeds it",
+                f"{_fmt(st.reserve)}: pi compacts when the context exceeds it"
+                + ("" if st.params.auto_compaction else " (automatic compaction is off in pi's settings)"),
             )
         )
         cx = self.item_x(st.first_kept_item)
@@ -463,10 +464,11 @@ class TokenBar(QWidget):
             else f"{_fmt(st.context_tokens)} / {_fmt(st.window)} tokens{usage}  ·  chars/4 estimate "
             f"{_fmt(lay.est_now)}"
         )
+        threshold = f"threshold {_fmt(st.threshold)}" + ("" if st.params.auto_compaction else " (auto off)")
         right = (
-            f"threshold {_fmt(st.threshold)}  ·  keep {_fmt(st.keep)}  ·  after ≈ {_fmt(lay.after_total)}"
+            f"{threshold}  ·  keep {_fmt(st.keep)}  ·  after ≈ {_fmt(lay.after_total)}"
             if lay.after
-            else f"threshold {_fmt(st.threshold)}  ·  keep {_fmt(st.keep)}  ·  nothing to compact"
+            else f"{threshold}  ·  keep {_fmt(st.keep)}  ·  nothing to compact"
         )
         p.drawText(
             QRect(x0, lay.top_text, w, 16),
