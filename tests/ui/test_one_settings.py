@@ -153,3 +153,9 @@ def test_auto_compaction_off_in_pi_settings_is_said_everywhere(
         assert "automatic compaction is off in pi's settings" in bar
         assert "no: automatic compaction is off in pi's settings" in report
         assert "over it, but automatic compaction is off" in report  # the bar's SVG caption
+    # a context over the window itself (a what-if window of 1,500): pi's next request overflows it
+    # unless pi compacts first, which it does only with automatic compaction on
+    small = compute_plan_state(res, res.keep, 500, 1_500, True, None)
+    assert small.context_tokens > 1_500
+    panel.set_state(small)
+    assert ("more than the context window 1,500" in panel.cut_details.text()) is not enabled

@@ -26,6 +26,7 @@ __all__ = [
     "explain_plan",
     "render_text",
     "tokens_unknown_text",
+    "window_exceeded_text",
 ]
 
 #: rows of the accumulation table shown at most (the walk stops a few rows past the budget)
@@ -275,6 +276,31 @@ def tokens_unknown_text(st: PlanState) -> str | None:
     return (
         f"pi {st.profile.version} shows the context size as unknown: no assistant answer with usage came "
         f"after the compaction{where} yet, so it has no figure until the next answer (§4.7)"
+    )
+
+
+def window_exceeded_text(
+    context_tokens: Any, usage_tokens: Any, window: int, auto_compaction: bool
+) -> str | None:
+    """What a context bigger than the context window means, or None (the one sentence for the
+    planner and `info`). A provider's usage over the window says the window is wrong: the model
+    took that context (an unknown model planned with pi's default window, or a what-if value).
+    An estimate over it is pi's next request overflowing when automatic compaction is off (on, pi
+    compacts first: the context is over the threshold too)."""
+    numbers = (int, float)
+    if window <= 0 or not isinstance(context_tokens, numbers) or context_tokens <= window:
+        return None
+    if isinstance(usage_tokens, numbers) and usage_tokens > window:
+        return (
+            f"The last answer's usage, {usage_tokens:,.0f} tokens, is more than the context window "
+            f"{window:,}: the model took a bigger context, so its window is bigger than the one planned "
+            "with. Set the context window to the model's."
+        )
+    if auto_compaction:
+        return None
+    return (
+        f"The context, {context_tokens:,.0f} tokens, is more than the context window {window:,}, and "
+        "automatic compaction is off: pi's next request overflows it unless you compact first."
     )
 
 

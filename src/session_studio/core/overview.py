@@ -7,7 +7,7 @@ from typing import Any
 
 from .context import SessionContext, build_session_context
 from .errors import EntryNotFoundError
-from .explain import explain_plan, render_text
+from .explain import explain_plan, render_text, window_exceeded_text
 from .jsvalue import UNDEFINED, JsTypeError, js_key
 from .plan import (
     DEFAULT_CONTEXT_WINDOW,
@@ -135,6 +135,9 @@ def render_overview(
                 else "below, no auto-compaction"
             )
         )
+        over = window_exceeded_text(ct.tokens, ct.usage_tokens, context_window, auto_compaction)
+        if over is not None:
+            w(f"window:      {over}")
         if ctx.model:
             w(
                 f"model:       {ctx.model.get('provider')}/{ctx.model.get('modelId')}, thinking {ctx.thinking_level}"

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from session_studio.core.explain import tokens_unknown_text
+from session_studio.core.explain import tokens_unknown_text, window_exceeded_text
 from session_studio.core.plan import PlanState, Quirk
 from session_studio.core.profile import PIN_SETTINGS, ProfileChoice
 
@@ -367,6 +367,13 @@ class PlannerPanel(QWidget):
             b = st.plan.boundary
             kept_t = st.kept_tokens
             unknown = tokens_unknown_text(st)
+            over = (
+                None
+                if unknown is not None or st.tokens is None
+                else window_exceeded_text(
+                    st.context_tokens, st.tokens.usage_tokens, st.window, st.params.auto_compaction
+                )
+            )
             hist_end = c.turn_start_index if c.is_split_turn else fk
             lines = [
                 f"Summarise path #{b.start}…#{max(b.start, hist_end) - 1}"
@@ -380,6 +387,7 @@ class PlannerPanel(QWidget):
                 f"Keep #{fk}…#{len(st.path) - 1} · ≈{_fmt(kept_t)} tokens",
                 html.escape(unknown) if unknown is not None else "",
                 self._automatic_line(st),
+                html.escape(over) if over is not None else "",
             ]
             if st.nothing_to_compact:
                 lines.append(f"<b style='color:{col}'>Nothing to compact</b> with this cut")
