@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from session_studio.core.explain import window_exceeded_text
+from session_studio.core.explain import AUTO_COMPACTION_OFF, window_exceeded_text
 
 
 def test_usage_over_the_window_says_the_window_is_too_small() -> None:
@@ -16,12 +16,7 @@ def test_an_estimate_over_the_window_overflows_only_without_automatic_compaction
     # usage within the window, the estimated messages after it push the context over
     assert window_exceeded_text(210_000, 190_000, 200_000, True) is None  # pi compacts first
     text = window_exceeded_text(210_000, 190_000, 200_000, False)
-    assert (
-        text is not None
-        and "210,000" in text
-        and "overflows" in text
-        and "automatic compaction is off" in text
-    )
+    assert text is not None and "210,000" in text and "overflows" in text and AUTO_COMPACTION_OFF in text
 
 
 def test_nothing_to_say_within_the_window_or_without_figures() -> None:

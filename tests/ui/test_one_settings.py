@@ -118,6 +118,7 @@ def test_auto_compaction_off_in_pi_settings_is_said_everywhere(
     """pi's shouldCompact is false when settings.json has compaction.enabled false (its /settings
     "auto-compact" off, as people who compact by hand often have): the planner, the comparison and
     `info` said pi would compact by itself."""
+    from session_studio.core.explain import AUTO_COMPACTION_OFF
     from session_studio.core.profile_compare import side_of
     from session_studio.ui.planner import PlannerPanel
     from session_studio.ui.token_bar import BarLayout
@@ -142,17 +143,18 @@ def test_auto_compaction_off_in_pi_settings_is_said_everywhere(
     assert main(["export", str(path), "--what", "plan", "-o", str(exported)]) == 0
     report = exported.read_text(encoding="utf-8")
     if enabled:
-        assert "would compact automatically" in details and "off in pi's settings" not in details
+        assert "would compact automatically" in details and AUTO_COMPACTION_OFF not in details
         assert automatic.startswith("yes: ")
         assert "pi WOULD compact now" in info
-        assert "off in pi's settings" not in bar + report
+        assert AUTO_COMPACTION_OFF not in bar + report
     else:
-        assert "would not compact automatically (off in pi's settings" in details
-        assert automatic.startswith("no: off in pi's settings")
-        assert "auto-compaction is off in pi's settings" in info and "WOULD" not in info
-        assert "automatic compaction is off in pi's settings" in bar
-        assert "no: automatic compaction is off in pi's settings" in report
-        assert "over it, but automatic compaction is off" in report  # the bar's SVG caption
+        off = AUTO_COMPACTION_OFF  # one sentence in every view
+        assert f"would not compact automatically: {off}" in details
+        assert automatic.startswith(f"no: {off}")
+        assert f"over it, but {off}" in info and "WOULD" not in info
+        assert off in bar
+        assert f"no: {off}" in report
+        assert f"over it, but {off}" in report  # the bar's SVG caption
     # a context over the window itself (a what-if window of 1,500): pi's next request overflows it
     # unless pi compacts first, which it does only with automatic compaction on
     small = compute_plan_state(res, res.keep, 500, 1_500, True, None)

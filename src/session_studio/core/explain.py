@@ -20,6 +20,7 @@ from .projected_plan import PathCutPlanner
 from .session import EntryRecord
 
 __all__ = [
+    "AUTO_COMPACTION_OFF",
     "AccumulationRow",
     "CutExplanation",
     "Step",
@@ -28,6 +29,10 @@ __all__ = [
     "tokens_unknown_text",
     "window_exceeded_text",
 ]
+
+#: why pi does not compact by itself, where its settings.json has ``compaction.enabled`` false (the
+#: planner, the comparison, the token bar, `info` and the exported reports all say it so)
+AUTO_COMPACTION_OFF = "automatic compaction is off in pi's settings (compaction.enabled)"
 
 #: rows of the accumulation table shown at most (the walk stops a few rows past the budget)
 MAX_ROWS = 400
@@ -300,7 +305,7 @@ def window_exceeded_text(
         return None
     return (
         f"The context, {context_tokens:,.0f} tokens, is more than the context window {window:,}, and "
-        "automatic compaction is off: pi's next request overflows it unless you compact first."
+        f"{AUTO_COMPACTION_OFF}: pi's next request overflows it unless you compact first."
     )
 
 

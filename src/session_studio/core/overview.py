@@ -7,7 +7,7 @@ from typing import Any
 
 from .context import SessionContext, build_session_context
 from .errors import EntryNotFoundError
-from .explain import explain_plan, render_text, window_exceeded_text
+from .explain import AUTO_COMPACTION_OFF, explain_plan, render_text, window_exceeded_text
 from .jsvalue import UNDEFINED, JsTypeError, js_key
 from .plan import (
     DEFAULT_CONTEXT_WINDOW,
@@ -126,11 +126,7 @@ def render_overview(
         w(
             f"threshold:   {_fmt(threshold)} (window − reserve {_fmt(reserve)}): "
             + (
-                (
-                    "pi WOULD compact now"
-                    if auto_compaction
-                    else "over it, but auto-compaction is off in pi's settings"
-                )
+                ("pi WOULD compact now" if auto_compaction else f"over it, but {AUTO_COMPACTION_OFF}")
                 if should_compact(ct.tokens, context_window, reserve)
                 else "below, no auto-compaction"
             )

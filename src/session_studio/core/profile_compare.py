@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .explain import tokens_unknown_text
+from .explain import AUTO_COMPACTION_OFF, tokens_unknown_text
 from .plan import ItemTokens, PathPlanner, PlanState, item_kind
 from .profile import PROFILE_0_80_2, PROFILE_1_6_0
 from .session import Session
@@ -264,7 +264,7 @@ def _automatic(st: PlanState) -> str:
         return "—"
     over = f"{_fmt(st.context_tokens)} {'>' if st.over_threshold else '≤'} threshold {_fmt(st.threshold)}"
     if not st.params.auto_compaction:
-        return f"no: off in pi's settings ({over})"
+        return f"no: {AUTO_COMPACTION_OFF} ({over})"
     return f"{'yes' if st.should_compact else 'no'}: {over}"
 
 

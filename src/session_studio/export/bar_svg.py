@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core.bar_geometry import Span, after_items, plan_bar
+from ..core.explain import AUTO_COMPACTION_OFF
 from ..core.plan import PlanState
 from .writer import Figure
 
@@ -97,7 +98,7 @@ def bar_figure(st: PlanState) -> Figure:
         + (
             "pi would compact now"
             if st.should_compact
-            else "over it, but automatic compaction is off in pi's settings"
+            else f"over it, but {AUTO_COMPACTION_OFF}"
             if st.over_threshold
             else "below it, no automatic compaction"
         ),

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.bar_geometry import after_items
-from ..core.explain import explain_plan
+from ..core.explain import AUTO_COMPACTION_OFF, explain_plan
 from ..core.plan import PlanState
 from ..core.preparation import Preparation
 from .bar_svg import bar_figure
@@ -126,7 +126,7 @@ def _overview(st: PlanState) -> Callable[[ReportWriter], None]:
                 "pi would compact now",
                 "yes"
                 if st.should_compact
-                else "no: automatic compaction is off in pi's settings"
+                else f"no: {AUTO_COMPACTION_OFF}"
                 if not st.params.auto_compaction
                 else "no",
             )

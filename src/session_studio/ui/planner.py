@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from session_studio.core.explain import tokens_unknown_text, window_exceeded_text
+from session_studio.core.explain import AUTO_COMPACTION_OFF, tokens_unknown_text, window_exceeded_text
 from session_studio.core.plan import PlanState, Quirk
 from session_studio.core.profile import PIN_SETTINGS, ProfileChoice
 
@@ -399,10 +399,7 @@ class PlannerPanel(QWidget):
         over = "&gt;" if st.over_threshold else "≤"
         line = f"Context {_fmt(st.context_tokens)} {over} threshold {_fmt(st.threshold)}: "
         if not st.params.auto_compaction:
-            return (
-                line
-                + f"{self._pi} would not compact automatically (off in pi's settings: compaction.enabled)"
-            )
+            return line + f"{self._pi} would not compact automatically: {AUTO_COMPACTION_OFF}"
         return line + f"{self._pi} {'would' if st.should_compact else 'would not'} compact automatically"
 
     def _quirk_labels(self) -> list[QWidget | None]:

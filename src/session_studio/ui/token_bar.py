@@ -27,7 +27,7 @@ from session_studio.core.bar_geometry import (
     span_at,
     token_x,
 )
-from session_studio.core.explain import tokens_unknown_text
+from session_studio.core.explain import AUTO_COMPACTION_OFF, tokens_unknown_text
 from session_studio.core.plan import PlanState
 
 from .plain import rich_tooltip
@@ -179,7 +179,7 @@ class BarLayout:
                 xt + 2,
                 f"Threshold {_fmt(st.threshold)} = context window {_fmt(st.window)} − reserveTokens "
                 f"{_fmt(st.reserve)}: pi compacts when the context exceeds it"
-                + ("" if st.params.auto_compaction else " (automatic compaction is off in pi's settings)"),
+                + ("" if st.params.auto_compaction else f" ({AUTO_COMPACTION_OFF})"),
             )
         )
         cx = self.item_x(st.first_kept_item)
