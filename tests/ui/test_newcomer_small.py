@@ -157,6 +157,21 @@ def test_provider_key_placeholder_follows_the_api(qtbot: Any) -> None:
     assert "openai.com" in dlg.base_url.placeholderText()
 
 
+def test_the_provider_dialog_shows_its_examples_whole(qtbot: Any) -> None:
+    """The base URL's example was cut off mid-host ("… · http://localh") in the dialog as it
+    opened; each field is now as wide as its example, for either API, and stays so."""
+    dlg = ProviderDialog({"kind": "openai"})
+    qtbot.addWidget(dlg)
+    dlg.show()
+    qtbot.waitExposed(dlg)
+    for kind in ("openai", "anthropic", "openai"):
+        dlg.kind.setCurrentIndex(dlg.kind.findData(kind))
+        QApplication.processEvents()
+        for field in (dlg.base_url, dlg.model, dlg.key_env):
+            text = field.placeholderText()
+            assert field.width() >= field.fontMetrics().horizontalAdvance(text) + 8, (kind, text)
+
+
 def test_missing_key_message_names_the_dialog_field() -> None:
     anth = {"kind": "anthropic", "base_url": "https://api.anthropic.com", "model": "m", "key_env": ""}
     msg = custom_key_problem(anth, {})

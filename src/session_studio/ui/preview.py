@@ -289,6 +289,12 @@ class ProviderDialog(QDialog):
             self.key_env.setPlaceholderText(
                 f"{self.KEY_VARIABLES['openai']} (empty: no key, e.g. a local server)"
             )
+        # each field as wide as its example: the examples were cut off mid-URL in the dialog's
+        # first width ("https://api.openai.com/v1 · http://localh"); never narrower than before,
+        # so switching the API does not make the dialog jump
+        for field in (self.base_url, self.model, self.key_env):
+            need = field.fontMetrics().horizontalAdvance(field.placeholderText()) + 24
+            field.setMinimumWidth(max(field.minimumWidth(), need))
 
     def _validate(self) -> None:
         url = self.base_url.text().strip()
