@@ -172,6 +172,34 @@ def test_the_provider_dialog_shows_its_examples_whole(qtbot: Any) -> None:
             assert field.width() >= field.fontMetrics().horizontalAdvance(text) + 8, (kind, text)
 
 
+def test_the_name_and_label_prompts_have_room_and_say_what_they_write(
+    qtbot: Any, window: MainWindow, branching_session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rename session opened a 200 px dialog saying only "Session name:"."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QInputDialog
+
+    seen: list[tuple[int, str]] = []
+
+    def answer() -> None:  # the dialog shown, answered whatever it looks like (a test never hangs)
+        dialog = next(
+            w for w in QApplication.topLevelWidgets() if isinstance(w, QInputDialog) and w.isVisible()
+        )
+        seen.append((dialog.width(), dialog.labelText()))
+        dialog.setTextValue("a name")
+        dialog.accept()
+
+    QTimer.singleShot(0, answer)
+    assert window.ask_text("Rename session", "Name:", "") == "a name"
+    assert seen and seen[0][0] >= 420
+    # the rename's prompt says where pi shows the name and what is written
+    asked: list[tuple[str, ...]] = []
+    monkeypatch.setattr(MainWindow, "ask_text", lambda self, *a: asked.append(a) and None)
+    _open(qtbot, window, branching_session)
+    window.a_rename.trigger()
+    assert asked and "/resume" in asked[0][1] and "session_info" in asked[0][1]
+
+
 def test_missing_key_message_names_the_dialog_field() -> None:
     anth = {"kind": "anthropic", "base_url": "https://api.anthropic.com", "model": "m", "key_env": ""}
     msg = custom_key_problem(anth, {})

@@ -374,8 +374,15 @@ class WindowParts(QMainWindow):
         return box.clickedButton() is ok
 
     def ask_text(self, title: str, label: str, default: str) -> str | None:
-        text, ok = QInputDialog.getText(self, title, label, QLineEdit.EchoMode.Normal, default)
-        return text if ok else None
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle(title)
+        dialog.setLabelText(label)
+        dialog.setTextValue(default)
+        # room for a name or a label of a few words (the rename dialog opened 200 px wide)
+        dialog.resize(max(420, dialog.sizeHint().width()), dialog.sizeHint().height())
+        self.last_dialog = dialog
+        ok = dialog.exec() == QInputDialog.DialogCode.Accepted
+        return dialog.textValue() if ok else None
 
     def ask_save_path(self, title: str, default: str) -> str:
         path, _ = QFileDialog.getSaveFileName(self, title, default, "pi sessions (*.jsonl);;All files (*)")

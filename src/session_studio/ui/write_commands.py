@@ -393,7 +393,11 @@ class WriteCommands(SummaryGeneration):
             self.statusBar().showMessage(why or "", 8000)
             return
         cur = s.session_name() or ""
-        text = self.ask_text("Rename session", "Session name:", cur)
+        text = self.ask_text(
+            "Rename session",
+            "Name of this session, as pi's /resume lists it (appended as a session_info entry):",
+            cur,
+        )
         if text is None or not text.strip() or text.strip() == cur:
             return
         sel = self._entry_id(d.selected)
