@@ -194,6 +194,19 @@ def test_bad_settings_are_ignored(agent_dir: Path, project: Path, caplog: pytest
     assert any("not valid JSON" in r.getMessage() for r in caplog.records)
 
 
+@pytest.mark.parametrize(
+    ("value", "enabled"),
+    [(0, False), ("", False), ([], True), ({}, True), ("false", True), (1, True), (None, True)],
+)
+def test_a_non_boolean_setting_is_read_as_javascript_tests_it(
+    agent_dir: Path, project: Path, value: object, enabled: bool
+) -> None:
+    """pi reads `compaction.enabled ?? true` and tests it as JavaScript does: an empty list or
+    object is true (Python's bool() said false), "false" is a non-empty string, null is the default."""
+    write(agent_dir / "settings.json", {"compaction": {"enabled": value}})
+    assert compaction_settings(project, agent_dir=agent_dir).enabled is enabled
+
+
 def test_default_agent_dir(tmp_path: Path) -> None:
     assert default_agent_dir({"PI_CODING_AGENT_DIR": str(tmp_path)}) == tmp_path
     assert default_agent_dir({}) == Path.home() / ".pi" / "agent"

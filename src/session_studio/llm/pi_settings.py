@@ -23,6 +23,7 @@ from session_studio.core.defaults import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_RESERVE_TOKENS,
 )
+from session_studio.core.jsvalue import js_truthy
 from session_studio.core.listing import default_agent_dir
 from session_studio.core.profile import PROFILE_0_80_2, PiProfile
 from session_studio.llm._catalog import CATALOG_ROWS
@@ -346,10 +347,10 @@ def _setting_bool(block: Mapping[str, Any], key: str, default: bool, where: str)
     if value is None:
         return default
     if not isinstance(value, bool):
-        logger.warning(
-            "pi setting %s.%s=%r is not true/false; treating it as %s", where, key, value, bool(value)
-        )
-        return bool(value)
+        # pi reads `settings.x ?? default` and tests it as JavaScript does: [] and {} are true
+        truthy = js_truthy(value)
+        logger.warning("pi setting %s.%s=%r is not true/false; pi takes it as %s", where, key, value, truthy)
+        return truthy
     return value
 
 
