@@ -470,3 +470,27 @@ def test_a_search_waiting_for_the_texts_says_so_until_its_rows_come(
     assert w.tree_count.text().startswith(f"{len(w.tree_model.outline):,} of 3,00")
     assert 0 < len(w.tree_model.outline) < len(w.doc.session.records)
     settle_window(qtbot, w)
+
+
+def test_the_search_field_says_what_a_search_matches(tmp_path: Path, window: Any) -> None:
+    """A search matches a row's text, the first PREVIEW_CHARS characters of its entry (its tooltip
+    says so: a word deep in a tool's output is not found), in upper or lower case alike."""
+    from session_studio.ui.outline import PREVIEW_CHARS
+
+    from .conftest import write_session
+
+    early = "Needle " + "x" * 300
+    late = "x" * (PREVIEW_CHARS + 20) + " needle"
+    path = write_session(
+        tmp_path / "s.jsonl",
+        [
+            {"type": "message", "message": {"role": "user", "content": early, "timestamp": 1}},
+            {"type": "message", "message": {"role": "user", "content": late, "timestamp": 2}},
+        ],
+    )
+    s = Session.open(str(path))
+    texts = extend_search_texts(s, None)
+    hits = list(texts.matching("needle"))
+    assert len(hits) == 1 and s.value(hits[0])["message"]["content"] == early
+    tip = window.search.toolTip()
+    assert f"first {PREVIEW_CHARS} characters" in tip and "case" in tip

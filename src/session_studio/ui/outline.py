@@ -33,6 +33,7 @@ __all__ = [
     "FILTERS",
     "MAX_EXTENDED_RECORDS",
     "NOT_SHOWN",
+    "PREVIEW_CHARS",
     "ROOT",
     "Outline",
     "build_outline",
@@ -729,7 +730,11 @@ def _new_on_active_path(old: Outline, n_old: int, active_path: Collection[int]) 
     return new if old_active == m and len(active_path) == m + len(new) else None
 
 
-def preview_text(value: Any, limit: int = 160) -> str:
+#: a row's preview: the start of its entry's text, what the tree shows and the entry search matches
+PREVIEW_CHARS = 160
+
+
+def preview_text(value: Any, limit: int = PREVIEW_CHARS) -> str:
     """A one-line preview of an entry value (first text of the message, or what it is)."""
     if type(value) is not dict:  # a line pi keeps that is no entry object: its JSON, as in the file
         text = js_stringify(value)

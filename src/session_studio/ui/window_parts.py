@@ -40,7 +40,7 @@ from .browser import SessionBrowser
 from .document import SessionDocument
 from .errors import show_error
 from .inspector import EntryInspector, SafeTextBrowser
-from .outline import FILTERS
+from .outline import FILTERS, PREVIEW_CHARS
 from .plain import rich_escaped, rich_tooltip, visible
 from .planner import PlannerPanel
 from .preview import PreviewPane
@@ -96,6 +96,11 @@ class WindowParts(QMainWindow):
         self.filter_combo.setToolTip("pi's /tree filters")
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search entries (Ctrl+F)")
+        # what a search matches, said where it is typed: a word deep in a tool's output is not found
+        self.search.setToolTip(
+            f"Finds entries whose row text (the first {PREVIEW_CHARS} characters of the entry), "
+            "label or exact id holds what you type; upper and lower case alike"
+        )
         self.search.setClearButtonEnabled(True)
         self.tree_model = SessionTreeModel(self)
         self.tree = SessionTreeView()
