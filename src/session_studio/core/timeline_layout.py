@@ -179,6 +179,21 @@ class TimelineLayout:
             y_reserve_label = y_threshold_label + LIMIT_LABEL_HEIGHT
         return y_window, y_threshold_label, y_reserve_label
 
+    def limit_labels(self) -> list[tuple[str, float, str]] | None:
+        """(which, the vertical middle, the text) of the window, threshold and reserve labels right of
+        the plot (placed by limit_label_ys): what the window and the SVG both write."""
+        ys = self.limit_label_ys()
+        if ys is None:
+            return None
+        lim = self.timeline.limits
+        known = "" if lim.window_known else "?"
+        y_window, y_threshold, y_reserve = ys
+        return [
+            ("window", y_window, f"window {tokens_label(lim.context_window)}{known}"),
+            ("threshold", y_threshold, f"threshold {tokens_label(lim.threshold)}"),
+            ("reserve", y_reserve, f"reserve {tokens_label(lim.reserve_tokens)}"),
+        ]
+
     def place_label(self, x: float, y_after: float, text: str) -> DropLabel | None:
         """A drop label beside its line, under its dot, but above the marker triangles where one
         stands under the text (labels crossing the row of triangles made both unreadable); None

@@ -25,7 +25,6 @@ from .timeline_layout import (
     layout_timeline,
     marker_text,
     planned_text,
-    tokens_label,
 )
 
 __all__ = ["timeline_svg"]
@@ -130,15 +129,8 @@ def timeline_svg(timeline: Timeline, *, width: int = 900, height: int = 260) -> 
             f'<line x1="{_f(area.left)}" y1="{_f(y_threshold)}" x2="{_f(area.right)}" y2="{_f(y_threshold)}" '
             f'stroke="{_DROP}" stroke-width="1" stroke-dasharray="5 3"/>'
         )
-        labels = lay.limit_label_ys()
-        assert labels is not None  # as limit_y()
-        y_window_label, y_threshold_label, y_reserve_label = labels
-        known = "" if lim.window_known else "?"
-        out.append(
-            _text(area.right + 4, y_window_label + 3, f"window {tokens_label(lim.context_window)}{known}")
-        )
-        out.append(_text(area.right + 4, y_threshold_label + 3, f"threshold {tokens_label(lim.threshold)}"))
-        out.append(_text(area.right + 4, y_reserve_label + 3, f"reserve {tokens_label(lim.reserve_tokens)}"))
+        for _which, y_label, text in lay.limit_labels() or ():
+            out.append(_text(area.right + 4, y_label + 3, text))
     for x, y_low, y_high in lay.spans:
         out.append(
             f'<line x1="{_f(x)}" y1="{_f(y_low)}" x2="{_f(x)}" y2="{_f(y_high)}" stroke="{_USAGE}" '

@@ -44,7 +44,6 @@ from session_studio.core.timeline_layout import (
     marker_text,
     planned_text,
     point_text,
-    tokens_label,
     with_plan_of,
 )
 
@@ -271,20 +270,10 @@ class TimelineChart(QWidget):
         p.drawLine(QPointF(a.left, y_window), QPointF(a.right, y_window))
         p.setPen(QPen(th.threshold, 1, Qt.PenStyle.DashLine))
         p.drawLine(QPointF(a.left, y_threshold), QPointF(a.right, y_threshold))
-        lim = tl.limits
-        labels = lay.limit_label_ys()
-        assert labels is not None  # as limit_y()
-        y_window_label, y_threshold_label, y_reserve_label = labels
-        p.setPen(th.muted)
         label_rect = QRectF(a.right + 4, -7, _MARGIN_RIGHT - 6, 14)  # around y = 0: moved to a label's middle
-        known = "" if lim.window_known else "?"
-        p.drawText(
-            label_rect.translated(0, y_window_label), f"window {tokens_label(lim.context_window)}{known}"
-        )
-        p.setPen(th.threshold)
-        p.drawText(label_rect.translated(0, y_threshold_label), f"threshold {tokens_label(lim.threshold)}")
-        p.setPen(th.muted)
-        p.drawText(label_rect.translated(0, y_reserve_label), f"reserve {tokens_label(lim.reserve_tokens)}")
+        for which, y_label, text in lay.limit_labels() or ():
+            p.setPen(th.threshold if which == "threshold" else th.muted)
+            p.drawText(label_rect.translated(0, y_label), text)
 
     def _paint_selection(self, p: QPainter, lay: TimelineLayout) -> None:
         tl = lay.timeline
