@@ -176,7 +176,7 @@ def test_the_name_and_label_prompts_have_room_and_say_what_they_write(
     qtbot: Any, window: MainWindow, branching_session: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Rename session opened a 200 px dialog saying only "Session name:"."""
-    from PySide6.QtCore import QTimer
+    from PySide6.QtCore import QCoreApplication, QEvent, QTimer
     from PySide6.QtWidgets import QInputDialog
 
     seen: list[tuple[int, str]] = []
@@ -192,6 +192,9 @@ def test_the_name_and_label_prompts_have_room_and_say_what_they_write(
     QTimer.singleShot(0, answer)
     assert window.ask_text("Rename session", "Name:", "") == "a name"
     assert seen and seen[0][0] >= 420
+    # answered, the prompt is deleted: not one more child of the window per question
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    assert not window.findChildren(QInputDialog)
     # the rename's prompt says where pi shows the name and what is written
     asked: list[tuple[str, ...]] = []
     monkeypatch.setattr(MainWindow, "ask_text", lambda self, *a: asked.append(a) and None)

@@ -376,7 +376,9 @@ class WindowParts(QMainWindow):
         box.setDefaultButton(ok)
         self.last_dialog = box
         box.exec()
-        return box.clickedButton() is ok
+        answer = box.clickedButton() is ok
+        box.deleteLater()  # answered: not left a child of the window, one per question
+        return answer
 
     def ask_text(self, title: str, label: str, default: str) -> str | None:
         dialog = QInputDialog(self)
@@ -387,7 +389,9 @@ class WindowParts(QMainWindow):
         dialog.resize(max(420, dialog.sizeHint().width()), dialog.sizeHint().height())
         self.last_dialog = dialog
         ok = dialog.exec() == QInputDialog.DialogCode.Accepted
-        return dialog.textValue() if ok else None
+        text = dialog.textValue()
+        dialog.deleteLater()  # answered: not left a child of the window, one per question
+        return text if ok else None
 
     def ask_save_path(self, title: str, default: str) -> str:
         path, _ = QFileDialog.getSaveFileName(self, title, default, "pi sessions (*.jsonl);;All files (*)")
