@@ -23,6 +23,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,7 @@ static int buf_put(Buf *b, const void *src, Py_ssize_t n) {
 static PyObject *s_line, *s_offset, *s_length, *s_value, *s_type, *s_id, *s_parentId, *s_timestamp,
     *s_message, *s_role, *s_content, *s_text, *s_thinking, *s_toolCall, *s_name, *s_arguments, *s_image,
     *s_usage, *s_stopReason, *s_totalTokens, *s_command, *s_output, *s_summary, *s_input, *s_cacheRead,
-    *s_cacheWrite, *s_chunk, *s_start, *s_end, *s_issues, *s_nestedCalls;
+    *s_cacheWrite, *s_chunk, *s_start, *s_end, *s_issues, *s_nestedCalls, *s_path;
 
 static int intern_all(void) {
 #define I(var, text) \
@@ -77,7 +78,7 @@ static int intern_all(void) {
     I(s_usage, "usage") I(s_stopReason, "stopReason") I(s_totalTokens, "totalTokens")
     I(s_command, "command") I(s_output, "output") I(s_summary, "summary") I(s_input, "input")
     I(s_cacheRead, "cacheRead") I(s_cacheWrite, "cacheWrite") I(s_chunk, "chunk") I(s_start, "start")
-    I(s_end, "end") I(s_issues, "issues") I(s_nestedCalls, "nestedCalls")
+    I(s_end, "end") I(s_issues, "issues") I(s_nestedCalls, "nestedCalls") I(s_path, "path")
 #undef I
     return 0;
 }
@@ -404,6 +405,10 @@ typedef struct {
     Buf cols[N_COLUMNS];
     Py_ssize_t pending;
     PyObject *flush; /* borrowed */
+    /* file_op_index's columns of the pending rows whose file operations are settled: the row (of
+       the pending ones), the end of its operations in op_codes, each operation (path code << 2 | kind) */
+    Buf op_rows, op_ends, op_codes;
+    int64_t n_op_codes;
 } Columns;
 
 static int flush_columns(Columns *c) {
@@ -420,8 +425,21 @@ static int flush_columns(Columns *c) {
         c->cols[i].len = 0;
     }
     c->pending = 0;
-    PyObject *r = PyObject_CallOneArg(c->flush, tuple);
+    PyObject *ops = Py_None;
+    if (c->op_rows.len) {
+        ops = Py_BuildValue("(y#y#y#)", c->op_rows.data, c->op_rows.len, c->op_ends.data, c->op_ends.len,
+                            c->op_codes.data, c->op_codes.len);
+        c->op_rows.len = c->op_ends.len = c->op_codes.len = 0;
+        c->n_op_codes = 0;
+        if (ops == NULL) {
+            Py_DECREF(tuple);
+            return -1;
+        }
+    } else
+        Py_INCREF(ops);
+    PyObject *r = PyObject_CallFunctionObjArgs(c->flush, tuple, ops, NULL);
     Py_DECREF(tuple);
+    Py_DECREF(ops);
     if (r == NULL) return -1;
     Py_DECREF(r);
     return 0;
@@ -457,6 +475,7 @@ static int get_i64(PyObject *raw, PyObject *name, int64_t *out) {
 /* what index_common passes down (all borrowed) */
 typedef struct {
     PyObject *codes, *symbol, *fallback, *run_type, *raw_type, *loads, *decode_error, *line_fallback;
+    PyObject *paths, *path_codes; /* file_op_index's paths (a list) and their codes (a dict) */
     uint8_t flags_tokens, flags_usage, flags_file_op;
     int64_t id_null;
 } Ctx;
@@ -476,6 +495,64 @@ static int append_row(Ctx *x, Columns *c, int64_t line, int64_t offset, int64_t 
         return FAIL;
     c->pending++;
     return OK;
+}
+
+/* an operation of the row just appended: its path's code (file_op_index.paths, a new one added) */
+static int put_op(Ctx *x, Columns *c, long kind, PyObject *path) {
+    PyObject *code = PyDict_GetItemWithError(x->path_codes, path);
+    uint64_t value;
+    if (code != NULL) {
+        value = PyLong_AsUnsignedLongLong(code);
+        if (value == (uint64_t)-1 && PyErr_Occurred()) return FAIL;
+    } else {
+        if (PyErr_Occurred()) return FAIL;
+        value = (uint64_t)PyList_GET_SIZE(x->paths);
+        PyObject *fresh = PyLong_FromUnsignedLongLong(value);
+        if (fresh == NULL) return FAIL;
+        int r = PyDict_SetItem(x->path_codes, path, fresh);
+        Py_DECREF(fresh);
+        if (r < 0 || PyList_Append(x->paths, path) < 0) return FAIL;
+    }
+    value = value << 2 | (uint64_t)kind;
+    if (buf_put(&c->op_codes, &value, 8)) return FAIL;
+    c->n_op_codes++;
+    return OK;
+}
+
+/* the row just appended has its operations settled (put_op'd): its entry in the op columns */
+static int end_ops(Columns *c) {
+    int64_t row = c->pending - 1;
+    return buf_put(&c->op_rows, &row, 8) || buf_put(&c->op_ends, &c->n_op_codes, 8) ? FAIL : OK;
+}
+
+/* file_ops.message_file_ops of the parsed message of the row just appended, into the op columns
+   (nothing for a tool result's nested calls: not settled); FAIL on an exception */
+static int dict_ops(Ctx *x, Columns *c, PyObject *msg, PyObject *role) {
+    if (str_is(role, "toolResult")) {
+        int has = PyDict_Contains(msg, s_nestedCalls);
+        if (has != 0) return has < 0 ? FAIL : OK;
+    }
+    PyObject *content = str_is(role, "assistant") ? PyDict_GetItemWithError(msg, s_content) : NULL;
+    if (content == NULL && PyErr_Occurred()) return FAIL;
+    if (content != NULL && PyList_CheckExact(content)) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(content); i++) {
+            PyObject *block = PyList_GET_ITEM(content, i);
+            if (!PyDict_CheckExact(block)) continue;
+            PyObject *t = PyDict_GetItemWithError(block, s_type);
+            PyObject *name = t == NULL ? NULL : PyDict_GetItemWithError(block, s_name);
+            PyObject *args = name == NULL ? NULL : PyDict_GetItemWithError(block, s_arguments);
+            if (PyErr_Occurred()) return FAIL;
+            /* a toolCall with a name and arguments (an object: any other has no path) */
+            if (args == NULL || !str_is(t, "toolCall") || !PyDict_CheckExact(args)) continue;
+            long kind = str_is(name, "read") ? 0 : str_is(name, "write") ? 1 : str_is(name, "edit") ? 2 : -1;
+            PyObject *path = kind < 0 ? NULL : PyDict_GetItemWithError(args, s_path);
+            if (PyErr_Occurred()) return FAIL;
+            if (path != NULL && PyUnicode_CheckExact(path) && PyUnicode_GET_LENGTH(path) > 0 &&
+                put_op(x, c, kind, path) != OK)
+                return FAIL;
+        }
+    }
+    return end_ops(c);
 }
 
 /* file_ops.may_hold_file_op(msg): a toolCall block named read, write or edit, or nestedCalls */
@@ -517,7 +594,7 @@ static int index_dict(Ctx *x, Columns *c, PyObject *v, int64_t line, int64_t off
     int64_t id, parent, tokens = 0, usage = 0;
     uint32_t type_code, role_code = 0;
     int has_usage = 0, file_op = 0;
-    PyObject *message_role = NULL; /* borrowed */
+    PyObject *message_role = NULL, *message = NULL; /* borrowed */
     if (!PyDict_CheckExact(v)) return BAIL;
     PyObject *typ = PyDict_GetItemWithError(v, s_type);
     if (typ == NULL || !PyUnicode_CheckExact(typ) || str_is(typ, "session") || str_is(typ, "label"))
@@ -546,13 +623,16 @@ static int index_dict(Ctx *x, Columns *c, PyObject *v, int64_t line, int64_t off
         }
         if ((r = dict_file_op(msg, &file_op)) != OK) return r;
         message_role = role;
+        message = msg;
     }
     /* the type's code before the role's, as the Python loop asks for them (codes are handed out
        in the order first asked) */
     if (code_of(x->codes, x->symbol, typ, &type_code) < 0) return FAIL;
     if (message_role != NULL && code_of(x->codes, x->symbol, message_role, &role_code) < 0) return FAIL;
-    return append_row(x, c, line, offset, length, type_code, role_code, id, parent, tokens, has_usage, usage,
-                      stamp_packed, file_op);
+    int appended = append_row(x, c, line, offset, length, type_code, role_code, id, parent, tokens, has_usage,
+                              usage, stamp_packed, file_op);
+    if (appended != OK || !file_op) return appended;
+    return dict_ops(x, c, message, message_role);
 check: /* a failed lookup may have set an exception (an unhashable key cannot occur, but be safe) */
     return PyErr_Occurred() ? FAIL : BAIL;
 }
@@ -750,6 +830,12 @@ static int scan_literal(Scan *s, const char *lit, int64_t *json) {
     return 0;
 }
 
+/* a string member: its facts, else `kind` says what it was (0 absent, 1 string, 2 other) */
+typedef struct {
+    int kind;
+    Str str;
+} Field;
+
 static int scan_value(Scan *s, int depth, int64_t *json);
 
 /* a member's key and its colon: 0, or -1 to give up */
@@ -790,7 +876,8 @@ static int empty_container(Scan *s, unsigned char close) {
 
 /* an object or array at s->p, read and checked; `json`: add len(JSON.stringify(it)) (numbers other
    than short integers, and objects with a key twice or escaped, give up then) */
-static int scan_object(Scan *s, int depth, int64_t *json) {
+/* an object; `path` (when not NULL, with `json`): its "path" member, as scan_field reads it */
+static int scan_object_path(Scan *s, int depth, int64_t *json, Field *path) {
     if (depth > SCAN_DEPTH) return -1;
     s->p++; /* { */
     if (json != NULL) *json += 2;
@@ -807,11 +894,25 @@ static int scan_object(Scan *s, int depth, int64_t *json) {
             keys[n++] = key;
             *json += key.json + 1; /* the key and its colon */
         }
-        if (scan_value(s, depth + 1, json) < 0 || (more = next_item(s, '}')) < 0) return -1;
+        if (path != NULL && json != NULL && str_eq(&key, "path")) { /* (once: a second one gave up above) */
+            skip_ws(s);
+            if (s->p < s->end && *s->p == '"') {
+                path->kind = 1;
+                if (scan_string(s, &path->str) < 0) return -1;
+                *json += path->str.json;
+            } else {
+                path->kind = 2;
+                if (scan_value(s, depth + 1, json) < 0) return -1;
+            }
+        } else if (scan_value(s, depth + 1, json) < 0)
+            return -1;
+        if ((more = next_item(s, '}')) < 0) return -1;
         if (more && json != NULL) *json += 1; /* the comma */
     } while (more);
     return 0;
 }
+
+static int scan_object(Scan *s, int depth, int64_t *json) { return scan_object_path(s, depth, json, NULL); }
 
 static int scan_array(Scan *s, int depth, int64_t *json) {
     if (depth > SCAN_DEPTH) return -1;
@@ -890,12 +991,6 @@ static int scan_members(Scan *s, const char *const *names, int n_names, member_f
     return 0;
 }
 
-/* a string member: its facts, else `kind` says what it was (0 absent, 1 string, 2 other) */
-typedef struct {
-    int kind;
-    Str str;
-} Field;
-
 static int scan_field(Scan *s, Field *f) {
     if (s->p < s->end && *s->p == '"') {
         f->kind = 1;
@@ -905,6 +1000,14 @@ static int scan_field(Scan *s, Field *f) {
     return scan_value(s, 3, NULL);
 }
 
+/* a file operation of a message (file_ops.message_file_ops): kind 0 read, 1 write, 2 edit */
+#define MAX_FILE_OPS 8 /* more in one message: Python reads it */
+typedef struct {
+    const unsigned char *raw; /* the path's bytes between the quotes */
+    Py_ssize_t len;
+    int kind, escaped;
+} FileOp;
+
 /* a content block: what estimate() reads of it */
 enum { B_TYPE, B_TEXT, B_THINKING, B_NAME, B_ARGUMENTS };
 static const char *const BLOCK_KEYS[] = {"type", "text", "thinking", "name", "arguments"};
@@ -912,6 +1015,7 @@ typedef struct {
     Field type, text, thinking, name;
     int args_kind; /* 0 absent, 1 object (args_json is its JSON.stringify length), 2 other */
     int64_t args_json;
+    Field args_path; /* the object's "path" member, when args_kind is 1 */
 } Block;
 
 static int block_member(Scan *s, int key, void *facts) {
@@ -925,7 +1029,7 @@ static int block_member(Scan *s, int key, void *facts) {
         if (s->p < s->end && *s->p == '{') {
             b->args_kind = 1;
             b->args_json = 0;
-            return scan_object(s, 4, &b->args_json);
+            return scan_object_path(s, 4, &b->args_json, &b->args_path);
         }
         b->args_kind = 2;
         return scan_value(s, 4, NULL);
@@ -940,7 +1044,26 @@ typedef struct {
     int64_t assistant_chars, user_chars;
     int assistant_bail, user_bail;
     int file_op; /* a toolCall block named read, write or edit */
+    /* file_ops.message_file_ops of an assistant's content: (kind, path) in call order; `ops_unknown`:
+       too many, or arguments the scanner cannot read (the index leaves the message to Python) */
+    int n_ops, ops_unknown;
+    FileOp *ops; /* room for MAX_FILE_OPS (the row's: not cleared for every line) */
 } Content;
+
+/* FileOps._add_op of a file tool's call (kind: its index in FILE_OP_TOOLS) with these arguments:
+   its "path" when that is a non-empty string (arguments that are no object have none) */
+static void scan_file_op(Content *c, int kind, const Block *b) {
+    if (b->args_kind != 1 || b->args_path.kind != 1 || b->args_path.str.len == 0) return;
+    if (c->ops == NULL || c->n_ops == MAX_FILE_OPS) {
+        c->ops_unknown = 1;
+        return;
+    }
+    FileOp *op = &c->ops[c->n_ops++];
+    op->raw = b->args_path.str.raw;
+    op->len = b->args_path.str.len;
+    op->kind = kind;
+    op->escaped = b->args_path.str.escaped;
+}
 
 static int scan_content(Scan *s, Content *c) {
     if (s->p < s->end && *s->p == '"') {
@@ -981,7 +1104,11 @@ static int scan_content(Scan *s, Content *c) {
                     c->assistant_chars += b.name.str.units + b.args_json;
                     const Str *name = &b.name.str;
                     if (b.name.kind == 1 && name->escaped) return -1; /* it may spell a file tool's */
-                    if (str_eq(name, "read") || str_eq(name, "write") || str_eq(name, "edit")) c->file_op = 1;
+                    int kind = str_eq(name, "read") ? 0 : str_eq(name, "write") ? 1 : str_eq(name, "edit") ? 2 : -1;
+                    if (kind >= 0) {
+                        c->file_op = 1;
+                        scan_file_op(c, kind, &b);
+                    }
                 } else if (str_eq(t, "image")) {
                     c->user_chars += IMAGE_CHARS;
                 }
@@ -1150,6 +1277,10 @@ typedef struct {
     Str type, role;
     int is_message, null_parent, has_usage, file_op;
     int64_t id, parent, stamp, tokens, usage;
+    /* a file_op row's message_file_ops: none for any role but an assistant's; unknown for a tool
+       result's nested calls (the profiles read them differently) or content the scan left open */
+    int n_ops, ops_unknown;
+    FileOp ops[MAX_FILE_OPS]; /* last: scan_row clears what is before it */
 } Row;
 
 /* the row index_dict would make of the line in bytes[0:len]: OK, or BAIL (the parsed way decides) */
@@ -1157,7 +1288,8 @@ static int scan_row(const char *bytes, Py_ssize_t len, Row *row) {
     Scan s = {(const unsigned char *)bytes, (const unsigned char *)bytes + len};
     Entry e;
     memset(&e, 0, sizeof e);
-    memset(row, 0, sizeof *row);
+    memset(row, 0, offsetof(Row, ops));
+    e.message.content.ops = row->ops;
     skip_ws(&s);
     if (scan_members(&s, ENTRY_KEYS, 5, entry_member, &e) < 0) return BAIL;
     skip_ws(&s);
@@ -1176,6 +1308,9 @@ static int scan_row(const char *bytes, Py_ssize_t len, Row *row) {
         row->is_message = 1;
         row->role = m->role.str;
         row->file_op = m->content.file_op || m->nested;
+        int assistant = str_eq(&row->role, "assistant");
+        row->ops_unknown = (m->nested && str_eq(&row->role, "toolResult")) || (assistant && m->content.ops_unknown);
+        row->n_ops = assistant ? m->content.n_ops : 0; /* (in row->ops already) */
         if (scanned_estimate(m, &row->tokens) != OK) return BAIL;
         if (str_eq(&row->role, "assistant") && scanned_usage(m, &row->has_usage, &row->usage) != OK) return BAIL;
     }
@@ -1191,6 +1326,38 @@ static int scanned_code(Ctx *x, const Str *name, uint32_t *out) {
     return r;
 }
 
+/* a scanned path: its bytes decoded (JSON.parse's string, through `loads` when it has escapes);
+   NULL with no exception when `loads` refuses it */
+static PyObject *scanned_path(Ctx *x, const FileOp *op) {
+    if (!op->escaped) return PyUnicode_DecodeUTF8((const char *)op->raw, op->len, NULL);
+    PyObject *quoted = PyBytes_FromStringAndSize((const char *)op->raw - 1, op->len + 2);
+    if (quoted == NULL) return NULL;
+    PyObject *path = PyObject_CallOneArg(x->loads, quoted);
+    Py_DECREF(quoted);
+    if (path == NULL && PyErr_ExceptionMatches(x->decode_error)) PyErr_Clear();
+    else if (path != NULL && !PyUnicode_CheckExact(path)) Py_CLEAR(path);
+    return path;
+}
+
+/* file_ops.message_file_ops of the scanned row just appended, into the op columns (nothing when
+   not settled); FAIL on an exception */
+static int scanned_ops(Ctx *x, Columns *c, const Row *row) {
+    if (row->ops_unknown) return OK;
+    PyObject *paths[MAX_FILE_OPS];
+    for (int k = 0; k < row->n_ops; k++) {
+        if ((paths[k] = scanned_path(x, &row->ops[k])) == NULL) {
+            while (k--) Py_DECREF(paths[k]);
+            return PyErr_Occurred() ? FAIL : OK; /* a path `loads` refuses: left to Python */
+        }
+    }
+    int r = OK;
+    for (int k = 0; k < row->n_ops; k++) {
+        if (r == OK) r = put_op(x, c, row->ops[k].kind, paths[k]);
+        Py_DECREF(paths[k]);
+    }
+    return r == OK ? end_ops(c) : r;
+}
+
 /* the line's row appended from its bytes: OK, BAIL (the parsed way decides), FAIL (an exception) */
 static int index_scanned(Ctx *x, Columns *c, const char *bytes, Py_ssize_t len, int64_t line, int64_t offset) {
     Row row;
@@ -1199,9 +1366,11 @@ static int index_scanned(Ctx *x, Columns *c, const char *bytes, Py_ssize_t len, 
     uint32_t type_code, role_code = 0;
     if (scanned_code(x, &row.type, &type_code) < 0) return FAIL;
     if (row.is_message && scanned_code(x, &row.role, &role_code) < 0) return FAIL;
-    return append_row(x, c, line, offset, len, type_code, role_code, row.id,
-                      row.null_parent ? x->id_null : row.parent, row.tokens, row.has_usage, row.usage, row.stamp,
-                      row.file_op);
+    int appended = append_row(x, c, line, offset, len, type_code, role_code, row.id,
+                              row.null_parent ? x->id_null : row.parent, row.tokens, row.has_usage, row.usage,
+                              row.stamp, row.file_op);
+    if (appended != OK || !row.file_op) return appended;
+    return scanned_ops(x, c, &row);
 }
 
 /* reader.iter_values' line count of a run: the newlines in data[start:end] (memchr; bytes.count
@@ -1363,9 +1532,9 @@ static PyObject *index_common(PyObject *self, PyObject *args) {
     int flags_tokens, flags_usage, flags_file_op;
     long long id_null;
     Ctx x;
-    if (!PyArg_ParseTuple(args, "OOOOiiiLOOOOO:index_common", &values, &x.fallback, &flush, &x.symbol, &flags_tokens,
-                          &flags_usage, &flags_file_op, &id_null, &x.run_type, &x.raw_type, &x.loads,
-                          &x.decode_error, &x.line_fallback))
+    if (!PyArg_ParseTuple(args, "OOOOiiiLOOOOOO!O!:index_common", &values, &x.fallback, &flush, &x.symbol,
+                          &flags_tokens, &flags_usage, &flags_file_op, &id_null, &x.run_type, &x.raw_type, &x.loads,
+                          &x.decode_error, &x.line_fallback, &PyList_Type, &x.paths, &PyDict_Type, &x.path_codes))
         return NULL;
     if (!PyType_Check(x.run_type)) {
         PyErr_SetString(PyExc_TypeError, "index_common: run_type must be a type");
@@ -1400,6 +1569,9 @@ static PyObject *index_common(PyObject *self, PyObject *args) {
     if (ok && PyErr_Occurred()) ok = 0; /* the iterator raised */
     if (ok && flush_columns(&c) < 0) ok = 0;
     for (int i = 0; i < N_COLUMNS; i++) PyMem_Free(c.cols[i].data);
+    PyMem_Free(c.op_rows.data);
+    PyMem_Free(c.op_ends.data);
+    PyMem_Free(c.op_codes.data);
     Py_DECREF(x.codes);
     Py_DECREF(it);
     if (!ok) return NULL;
@@ -2032,7 +2204,7 @@ static PyMethodDef methods[] = {
      "Walk up the parents, appending to `out` (see the source)."},
     {"index_common", index_common, METH_VARARGS,
      "index_common(values, fallback, flush, symbol, flags_tokens, flags_usage, flags_file_op, id_null, run_type, raw_type, "
-     "loads, decode_error, line_fallback) -> int\n"
+     "loads, decode_error, line_fallback, paths, path_codes) -> int\n"
      "Index the common entries of `values` (RawValues and LineRuns) into column buffers (see the module "
      "source)."},
     {"branch_points", branch_points, METH_VARARGS,

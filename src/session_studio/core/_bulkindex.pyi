@@ -6,7 +6,7 @@ from typing import Any
 def index_common(
     values: Iterable[Any],
     fallback: Callable[[Any], None],
-    flush: Callable[[tuple[bytes, ...]], None],
+    flush: Callable[[tuple[bytes, ...], tuple[bytes, bytes, bytes] | None], None],
     symbol: Callable[[Any], int],
     flags_tokens: int,
     flags_usage: int,
@@ -17,6 +17,8 @@ def index_common(
     loads: Callable[[Any], Any],
     decode_error: type[BaseException],
     line_fallback: Callable[[bytes, int, int, list[Any]], None],
+    paths: list[str],
+    path_codes: dict[str, int],
     /,
 ) -> int: ...
 def estimate_message(message: Any, /) -> int | None: ...

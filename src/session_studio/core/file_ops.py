@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from .jsvalue import UNDEFINED, JsTypeError, js_sort_key, js_truthy, prop
 from .profile import PROFILE_0_80_2, PiProfile
 
-__all__ = ["FILE_OP_TOOLS", "FileOps", "compute_file_lists", "format_file_operations", "may_hold_file_op"]
+__all__ = [
+    "FILE_OP_TOOLS",
+    "FileOps",
+    "compute_file_lists",
+    "format_file_operations",
+    "may_hold_file_op",
+    "message_file_ops",
+]
 
 #: the tool names extractFileOpsFromMessage records (FileOps._add_op)
 FILE_OP_TOOLS = ("read", "write", "edit")
@@ -33,6 +41,39 @@ def may_hold_file_op(message: Any) -> bool:
     )
 
 
+def message_file_ops(message: Any) -> tuple[Any, ...] | None:
+    """What FileOps.add_from_message adds for this message under every profile, as the index keeps
+    it (file_op_index): ``(kind, path, ...)`` in call order, kind an index into FILE_OP_TOOLS; None
+    for a tool result with nested calls (pi 1.6.0 reads them, 0.80.2 does not, and an odd value
+    throws). Only an assistant's tool calls add anything, the same way under both profiles."""
+    if type(message) is dict and message.get("role") == "toolResult" and "nestedCalls" in message:
+        return None
+    out: list[Any] = []
+    for name, args in _assistant_calls(message):
+        op = _file_op(name, args)
+        if op is not None:
+            out.extend(op)
+    return tuple(out)
+
+
+def _assistant_calls(message: Any) -> Iterator[tuple[Any, Any]]:
+    """The (name, arguments) of an assistant's tool calls that extractFileOpsFromMessage passes on
+    to addFileOp."""
+    if type(message) is not dict or message.get("role") != "assistant":
+        return
+    content = message.get("content", UNDEFINED)
+    if type(content) is not list:
+        return
+    for block in content:
+        if type(block) is not dict or block.get("type") != "toolCall":
+            continue
+        if "arguments" not in block or "name" not in block:
+            continue
+        args = block["arguments"]
+        if js_truthy(args):
+            yield block["name"], args
+
+
 @dataclass
 class FileOps:
     """Three insertion-ordered sets (JavaScript `Set`s), kept as dicts."""
@@ -47,19 +88,8 @@ class FileOps:
         if profile.nested_file_ops and type(message) is dict and message.get("role") == "toolResult":
             self._add_nested(message)
             return
-        if type(message) is not dict or message.get("role") != "assistant":
-            return
-        content = message.get("content", UNDEFINED)
-        if type(content) is not list:
-            return
-        for block in content:
-            if type(block) is not dict or block.get("type") != "toolCall":
-                continue
-            if "arguments" not in block or "name" not in block:
-                continue
-            args = block["arguments"]
-            if js_truthy(args):
-                self._add_op(block["name"], args)
+        for name, args in _assistant_calls(message):
+            self._add_op(name, args)
 
     def _add_nested(self, message: dict[str, Any]) -> None:
         """`for (const call of message.nestedCalls?.calls ?? []) addFileOp(call.name, call.arguments)`."""
@@ -75,15 +105,9 @@ class FileOps:
             self._add_op(prop(call, "name"), prop(call, "arguments"))
 
     def _add_op(self, name: Any, args: Any) -> None:
-        path = args.get("path") if type(args) is dict else None
-        if type(path) is not str or not path:
-            return
-        if name == "read":  # FILE_OP_TOOLS
-            self.read[path] = None
-        elif name == "write":
-            self.written[path] = None
-        elif name == "edit":
-            self.edited[path] = None
+        op = _file_op(name, args)
+        if op is not None:
+            (self.read, self.written, self.edited)[op[0]][op[1]] = None  # FILE_OP_TOOLS' order
 
     def seed_from_entry(self, value: Any) -> None:
         """A previous compaction's or branch summary's file lists (its ``details``), as pi seeds a
@@ -104,6 +128,14 @@ class FileOps:
 
     def to_json(self) -> dict[str, list[Any]]:
         return {"read": list(self.read), "written": list(self.written), "edited": list(self.edited)}
+
+
+def _file_op(name: Any, args: Any) -> tuple[int, str] | None:
+    """pi's addFileOp: (the tool's index in FILE_OP_TOOLS, the path), or None if it adds nothing."""
+    path = args.get("path") if type(args) is dict else None
+    if type(path) is not str or not path or name not in FILE_OP_TOOLS:
+        return None
+    return FILE_OP_TOOLS.index(name), path
 
 
 def _hashable(v: Any) -> Any:

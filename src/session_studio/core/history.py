@@ -8,8 +8,8 @@ more than pi's whole open + prepare. What a preparation needs of a long history 
 - how many messages it has: one per plain message entry (what the index's columns say of it: a
   message with an int estimate), counted without reading it;
 - its file operations, in message order: only a message with a tool call of a file tool (or, under
-  pi 1.6.0, nested calls) has any; the index marked those while it read the file, so only their
-  lines are parsed;
+  pi 1.6.0, nested calls) has any; the index marked those while it read the file and kept what
+  it found in them (file_op_index), so only the lines it could not settle are parsed;
 - the messages themselves, once, in order, when the summary's conversation is serialised:
   :class:`HistoryMessages` re-reads them from the file in chunks each time it is iterated.
 
@@ -27,7 +27,7 @@ from .record_table import FILE_OP_CANDIDATE
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["CHUNK_ENTRIES", "FILE_OP_STEP", "LAZY_MIN_ENTRIES", "HistoryMessages", "skippable"]
+__all__ = ["CHUNK_ENTRIES", "FILE_OP_STEP", "LAZY_MIN_ENTRIES", "NO_OPS", "HistoryMessages", "settled_ops"]
 
 #: a history of fewer entries keeps its messages in a list (the tests lower it to run the lazy path)
 LAZY_MIN_ENTRIES = 4096
@@ -39,17 +39,29 @@ CHUNK_ENTRIES = 2048
 FILE_OP_STEP = 256
 
 
-def skippable(session: Session, records: Sequence[int], flags: Sequence[int]) -> list[bool]:
+#: settled_ops' answer for a message with no file operation
+NO_OPS = -1
+
+
+def settled_ops(session: Session, records: Sequence[int], flags: Sequence[int]) -> list[int | None]:
     """For each of ``records`` (message entries; ``flags``: their flag column, as the caller gathered
-    it): whether its message can be counted without reading its line again: the index did not mark
-    it as maybe holding a file operation (FILE_OP_CANDIDATE, file_ops.may_hold_file_op) and did not
-    change its value (a migration's patch, a value only in memory)."""
+    it): whether the index settles its message's file operations without reading its line again.
+    NO_OPS for a message the index did not mark as maybe holding one (FILE_OP_CANDIDATE,
+    file_ops.may_hold_file_op); the position of its kept operations for one it did
+    (``session.records.file_ops.add_to``); None for one it could not settle, or whose value changed
+    (a migration's patch, a value only in memory): its line is read again."""
     t = session.records
     candidate = FILE_OP_CANDIDATE
+    out: list[int | None] = [NO_OPS] * len(records)
+    marked = [k for k, f in enumerate(flags) if f & candidate]
+    for k, at in zip(marked, t.file_ops.positions([records[k] for k in marked]), strict=True):
+        out[k] = at
     changed = t.patches.keys() | t.virtual_values.keys()
-    if not changed:
-        return [not f & candidate for f in flags]
-    return [not f & candidate and r not in changed for f, r in zip(flags, records, strict=True)]
+    if changed:
+        for k, r in enumerate(records):
+            if r in changed:
+                out[k] = None
+    return out
 
 
 class HistoryMessages(Sequence[Any]):

@@ -38,6 +38,7 @@ import orjson
 
 from .digest import new_hash
 from .errors import LoadCancelled
+from .file_op_index import FileOpIndex
 from .fingerprint import PROBE_BYTES, open_regular
 from .jsvalue import UNDEFINED, JsTypeError
 from .reader import LoadIssue, snippet
@@ -60,8 +61,9 @@ __all__ = [
 ]
 
 
-#: 6: BLAKE2b probes (digest.py); 7: the 1.6.0-marker scan no longer misses a first system message
-FORMAT = 7
+#: 6: BLAKE2b probes (digest.py); 7: the 1.6.0-marker scan no longer misses a first system message;
+#: 8: the messages' file operations (file_op_index)
+FORMAT = 8
 MIN_CACHED_BYTES = 8 * 1024 * 1024
 #: the cache folder is kept under this many bytes, the least recently used indexes removed first
 #: (each upgrade of the indexing code leaves a whole set of indexes no one reads again; a 1 GB
@@ -82,7 +84,8 @@ _INDEXING_MODULES = (
     "jsvalue.py",
     "jsparse.py",
     "migrate.py",
-    "file_ops.py",  # may_hold_file_op: a record's FILE_OP_CANDIDATE flag
+    "file_ops.py",  # may_hold_file_op, message_file_ops: the FILE_OP_CANDIDATE flag, known operations
+    "file_op_index.py",
     "_bulkindex.c",  # the compiled loader helper's source (absent from wheels: its name counts then)
 )
 #: the table's columns, in file order
@@ -251,6 +254,8 @@ def save_index(path: str, index: CachedIndex) -> None:
             "sortedIds": len(index.sorted_ids),
             "uniqueIds": index.unique_ids,
             "pi16Scan": index.pi16_scan,
+            "fileOpPaths": t.file_ops.paths,
+            "fileOpColumns": [[c.typecode, c.itemsize, len(c)] for c in t.file_ops.columns()],
         }
         head_bytes = orjson.dumps(meta)
         os.makedirs(os.path.dirname(f), exist_ok=True)
@@ -260,6 +265,8 @@ def save_index(path: str, index: CachedIndex) -> None:
             for c in columns:
                 c.tofile(out)
             index.sorted_ids.tofile(out)
+            for c in t.file_ops.columns():
+                c.tofile(out)
         os.replace(tmp, f)
         prune_cache(os.path.dirname(f), keep=f)
     except (ValueError, OSError, TypeError, orjson.JSONEncodeError) as e:
@@ -380,6 +387,17 @@ def load_cached(
                 _read_column(fh, col, count * itemsize, step)
             sorted_ids = array("Q")
             _read_column(fh, sorted_ids, meta["sortedIds"] * sorted_ids.itemsize, step)
+            op_columns = []
+            for (typecode, itemsize, count), empty in zip(
+                meta["fileOpColumns"], FileOpIndex().columns(), strict=True
+            ):
+                if empty.typecode != typecode or empty.itemsize != itemsize:
+                    return None
+                _read_column(fh, empty, count * itemsize, step)
+                op_columns.append(empty)
+            table.file_ops = FileOpIndex.restore(meta["fileOpPaths"], *op_columns)
+            if table.file_ops.records and table.file_ops.records[-1] >= meta["records"]:
+                return None
             if any(len(getattr(table, name)) != meta["records"] for name in _COLUMNS):
                 return None
             for v in meta["symbols"]:

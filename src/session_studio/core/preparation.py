@@ -74,21 +74,28 @@ def _long_history(session: Session, indices: list[int], ops: FileOps) -> History
     message = recs.code("message")
     types = column_on_path(recs.types, indices)
     flags = column_on_path(recs.flags, indices)
-    settled = history.skippable(session, indices, flags)
-    # a message with an int estimate is one message (not null); its line is read again only if it
-    # may hold a file operation
+    settled = history.settled_ops(session, indices, flags)
+    # a message with an int estimate is one message (not null); its line is read again only if the
+    # index did not settle its file operations
     count = 0
-    read: list[int] = []
-    for j, (t, f, done) in enumerate(zip(types, flags, settled, strict=True)):
-        if t == message and done and f & INT_ESTIMATE_FLAGS == TOKENS_INT:
+    no_ops = history.NO_OPS
+    work: list[tuple[int, int | None]] = []  # (record, its kept operations' position, or None: read it)
+    for j, (t, f, known) in enumerate(zip(types, flags, settled, strict=True)):
+        if t == message and known is not None and f & INT_ESTIMATE_FLAGS == TOKENS_INT:
             count += 1
+            if known != no_ops:
+                work.append((indices[j], known))
         elif t in kinds:
-            read.append(indices[j])
-    for a in range(0, len(read), history.FILE_OP_STEP):
+            work.append((indices[j], None))
+    for a in range(0, len(work), history.FILE_OP_STEP):
         yield_to_foreground()
-        part = read[a : a + history.FILE_OP_STEP]
-        for i, value in zip(part, session.values(part), strict=True):
-            m = _message_of(recs.type_of(i), value)
+        part = work[a : a + history.FILE_OP_STEP]
+        values = iter(session.values([i for i, known in part if known is None]))
+        for i, known in part:
+            if known is not None:
+                recs.file_ops.add_to(known, ops)
+                continue
+            m = _message_of(recs.type_of(i), next(values))
             if m is not None:
                 count += 1
                 ops.add_from_message(m)

@@ -220,14 +220,23 @@ def _long_history(p: Projection, lo: int, hi: int, ops: FileOps) -> HistoryMessa
     records = p.entries.records
     # a plain message is one message; its line is read again only if it may hold a file operation
     span = records[lo:hi]
-    settled = history.skippable(s, span, column_on_path(s.records.flags, span))
-    read = [k for k, pl, done in zip(range(lo, hi), plain, settled, strict=True) if not (pl and done)]
+    settled = history.settled_ops(s, span, column_on_path(s.records.flags, span))
+    # (entry, its kept operations' position, or None: read it); a plain message with none adds nothing
+    no_ops = history.NO_OPS
+    work: list[tuple[int, int | None]] = [
+        (k, known if pl else None)
+        for k, pl, known in zip(range(lo, hi), plain, settled, strict=True)
+        if not (pl and known == no_ops)
+    ]
     count = sum(plain)
-    for a in range(0, len(read), history.FILE_OP_STEP):
+    for a in range(0, len(work), history.FILE_OP_STEP):
         yield_to_foreground()
-        part = read[a : a + history.FILE_OP_STEP]
-        values = iter(s.values([records[k] for k in part if plain[k - lo]]))
-        for k in part:
+        part = work[a : a + history.FILE_OP_STEP]
+        values = iter(s.values([records[k] for k, known in part if known is None and plain[k - lo]]))
+        for k, known in part:
+            if known is not None:
+                s.records.file_ops.add_to(known, ops)
+                continue
             if plain[k - lo]:  # its one message is its record's own (see Projection.plain_flags)
                 ops.add_from_message(next(values)["message"], PROFILE_1_6_0)
                 continue

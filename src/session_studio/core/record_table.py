@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from operator import itemgetter
 from typing import Any, overload
 
+from .file_op_index import FileOpIndex, KnownOps
 from .jsvalue import UNDEFINED, JsTypeError, js_key
 from .tokens import assistant_usage_tokens, estimate_tokens
 
@@ -179,6 +180,8 @@ class RecordTable(Sequence["EntryRecord"]):
         self.values: list[Any] | None = [] if keep_values else None
         #: values of records that exist only in memory (previews of entries not written yet)
         self.virtual_values: dict[int, Any] = {}
+        #: the file operations of the FILE_OP_CANDIDATE records the index could settle
+        self.file_ops = FileOpIndex()
 
     # ------------------------------------------------------------ encoding
     def symbol(self, v: Any) -> int:
@@ -236,8 +239,10 @@ class RecordTable(Sequence["EntryRecord"]):
         error: JsTypeError | None = None,
         value: Any = None,
         file_op: bool = False,
+        known_ops: KnownOps | None = None,
     ) -> int:
-        """Add one record; returns its index (``file_op``: see FILE_OP_CANDIDATE)."""
+        """Add one record; returns its index (``file_op``: see FILE_OP_CANDIDATE; ``known_ops``:
+        its message's operations, file_ops.message_file_ops, if they are settled)."""
         i = len(self.flags)
         self.lines.append(line)
         self.offsets.append(offset)
@@ -286,6 +291,8 @@ class RecordTable(Sequence["EntryRecord"]):
             extra["error"] = error
         if file_op:
             flags |= FILE_OP_CANDIDATE
+            if known_ops is not None:
+                self.file_ops.add(i, known_ops)
         self.flags.append(flags)
         if extra is not None:
             self.objects[i] = extra
@@ -303,6 +310,7 @@ class RecordTable(Sequence["EntryRecord"]):
             getattr(self, name).pop()
         for side in (self.objects, self.patches, self.label_facts, self.virtual_values):
             side.pop(n - 1, None)
+        self.file_ops.pop_record(n - 1)
         if self.values is not None:
             self.values.pop()
         return rec
@@ -321,6 +329,7 @@ class RecordTable(Sequence["EntryRecord"]):
         c.label_facts = dict(self.label_facts)
         c.values = None if self.values is None else list(self.values)
         c.virtual_values = dict(self.virtual_values)
+        c.file_ops = self.file_ops.copy()
         return c
 
     def without_columns(self) -> RecordTable:
@@ -380,6 +389,7 @@ class RecordTable(Sequence["EntryRecord"]):
         ):
             for k, v in other_side.items():
                 mine[k + base] = v  # type: ignore[assignment]
+        self.file_ops.extend_from(other.file_ops, base)
         if self.values is not None:
             self.values.extend(other.values or [None] * len(other))
 

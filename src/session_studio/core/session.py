@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from .errors import EntryNotFoundError, SessionFileError, SessionLoadError
-from .file_ops import may_hold_file_op
+from .file_ops import may_hold_file_op, message_file_ops
 from .fingerprint import FileFingerprint, fingerprint_fd, open_regular, open_regular_fd, still_prefix
 from .gc_pause import gc_paused
 from .jsvalue import UNDEFINED, JsTypeError, js_key, js_string, js_truthy
@@ -564,9 +564,12 @@ class Session:
         usage: Any = None
         error = None
         file_op = False
+        known_ops = None
         if typ == "message":
             role, tokens, usage, error = message_facts(v)
             file_op = may_hold_file_op(v.get("message"))
+            if file_op:
+                known_ops = message_file_ops(v.get("message"))
         t = self.records
         i = t.append(
             raw.line,
@@ -582,6 +585,7 @@ class Session:
             error,
             v,
             file_op,
+            known_ops,
         )
         if patch is not None:
             t.patches[i] = patch
@@ -641,9 +645,12 @@ class Session:
         usage_float = USAGE_SET
         file_op_candidate = FILE_OP_CANDIDATE
         may_hold = may_hold_file_op
+        ops_of = message_file_ops
+        add_ops = t.file_ops.add
         exact = _DOUBLE_EXACT
         index_value = self._index_value
         packed_stamp: int | None = None
+        known_ops: tuple[Any, ...] | None = None
         for raw in values:
             v = raw.value
             common = type(v) is dict
@@ -687,7 +694,9 @@ class Session:
                             common = False
                     if common and may_hold(msg):
                         flags |= file_op_candidate
+                        known_ops = ops_of(msg)
             if not common or packed_stamp is None:
+                known_ops = None  # (the general path finds them again)
                 index_value(raw)
                 continue
             code = codes.get(typ)
@@ -708,6 +717,9 @@ class Session:
             stamps(packed_stamp)
             tokens_col(tokens)
             usage_col(0.0 if usage is None else usage)
+            if known_ops is not None:
+                add_ops(len(t.flags), known_ops)
+                known_ops = None
             flags_col(flags)
         self._children = None
 
@@ -717,7 +729,10 @@ class Session:
         t = self.records
         columns = [getattr(t, name) for name in COLUMNS]
 
-        def flush(data: tuple[bytes, ...]) -> None:  # COLUMNS' bytes
+        def flush(data: tuple[bytes, ...], ops: tuple[bytes, bytes, bytes] | None) -> None:
+            # COLUMNS' bytes; ops: file_op_index's columns of these rows (rows counted from the first)
+            if ops is not None:
+                t.file_ops.extend_scanned(len(t.flags), *ops, BULK_HELPER)
             for column, chunk in zip(columns, data, strict=True):
                 column.frombytes(chunk)
 
@@ -735,6 +750,7 @@ class Session:
             orjson.loads,
             orjson.JSONDecodeError,
             self._index_line,
+            *t.file_ops.intern_tables(),
         )
         self._children = None
 
