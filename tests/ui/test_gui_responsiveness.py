@@ -206,9 +206,11 @@ def test_a_search_hands_the_active_path_to_its_worker_without_copying_it(
     handed: list[Any] = []
     real = tree_model.filtered_outline
 
-    def recording(session: Session, mode: str, query: str, active: Any, texts: Any) -> Any:
+    def recording(
+        session: Session, mode: str, query: str, active: Any, texts: Any, content: Any = None
+    ) -> Any:
         handed.append(active)
-        return real(session, mode, query, active, texts)
+        return real(session, mode, query, active, texts, content)
 
     monkeypatch.setattr(tree_model, "filtered_outline", recording)
     before = model.outline.active

@@ -493,4 +493,82 @@ def test_the_search_field_says_what_a_search_matches(tmp_path: Path, window: Any
     hits = list(texts.matching("needle"))
     assert len(hits) == 1 and s.value(hits[0])["message"]["content"] == early
     tip = window.search.toolTip()
-    assert f"first {PREVIEW_CHARS} characters" in tip and "case" in tip
+    assert f"first {PREVIEW_CHARS} characters" in tip and "case" in tip and "Ctrl+Shift+F" in tip
+
+
+@pytest.mark.parametrize("threaded", [False, True], ids=["inline", "worker"])
+def test_in_content_finds_a_word_deep_in_a_tools_output(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threaded: bool
+) -> None:
+    """In content (Ctrl+Shift+F) finds what the rows' text does not hold, says so in the field, in
+    the count while it reads the file, and when nothing matches; it is remembered for the next
+    window, and switching back searches the rows again."""
+    from session_studio.core import content_search
+    from session_studio.core import session as session_module
+    from session_studio.ui.main_window import MainWindow
+    from session_studio.ui.outline import PREVIEW_CHARS
+    from session_studio.ui.settings import AppSettings
+    from session_studio.ui.tasks import TaskRunner
+
+    from .conftest import settle_window, write_session
+
+    monkeypatch.setattr(content_search, "READ_BYTES", 300)  # several reads, each reported
+    monkeypatch.setattr(session_module, "KEEP_VALUES_MAX_BYTES", 0)  # read from the file, as a big one
+    output = "x" * (PREVIEW_CHARS + 50) + " the Needle was here"
+    path = write_session(
+        tmp_path / "s.jsonl",
+        [
+            {"type": "message", "message": {"role": "user", "content": "find the needle", "timestamp": 1}},
+            {
+                "type": "message",
+                "message": {
+                    "role": "toolResult",
+                    "toolCallId": "c",
+                    "toolName": "bash",
+                    "content": [{"type": "text", "text": output}],
+                    "isError": False,
+                    "timestamp": 2,
+                },
+            },
+            *[
+                {"type": "message", "message": {"role": "user", "content": f"more {n}", "timestamp": 3}}
+                for n in range(20)
+            ],
+        ],
+    )
+    runner = TaskRunner()
+    runner.synchronous = not threaded
+    settings = AppSettings(tmp_path / "cfg" / "s.ini")
+    w = MainWindow(settings, runner, sessions_root=str(tmp_path / "none"))
+    qtbot.addWidget(w)
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.session is not None and not w.tree_model.rebuilding, timeout=20000)
+    reads: list[str] = []
+    w.tree_model.content_search_progress.connect(lambda _d, _t: reads.append(w.tree_count.text()))
+
+    def search(text: str) -> None:
+        w.search.setText(text)
+        w._apply_filter()  # as the search box's timer does
+        qtbot.waitUntil(
+            lambda: w.tree_model.query == text.lower() and not w.tree_model.rebuilding, timeout=20000
+        )
+
+    def shown() -> set[int]:
+        return {r for r in range(len(w.doc.session.records)) if w.tree_model.outline.contains(r)}
+
+    search("needle")
+    assert shown() == {0}  # the row's text only
+    assert w.a_search_content.text() == "Search the whole &content" and w.search_scope.text() == "In content"
+    w.search_scope.click()
+    qtbot.waitUntil(lambda: w.tree_model.in_content and not w.tree_model.rebuilding, timeout=20000)
+    assert shown() == {0, 1}
+    assert "content" in w.search.placeholderText() and "anywhere in their content" in w.search.toolTip()
+    if threaded:
+        assert reads and all(r.startswith("Searching the content for “needle”…") for r in reads)
+    search("zzz")
+    assert "anywhere in its content" in w.tree.empty_text
+    assert AppSettings(tmp_path / "cfg" / "s.ini").search_content()  # remembered
+    w.a_search_content.trigger()  # off again (the menu's command)
+    search("needle")
+    assert shown() == {0} and not w.tree_model.in_content
+    settle_window(qtbot, w)

@@ -9,6 +9,7 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QAbstractItemView, QMenu
 
+from .outline import PREVIEW_CHARS
 from .plain import visible
 from .window_parts import PAGE_BROWSER, WindowParts
 
@@ -190,23 +191,59 @@ class TreeNavigation(WindowParts):
     def _apply_filter(self) -> None:
         # built in a worker and swapped in: typing never freezes the window on a big session
         self.tree_model.filter_async(
-            self.runner, self.filter_combo.currentData(), self.search.text(), self._show_new_rows
+            self.runner,
+            self.filter_combo.currentData(),
+            self.search.text(),
+            self._show_new_rows,
+            self.a_search_content.isChecked(),
         )
         if self.tree_model.rebuilding:  # not shown yet: say so until the rows come
             self._say_searching()
 
+    def _on_search_scope(self, in_content: bool) -> None:
+        """Search the whole content, or the rows again: the same text searched anew."""
+        self.settings.set_search_content(in_content)
+        self._show_search_scope()
+        if self.search.text().strip():
+            self._apply_filter()
+        self._focus_search()
+
+    def _show_search_scope(self) -> None:
+        """What the search matches, said where it is typed."""
+        if self.a_search_content.isChecked():
+            self.search.setPlaceholderText("Search content (Ctrl+F)")
+            self.search.setToolTip(
+                "Finds entries that hold what you type anywhere in their content (messages, tool calls "
+                "and their outputs, summaries), or in their row, label or exact id; upper and lower "
+                "case alike. Reads the whole file again: seconds on a big session"
+            )
+        else:
+            self.search.setPlaceholderText("Search entries (Ctrl+F)")
+            self.search.setToolTip(
+                f"Finds entries whose row text (the first {PREVIEW_CHARS} characters of the entry), "
+                "label or exact id holds what you type; upper and lower case alike. "
+                "In content (Ctrl+Shift+F) searches their whole content"
+            )
+
     def _say_searching(self) -> None:
         """The count line while a search or filter is built: the rows shown are still the old ones
-        (on a big session the search texts may still be coming from their workers, ~10 s on 1 GB)."""
+        (on a big session the search texts may still be coming from their workers, ~10 s on 1 GB,
+        and a search of the content reads the whole file)."""
         query = self.search.text().strip()
         text = f"Searching for “{query}”…" if query else "Filtering…"
-        if self.tree_model.waiting_for_search_texts:
-            done, total = self.tree_model.search_text_read
+        m = self.tree_model
+        if m.waiting_for_search_texts:
+            done, total = m.search_text_read
             text += " preparing the search" + (f": {done:,} of {total:,} entries read" if total else "")
+        elif query and self.a_search_content.isChecked():
+            done, total = m.content_read
+            text = f"Searching the content for “{query}”…" + (
+                f" {done / 1e6:,.0f} of {total / 1e6:,.0f} MB read" if total else ""
+            )
         self.tree_count.setText(text)
 
     def _on_search_text_progress(self, _done: int, _total: int) -> None:
-        if self.tree_model.waiting_for_search_texts:
+        if self.tree_model.waiting_for_search_texts or self.tree_model.rebuilding:
             self._say_searching()
 
     def _update_count(self) -> None:
@@ -229,7 +266,8 @@ class TreeNavigation(WindowParts):
         default = self.filter_combo.currentData() == "default"
         where = "" if default else f" with the filter “{self.filter_combo.currentText()}”"
         if query:
-            return f"No entry matches “{visible(query)}”{where}.\nEscape clears the search."
+            scope = " anywhere in its content" if self.a_search_content.isChecked() else ""
+            return f"No entry matches “{visible(query)}”{scope}{where}.\nEscape clears the search."
         return f"No entry is shown{where}."
 
     def _focus_search(self) -> None:

@@ -91,6 +91,13 @@ class AppSettings:
     def set_theme(self, name: str) -> None:
         self.qs.setValue("prefs/theme", name)
 
+    def search_content(self) -> bool:
+        """Whether the entry search looks at the entries' whole content (see core.content_search)."""
+        return self.qs.value("prefs/search-content", False, type=bool) is True
+
+    def set_search_content(self, on: bool) -> None:
+        self.qs.setValue("prefs/search-content", on)
+
     def pi_version(self) -> str:
         """The pi a plain v3 session is read as: "auto" (the pi installed here, else the newest) or a
         version; a file with 1.6.0 shapes is read as 1.6.0 whatever this says."""

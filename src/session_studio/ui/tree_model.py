@@ -41,6 +41,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTreeView
 
+from session_studio.core.content_search import content_matches
 from session_studio.core.cut_points import cut_point_reason
 from session_studio.core.errors import LoadCancelled
 from session_studio.core.jsvalue import JsTypeError
@@ -156,6 +157,8 @@ class SessionTreeModel(QAbstractItemModel):
     pi16_ready = Signal()
     #: (records done, records) of the search texts a big session's workers are building
     search_text_progress = Signal(int, int)
+    #: a content search's bytes read of the file (see content_read)
+    content_search_progress = Signal(int, int)
 
     #: groups longer than this are shown as blocks of ``chunk_rows`` rows; below it a flat list
     #: lays out in a few tens of ms, and blocks would only get in the reader's way (at 4,000 a 12 MB
@@ -204,6 +207,12 @@ class SessionTreeModel(QAbstractItemModel):
         self._edits_scan: tuple[Session, int, bool] | None = None
         self.mode = "default"
         self.query = ""
+        #: the search looks at the entries' whole content too (core.content_search), not only the rows
+        self.in_content = False
+        #: (bytes, of bytes) of the file a content search running now has read
+        self.content_read = (0, 0)
+        #: the last content search: (session, its records then, lowercased query, the hits)
+        self._content_hits: tuple[Session, int, str, frozenset[int]] | None = None
         #: lowercased search text per record (its preview), built once per session off the GUI thread
         self._search_texts: SearchTexts | None = None
         #: (records, of records) whose search text the workers sent so far (see prepare_search)
@@ -211,7 +220,7 @@ class SessionTreeModel(QAbstractItemModel):
         self._filter_serial = 0
         self._filtering = False  # a filter build runs in a worker
         self._indexing = False  # the search texts are being built in a worker
-        self._pending_filter: tuple[str, str, Callable[[], None]] | None = None
+        self._pending_filter: tuple[str, str, Callable[[], None], bool] | None = None
         #: the active path the next outline build is to show (set by rebuild_async: pi appended, the
         #: path moved); None: the shown outline's
         self._wanted_active: Collection[int] | None = None
@@ -313,6 +322,7 @@ class SessionTreeModel(QAbstractItemModel):
         if session is not self.session:
             self._search_texts = None
             self.search_text_read = (0, 0)
+            self._content_hits = None
             self._default_outline = None
             self.edits = NO_EDITS
         if session is not None and context_edits is not None:
@@ -417,17 +427,37 @@ class SessionTreeModel(QAbstractItemModel):
 
         runner.op(work).on_success(done).start()
 
-    def set_filter(self, mode: str, query: str) -> None:
+    def set_filter(self, mode: str, query: str, in_content: bool = False) -> None:
         self._filter_serial += 1  # an outline still being built in a worker is now stale
-        self.mode, self.query = mode, query.strip().lower()
+        self.mode, self.query, self.in_content = mode, query.strip().lower(), in_content
         self.rebuild()
 
     def _build(self, active_path: Collection[int] | None) -> Outline:
         assert self.session is not None
         texts = None
+        content = None
         if self.query:
             texts = self._search_texts = extend_search_texts(self.session, self._search_texts, self.preview)
-        return filtered_outline(self.session, self.mode, self.query, active_path, texts)
+            if self.in_content:
+                content = self._content_matches(self.session, self.query)
+        return filtered_outline(self.session, self.mode, self.query, active_path, texts, content)
+
+    def _content_matches(
+        self,
+        session: Session,
+        query: str,
+        cancelled: Callable[[], bool] | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> frozenset[int]:
+        """The records whose content holds ``query`` (the last search's answer when it is the same
+        search of the same records: a filter change need not read the file again)."""
+        last = self._content_hits
+        n = len(session.records)
+        if last is not None and last[0] is session and last[1] == n and last[2] == query:
+            return last[3]
+        hits = frozenset(content_matches(session, query, cancelled, progress))
+        self._content_hits = (session, n, query, hits)
+        return hits
 
     def prepare_search(self, runner: TaskRunner) -> None:
         """Build the search text of the loaded session in the background, before the first search."""
@@ -497,13 +527,16 @@ class SessionTreeModel(QAbstractItemModel):
         self._wanted_active = active_path
         self.filter_async(runner, self.mode, self.query, on_done)
 
-    def filter_async(self, runner: TaskRunner, mode: str, query: str, on_done: Callable[[], None]) -> None:
+    def filter_async(
+        self, runner: TaskRunner, mode: str, query: str, on_done: Callable[[], None], in_content: bool = False
+    ) -> None:
         """Filter/search off the GUI thread: the outline (and the search text of new entries) is
         built in a worker and swapped in when ready. One build runs at a time: requests made
-        meanwhile are merged into the latest, which runs when the current one ends."""
+        meanwhile are merged into the latest, which runs when the current one ends (a content
+        search, which reads the whole file, stops at its next read for it)."""
         s = self.session
         if s is None or runner.synchronous:
-            self.set_filter(mode, query)
+            self.set_filter(mode, query, in_content)
             on_done()
             return
         self._filter_serial += 1
@@ -526,7 +559,8 @@ class SessionTreeModel(QAbstractItemModel):
             on_done()
             return
         if self._filtering or (self._indexing and query.strip()):
-            self._pending_filter = (mode, query, on_done)  # superseded requests are never built
+            # superseded requests are never built
+            self._pending_filter = (mode, query, on_done, in_content)
             return
         query = query.strip().lower()
         serial = self._filter_serial
@@ -539,14 +573,22 @@ class SessionTreeModel(QAbstractItemModel):
         # end of a chain extend them (a few rows) instead of deriving the whole tree again
         shown = self.outline if mode == self.mode and not query and not self.query else None
 
-        def work() -> tuple[Outline, SearchTexts | None]:
+        def work(op: Operation) -> tuple[Outline, SearchTexts | None]:
             with paused_gc():
                 if shown is not None:
                     extended = extended_outline(s, shown, mode, active)
                     if extended is not None:
                         return extended, texts
                 new_texts = extend_search_texts(s, texts) if query else texts
-                return filtered_outline(s, mode, query, active, new_texts), new_texts
+                content = None
+                if query and in_content:
+                    # a newer search (typing on) stops this one at its next read of the file
+                    content = self._content_matches(
+                        s, query, lambda: serial != self._filter_serial or op.cancelled.is_set(), op.report
+                    )
+                return filtered_outline(s, mode, query, active, new_texts, content), new_texts
+
+        work.wants_op = True  # type: ignore[attr-defined]  # TaskRunner passes the Operation
 
         def next_pending() -> None:
             self._filtering = False
@@ -562,8 +604,9 @@ class SessionTreeModel(QAbstractItemModel):
                 and (self._search_texts is None or len(new_texts) > len(self._search_texts))
             ):
                 self._search_texts = new_texts
+            self.content_read = (0, 0)
             if serial == self._filter_serial and s is self.session:
-                self.mode, self.query = mode, query
+                self.mode, self.query, self.in_content = mode, query, in_content
                 self.beginResetModel()
                 if self._wanted_active is active:
                     self._wanted_active = None  # shown now: later builds take the outline's
@@ -575,7 +618,18 @@ class SessionTreeModel(QAbstractItemModel):
                 on_done()
             next_pending()
 
-        runner.op(work).on_success(done).on_failure(lambda _e, _tb: next_pending()).start()
+        def failed(_e: BaseException, _tb: str) -> None:
+            self.content_read = (0, 0)
+            next_pending()
+
+        def read(done: int, total: int, _text: str) -> None:
+            if serial == self._filter_serial:
+                self.content_read = (done, total)
+                self.content_search_progress.emit(done, total)
+
+        op = runner.op(work).on_success(done).on_failure(failed)
+        op.progress.connect(read)
+        op.start()
 
     def set_marks(self, marks: Mapping[int, str]) -> None:
         old = self.marks
@@ -1100,14 +1154,22 @@ def _search_text(make: Callable[[Any], str], arg: Any) -> str:
 
 
 def filtered_outline(
-    session: Session, mode: str, query: str, active_path: Collection[int] | None, texts: SearchTexts | None
+    session: Session,
+    mode: str,
+    query: str,
+    active_path: Collection[int] | None,
+    texts: SearchTexts | None,
+    content: Collection[int] | None = None,
 ) -> Outline:
-    """The outline for a filter mode and a (lowercased) search query, matched on ``texts``."""
+    """The outline for a filter mode and a (lowercased) search query, matched on ``texts`` (and, for
+    a search of the whole content, the records ``content`` says hold it)."""
     if not query or texts is None:
         return build_outline(session, mode, None, active_path)
     q = query
     # the matching records as one set, found in bulk (text, exact id, label)
     hits = set(texts.matching(q))
+    if content is not None:
+        hits.update(content)
     by_id = session.by_id
     for key, (label, _ts) in session.labels.items():
         if isinstance(label, str) and q in label.lower():

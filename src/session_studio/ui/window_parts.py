@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QSplitter,
     QStackedWidget,
     QTabWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -40,7 +41,7 @@ from .browser import SessionBrowser
 from .document import SessionDocument
 from .errors import show_error
 from .inspector import EntryInspector, SafeTextBrowser
-from .outline import FILTERS, PREVIEW_CHARS
+from .outline import FILTERS
 from .plain import rich_escaped, rich_tooltip, visible
 from .planner import PlannerPanel
 from .preview import PreviewPane
@@ -94,14 +95,16 @@ class WindowParts(QMainWindow):
         for key, label in FILTERS.items():
             self.filter_combo.addItem(label, key)
         self.filter_combo.setToolTip("pi's /tree filters")
-        self.search = QLineEdit()
-        self.search.setPlaceholderText("Search entries (Ctrl+F)")
-        # what a search matches, said where it is typed: a word deep in a tool's output is not found
-        self.search.setToolTip(
-            f"Finds entries whose row text (the first {PREVIEW_CHARS} characters of the entry), "
-            "label or exact id holds what you type; upper and lower case alike"
+        # as narrow as a short name: the search field and its scope share the row with it
+        self.filter_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
+        self.filter_combo.setMinimumContentsLength(8)
+        self.search = QLineEdit()
         self.search.setClearButtonEnabled(True)
+        # what a search matches is said where it is typed (_show_search_scope)
+        self.search_scope = QToolButton()
+        self.search_scope.setAutoRaise(True)
         self.tree_model = SessionTreeModel(self)
         self.tree = SessionTreeView()
         self.tree.setModel(self.tree_model)
@@ -138,6 +141,7 @@ class WindowParts(QMainWindow):
         fr = QHBoxLayout()
         fr.addWidget(self.filter_combo)
         fr.addWidget(self.search, 1)
+        fr.addWidget(self.search_scope)
         tl.addLayout(fr)
         tl.addWidget(self.tree, 1)
         tl.addWidget(self.tree_count)
@@ -226,6 +230,14 @@ class WindowParts(QMainWindow):
         )
         self.a_quit = act("&Quit", S.Quit)
         self.a_find = act("&Find", S.Find, "Search entries in the tree")
+        self.a_search_content = act(
+            "Search the whole &content",
+            "Ctrl+Shift+F",
+            "Find what you type anywhere in an entry (a tool's output, a call's arguments), not only in "
+            "its row: reads the whole file, seconds on a big session",
+        )
+        self.a_search_content.setCheckable(True)
+        self.a_search_content.setIconText("In content")  # the button beside the search field
         self.a_copy_id = act("&Copy entry id", "Ctrl+Shift+C", "Copy the selected entry's id")
         self.a_copy_id.setIconText("Copy id")  # the inspector's button
         self.a_next = act("&Next entry", "Alt+Down")
@@ -279,7 +291,7 @@ class WindowParts(QMainWindow):
         m.addSeparator()
         m.addAction(self.a_quit)
         m = mb.addMenu("&Edit")
-        m.addActions([self.a_find, self.a_copy_id])
+        m.addActions([self.a_find, self.a_search_content, self.a_copy_id])
         m = mb.addMenu("&View")
         m.addAction(self.a_timeline)
         tm = m.addMenu("&Theme")

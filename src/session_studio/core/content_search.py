@@ -1,0 +1,155 @@
+"""Find the entries whose content holds a text: every string in the entry (a message's text, a tool
+call's arguments, a tool's output, a summary), not only the first characters a tree row shows.
+
+A big session's values are not in memory, so its file is read again, a few MB at a time. Most
+lines cannot hold the text: a line is parsed only when its bytes hold the text's longest run of
+plain ASCII (printable, not ``"`` or ``\\``: what JSON writes as itself), compared with ASCII
+letters lowercased; the parsed entry then matches when one of its strings, lowercased, holds the
+lowercased text (object keys are not content: "role" or "text" would match every message). A text
+with no such run is looked for in its lowercase, uppercase and typed forms as UTF-8 (pi writes
+non-ASCII characters as themselves), and one made only of quotes, backslashes or control
+characters parses every line.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .errors import LoadCancelled
+from .fingerprint import open_regular
+from .priority import yield_to_foreground
+from .session import Session
+
+__all__ = ["READ_BYTES", "content_matches", "holds_text", "prefilter_needles"]
+
+#: bytes of the file read (and lowercased) at a time
+READ_BYTES = 8 * 1024 * 1024
+
+
+def prefilter_needles(query: str) -> list[bytes] | None:
+    """Byte strings one of which every line holding ``query`` (lowercased) contains once its ASCII
+    letters are lowercased; None when no such bytes are known (every line is parsed)."""
+    runs: list[str] = []
+    run: list[str] = []
+    for ch in query + "\0":
+        if " " <= ch <= "~" and ch not in '"\\':
+            run.append(ch)
+        elif run:
+            runs.append("".join(run))
+            run = []
+    if runs:
+        return [max(runs, key=len).lower().encode("ascii")]
+    if any(ord(ch) > 0x7F for ch in query):
+        forms = {query.lower(), query.upper(), query}
+        return sorted(f.encode("utf-8", "surrogatepass").lower() for f in forms)
+    return None
+
+
+def holds_text(value: Any, needle: str) -> bool:
+    """Whether a string of ``value`` (an entry), lowercased, holds ``needle`` (lowercase)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        t = type(v)
+        if t is str:
+            if needle in v.lower():
+                return True
+        elif t is dict:
+            stack.extend(v.values())
+        elif t is list:
+            stack.extend(v)
+    return False
+
+
+def content_matches(
+    session: Session,
+    query: str,
+    cancelled: Callable[[], bool] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[int]:
+    """The records (in file order) whose entry holds ``query`` in one of its strings, upper and
+    lower case alike. ``progress(done, total)`` reports bytes read; ``cancelled()`` returning True
+    stops with LoadCancelled."""
+    needle = query.lower()
+    if not needle:
+        return []
+    t = session.records
+    in_memory = t.virtual_values
+    if t.values is not None:
+        return [
+            i
+            for i, v in enumerate(t.values)
+            if holds_text(in_memory.get(i, v), needle) or _patched_holds(session, i, needle)
+        ]
+    hits = []
+    for batch in _candidates(session, prefilter_needles(needle), cancelled, progress):
+        for i, value in zip(batch, session.values(batch), strict=True):  # (one read for nearby lines)
+            if holds_text(value, needle) or _patched_holds(session, i, needle):
+                hits.append(i)
+    return hits
+
+
+def _patched_holds(session: Session, i: int, needle: str) -> bool:
+    """A migrated (v1) entry's id and parent are the ones made on opening, not its line's."""
+    patch = session.records.patches.get(i)
+    return patch is not None and holds_text([patch.get("id"), patch.get("parentId")], needle)
+
+
+def _candidates(
+    session: Session,
+    needles: list[bytes] | None,
+    cancelled: Callable[[], bool] | None,
+    progress: Callable[[int, int], None] | None,
+) -> Iterator[list[int]]:
+    """The records whose line may hold the text (all of them without needles), in file order, a
+    read's worth at a time."""
+    t = session.records
+    in_memory = t.virtual_values
+    # entries only in memory (a preview's) come after the file's, with no line of their own
+    n = min(in_memory, default=len(t))
+    if n:
+        yield from _file_candidates(session, n, needles, cancelled, progress)
+    yield sorted(k for k in in_memory if k >= n)
+
+
+def _file_candidates(
+    session: Session,
+    n: int,
+    needles: list[bytes] | None,
+    cancelled: Callable[[], bool] | None,
+    progress: Callable[[int, int], None] | None,
+) -> Iterator[list[int]]:
+    """_candidates of the first ``n`` records, each a line of the file."""
+    offsets, lengths = session.records.offsets, session.records.lengths
+    start, end = offsets[0], offsets[n - 1] + lengths[n - 1]
+    total = end - start
+    with open_regular(session.path) as fh:
+        a = 0
+        while a < n:
+            if cancelled is not None and cancelled():
+                raise LoadCancelled("the search was cancelled")
+            yield_to_foreground()
+            # records a..b-1: about READ_BYTES of lines (one record at least, however long)
+            b = bisect.bisect_left(offsets, offsets[a] + READ_BYTES, a + 1, n)
+            if needles is None:
+                yield list(range(a, b))
+            else:
+                base = offsets[a]
+                chunk = os.pread(fh.fileno(), offsets[b - 1] + lengths[b - 1] - base, base).lower()
+                found = set()
+                for needle in needles:
+                    pos = chunk.find(needle)
+                    while pos >= 0:
+                        k = bisect.bisect_right(offsets, base + pos, a, b) - 1
+                        line_end = offsets[k] + lengths[k] - base
+                        if pos + len(needle) <= line_end:  # inside the line (not between two)
+                            found.add(k)
+                        # the next match after this record's line
+                        pos = chunk.find(needle, max(pos + 1, line_end))
+                yield sorted(found)
+            if progress is not None:
+                progress(offsets[b - 1] + lengths[b - 1] - start, total)
+            a = b
