@@ -565,10 +565,19 @@ def test_in_content_finds_a_word_deep_in_a_tools_output(
     assert "content" in w.search.placeholderText() and "anywhere in their content" in w.search.toolTip()
     if threaded:
         assert reads and all(r.startswith("Searching the content for “needle”…") for r in reads)
+    # the entry shown marks the matches and scrolls to the first, deep in the tool's output
+    w.doc.select(1)
+    qtbot.waitUntil(lambda: w.inspector.index == 1, timeout=5000)
+    marks = w.inspector.browser.extraSelections()
+    assert [m.cursor.selectedText().lower() for m in marks] == ["needle"]
+    assert w.inspector.browser.textCursor().position() == marks[0].cursor.selectionStart() > PREVIEW_CHARS
     search("zzz")
     assert "anywhere in its content" in w.tree.empty_text
     assert AppSettings(tmp_path / "cfg" / "s.ini").search_content()  # remembered
+    assert w.inspector.browser.extraSelections() == []  # "zzz" is nowhere
     w.a_search_content.trigger()  # off again (the menu's command)
     search("needle")
     assert shown() == {0} and not w.tree_model.in_content
+    search("")
+    assert w.inspector.search == "" and w.inspector.browser.extraSelections() == []
     settle_window(qtbot, w)

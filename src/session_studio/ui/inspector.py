@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QStackedWidget,
     QTextBrowser,
+    QTextEdit,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -79,6 +80,8 @@ RAW_MAX_CHARS = 2_000_000
 RAW_MAX_STRING = 20_000
 HEAD_CHARS = 300  # headings, ids, names
 MAX_IMAGE_W = 520
+#: a search's matches marked in an entry at most (an entry of a 10 MB output may hold thousands)
+MAX_MARKS = 500
 MAX_IMAGE_DATA = 32 * 1024 * 1024
 MD_FEATURES = QTextDocument.MarkdownFeature.MarkdownNoHTML
 ENTRY_IMAGE = "entryimg"
@@ -763,6 +766,9 @@ class EntryInspector(QWidget):
         self._own_edits: tuple[Session, int, EditFacts] | None = None
         self.expanded: set[str] = set()
         self.full_texts: dict[str, str] = {}
+        #: the tree's search (lowercased): marked in the entry shown, the first match scrolled to
+        self.search = ""
+        self._fresh_entry = False  # show_entry → _render: another entry than before
         self.title = QLabel("No entry selected")
         self.title.setTextFormat(Qt.TextFormat.RichText)  # built from escaped parts only
         # a long title wraps onto more lines instead of widening the pane (or being cut off
@@ -835,11 +841,19 @@ class EntryInspector(QWidget):
         self.session = session
         self.show_entry(-1)
 
+    def set_search(self, query: str) -> None:
+        """Mark the tree's search in the entry shown (and in the next ones), or no longer."""
+        if query != self.search:
+            self.search = query
+            self._mark_search(scroll=True)
+
     def show_entry(self, index: int) -> None:
-        if index != self.index:
+        fresh = index != self.index
+        if fresh:
             self.expanded = set()
             if self.stack.currentIndex() == 2:
                 self._leave_full_text()
+        self._fresh_entry = fresh
         self.index = index
         s = self.session
         if s is None or index < 0 or index >= len(s.records):
@@ -904,6 +918,32 @@ class EntryInspector(QWidget):
                 self.browser.document(), s, self.index, self.expanded, self._edits(s), self.usage_totals
             )
             self.browser.verticalScrollBar().setValue(bar)
+            # a newly shown entry scrolls to the search's first match; a re-render (a section
+            # opened, new counts) keeps the reader's place
+            self._mark_search(scroll=self._fresh_entry)
+        self._fresh_entry = False
+
+    def _mark_search(self, scroll: bool) -> None:
+        """The search's matches in the entry's text, marked (at most MAX_MARKS); ``scroll``: the
+        first one scrolled into view (a match in a folded section or past a cut text is not shown)."""
+        marks: list[QTextEdit.ExtraSelection] = []
+        doc = self.browser.document()
+        if self.search:
+            fmt = QTextCharFormat()
+            fmt.setBackground(current_theme().match_bg)
+            found = doc.find(self.search)
+            while not found.isNull() and len(marks) < MAX_MARKS:
+                mark = QTextEdit.ExtraSelection()
+                mark.cursor = found
+                mark.format = fmt
+                marks.append(mark)
+                found = doc.find(self.search, found)
+        self.browser.setExtraSelections(marks)
+        if scroll and marks:
+            first = QTextCursor(doc)
+            first.setPosition(marks[0].cursor.selectionStart())
+            self.browser.setTextCursor(first)
+            self.browser.ensureCursorVisible()
 
     def _edits(self, s: Session) -> EditFacts:
         if self.edit_facts is not None:

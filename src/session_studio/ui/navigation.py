@@ -133,6 +133,7 @@ class TreeNavigation(WindowParts):
         the 1 GB session a stall of ~145 ms."""
         self._expand_in_steps()
         self._update_count()
+        self.inspector.set_search(self.tree_model.query)
         self._paint_tree_next_turn(lambda: self._reselect(self.doc.selected))
 
     def _paint_tree_next_turn(self, then: Callable[[], None] | None = None) -> None:

@@ -83,6 +83,8 @@ class Theme:
         self.threshold = QColor("#b91c1c") if not dark else QColor("#ff8080")
         self.cut_bg = QColor(self.cut.red(), self.cut.green(), self.cut.blue(), 55)
         self.valid_cut = QColor("#16a34a") if not dark else QColor("#4ade80")
+        #: a search's matches in the inspector
+        self.match_bg = QColor("#ffe27a") if not dark else QColor("#7a5f12")
         self.usage = QColor("#1d2128") if not dark else QColor("#dfe2e7")
 
     def __getattribute__(self, name: str) -> Any:
