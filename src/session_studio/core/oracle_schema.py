@@ -196,6 +196,11 @@ def plan_output(
                     res[js_string(r.id)] = r.token_value()
         return res
 
+    def _session_context() -> SessionContext:
+        ctx = memo.get("ctx")
+        assert isinstance(ctx, SessionContext)
+        return ctx
+
     def context_tokens() -> dict[str, Any]:
         ctx: SessionContext | Projection = memo.get("ctx")
         if isinstance(ctx, Projection):
@@ -208,7 +213,10 @@ def plan_output(
             shared = memo.get("ctx") if session.leaf_index(leaf_id) is not None else None
             assert shared is None or isinstance(shared, Projection)
             return plan_projected_compaction(session, memo.get("path"), shared)
-        return plan_compaction(session, memo.get("path"))
+        # the context's is prepareCompaction's buildSessionContext(pathEntries) when the leaf exists
+        return plan_compaction(
+            session, memo.get("path"), _session_context if session.leaf_index(leaf_id) is not None else None
+        )
 
     def cut() -> dict[str, Any]:
         p = memo.get("plan")

@@ -387,8 +387,10 @@ class PathPlanner:
             self.error = f"pi would throw building the context: {e}"
             self.failure = e
         if path:
+            built = self.context if isinstance(self.context, SessionContext) else None
             try:
-                self.plan_ = plan_compaction(session, path)
+                # its preparation's buildSessionContext(pathEntries) is this one: built once
+                self.plan_ = plan_compaction(session, path, None if built is None else lambda: built)
             except JsTypeError as e:
                 self.error = f"pi would throw planning: {e}"
                 self.failure = e
