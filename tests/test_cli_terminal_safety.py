@@ -80,6 +80,12 @@ def test_every_command_prints_hostile_session_text_inertly(hostile: Path, tmp_pa
     assert "\\x1b]0;pwned\\x07" in text and "\\u202eevil" in text  # shown, escaped
     assert_inert(info.stderr)
 
+    found = run_cli("search", str(hostile), "pwned")
+    assert found.returncode == 0 and "\\x1b]0;pwned\\x07" in assert_inert(found.stdout)
+    assert_inert(found.stderr)
+    found = run_cli("search", str(hostile), "pwned", "--json")  # JSON: escaped by JSON itself
+    assert json.loads(found.stdout)["count"] > 5 and "\x1b" not in found.stdout.decode()
+
     dry = run_cli("compact", str(hostile), "--dry-run", "--keep-recent", "200", "--provider", "offline")
     assert dry.returncode == 0, dry.stderr
     assert "\\x1b]52;c;" in assert_inert(dry.stdout) + assert_inert(dry.stderr)

@@ -19,7 +19,7 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_PI_ERROR = 3
-_READ_ONLY = frozenset({"plan", "context", "branch", "info", "export"})
+_READ_ONLY = frozenset({"plan", "context", "branch", "info", "export", "search"})
 #: commands that import no module that logs: they start without importing logging (a test holds
 #: them to it); the others route its records through cli_log's terminal-safe handler
 _NEVER_LOG = frozenset({"plan", "context", "branch"})
@@ -262,6 +262,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "context": _context_parser,
         "branch": _branch_parser,
         "info": _info_parser,
+        "search": _search_parser,
     }
     if command not in parsers:  # the writing commands' module (and the LLM limits it names): ~10 ms
         from .cli_actions import ACTION_PARSERS
@@ -331,12 +332,65 @@ def _info_parser(sub: Any, plan_options: Any) -> None:
     p.set_defaults(func=_cmd_info)
 
 
+def _search_parser(sub: Any, plan_options: Any) -> None:
+    p = sub.add_parser(
+        "search",
+        help="the entries that hold a text anywhere in their content (a tool's output, a call's "
+        "arguments, a summary), upper and lower case alike",
+    )
+    p.add_argument("session")
+    p.add_argument("text")
+    p.add_argument("--json", action="store_true", help="the matches as JSON")
+    p.add_argument("--max", type=int, default=0, metavar="N", help="print at most N matches (0: all)")
+    p.set_defaults(func=_cmd_search)
+
+
+def _cmd_search(a: argparse.Namespace) -> int:
+    """Like grep: status 0 with matches, 1 without; each match's line, id, kind and an excerpt."""
+    from .core.content_search import content_matches, match_excerpt
+    from .core.jsvalue import UNDEFINED
+
+    session = _open(a.session)
+    hits = content_matches(session, a.text)
+    shown = hits[: a.max] if a.max > 0 else hits
+    needle = a.text.lower()
+    rows = []
+    for i, value in zip(shown, session.values(shown), strict=True):
+        r = session.records[i]
+        kind = "?" if r.type is UNDEFINED else str(r.type)
+        if r.type == "message" and r.role is not UNDEFINED:
+            kind += f"/{r.role}"
+        rid = None if r.id is UNDEFINED else r.id
+        rows.append((r.line, rid, kind, match_excerpt(value, needle) or ""))
+    if a.json:
+        _write_json(
+            {
+                "version": 1,
+                "command": "search",
+                "query": a.text,
+                "count": len(hits),
+                "matches": [
+                    {"line": line, "id": rid, "kind": kind, "excerpt": excerpt}
+                    for line, rid, kind, excerpt in rows
+                ],
+            }
+        )
+    else:
+        for line, rid, kind, excerpt in rows:
+            out(f"line {line}  {rid}  {kind}  {terminal_safe(excerpt, one_line=True)}")
+        more = f" (the first {len(shown):,} printed)" if len(shown) < len(hits) else ""
+        what = "1 entry holds" if len(hits) == 1 else f"{len(hits):,} entries hold"
+        err(f"{what} “{a.text}”{more}")
+    return EXIT_OK if hits else EXIT_FAILURE
+
+
 COMMANDS = frozenset(
     {
         "plan",
         "context",
         "branch",
         "info",
+        "search",
         "compact",
         "branch-to",
         "fork",

@@ -23,7 +23,7 @@ from .fingerprint import open_regular
 from .priority import yield_to_foreground
 from .session import Session
 
-__all__ = ["READ_BYTES", "content_matches", "holds_text", "prefilter_needles"]
+__all__ = ["READ_BYTES", "content_matches", "holds_text", "match_excerpt", "prefilter_needles"]
 
 #: bytes of the file read (and lowercased) at a time
 READ_BYTES = 8 * 1024 * 1024
@@ -62,6 +62,33 @@ def holds_text(value: Any, needle: str) -> bool:
         elif t is list:
             stack.extend(v)
     return False
+
+
+def match_excerpt(value: Any, needle: str, width: int = 80) -> str | None:
+    """The first string of ``value`` (in the entry's own order) that holds ``needle`` (lowercase),
+    as about ``width`` characters around the match, whitespace runs as one space, a cut end as
+    "…"; None when no string holds it."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        t = type(v)
+        if t is str:
+            at = v.lower().find(needle)
+            if at >= 0:
+                return _excerpt(v, at, len(needle), width)
+        elif t is dict:
+            stack.extend(reversed(v.values()))
+        elif t is list:
+            stack.extend(reversed(v))
+    return None
+
+
+def _excerpt(text: str, at: int, length: int, width: int) -> str:
+    before = max(0, (width - length) // 3)
+    start = max(0, at - before)
+    end = min(len(text), start + max(width, length))
+    part = " ".join(text[start:end].split())
+    return ("…" if start else "") + part + ("…" if end < len(text) else "")
 
 
 def content_matches(

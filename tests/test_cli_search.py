@@ -1,0 +1,54 @@
+"""`session-studio search`: the entries that hold a text anywhere in their content, as grep would
+list them (status 0 with matches, 1 without), or as JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from session_studio.core.content_search import match_excerpt
+from tests.cli_support import run_cli
+from tests.core.util import A, T, U, call, chain, to_bytes
+
+
+def _session(tmp_path: Path) -> Path:
+    deep = "x " * 400 + "Traceback: TypeError in render()\n  at line 3"
+    values = chain(
+        U("run the tests"),
+        A(blocks=[call("bash", command="python -m pytest -q tests/")]),
+        T(deep),
+        U("thanks"),
+    )
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(to_bytes(values))
+    return f
+
+
+def test_search_lists_the_entries_that_hold_the_text(tmp_path: Path) -> None:
+    f = _session(tmp_path)
+    r = run_cli("search", str(f), "typeerror")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.decode().splitlines()
+    assert lines == ["line 4  e2  message/toolResult  …x x x x x x Traceback: TypeError in render() at line 3"]
+    assert "1 entry holds “typeerror”" in r.stderr.decode()
+    r = run_cli("search", str(f), "PYTEST", "--json")
+    out = json.loads(r.stdout)
+    assert out["count"] == 1 and out["matches"] == [
+        {"line": 3, "id": "e1", "kind": "message/assistant", "excerpt": "python -m pytest -q tests/"}
+    ]
+    r = run_cli("search", str(f), "e", "--max", "2")  # "e" is everywhere: two printed, all counted
+    assert (
+        len(r.stdout.decode().splitlines()) == 2
+        and "4 entries hold “e” (the first 2 printed)" in r.stderr.decode()
+    )
+    r = run_cli("search", str(f), "toolCallId")  # a key, not content
+    assert r.returncode == 1 and r.stdout == b"" and "0 entries" in r.stderr.decode()
+
+
+def test_the_excerpt_is_around_the_first_match_in_the_entrys_order() -> None:
+    entry = {"a": "no", "b": ["first Needle here", {"c": "second needle"}]}
+    assert match_excerpt(entry, "needle") == "first Needle here"
+    long = "word " * 50 + "NEEDLE" + " tail" * 50
+    got = match_excerpt({"t": long}, "needle", width=40)
+    assert got is not None and got.startswith("…") and got.endswith("…") and "NEEDLE" in got
+    assert len(got) <= 42 and match_excerpt({"t": "x"}, "needle") is None
