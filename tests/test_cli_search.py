@@ -29,7 +29,9 @@ def test_search_lists_the_entries_that_hold_the_text(tmp_path: Path) -> None:
     r = run_cli("search", str(f), "typeerror")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.decode().splitlines()
-    assert lines == ["line 4  e2  message/toolResult  …x x x x x x Traceback: TypeError in render() at line 3"]
+    assert lines == [
+        "line 4  e2  message/toolResult  …x x x x x x Traceback: TypeError in render() at line 3"
+    ]
     assert "1 entry holds “typeerror”" in r.stderr.decode()
     r = run_cli("search", str(f), "PYTEST", "--json")
     out = json.loads(r.stdout)
