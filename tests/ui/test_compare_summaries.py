@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QMessageBox
 
@@ -378,6 +379,33 @@ def test_two_candidates_fit_side_by_side_in_a_default_sized_window(
     for pane in comp.view.panes:
         assert pane.visibleRegion().boundingRect().width() == pane.width()
         assert pane.commit_button.isVisible()
+
+
+def test_candidates_stand_one_under_the_other_when_too_narrow_for_side_by_side(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    """Under 1200 px the middle column had no room for two candidates: B lay behind a sideways
+    scroll. There the panes now stand one under the other, each as wide as the view (scrolled
+    down), and side by side again once the window is wide enough."""
+    from session_studio.ui.summary_candidates import PANE_MIN_WIDTH
+
+    window.resize(1100, 720)
+    window._fit_splitter()
+    comp = _open_compare(qtbot, window, split_turn_session)
+    view = comp.view
+    qtbot.waitUntil(lambda: view.scroll_area.viewport().width() > 0)
+    qtbot.wait(50)
+    assert view.scroll_area.width() < 2 * PANE_MIN_WIDTH + 20  # (what this test is about)
+    a, b = view.panes
+    assert view.row.orientation() == Qt.Orientation.Vertical
+    assert view.scroll_area.horizontalScrollBar().maximum() == 0
+    assert b.y() >= a.y() + a.height() and a.width() == b.width() == view.row.width()
+    assert view.scroll_area.verticalScrollBar().maximum() > 0  # B is below, scrolled to
+    window.resize(1600, 900)
+    window._fit_splitter()
+    qtbot.waitUntil(lambda: view.row.orientation() == Qt.Orientation.Horizontal)
+    qtbot.wait(50)
+    assert view.scroll_area.horizontalScrollBar().maximum() == 0 and b.x() >= a.x() + a.width()
 
 
 def test_candidates_name_and_offer_pis_default_model(

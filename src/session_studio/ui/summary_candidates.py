@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QTextCursor
+from PySide6.QtGui import QFontDatabase, QResizeEvent, QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -54,6 +54,11 @@ __all__ = ["CandidatePane", "CompareView", "kept_html", "kept_summary_line"]
 #: a pane narrower than this cannot show a summary line; more panes than fit scroll sideways (two
 #: fit in the centre pane of a 1440-pixel window)
 PANE_MIN_WIDTH = 240
+#: a pane's height when the panes stand one under the other (too narrow for them side by side):
+#: its summary, the sections it kept and the After context each a few lines tall
+PANE_STACKED_HEIGHT = 520
+#: room for the scroll area's vertical bar, so that side by side never needs one sideways
+_SCROLLBAR_ROOM = 20
 
 _MARKS = {"present": "✓", "empty": "○", "missing": "✗"}
 
@@ -385,7 +390,8 @@ class CandidatePane(QFrame):
 
 
 class CompareView(QWidget):
-    """The candidate panes side by side, with Add candidate; the panes scroll sideways when many."""
+    """The candidate panes side by side, with Add candidate; one under the other (scrolled down)
+    when the view is too narrow for them side by side (the middle column of a 1100 px window)."""
 
     add_requested = Signal()
 
@@ -425,7 +431,7 @@ class CompareView(QWidget):
         pane = CandidatePane(self.next_name())
         self.panes.append(pane)
         self.row.addWidget(pane)
-        self.row.setMinimumWidth(PANE_MIN_WIDTH * len(self.panes))
+        self._fit()
         self._update_remove()
         return pane
 
@@ -434,8 +440,24 @@ class CompareView(QWidget):
         pane.hide()
         pane.setParent(None)
         pane.deleteLater()
-        self.row.setMinimumWidth(PANE_MIN_WIDTH * max(1, len(self.panes)))
+        self._fit()
         self._update_remove()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        """Side by side when the panes fit at their minimum width, else one under the other."""
+        n = max(1, len(self.panes))
+        side_by_side = self.scroll_area.width() >= PANE_MIN_WIDTH * n + _SCROLLBAR_ROOM
+        orientation = Qt.Orientation.Horizontal if side_by_side else Qt.Orientation.Vertical
+        if self.row.orientation() != orientation:
+            self.row.setOrientation(orientation)
+        if side_by_side:
+            self.row.setMinimumSize(PANE_MIN_WIDTH * n, 0)
+        else:
+            self.row.setMinimumSize(PANE_MIN_WIDTH, PANE_STACKED_HEIGHT * n)
 
     def _update_remove(self) -> None:
         # two candidates at least: it is a comparison
