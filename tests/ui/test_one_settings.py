@@ -121,6 +121,8 @@ def test_auto_compaction_off_in_pi_settings_is_said_everywhere(
     from session_studio.core.explain import AUTO_COMPACTION_OFF
     from session_studio.core.profile_compare import side_of
     from session_studio.ui.planner import PlannerPanel
+    from session_studio.ui.tasks import TaskRunner
+    from session_studio.ui.timeline import TimelinePanel
     from session_studio.ui.token_bar import BarLayout
 
     compaction = {"reserveTokens": 999_000, "enabled": enabled}  # threshold 1,000 of opus's 1M window
@@ -139,6 +141,14 @@ def test_auto_compaction_off_in_pi_settings_is_said_everywhere(
     automatic = side_of(st).automatic
     info = _info(path)
     bar = dict((name, text) for name, _a, _b, text in BarLayout(st, 1000).marks())["threshold"]
+    runner = TaskRunner()
+    runner.synchronous = True
+    timeline = TimelinePanel(runner, lambda: res.planner)
+    qtbot.addWidget(timeline)
+    timeline.show()
+    timeline.follow_plan(st)
+    assert timeline.history is not None
+    bar += " | " + timeline.status.text()  # the timeline's threshold line is where pi would compact
     exported = tmp_path / "plan.md"
     assert main(["export", str(path), "--what", "plan", "-o", str(exported)]) == 0
     report = exported.read_text(encoding="utf-8")
@@ -152,7 +162,7 @@ def test_auto_compaction_off_in_pi_settings_is_said_everywhere(
         assert f"would not compact automatically: {off}" in details
         assert automatic.startswith(f"no: {off}")
         assert f"over it, but {off}" in info and "WOULD" not in info
-        assert off in bar
+        assert bar.count(off) == 2  # the bar's mark and the timeline's status
         assert f"no: {off}" in report
         assert f"over it, but {off}" in report  # the bar's SVG caption
     # a context over the window itself (a what-if window of 1,500): pi's next request overflows it

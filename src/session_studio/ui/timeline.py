@@ -29,6 +29,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
+from session_studio.core.explain import AUTO_COMPACTION_OFF
 from session_studio.core.plan import PathPlanner, PlanState
 from session_studio.core.session import Session
 from session_studio.core.timeline import Columns, Timeline, branch_leaf, build_timeline
@@ -504,9 +505,12 @@ class TimelinePanel(QWidget):
             usage = tl.usage_count()
             leaf_id = planner.session.records[tl.leaf_record].id if tl.leaf_record is not None else None
             where = f"branch to {leaf_id} · " if planner is not active else ""
+            # the threshold line is where pi would compact by itself: say when it does not
+            auto = "" if state.params.auto_compaction else f" · {AUTO_COMPACTION_OFF}"
             self.status.setText(
                 f"{where}pi {tl.profile} · {len(tl):,} turns ({usage:,} by usage, {len(tl) - usage:,} "
                 f"estimated) · {len(tl.drops)} compaction{'s' if len(tl.drops) != 1 else ''}"
+                + auto
                 + (f" · {tl.problems[0]}" if tl.problems else "")
             )
 
