@@ -119,6 +119,7 @@ def test_a_command_builds_only_its_own_parser_and_parses_as_the_whole_one() -> N
         "upgrade": ["upgrade", "s.jsonl", "--yes"],
         "export": ["export", "s.jsonl", "--what", "context", "-o", "r.md"],
         "repair": ["repair", "s.jsonl"],
+        "search": ["search", "s.jsonl", "a text", "--json", "--max", "3"],
     }
     assert set(samples) == COMMANDS
     for name, argv in samples.items():
