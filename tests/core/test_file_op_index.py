@@ -165,7 +165,7 @@ def test_the_index_keeps_what_the_parsed_message_holds(tmp_path: Path, bulk_load
         for profile in (PROFILE_0_80_2, PROFILE_1_6_0):  # what a preparation adds for it
             direct, replayed = FileOps(), FileOps()
             direct.add_from_message(parsed, profile)
-            t.file_ops.add_to(t.file_ops.positions([i])[0], replayed)
+            t.file_ops.add_to([t.file_ops.positions([i])[0]], replayed)
             assert replayed == direct, (why, profile.version)
     assert settled >= len(MESSAGES) - 2
     # spot checks of the reference itself

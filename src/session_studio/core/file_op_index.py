@@ -104,12 +104,14 @@ class FileOpIndex:
                 lo = k
         return out
 
-    def add_to(self, k: int, ops: FileOps) -> None:
-        """Add the operations of the record at position ``k`` to ``ops``, as add_from_message would."""
+    def add_to(self, positions: Sequence[int], ops: FileOps) -> None:
+        """Add the operations of the records at ``positions`` (in that order) to ``ops``, as
+        add_from_message would."""
         sets = (ops.read, ops.written, ops.edited)  # FILE_OP_TOOLS' order
-        paths = self.paths
-        for code in self._codes_at(k):
-            sets[code & _KIND_MASK][paths[code >> _KIND_BITS]] = None
+        paths, codes, ends = self.paths, self.codes, self.ends
+        for k in positions:
+            for code in codes[ends[k - 1] if k else 0 : ends[k]]:
+                sets[code & _KIND_MASK][paths[code >> _KIND_BITS]] = None
 
     def _codes_at(self, k: int) -> array[int]:
         return self.codes[self.ends[k - 1] if k else 0 : self.ends[k]]

@@ -19,6 +19,7 @@ Short histories keep their messages in a list, as before (``LAZY_MIN_ENTRIES``).
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
@@ -41,6 +42,9 @@ FILE_OP_STEP = 256
 
 #: settled_ops' answer for a message with no file operation
 NO_OPS = -1
+#: a flag byte → 1 if it has FILE_OP_CANDIDATE, else 0 (bytes.translate's table)
+_MARKED = bytes(1 if flag & FILE_OP_CANDIDATE else 0 for flag in range(256))
+_ONE = re.compile(b"\x01")
 
 
 def settled_ops(session: Session, records: Sequence[int], flags: Sequence[int]) -> list[int | None]:
@@ -51,9 +55,9 @@ def settled_ops(session: Session, records: Sequence[int], flags: Sequence[int]) 
     (``session.records.file_ops.add_to``); None for one it could not settle, or whose value changed
     (a migration's patch, a value only in memory): its line is read again."""
     t = session.records
-    candidate = FILE_OP_CANDIDATE
     out: list[int | None] = [NO_OPS] * len(records)
-    marked = [k for k, f in enumerate(flags) if f & candidate]
+    # the marked ones found in C (a loop over a 100k-message history's flags was ~10 ms)
+    marked = [m.start() for m in _ONE.finditer(bytes(flags).translate(_MARKED))]
     for k, at in zip(marked, t.file_ops.positions([records[k] for k in marked]), strict=True):
         out[k] = at
     changed = t.patches.keys() | t.virtual_values.keys()

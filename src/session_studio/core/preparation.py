@@ -91,14 +91,19 @@ def _long_history(session: Session, indices: list[int], ops: FileOps) -> History
         yield_to_foreground()
         part = work[a : a + history.FILE_OP_STEP]
         values = iter(session.values([i for i, known in part if known is None]))
+        kept: list[int] = []  # kept operations not added yet: added in one call before the next read
         for i, known in part:
             if known is not None:
-                recs.file_ops.add_to(known, ops)
+                kept.append(known)
                 continue
+            if kept:
+                recs.file_ops.add_to(kept, ops)
+                kept = []
             m = _message_of(recs.type_of(i), next(values))
             if m is not None:
                 count += 1
                 ops.add_from_message(m)
+        recs.file_ops.add_to(kept, ops)
 
     def chunks() -> Iterator[list[Any]]:
         for a in range(0, len(indices), history.CHUNK_ENTRIES):

@@ -233,10 +233,14 @@ def _long_history(p: Projection, lo: int, hi: int, ops: FileOps) -> HistoryMessa
         yield_to_foreground()
         part = work[a : a + history.FILE_OP_STEP]
         values = iter(s.values([records[k] for k, known in part if known is None and plain[k - lo]]))
+        kept: list[int] = []  # kept operations not added yet: added in one call before the next read
         for k, known in part:
             if known is not None:
-                s.records.file_ops.add_to(known, ops)
+                kept.append(known)
                 continue
+            if kept:
+                s.records.file_ops.add_to(kept, ops)
+                kept = []
             if plain[k - lo]:  # its one message is its record's own (see Projection.plain_flags)
                 ops.add_from_message(next(values)["message"], PROFILE_1_6_0)
                 continue
@@ -244,6 +248,7 @@ def _long_history(p: Projection, lo: int, hi: int, ops: FileOps) -> HistoryMessa
             count += len(msgs)
             for m in msgs:
                 ops.add_from_message(m, PROFILE_1_6_0)
+        s.records.file_ops.add_to(kept, ops)
 
     def chunks() -> Iterator[list[Any]]:
         for a in range(lo, hi, history.CHUNK_ENTRIES):
