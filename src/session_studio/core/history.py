@@ -23,12 +23,22 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
+from .priority import yield_to_foreground
 from .record_table import FILE_OP_CANDIDATE
 
 if TYPE_CHECKING:
+    from .file_ops import FileOps
     from .session import Session
 
-__all__ = ["CHUNK_ENTRIES", "FILE_OP_STEP", "LAZY_MIN_ENTRIES", "NO_OPS", "HistoryMessages", "settled_ops"]
+__all__ = [
+    "CHUNK_ENTRIES",
+    "FILE_OP_STEP",
+    "LAZY_MIN_ENTRIES",
+    "NO_OPS",
+    "HistoryMessages",
+    "add_file_ops",
+    "settled_ops",
+]
 
 #: a history of fewer entries keeps its messages in a list (the tests lower it to run the lazy path)
 LAZY_MIN_ENTRIES = 4096
@@ -66,6 +76,34 @@ def settled_ops(session: Session, records: Sequence[int], flags: Sequence[int]) 
             if r in changed:
                 out[k] = None
     return out
+
+
+def add_file_ops(
+    session: Session,
+    work: Sequence[tuple[int, int | None]],
+    ops: FileOps,
+    lines_of: Callable[[list[int]], list[int]],
+    read: Callable[[int, Iterator[Any]], None],
+) -> None:
+    """Each (item, kept) of ``work`` in order (items: the caller's entries, settled_ops' answers):
+    the kept operations (a position in the index's store) added to ``ops``, else ``read(item,
+    values)``, ``values`` iterating the values of ``lines_of(the step's items not kept)``, read from
+    the file FILE_OP_STEP items at a time with a yield to the window's paints between steps."""
+    store = session.records.file_ops
+    for a in range(0, len(work), FILE_OP_STEP):
+        yield_to_foreground()
+        part = work[a : a + FILE_OP_STEP]
+        values = iter(session.values(lines_of([item for item, kept in part if kept is None])))
+        run: list[int] = []  # kept operations not added yet: added in one call before the next read
+        for item, kept in part:
+            if kept is not None:
+                run.append(kept)
+                continue
+            if run:
+                store.add_to(run, ops)
+                run = []
+            read(item, values)
+        store.add_to(run, ops)
 
 
 class HistoryMessages(Sequence[Any]):

@@ -15,7 +15,6 @@ from .gc_pause import gc_paused
 from .history import HistoryMessages
 from .jsvalue import UNDEFINED, js_truthy
 from .messages import branch_summary_message, custom_message
-from .priority import yield_to_foreground
 from .profile import PROFILE_0_80_2, PiProfile
 from .record_table import INT_ESTIMATE_FLAGS, TOKENS_INT, column_on_path, records_at
 from .serialize import serialize_conversation
@@ -87,23 +86,15 @@ def _long_history(session: Session, indices: list[int], ops: FileOps) -> History
                 work.append((indices[j], known))
         elif t in kinds:
             work.append((indices[j], None))
-    for a in range(0, len(work), history.FILE_OP_STEP):
-        yield_to_foreground()
-        part = work[a : a + history.FILE_OP_STEP]
-        values = iter(session.values([i for i, known in part if known is None]))
-        kept: list[int] = []  # kept operations not added yet: added in one call before the next read
-        for i, known in part:
-            if known is not None:
-                kept.append(known)
-                continue
-            if kept:
-                recs.file_ops.add_to(kept, ops)
-                kept = []
-            m = _message_of(recs.type_of(i), next(values))
-            if m is not None:
-                count += 1
-                ops.add_from_message(m)
-        recs.file_ops.add_to(kept, ops)
+
+    def read(i: int, values: Iterator[Any]) -> None:
+        nonlocal count
+        m = _message_of(recs.type_of(i), next(values))
+        if m is not None:
+            count += 1
+            ops.add_from_message(m)
+
+    history.add_file_ops(session, work, ops, lambda unread: unread, read)
 
     def chunks() -> Iterator[list[Any]]:
         for a in range(0, len(indices), history.CHUNK_ENTRIES):

@@ -229,26 +229,19 @@ def _long_history(p: Projection, lo: int, hi: int, ops: FileOps) -> HistoryMessa
         if not (pl and known == no_ops)
     ]
     count = sum(plain)
-    for a in range(0, len(work), history.FILE_OP_STEP):
-        yield_to_foreground()
-        part = work[a : a + history.FILE_OP_STEP]
-        values = iter(s.values([records[k] for k, known in part if known is None and plain[k - lo]]))
-        kept: list[int] = []  # kept operations not added yet: added in one call before the next read
-        for k, known in part:
-            if known is not None:
-                kept.append(known)
-                continue
-            if kept:
-                s.records.file_ops.add_to(kept, ops)
-                kept = []
-            if plain[k - lo]:  # its one message is its record's own (see Projection.plain_flags)
-                ops.add_from_message(next(values)["message"], PROFILE_1_6_0)
-                continue
-            msgs = _messages_for_compaction(p, k)
-            count += len(msgs)
-            for m in msgs:
-                ops.add_from_message(m, PROFILE_1_6_0)
-        s.records.file_ops.add_to(kept, ops)
+
+    def read(k: int, values: Iterator[Any]) -> None:
+        nonlocal count
+        if plain[k - lo]:  # its one message is its record's own (see Projection.plain_flags)
+            ops.add_from_message(next(values)["message"], PROFILE_1_6_0)
+            return
+        msgs = _messages_for_compaction(p, k)
+        count += len(msgs)
+        for m in msgs:
+            ops.add_from_message(m, PROFILE_1_6_0)
+
+    # a plain message's value is read from its line; another entry's messages from the projection
+    history.add_file_ops(s, work, ops, lambda unread: [records[k] for k in unread if plain[k - lo]], read)
 
     def chunks() -> Iterator[list[Any]]:
         for a in range(lo, hi, history.CHUNK_ENTRIES):
