@@ -18,7 +18,7 @@ from session_studio.core.errors import LoadCancelled
 from tests.core.util import HEADER
 
 #: characters that JSON writes differently or that change with case
-ALPHABET = 'aAbBxX "\\\n\té\u00c9ü€😀/'
+ALPHABET = 'aAbBxX "\\\n\té\u00c9üДд€😀/'
 
 
 def _entry(n: int, text: str) -> dict[str, Any]:
@@ -59,7 +59,7 @@ def _reference(s: Session, query: str) -> list[int]:
     return [i for i, v in enumerate(s.values(range(len(s.records)))) if holds_text(v, q)] if q else []
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     texts=st.lists(st.text(alphabet=ALPHABET, max_size=30), min_size=1, max_size=12),
     pick=st.integers(0, 11),
@@ -86,6 +86,9 @@ def test_the_file_search_finds_what_parsing_every_entry_finds(
     expected = _reference(kept, query)
     assert content_matches(kept, query) == expected
     assert content_matches(bulk, query) == expected
+    start = pick % (len(texts) + 1)  # what pi appended since a search: from a record on
+    later = [i for i in expected if i >= start]
+    assert content_matches(kept, query, start=start) == later == content_matches(bulk, query, start=start)
 
 
 def test_strings_match_and_keys_do_not(tmp_path: Path) -> None:
@@ -103,8 +106,11 @@ def test_the_needles_are_what_json_writes_as_itself() -> None:
     assert prefilter_needles("Hello World") == [b"hello world"]
     assert prefilter_needles('say "hi there" now') == [b"hi there"]  # the longest plain run
     assert prefilter_needles("Ünïcode") == [b"code"]
-    assert sorted(prefilter_needles("éÉ") or []) == sorted({"éé".encode(), "ÉÉ".encode(), "éÉ".encode()})
+    assert sorted(prefilter_needles("éÉ") or []) == sorted(f.encode() for f in ("éé", "éÉ", "Éé", "ÉÉ"))
     assert prefilter_needles('"\\\n') is None  # every line is parsed
+    assert prefilter_needles('é"') == sorted({'é\\"'.encode(), 'É\\"'.encode()})  # as JSON writes them
+    assert len(prefilter_needles("привет") or []) == 8  # "при" in every case: a mixed "ПрИвет" too
+    assert "ПрИ".encode() in (prefilter_needles("привет") or [])
 
 
 def test_a_search_reports_progress_and_can_be_cancelled(

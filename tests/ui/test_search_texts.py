@@ -571,6 +571,35 @@ def test_in_content_finds_a_word_deep_in_a_tools_output(
     marks = w.inspector.browser.extraSelections()
     assert [m.cursor.selectedText().lower() for m in marks] == ["needle"]
     assert w.inspector.browser.textCursor().position() == marks[0].cursor.selectionStart() > PREVIEW_CHARS
+    # pi appends an entry holding it: the search stays in content, and reads only what is new
+    # (and the entry before it, which a refresh may have read anew)
+    from session_studio.ui import tree_model
+
+    starts: list[int] = []
+    real = tree_model.content_matches
+
+    def recording(*args: Any, start: int = 0, **kw: Any) -> list[int]:
+        starts.append(start)
+        return real(*args, start=start, **kw)
+
+    monkeypatch.setattr(tree_model, "content_matches", recording)
+    n = len(w.doc.session.records)
+    entry = {
+        "type": "message",
+        "id": "f0000001",
+        "parentId": w.doc.session.records[n - 1].id,
+        "timestamp": "2025-01-01T10:09:00.000Z",
+        "message": {
+            "role": "user",
+            "content": "x" * (PREVIEW_CHARS + 9) + " one more NEEDLE",
+            "timestamp": 9,
+        },
+    }
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry) + "\n")
+    w.doc.refresh()
+    qtbot.waitUntil(lambda: w.tree_model.outline.contains(n) and not w.tree_model.rebuilding, timeout=20000)
+    assert shown() == {0, 1, n} and w.tree_model.in_content and starts == [n - 1]
     search("zzz")
     assert "anywhere in its content" in w.tree.empty_text
     assert AppSettings(tmp_path / "cfg" / "s.ini").search_content()  # remembered

@@ -6,14 +6,18 @@ lines cannot hold the text: a line is parsed only when its bytes hold the text's
 plain ASCII (printable, not ``"`` or ``\\``: what JSON writes as itself), compared with ASCII
 letters lowercased; the parsed entry then matches when one of its strings, lowercased, holds the
 lowercased text (object keys are not content: "role" or "text" would match every message). A text
-with no such run is looked for in its lowercase, uppercase and typed forms as UTF-8 (pi writes
-non-ASCII characters as themselves), and one made only of quotes, backslashes or control
-characters parses every line.
+with no such run (Cyrillic, Greek, accented words) is looked for by its first three characters,
+each in either case, as JSON writes them (pi writes non-ASCII characters as themselves, quotes
+and control characters escaped), and one made only of quotes, backslashes or control characters
+parses every line. (A character whose lowercase is in another script, like the Kelvin sign's "k",
+is not found by that lowercase.)
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
+import json
 import os
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -27,6 +31,8 @@ __all__ = ["READ_BYTES", "content_matches", "holds_text", "match_excerpt", "pref
 
 #: bytes of the file read (and lowercased) at a time
 READ_BYTES = 8 * 1024 * 1024
+#: a text without plain ASCII is looked for by this many of its first characters, in every case
+PREFILTER_CHARS = 3
 
 
 def prefilter_needles(query: str) -> list[bytes] | None:
@@ -42,9 +48,12 @@ def prefilter_needles(query: str) -> list[bytes] | None:
             run = []
     if runs:
         return [max(runs, key=len).lower().encode("ascii")]
-    if any(ord(ch) > 0x7F for ch in query):
-        forms = {query.lower(), query.upper(), query}
-        return sorted(f.encode("utf-8", "surrogatepass").lower() for f in forms)
+    if any(ord(ch) > 0x7F for ch in query) and not any("\ud800" <= ch <= "\udfff" for ch in query):
+        # the text's first characters in every case (each letter's lower and upper form: 8 forms
+        # at most), as JSON.stringify writes them: quotes, backslashes and control characters escaped
+        head = [sorted({ch, ch.lower(), ch.upper()}) for ch in query[:PREFILTER_CHARS]]
+        forms = {"".join(chars) for chars in itertools.product(*head)}
+        return sorted({json.dumps(f, ensure_ascii=False)[1:-1].encode("utf-8").lower() for f in forms})
     return None
 
 
@@ -96,10 +105,12 @@ def content_matches(
     query: str,
     cancelled: Callable[[], bool] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    start: int = 0,
 ) -> list[int]:
-    """The records (in file order) whose entry holds ``query`` in one of its strings, upper and
-    lower case alike. ``progress(done, total)`` reports bytes read; ``cancelled()`` returning True
-    stops with LoadCancelled."""
+    """The records from ``start`` on (in file order) whose entry holds ``query`` in one of its
+    strings, upper and lower case alike. ``progress(done, total)`` reports bytes read;
+    ``cancelled()`` returning True stops with LoadCancelled."""
     needle = query.lower()
     if not needle:
         return []
@@ -108,11 +119,11 @@ def content_matches(
     if t.values is not None:
         return [
             i
-            for i, v in enumerate(t.values)
-            if holds_text(in_memory.get(i, v), needle) or _patched_holds(session, i, needle)
+            for i in range(start, len(t.values))
+            if holds_text(in_memory.get(i, t.values[i]), needle) or _patched_holds(session, i, needle)
         ]
     hits = []
-    for batch in _candidates(session, prefilter_needles(needle), cancelled, progress):
+    for batch in _candidates(session, prefilter_needles(needle), cancelled, progress, start):
         for i, value in zip(batch, session.values(batch), strict=True):  # (one read for nearby lines)
             if holds_text(value, needle) or _patched_holds(session, i, needle):
                 hits.append(i)
@@ -130,31 +141,33 @@ def _candidates(
     needles: list[bytes] | None,
     cancelled: Callable[[], bool] | None,
     progress: Callable[[int, int], None] | None,
+    start: int,
 ) -> Iterator[list[int]]:
-    """The records whose line may hold the text (all of them without needles), in file order, a
-    read's worth at a time."""
+    """The records from ``start`` on whose line may hold the text (all of them without needles), in
+    file order, a read's worth at a time."""
     t = session.records
     in_memory = t.virtual_values
     # entries only in memory (a preview's) come after the file's, with no line of their own
     n = min(in_memory, default=len(t))
-    if n:
-        yield from _file_candidates(session, n, needles, cancelled, progress)
-    yield sorted(k for k in in_memory if k >= n)
+    if start < n:
+        yield from _file_candidates(session, start, n, needles, cancelled, progress)
+    yield sorted(k for k in in_memory if k >= max(n, start))
 
 
 def _file_candidates(
     session: Session,
+    first: int,
     n: int,
     needles: list[bytes] | None,
     cancelled: Callable[[], bool] | None,
     progress: Callable[[int, int], None] | None,
 ) -> Iterator[list[int]]:
-    """_candidates of the first ``n`` records, each a line of the file."""
+    """_candidates of the records ``first`` to ``n - 1``, each a line of the file."""
     offsets, lengths = session.records.offsets, session.records.lengths
-    start, end = offsets[0], offsets[n - 1] + lengths[n - 1]
+    start, end = offsets[first], offsets[n - 1] + lengths[n - 1]
     total = end - start
     with open_regular(session.path) as fh:
-        a = 0
+        a = first
         while a < n:
             if cancelled is not None and cancelled():
                 raise LoadCancelled("the search was cancelled")

@@ -449,13 +449,19 @@ class SessionTreeModel(QAbstractItemModel):
         cancelled: Callable[[], bool] | None = None,
         progress: Callable[[int, int], None] | None = None,
     ) -> frozenset[int]:
-        """The records whose content holds ``query`` (the last search's answer when it is the same
-        search of the same records: a filter change need not read the file again)."""
+        """The records whose content holds ``query``: the last search's answer when it is the same
+        search of the same session (a filter change need not read the file again), with the records
+        pi appended since searched (and the last one before them: a refresh may have read it anew)."""
         last = self._content_hits
         n = len(session.records)
-        if last is not None and last[0] is session and last[1] == n and last[2] == query:
-            return last[3]
-        hits = frozenset(content_matches(session, query, cancelled, progress))
+        if last is not None and last[0] is session and last[2] == query and 0 < last[1] <= n:
+            if last[1] == n:
+                return last[3]
+            start = last[1] - 1
+            kept = {r for r in last[3] if r < start}
+            hits = frozenset(kept.union(content_matches(session, query, cancelled, progress, start=start)))
+        else:
+            hits = frozenset(content_matches(session, query, cancelled, progress))
         self._content_hits = (session, n, query, hits)
         return hits
 
@@ -525,7 +531,7 @@ class SessionTreeModel(QAbstractItemModel):
         # the path itself (the plan's, never changed): the builds only iterate it, and the extended
         # outline checks a path in C (a set of it cost the GUI thread ~10 ms on 209k entries)
         self._wanted_active = active_path
-        self.filter_async(runner, self.mode, self.query, on_done)
+        self.filter_async(runner, self.mode, self.query, on_done, self.in_content)
 
     def filter_async(
         self, runner: TaskRunner, mode: str, query: str, on_done: Callable[[], None], in_content: bool = False
