@@ -64,9 +64,16 @@ def test_ui_open_smoke(small_session: Path) -> None:
     assert 0 < out["empty_window_rss_mb"]["rss"] <= out["loaded_rss_mb"]["rss"] <= out["peak_rss_mb"]
     assert out["cli_plan_cold"]["seconds"] > 0 and out["cli_plan_cold"]["peak_rss_mb"] > 0
     stalls = out["longest_gui_stall_ms_by_interaction"]
-    for what in ("scroll_through_max_of_40_steps", "page_down_max_of_30", "search_typed", "jump_to_leaf"):
+    for what in (
+        "scroll_through_max_of_40_steps",
+        "page_down_max_of_30",
+        "search_typed",
+        "search_in_content_typed",
+        "jump_to_leaf",
+    ):
         assert stalls[what] >= 0, out
     assert out["search"]["cleared"]["rows"] >= out["search"]["quoted"]["rows"]
+    assert out["search"]["in content"]["rows"] >= out["search"]["quoted"]["rows"]  # rows and more
     assert stalls["pi_appends_an_entry"] >= 0 and out["appended"]["shown"], out
 
 

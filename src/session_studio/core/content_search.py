@@ -29,8 +29,9 @@ from .session import Session
 
 __all__ = ["READ_BYTES", "content_matches", "holds_text", "match_excerpt", "prefilter_needles"]
 
-#: bytes of the file read (and lowercased) at a time
-READ_BYTES = 8 * 1024 * 1024
+#: bytes of the file read (and lowercased) at a time: twice this is held meanwhile (8 MB raised the
+#: window's peak on the 1 GB session by ~11 MB, and was slower: 3.0 s against 2.6 s)
+READ_BYTES = 2 * 1024 * 1024
 #: a text without plain ASCII is looked for by this many of its first characters, in every case
 PREFILTER_CHARS = 3
 
