@@ -54,3 +54,18 @@ def test_the_excerpt_is_around_the_first_match_in_the_entrys_order() -> None:
     got = match_excerpt({"t": long}, "needle", width=40)
     assert got is not None and got.startswith("…") and got.endswith("…") and "NEEDLE" in got
     assert len(got) <= 42 and match_excerpt({"t": "x"}, "needle") is None
+
+
+def test_a_version_1_files_ids_are_not_printed(tmp_path: Path) -> None:
+    """A version 1 file has no ids: every open (ours, pi's) makes new ones, so they would match
+    nothing the next time; its lines are what stays."""
+    f = tmp_path / "v1.jsonl"
+    header = {"type": "session", "id": "s1", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/p"}
+    lines = [
+        header,
+        {"type": "message", "timestamp": "2025-01-01T00:00:01.000Z", "message": U("find me")["message"]},
+    ]
+    f.write_text("".join(json.dumps(v) + "\n" for v in lines), encoding="utf-8")
+    r = run_cli("search", str(f), "find")
+    assert r.returncode == 0 and r.stdout.decode().splitlines() == ["line 2  -  message/user  find me"]
+    assert json.loads(run_cli("search", str(f), "find", "--json").stdout)["matches"][0]["id"] is None

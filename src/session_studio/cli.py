@@ -346,7 +346,8 @@ def _search_parser(sub: Any, plan_options: Any) -> None:
 
 
 def _cmd_search(a: argparse.Namespace) -> int:
-    """Like grep: status 0 with matches, 1 without; each match's line, id, kind and an excerpt."""
+    """Like grep: status 0 with matches, 1 without; each match's line, id ("-": none, or a version
+    1 file's, made anew by each open), kind and an excerpt."""
     from .core.content_search import content_matches, match_excerpt
     from .core.jsvalue import UNDEFINED
 
@@ -360,7 +361,8 @@ def _cmd_search(a: argparse.Namespace) -> int:
         kind = "?" if r.type is UNDEFINED else str(r.type)
         if r.type == "message" and r.role is not UNDEFINED:
             kind += f"/{r.role}"
-        rid = None if r.id is UNDEFINED else r.id
+        # a version 1 file's ids are made anew by every open (ours and pi's): not worth printing
+        rid = None if r.id is UNDEFINED or session.id_made_on_open(i) else r.id
         rows.append((r.line, rid, kind, match_excerpt(value, needle) or ""))
     if a.json:
         _write_json(
@@ -377,7 +379,9 @@ def _cmd_search(a: argparse.Namespace) -> int:
         )
     else:
         for line, rid, kind, excerpt in rows:
-            out(f"line {line}  {rid}  {kind}  {terminal_safe(excerpt, one_line=True)}")
+            out(
+                f"line {line}  {'-' if rid is None else rid}  {kind}  {terminal_safe(excerpt, one_line=True)}"
+            )
         more = f" (the first {len(shown):,} printed)" if len(shown) < len(hits) else ""
         what = "1 entry holds" if len(hits) == 1 else f"{len(hits):,} entries hold"
         err(f"{what} “{a.text}”{more}")
