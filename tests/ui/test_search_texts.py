@@ -472,6 +472,68 @@ def test_a_search_waiting_for_the_texts_says_so_until_its_rows_come(
     settle_window(qtbot, w)
 
 
+def test_in_content_does_not_wait_for_the_rows_texts_and_adds_their_matches_when_they_come(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An In content search typed while the rows' search texts are still being built (seconds on a
+    big session) shows the entries whose content holds it at once, without waiting for them; once
+    they come it is searched again with the rows' own text too (a row says "thinking level → high"
+    where the entry holds "thinkingLevel": "high"), without reading the file again."""
+    import threading
+
+    from session_studio.ui import tree_model
+    from session_studio.ui.main_window import MainWindow
+    from session_studio.ui.settings import AppSettings
+    from session_studio.ui.tasks import TaskRunner
+
+    from .conftest import settle_window, write_session
+
+    release = threading.Event()
+    real = tree_model.build_search_texts
+
+    def slow_build(session: Session, **kw: Any) -> SearchTexts | None:
+        release.wait(20)
+        return real(session, min_records=1, **kw)
+
+    monkeypatch.setattr(tree_model, "build_search_texts", slow_build)
+    reads: list[int] = []
+    real_matches = tree_model.content_matches
+    monkeypatch.setattr(
+        tree_model, "content_matches", lambda *a, **kw: reads.append(1) or real_matches(*a, **kw)
+    )
+    path = write_session(
+        tmp_path / "s.jsonl",
+        [
+            {"type": "thinking_level_change", "thinkingLevel": "high"},
+            {
+                "type": "message",
+                "message": {"role": "user", "content": "the thinking level is fine", "timestamp": 1},
+            },
+            *[
+                {"type": "message", "message": {"role": "user", "content": f"more {n}", "timestamp": 2}}
+                for n in range(5)
+            ],
+        ],
+    )
+    settings = AppSettings(tmp_path / "cfg" / "s.ini")
+    settings.set_search_content(True)
+    w = MainWindow(settings, TaskRunner(), sessions_root=str(tmp_path))
+    qtbot.addWidget(w)
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.tree_model._indexing, timeout=20000)
+    w.search.setText("thinking level")
+    w._apply_filter()
+    qtbot.waitUntil(
+        lambda: w.tree_model.query == "thinking level" and not w.tree_model.rebuilding, timeout=20000
+    )
+    assert w.tree_model._indexing and w.tree_model.outline.contains(1)  # the content's match, at once
+    assert not w.tree_model.outline.contains(0) and reads == [1]  # the row's: not yet
+    release.set()
+    qtbot.waitUntil(lambda: w.tree_model.outline.contains(0), timeout=20000)
+    assert w.tree_model.outline.contains(1) and reads == [1]  # the file was not read again
+    settle_window(qtbot, w)
+
+
 def test_the_search_field_says_what_a_search_matches(tmp_path: Path, window: Any) -> None:
     """A search matches a row's text, the first PREVIEW_CHARS characters of its entry (its tooltip
     says so: a word deep in a tool's output is not found), in upper or lower case alike."""

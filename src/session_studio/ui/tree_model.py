@@ -213,6 +213,9 @@ class SessionTreeModel(QAbstractItemModel):
         self.in_content = False
         #: (bytes, of bytes) of the file a content search running now has read
         self.content_read = (0, 0)
+        #: an In content search shown without the rows' matches (their texts were still being built):
+        #: (mode, query, on_done), searched again when the texts come
+        self._without_texts: tuple[str, str, Callable[[], None]] | None = None
         #: the last content search: (session, its records then, lowercased query, the hits in order;
         #: an array: a search for "e" holds most of 900k records, ~60 MB as a set of ints)
         self._content_hits: tuple[Session, int, str, array[int]] | None = None
@@ -494,8 +497,22 @@ class SessionTreeModel(QAbstractItemModel):
             if s is self.session and (self._search_texts is None or len(texts) > len(self._search_texts)):
                 self._search_texts = texts
             pending, self._pending_filter = self._pending_filter, None
+            partial, self._without_texts = self._without_texts, None
             if pending is not None:
                 self.filter_async(runner, *pending)
+            elif (
+                partial is not None
+                and s is self.session
+                and self.in_content
+                and partial[:2]
+                == (
+                    self.mode,
+                    self.query,
+                )
+            ):
+                # the In content search shown without the rows' matches: now with them (its content
+                # hits are kept: no read of the file again)
+                self.filter_async(runner, *partial, True)
 
         def failed(_e: BaseException, _tb: str) -> None:
             self._indexing = False
@@ -568,10 +585,12 @@ class SessionTreeModel(QAbstractItemModel):
             self.endResetModel()
             on_done()
             return
-        if self._filtering or (self._indexing and query.strip()):
-            # superseded requests are never built
+        if self._filtering or (self._indexing and query.strip() and not in_content):
+            # superseded requests are never built; an In content search does not wait for the rows'
+            # texts (seconds on a big session): it is searched again with them when they come
             self._pending_filter = (mode, query, on_done, in_content)
             return
+        without_texts = in_content and self._indexing and self._search_texts is None
         query = query.strip().lower()
         serial = self._filter_serial
         # the outline only asks whether a record is on the active path: the set as it is (never
@@ -589,7 +608,8 @@ class SessionTreeModel(QAbstractItemModel):
                     extended = extended_outline(s, shown, mode, active)
                     if extended is not None:
                         return extended, texts
-                new_texts = extend_search_texts(s, texts) if query else texts
+                # (texts still being built by their workers: not built here too, see without_texts)
+                new_texts = extend_search_texts(s, texts) if query and not without_texts else texts
                 content = None
                 if query and in_content:
                     # a newer search (typing on) stops this one at its next read of the file
@@ -616,6 +636,7 @@ class SessionTreeModel(QAbstractItemModel):
                 self._search_texts = new_texts
             self.content_read = (0, 0)
             if serial == self._filter_serial and s is self.session:
+                self._without_texts = (mode, query, on_done) if without_texts and query else None
                 self.mode, self.query, self.in_content = mode, query, in_content
                 self.beginResetModel()
                 if self._wanted_active is active:
@@ -1172,12 +1193,13 @@ def filtered_outline(
     content: Collection[int] | None = None,
 ) -> Outline:
     """The outline for a filter mode and a (lowercased) search query, matched on ``texts`` (and, for
-    a search of the whole content, the records ``content`` says hold it)."""
-    if not query or texts is None:
+    a search of the whole content, the records ``content`` says hold it; without ``texts`` while
+    they are being built)."""
+    if not query or (texts is None and content is None):
         return build_outline(session, mode, None, active_path)
     q = query
     # the matching records as one set, found in bulk (text, exact id, label)
-    hits = set(texts.matching(q))
+    hits = set() if texts is None else set(texts.matching(q))
     if content is not None:
         hits.update(content)
     by_id = session.by_id
