@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from session_studio.core import Session, content_search
-from session_studio.core.content_search import content_matches, holds_text, prefilter_needles
+from session_studio.core.content_search import content_matches, file_holds_text, holds_text, prefilter_needles
 from session_studio.core.errors import LoadCancelled
 from tests.core.util import HEADER
 
@@ -86,6 +86,8 @@ def test_the_file_search_finds_what_parsing_every_entry_finds(
     expected = _reference(kept, query)
     assert content_matches(kept, query) == expected
     assert content_matches(bulk, query) == expected
+    # the session browser's question of a whole file (the header holds no such text)
+    assert file_holds_text(str(f), query) == (bool(expected) or holds_text(HEADER, query.lower()))
     start = pick % (len(texts) + 1)  # what pi appended since a search: from a record on
     later = [i for i in expected if i >= start]
     assert content_matches(kept, query, start=start) == later == content_matches(bulk, query, start=start)

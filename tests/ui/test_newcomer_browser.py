@@ -194,3 +194,57 @@ def test_a_matching_project_keeps_the_forks_under_its_sessions(qtbot: Any) -> No
     qtbot.keyClicks(b.search, "gamma")
     assert [ix.data(Roles.PATH) for ix in b._shown_session_rows()] == ["/s/g1.jsonl", "/s/f1.jsonl"]
     assert b.title.text() == "<b>2 of 2 sessions</b>"
+
+
+@pytest.mark.parametrize("threaded", [False, True], ids=["inline", "worker"])
+def test_in_content_finds_the_session_that_holds_a_text_anywhere(
+    qtbot: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch, threaded: bool
+) -> None:
+    """Which session was that in? In content (the window's one setting) also lists the sessions
+    whose content holds the search (a word deep in a tool's output), read in a worker a moment
+    after the last key; its heading says it is reading; off again, names and projects only."""
+    from PySide6.QtGui import QAction
+
+    from session_studio.ui import browser as browser_module
+    from session_studio.ui.tasks import TaskRunner
+
+    from .conftest import write_session
+
+    monkeypatch.setattr(browser_module, "CONTENT_SEARCH_DELAY_MS", 0)
+    deep = {
+        "type": "message",
+        "message": {"role": "user", "content": "x " * 300 + "the Flux capacitor", "timestamp": 1},
+    }
+    files = {
+        "a1": write_session(tmp_path / "a1.jsonl", [("user", 50), deep]),
+        "a2": write_session(tmp_path / "a2.jsonl", [("user", 50)]),
+        "b1": write_session(tmp_path / "b1.jsonl", [("user", 50), ("assistant", 20)]),
+    }
+    b = SessionBrowser()
+    qtbot.addWidget(b)
+    runner = TaskRunner()
+    runner.synchronous = not threaded
+    b.runner = runner
+    action = QAction("Search the whole content", b)
+    action.setCheckable(True)
+    action.setIconText("In content")
+    b.use_content_action(action)
+    b.set_sessions([_info(str(f), "/home/u/p", f"first of {k}") for k, f in files.items()], str(tmp_path))
+    b.show()
+    assert b.content_button.text() == "In content"
+    b.search.setText("flux")
+    assert not any(_shown(b).values())  # no name, first message or project holds it
+    assert "content" not in b.search.placeholderText()
+    action.setChecked(True)  # searches again, in the content too
+    assert "content" in b.search.placeholderText()
+    qtbot.waitUntil(lambda: any(_shown(b).values()), timeout=10000)
+    assert _shown(b) == {"/home/u/p": [str(files["a1"])]}
+    assert b.title.text().startswith("<b>1 of 3 sessions</b>") and "reading" not in b.title.text()
+    b.search.setText("first of b1")  # a name match needs no reading; both kinds are listed
+    qtbot.waitUntil(lambda: not b.content_read[1], timeout=10000)
+    assert _shown(b) == {"/home/u/p": [str(files["b1"])]}
+    action.setChecked(False)
+    b.search.setText("flux")
+    assert not any(_shown(b).values()) and b.content_read == (0, 0)
+    if threaded:
+        qtbot.waitUntil(lambda: not runner.busy, timeout=10000)

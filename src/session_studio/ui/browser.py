@@ -12,9 +12,10 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
+    QTimer,
     Signal,
 )
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeyEvent, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeyEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -24,15 +25,21 @@ from PySide6.QtWidgets import (
     QListWidget,
     QPushButton,
     QSplitter,
+    QToolButton,
     QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
+from session_studio.core.content_search import file_holds_text
 from session_studio.core.listing import SessionInfo, fmt_date, fmt_size
 
 from .plain import rich_tooltip, visible
 from .roles import Roles
+from .tasks import Operation, TaskRunner
+
+#: how long the browser waits after the last key before it reads the sessions' content
+CONTENT_SEARCH_DELAY_MS = 300
 
 __all__ = ["SessionBrowser", "SessionFilterProxy", "build_browser_model"]
 
@@ -188,10 +195,13 @@ class SessionFilterProxy(QSortFilterProxyModel):
         super().__init__(parent)
         self.setRecursiveFilteringEnabled(True)
         self._needle = ""
+        #: the sessions whose content holds the search (In content), by path; None: not searched
+        self._content: frozenset[str] | None = None
 
-    def set_search(self, text: str) -> None:
+    def set_search(self, text: str, content: frozenset[str] | None = None) -> None:
         self.beginFilterChange()
         self._needle = text.strip().casefold()
+        self._content = content
         self.endFilterChange()
 
     def searching(self) -> bool:
@@ -201,7 +211,10 @@ class SessionFilterProxy(QSortFilterProxyModel):
         if not self._needle:
             return True
         src = self.sourceModel()
-        if self._needle in str(src.index(row, 0, parent).data(Roles.SEARCH) or ""):
+        cell = src.index(row, 0, parent)
+        if self._needle in str(cell.data(Roles.SEARCH) or ""):
+            return True
+        if self._content is not None and cell.data(Roles.PATH) in self._content:
             return True
         # a matching project keeps all of its sessions, forks under a session included (checking
         # only the parent row dropped those: their parent is the session they came from)
@@ -226,6 +239,19 @@ class SessionBrowser(QWidget):
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search sessions (name, first message, project)")
         self.search.setClearButtonEnabled(True)
+        #: In content: the window gives it its Search the whole content action (one setting)
+        self.content_button = QToolButton()
+        self.content_button.setAutoRaise(True)
+        #: runs the content search (the window's); None: names, first messages and projects only
+        self.runner: TaskRunner | None = None
+        self._content_op: Operation | None = None
+        self._content_serial = 0
+        #: (sessions read, of sessions) by the content search running now
+        self.content_read = (0, 0)
+        self._content_timer = QTimer(self)
+        self._content_timer.setSingleShot(True)
+        self._content_timer.setInterval(CONTENT_SEARCH_DELAY_MS)
+        self._content_timer.timeout.connect(self._search_content)
         self.title = QLabel()
         self.title.setProperty("heading", True)
         self._count, self._sample = 0, False  # the sessions listed, and whether they are the samples
@@ -258,7 +284,10 @@ class SessionBrowser(QWidget):
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
-        ll.addWidget(self.search)
+        row = QHBoxLayout()
+        row.addWidget(self.search, 1)
+        row.addWidget(self.content_button)
+        ll.addLayout(row)
         ll.addWidget(self.view, 1)
         right = QWidget()
         rl = QVBoxLayout(right)
@@ -308,11 +337,103 @@ class SessionBrowser(QWidget):
         for c in (1, 2, 3):
             h.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         self.view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
+        if self.search.text().strip():
+            self._search(self.search.text())  # the new list searched as the old one was
+
+    def use_content_action(self, action: QAction) -> None:
+        """In content is the window's Search the whole content (Ctrl+Shift+F): one setting for both."""
+        self.content_button.setDefaultAction(action)
+        action.toggled.connect(self._scope_changed)
+        self._show_scope()
+
+    def _scope_changed(self, _on: bool) -> None:
+        self._show_scope()
+        self._search(self.search.text())
+
+    def _show_scope(self) -> None:
+        """What the search matches, said where it is typed."""
+        self.search.setPlaceholderText(
+            "Search sessions (name, first message, project, content)"
+            if self._in_content()
+            else "Search sessions (name, first message, project)"
+        )
+
+    def _in_content(self) -> bool:
+        action = self.content_button.defaultAction()
+        return self.runner is not None and action is not None and action.isChecked()
 
     def _search(self, text: str) -> None:
+        # names, first messages and projects at once; the sessions' content a moment after the
+        # last key (it reads every file), added to them when read
+        self._stop_content_search()
         self.proxy.set_search(text)
         self.view.expandAll()  # every group left holds a match (or is one): show its sessions
         self._show_count()
+        if text.strip() and self._in_content():
+            self._content_timer.start()
+
+    def _stop_content_search(self) -> None:
+        self._content_timer.stop()
+        self._content_serial += 1
+        if self._content_op is not None:
+            self._content_op.cancel()
+            self._content_op = None
+        self.content_read = (0, 0)
+
+    def _search_content(self) -> None:
+        """Which listed sessions hold the search anywhere in their content (core.content_search),
+        read in a worker one file after the other; the list then shows them too."""
+        text = self.search.text()
+        assert self.runner is not None
+        paths = list(self._listed_paths())
+        serial = self._content_serial
+
+        def work(op: Operation) -> frozenset[str]:
+            found = set()
+            for k, path in enumerate(paths):
+                op.report(k, len(paths))
+                try:
+                    if file_holds_text(
+                        path, text, lambda: op.cancelled.is_set() or serial != self._content_serial
+                    ):
+                        found.add(path)
+                except OSError:
+                    continue  # gone or unreadable since it was listed: not a match
+            return frozenset(found)
+
+        work.wants_op = True  # type: ignore[attr-defined]  # TaskRunner passes the Operation
+
+        def done(found: frozenset[str]) -> None:
+            if serial != self._content_serial:
+                return
+            self._content_op = None
+            self.content_read = (0, 0)
+            self.proxy.set_search(text, found)
+            self.view.expandAll()
+            self._show_count()
+
+        def progress(k: int, n: int, _text: str) -> None:
+            if serial == self._content_serial:
+                self.content_read = (k, n)
+                self._show_count()
+
+        op = self.runner.op(work).on_success(done).on_failure(lambda _e, _tb: None)
+        op.progress.connect(progress)
+        self._content_op = op
+        self.content_read = (0, len(paths))
+        self._show_count()
+        op.start()
+
+    def _listed_paths(self) -> Iterator[str]:
+        for r in range(self.model.rowCount()):
+            yield from self._paths_under(self.model.index(r, 0))
+
+    def _paths_under(self, ix: QModelIndex) -> Iterator[str]:
+        path = ix.data(Roles.PATH)
+        if path and not str(ix.data(Qt.ItemDataRole.DisplayRole) or "").startswith("⚠"):
+            yield str(path)
+        for r in range(self.model.rowCount(ix)):
+            yield from self._paths_under(self.model.index(r, 0, ix))
 
     def _show_count(self) -> None:
         """ "9 sessions"; while a search filters them, how many of them it shows ("1 of 9 sessions")."""
@@ -320,7 +441,9 @@ class SessionBrowser(QWidget):
         total = f"{n:,} session{'s' if n != 1 else ''}"
         if self.proxy.searching():
             total = f"{sum(1 for _ in self._shown_session_rows()):,} of {total}"
-        self.title.setText(f"<b>{total}</b>" + (" · bundled samples" if self._sample else ""))
+        read, of = self.content_read
+        reading = f" · reading their content: {read:,} of {of:,}" if of else ""
+        self.title.setText(f"<b>{total}</b>" + (" · bundled samples" if self._sample else "") + reading)
 
     def _shown_session_rows(self, parent: QModelIndex | None = None) -> Iterator[QModelIndex]:
         """The session rows the search leaves, depth first (a project's sessions, a session's forks)."""

@@ -210,6 +210,8 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.tree_model.search_text_progress.connect(self._on_search_text_progress)
         self.tree_model.content_search_progress.connect(self._on_search_text_progress)
         self.search_scope.setDefaultAction(self.a_search_content)
+        self.browser.runner = self.runner
+        self.browser.use_content_action(self.a_search_content)
         self.a_search_content.setChecked(self.settings.search_content())
         self.a_search_content.toggled.connect(self._on_search_scope)
         self._show_search_scope()
