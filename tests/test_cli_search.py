@@ -69,3 +69,26 @@ def test_a_version_1_files_ids_are_not_printed(tmp_path: Path) -> None:
     r = run_cli("search", str(f), "find")
     assert r.returncode == 0 and r.stdout.decode().splitlines() == ["line 2  -  message/user  find me"]
     assert json.loads(run_cli("search", str(f), "find", "--json").stdout)["matches"][0]["id"] is None
+
+
+def test_search_of_a_folder_lists_its_sessions_that_hold_the_text(tmp_path: Path) -> None:
+    """pi's sessions folder (a folder per project): which session was it in? The files that hold
+    the text, newest first (status 1 when none does)."""
+    import os
+
+    folder = tmp_path / "sessions"
+    (folder / "--p1--").mkdir(parents=True)
+    (folder / "--p2--").mkdir()
+    old = _session(folder / "--p1--")  # holds "Traceback: TypeError"
+    new = folder / "--p2--" / "t.jsonl"
+    new.write_bytes(to_bytes(chain(U("a TypeError here too"))))
+    other = folder / "--p2--" / "u.jsonl"
+    other.write_bytes(to_bytes(chain(U("nothing"))))
+    os.utime(old, (1_000_000, 1_000_000))
+    r = run_cli("search", str(folder), "typeerror")
+    assert r.returncode == 0 and r.stdout.decode().splitlines() == [str(new), str(old)]
+    assert "2 of 3 session files hold “typeerror”" in r.stderr.decode()
+    assert json.loads(run_cli("search", str(folder), "TypeError", "--json", "--max", "1").stdout)[
+        "files"
+    ] == [str(new)]
+    assert run_cli("search", str(folder), "zzz").returncode == 1

@@ -338,11 +338,38 @@ def _search_parser(sub: Any, plan_options: Any) -> None:
         help="the entries that hold a text anywhere in their content (a tool's output, a call's "
         "arguments, a summary), upper and lower case alike",
     )
-    p.add_argument("session")
+    p.add_argument("session", help="a session file, or a folder: its sessions that hold the text")
     p.add_argument("text")
     p.add_argument("--json", action="store_true", help="the matches as JSON")
     p.add_argument("--max", type=int, default=0, metavar="N", help="print at most N matches (0: all)")
     p.set_defaults(func=_cmd_search)
+
+
+def _search_folder(a: argparse.Namespace) -> int:
+    """`search FOLDER TEXT`: the session files under it (pi's sessions folder: one folder per
+    project) that hold the text, newest first, as the session browser's In content finds them."""
+    from .core.content_search import file_holds_text
+
+    files = []
+    for root, _dirs, names in os.walk(a.session):
+        files += [os.path.join(root, n) for n in names if n.endswith(".jsonl")]
+    files.sort(key=lambda f: os.stat(f).st_mtime, reverse=True)
+    found = []
+    for f in files:
+        try:
+            if file_holds_text(f, a.text):
+                found.append(f)
+        except OSError as e:
+            err(f"session-studio search: {f}: {e.strerror or e}")
+        if a.max > 0 and len(found) >= a.max:
+            break
+    if a.json:
+        _write_json({"version": 1, "command": "search", "query": a.text, "files": found})
+    else:
+        for f in found:
+            out(f)
+        err(f"{len(found):,} of {len(files):,} session files hold “{a.text}”")
+    return EXIT_OK if found else EXIT_FAILURE
 
 
 def _cmd_search(a: argparse.Namespace) -> int:
@@ -351,6 +378,8 @@ def _cmd_search(a: argparse.Namespace) -> int:
     from .core.content_search import content_matches, match_excerpt
     from .core.jsvalue import UNDEFINED
 
+    if os.path.isdir(a.session):
+        return _search_folder(a)
     session = _open(a.session)
     hits = content_matches(session, a.text)
     shown = hits[: a.max] if a.max > 0 else hits
