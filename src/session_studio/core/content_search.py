@@ -123,26 +123,16 @@ def content_matches(
     needle = query.lower()
     if not needle:
         return []
-    t = session.records
-    in_memory = t.virtual_values
-    if t.values is not None:
-        return [
-            i
-            for i in range(start, len(t.values))
-            if holds_text(in_memory.get(i, t.values[i]), needle) or _patched_holds(session, i, needle)
-        ]
+    # the values as the index holds them: a migration's patches applied, previews' entries included
+    kept = session.records.values
+    if kept is not None:
+        return [i for i in range(start, len(kept)) if holds_text(kept[i], needle)]
     hits = []
     for batch in _candidates(session, prefilter_needles(needle), cancelled, progress, start):
         for i, value in zip(batch, session.values(batch), strict=True):  # (one read for nearby lines)
-            if holds_text(value, needle) or _patched_holds(session, i, needle):
+            if holds_text(value, needle):
                 hits.append(i)
     return hits
-
-
-def _patched_holds(session: Session, i: int, needle: str) -> bool:
-    """A migrated (v1) entry's id and parent are the ones made on opening, not its line's."""
-    patch = session.records.patches.get(i)
-    return patch is not None and holds_text([patch.get("id"), patch.get("parentId")], needle)
 
 
 def _candidates(
@@ -187,18 +177,13 @@ def _file_candidates(
                 yield list(range(a, b))
             else:
                 base = offsets[a]
-                chunk = os.pread(fh.fileno(), offsets[b - 1] + lengths[b - 1] - base, base).lower()
-                found = set()
-                for needle in needles:
-                    pos = chunk.find(needle)
-                    while pos >= 0:
-                        k = bisect.bisect_right(offsets, base + pos, a, b) - 1
-                        line_end = offsets[k] + lengths[k] - base
-                        if pos + len(needle) <= line_end:  # inside the line (not between two)
-                            found.add(k)
-                        # the next match after this record's line
-                        pos = chunk.find(needle, max(pos + 1, line_end))
-                yield sorted(found)
+                chunk = os.pread(fh.fileno(), offsets[b - 1] + lengths[b - 1] - base, base)
+                found = []
+                for line in _line_starts_holding(chunk, needles):
+                    k = bisect.bisect_left(offsets, base + line, a, b)
+                    if k < b and offsets[k] == base + line:  # a record's line (not a damaged one)
+                        found.append(k)
+                yield found
             if progress is not None:
                 progress(offsets[b - 1] + lengths[b - 1] - start, total)
             a = b
@@ -226,31 +211,32 @@ def file_holds_text(path: str, query: str, cancelled: Callable[[], bool] | None 
                 data, carry = data[:cut], data[cut:]  # whole lines; the rest comes with the next read
             elif not data:
                 return False
-            for line in _lines_holding(data, needles):
-                value = parse_line(line)[0]
+            lines = (
+                data.split(b"\n") if needles is None else _lines_at(data, _line_starts_holding(data, needles))
+            )
+            for line in lines:
+                value = parse_line(line)[0] if line else None
                 if value is not None and holds_text(value, needle):
                     return True
             if not chunk:
                 return False
 
 
-def _lines_holding(data: bytes, needles: list[bytes] | None) -> Iterator[bytes]:
-    """The lines of ``data`` (whole lines) whose bytes, ASCII letters lowercased, hold one of
-    ``needles`` (every line without them), each once, in order."""
-    if needles is None:
-        yield from (line for line in data.split(b"\n") if line)
-        return
+def _line_starts_holding(data: bytes, needles: list[bytes]) -> list[int]:
+    """Where the lines of ``data`` start whose bytes, ASCII letters lowercased, hold one of
+    ``needles`` (a needle never holds a newline: JSON writes it escaped), each once, in order."""
     lowered = data.lower()
     starts: set[int] = set()
     for needle in needles:
         pos = lowered.find(needle)
         while pos >= 0:
-            start = data.rfind(b"\n", 0, pos) + 1
+            starts.add(data.rfind(b"\n", 0, pos) + 1)
             end = data.find(b"\n", pos)
-            end = len(data) if end < 0 else end
-            if pos + len(needle) <= end:  # inside one line
-                starts.add(start)
-            pos = lowered.find(needle, end + 1) if end < len(data) else -1
-    for start in sorted(starts):
+            pos = -1 if end < 0 else lowered.find(needle, end + 1)  # the next line's match
+    return sorted(starts)
+
+
+def _lines_at(data: bytes, starts: list[int]) -> Iterator[bytes]:
+    for start in starts:
         end = data.find(b"\n", start)
         yield data[start : len(data) if end < 0 else end]
