@@ -385,7 +385,7 @@ class SessionBrowser(QWidget):
         read in a worker one file after the other; the list then shows them too."""
         text = self.search.text()
         assert self.runner is not None
-        paths = list(self._listed_paths())
+        paths = [info.path for info in self._listed.values()]  # the sessions listed that opened
         serial = self._content_serial
 
         def work(op: Operation) -> frozenset[str]:
@@ -417,23 +417,18 @@ class SessionBrowser(QWidget):
                 self.content_read = (k, n)
                 self._show_count()
 
-        op = self.runner.op(work).on_success(done).on_failure(lambda _e, _tb: None)
+        def failed(_e: BaseException, _tb: str) -> None:
+            if serial == self._content_serial:  # (a newer search stopped it: that one says its state)
+                self._content_op = None
+                self.content_read = (0, 0)
+                self._show_count()
+
+        op = self.runner.op(work).on_success(done).on_failure(failed)
         op.progress.connect(progress)
         self._content_op = op
         self.content_read = (0, len(paths))
         self._show_count()
         op.start()
-
-    def _listed_paths(self) -> Iterator[str]:
-        for r in range(self.model.rowCount()):
-            yield from self._paths_under(self.model.index(r, 0))
-
-    def _paths_under(self, ix: QModelIndex) -> Iterator[str]:
-        path = ix.data(Roles.PATH)
-        if path and not str(ix.data(Qt.ItemDataRole.DisplayRole) or "").startswith("⚠"):
-            yield str(path)
-        for r in range(self.model.rowCount(ix)):
-            yield from self._paths_under(self.model.index(r, 0, ix))
 
     def _show_count(self) -> None:
         """ "9 sessions"; while a search filters them, how many of them it shows ("1 of 9 sessions")."""
