@@ -240,6 +240,21 @@ def test_in_content_finds_the_session_that_holds_a_text_anywhere(
     qtbot.waitUntil(lambda: any(_shown(b).values()), timeout=10000)
     assert _shown(b) == {"/home/u/p": [str(files["a1"])]}
     assert b.title.text().startswith("<b>1 of 3 sessions</b>") and "reading" not in b.title.text()
+    # typing on reads only the session that held "flux": the others cannot hold "flux cap"
+    from session_studio.core import content_search
+
+    reads: list[str] = []
+    real_read = content_search._reader_holds_text
+
+    def counting(fh: Any, needle: str, cancelled: Any) -> bool:
+        reads.append(needle)
+        return real_read(fh, needle, cancelled)
+
+    monkeypatch.setattr(content_search, "_reader_holds_text", counting)
+    b.search.setText("flux cap")
+    qtbot.waitUntil(lambda: any(_shown(b).values()) and not b.content_read[1], timeout=10000)
+    assert _shown(b) == {"/home/u/p": [str(files["a1"])]}
+    assert len(reads) == 1
     b.search.setText("first of b1")  # a name match needs no reading; both kinds are listed
     qtbot.waitUntil(lambda: not b.content_read[1], timeout=10000)
     assert _shown(b) == {"/home/u/p": [str(files["b1"])]}

@@ -20,9 +20,10 @@ import itertools
 import json
 import os
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 from .errors import LoadCancelled
+from .file_search_memo import FileSearchMemo, file_identity
 from .fingerprint import open_regular
 from .priority import yield_to_foreground
 from .reader import parse_line
@@ -189,37 +190,54 @@ def _file_candidates(
             a = b
 
 
-def file_holds_text(path: str, query: str, cancelled: Callable[[], bool] | None = None) -> bool:
+def file_holds_text(
+    path: str,
+    query: str,
+    cancelled: Callable[[], bool] | None = None,
+    memo: FileSearchMemo | None = None,
+) -> bool:
     """Whether a line of the session file at ``path`` (its header included) holds ``query`` in one of
     its strings, upper and lower case alike, as content_matches finds it; the file is read until
     the first such line, without indexing it (the session browser asks it of every session).
-    ``cancelled()`` returning True stops with LoadCancelled."""
+    ``cancelled()`` returning True stops with LoadCancelled. With a ``memo``, a file that did not
+    change since an earlier answer proves this one is not read, and each answer read is kept."""
     needle = query.lower()
     if not needle:
         return False
+    with open_regular(path) as fh:
+        before = file_identity(os.fstat(fh.fileno()))
+        known = None if memo is None else memo.known(path, before, needle)
+        if known is not None:
+            return known
+        holds = _reader_holds_text(fh, needle, cancelled)
+        # kept only for bytes that did not change while they were read (pi appends meanwhile)
+        if memo is not None and file_identity(os.fstat(fh.fileno())) == before:
+            memo.remember(path, before, needle, holds)
+        return holds
+
+
+def _reader_holds_text(fh: BinaryIO, needle: str, cancelled: Callable[[], bool] | None) -> bool:
+    """file_holds_text of the file ``fh`` reads from its start (``needle``: lowercased)."""
     needles = prefilter_needles(needle)
     carry = b""
-    with open_regular(path) as fh:
-        while True:
-            if cancelled is not None and cancelled():
-                raise LoadCancelled("the search was cancelled")
-            yield_to_foreground()
-            chunk = fh.read(READ_BYTES)
-            data = carry + chunk
-            if chunk:
-                cut = data.rfind(b"\n") + 1
-                data, carry = data[:cut], data[cut:]  # whole lines; the rest comes with the next read
-            elif not data:
-                return False
-            lines = (
-                data.split(b"\n") if needles is None else _lines_at(data, _line_starts_holding(data, needles))
-            )
-            for line in lines:
-                value = parse_line(line)[0] if line else None
-                if value is not None and holds_text(value, needle):
-                    return True
-            if not chunk:
-                return False
+    while True:
+        if cancelled is not None and cancelled():
+            raise LoadCancelled("the search was cancelled")
+        yield_to_foreground()
+        chunk = fh.read(READ_BYTES)
+        data = carry + chunk
+        if chunk:
+            cut = data.rfind(b"\n") + 1
+            data, carry = data[:cut], data[cut:]  # whole lines; the rest comes with the next read
+        elif not data:
+            return False
+        lines = data.split(b"\n") if needles is None else _lines_at(data, _line_starts_holding(data, needles))
+        for line in lines:
+            value = parse_line(line)[0] if line else None
+            if value is not None and holds_text(value, needle):
+                return True
+        if not chunk:
+            return False
 
 
 def _line_starts_holding(data: bytes, needles: list[bytes]) -> list[int]:

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from session_studio.core.content_search import file_holds_text
+from session_studio.core.file_search_memo import FileSearchMemo
 from session_studio.core.listing import SessionInfo, fmt_date, fmt_size
 
 from .plain import rich_tooltip, visible
@@ -245,6 +246,9 @@ class SessionBrowser(QWidget):
         #: runs the content search (the window's); None: names, first messages and projects only
         self.runner: TaskRunner | None = None
         self._content_op: Operation | None = None
+        #: what earlier content searches learned of each listed file: typing on reads only the
+        #: files they leave open (a file without "rend" is not read for "render")
+        self._content_memo = FileSearchMemo()
         self._content_serial = 0
         #: (sessions read, of sessions) by the content search running now
         self.content_read = (0, 0)
@@ -387,6 +391,8 @@ class SessionBrowser(QWidget):
         assert self.runner is not None
         paths = [info.path for info in self._listed.values()]  # the sessions listed that opened
         serial = self._content_serial
+        memo = self._content_memo
+        memo.forget(set(paths))
 
         def work(op: Operation) -> frozenset[str]:
             found = set()
@@ -394,7 +400,7 @@ class SessionBrowser(QWidget):
                 op.report(k, len(paths))
                 try:
                     if file_holds_text(
-                        path, text, lambda: op.cancelled.is_set() or serial != self._content_serial
+                        path, text, lambda: op.cancelled.is_set() or serial != self._content_serial, memo
                     ):
                         found.add(path)
                 except OSError:
