@@ -38,7 +38,7 @@ def answers(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The titles of the questions the window asked (each answered yes)."""
     asked: list[str] = []
 
-    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes") -> bool:
+    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes", **_kw: Any) -> bool:
         asked.append(title)
         return True
 
@@ -263,7 +263,7 @@ def test_a_candidate_made_for_another_plan_cannot_be_committed_and_edits_are_nam
 ) -> None:
     asked: list[tuple[str, str]] = []
 
-    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes") -> bool:
+    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes", **_kw: Any) -> bool:
         asked.append((title, text))
         return True
 
@@ -331,7 +331,7 @@ def test_leaving_the_file_asks_for_edited_candidates_and_discards_them(
     script = [False, True]
     asked: list[str] = []
 
-    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes") -> bool:
+    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes", **_kw: Any) -> bool:
         asked.append(title)
         return script.pop(0)
 

@@ -25,7 +25,7 @@ def v1_session(tmp_path: Path) -> Path:
 def yes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     asked: list[str] = []
 
-    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes") -> bool:
+    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes", **_kw: Any) -> bool:
         asked.append(title)
         return True
 

@@ -43,7 +43,7 @@ def answers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     script: list[Any] = []
     asked: list[str] = []
 
-    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes") -> bool:
+    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes", **_kw: Any) -> bool:
         asked.append(title)
         return bool(script.pop(0)) if script else True
 
@@ -70,7 +70,9 @@ def test_edit_survives_keep_change_and_use_it_anyway_commits_current_plan(
     note = window.preview.stale_note
     assert note.isVisible()
     assert f"made for cut at path #{made_for.first_kept_pos}" in note.label.text()
-    assert f"the plan is now cut at path #{now.first_kept_pos}" in note.label.text()
+    assert (
+        f"since then the cut moved to path #{now.first_kept_pos} ({now.first_kept_id})" in note.label.text()
+    )
     assert window.planner.commit_button.isEnabled()
     assert "another plan" in window.planner.commit_button.toolTip()
     n = len(_lines(split_turn_session))
@@ -251,3 +253,59 @@ def test_partial_text_of_a_cancelled_generation_reaches_the_document(qtbot: Any)
     assert sig.args == ["partial sum"]
     qtbot.keyClick(pane.summary, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert pane.summary.toPlainText() == "old"
+
+
+def test_use_it_anyway_after_pi_appended_says_what_changed_and_keeps_the_calls_usage(
+    qtbot: Any, window: MainWindow, split_turn_session: Path, answers: list[Any]
+) -> None:
+    """pi appends while a summary waits: the note says so (not the same plan twice), and the entry
+    committed anyway carries the usage of the call that wrote the text, as a fresh commit does."""
+    from session_studio.engine.compaction import combined_usage
+
+    _open(qtbot, window, split_turn_session)
+    window.doc.set_profile(pin="1.6.0")  # the pi that writes a compaction's usage
+    qtbot.waitUntil(lambda: window.doc.preparation is not None, timeout=5000)
+    _generate(qtbot, window)
+    assert window.doc.outcome.draft.profile.version == "1.6.0"
+    call = {"input": 1200, "output": 300, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1500}
+    window.doc.outcome.usage = [call]  # what a model's answer reports (the offline draft has none)
+    made_for = window.doc.plan_signature()
+    last = _lines(split_turn_session)[-1]
+    extra = {
+        "type": "message",
+        "id": "pi000001",
+        "parentId": last["id"],
+        "timestamp": "2025-01-01T12:00:00.000Z",
+        "message": {"role": "user", "content": "hello from pi", "timestamp": 1},
+    }
+    with split_turn_session.open("a") as f:
+        f.write(json.dumps(extra) + "\n")
+    window.doc.refresh()
+    qtbot.waitUntil(
+        lambda: window.doc.summary_is_stale and window.preview.stale_note.isVisible(), timeout=5000
+    )
+    text = window.preview.stale_note.label.text()
+    assert text == (
+        f"This summary was made for {made_for.describe()}; "
+        "since then pi appended 1 entry and the leaf moved to pi000001."
+    )
+    window.preview.stale_note.use_button.click()
+    assert answers[1] == ["Use this summary anyway?"]
+    entry = _lines(split_turn_session)[-1]
+    assert entry["type"] == "compaction" and entry["parentId"] == "pi000001"
+    assert entry["usage"] == combined_usage([call])
+
+
+@pytest.mark.parametrize("default_yes", [True, False])
+def test_return_answers_the_default_button(qtbot: Any, window: MainWindow, default_yes: bool) -> None:
+    """A question whose Yes writes something unexpected (a stale summary) has Cancel as default."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    def press_return() -> None:
+        box = QApplication.activeModalWidget()
+        assert box is not None
+        qtbot.keyClick(box, Qt.Key.Key_Return)
+
+    QTimer.singleShot(0, press_return)
+    assert window.ask_yes_no("Question", "Write it?", yes="Write", default_yes=default_yes) is default_yes

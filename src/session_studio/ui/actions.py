@@ -207,8 +207,11 @@ def commit_job(outcome: CompactionOutcome, summary: str) -> dict[str, Any]:
     return commit_compaction(outcome, refresh=False)  # indexed on the GUI thread (after_write)
 
 
-def commit_current_job(session: Session, p: SummarizeParams, summary: str) -> dict[str, Any]:
-    """Commit ``summary`` (made for another plan) against the plan ``p`` describes now: no LLM call."""
+def commit_current_job(
+    session: Session, p: SummarizeParams, summary: str, usage: list[dict[str, int] | None]
+) -> dict[str, Any]:
+    """Commit ``summary`` (made for another plan) against the plan ``p`` describes now: no LLM call;
+    ``usage``: that of the calls that wrote the summary (pi 1.6.0 writes it in the entry)."""
     from session_studio.engine import CompactionOutcome, commit_compaction, draft_compaction
 
     draft = draft_compaction(
@@ -219,7 +222,7 @@ def commit_current_job(session: Session, p: SummarizeParams, summary: str) -> di
         cut_entry_id=p.cut_entry_id,
         profile=p.profile,
     )
-    return commit_compaction(CompactionOutcome(draft, summary), refresh=False)
+    return commit_compaction(CompactionOutcome(draft, summary, usage=usage), refresh=False)
 
 
 def branch_job(

@@ -168,6 +168,35 @@ class PlanSignature:
     def describe(self) -> str:
         return f"cut at path #{self.first_kept_pos} ({self.first_kept_id}) / keep {self.keep:,}"
 
+    def changes_since(self, made: PlanSignature) -> list[str]:
+        """What differs from the plan ``made`` (a summary's), in words: the file's entries, the leaf,
+        the cut; empty when only the keepRecentTokens setting differs."""
+        changes = []
+        grown = self.entries - made.entries
+        if grown > 0:
+            changes.append(f"pi appended {grown:,} entr{'y' if grown == 1 else 'ies'}")
+        elif grown < 0:
+            changes.append(f"the file has {-grown:,} entr{'y' if grown == -1 else 'ies'} fewer")
+        if self.leaf_id != made.leaf_id:
+            changes.append(f"the leaf moved to {self.leaf_id}")
+        if (self.first_kept_id, self.first_kept_pos) != (made.first_kept_id, made.first_kept_pos):
+            changes.append(f"the cut moved to path #{self.first_kept_pos} ({self.first_kept_id})")
+        return changes
+
+
+def stale_summary_text(made: PlanSignature | None, now: PlanSignature | None, reloaded: bool) -> str:
+    """Why a summary made for ``made`` does not fit the plan ``now`` (None: nothing to compact),
+    one sentence for the preview's note and the commit question alike. ``reloaded``: the file was
+    read again since (the summary's entries are those of the file as it was then)."""
+    if made is None:
+        return "This summary was made for an earlier state of the file."
+    head = f"This summary was made for {made.describe()}"
+    if now is None:
+        return f"{head}; now there is nothing to compact."
+    changes = now.changes_since(made) or ["the file was read again" if reloaded else "the plan changed"]
+    said = changes[0] if len(changes) == 1 else ", ".join(changes[:-1]) + " and " + changes[-1]
+    return f"{head}; since then {said}."
+
 
 def load_session(path: str, pin: str = "auto", plain: str = "auto", op: Operation | None = None) -> Loaded:
     """Open + index + plan (runs in the compute pool), reporting progress in ‰ of bytes.
@@ -670,6 +699,11 @@ class SessionDocument(QObject):
         if o is None:
             return False
         return o.draft.session is not self.session or self.outcome_plan != self.plan_signature()
+
+    def stale_summary_text(self) -> str:
+        """Why the summary does not fit the plan now (see summary_is_stale), in one sentence."""
+        reloaded = self.outcome is not None and self.outcome.draft.session is not self.session
+        return stale_summary_text(self.outcome_plan, self.plan_signature(), reloaded)
 
     def _manual_cut_id(self) -> Any:
         st, s = self.state, self.session

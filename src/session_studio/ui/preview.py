@@ -404,8 +404,10 @@ class StaleSummaryNote(QFrame):
         lay.addWidget(self.regenerate_button)
         self.hide()
 
-    def set_plans(self, made_for: str | None, now: str | None) -> None:
-        if made_for is None:
+    def set_text(self, why: str | None, can_use: bool = True) -> None:
+        """Show ``why`` the summary does not fit the plan (document.stale_summary_text); None hides
+        the note. ``can_use``: there is a plan to commit it against."""
+        if why is None:
             self.hide()
             return
         from .theme import current_theme
@@ -415,10 +417,8 @@ class StaleSummaryNote(QFrame):
             f"#staleSummary {{ background: {th.warn_bg.name()}; border: 1px solid {th.grid.name()}; "
             f"border-radius: 3px; }} #staleSummary QLabel {{ color: {th.warn_fg.name()}; }}"
         )
-        self.label.setText(
-            f"This summary was made for {made_for}; the plan is now {now or 'different (nothing to compact)'}."
-        )
-        self.use_button.setEnabled(now is not None)
+        self.label.setText(why)
+        self.use_button.setEnabled(can_use)
         self.show()
 
 

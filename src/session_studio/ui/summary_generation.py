@@ -183,10 +183,6 @@ class SummaryGeneration(WindowParts):
     def _update_stale_note(self) -> None:
         d = self.doc
         if not d.summary_is_stale:
-            self.preview.stale_note.set_plans(None, None)
+            self.preview.stale_note.set_text(None)
             return
-        made = d.outcome_plan.describe() if d.outcome_plan is not None else "an earlier state of the file"
-        if d.outcome is not None and d.outcome.draft.session is not d.session and d.outcome_plan is not None:
-            made += " in the file as it was then"
-        now = d.plan_signature()
-        self.preview.stale_note.set_plans(made, now.describe() if now is not None else None)
+        self.preview.stale_note.set_text(d.stale_summary_text(), d.plan_signature() is not None)

@@ -375,8 +375,11 @@ class WindowParts(QMainWindow):
             tip = "The summary was made for another plan: committing asks before using it for this one"
         self.planner.commit_button.setToolTip(why or tip)
 
-    def ask_yes_no(self, title: str, text: str, details: str = "", yes: str = "Yes") -> bool:
-        """A modal question (tests accept it through ``QApplication.activeModalWidget()``)."""
+    def ask_yes_no(
+        self, title: str, text: str, details: str = "", yes: str = "Yes", *, default_yes: bool = True
+    ) -> bool:
+        """A modal question (tests accept it through ``QApplication.activeModalWidget()``);
+        ``default_yes`` False: Return answers Cancel."""
         box = QMessageBox(self)
         box.setIcon(QMessageBox.Icon.Question)
         box.setWindowTitle(title)
@@ -384,8 +387,8 @@ class WindowParts(QMainWindow):
         if details:
             box.setDetailedText(details)
         ok = box.addButton(yes, QMessageBox.ButtonRole.AcceptRole)
-        box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(ok)
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(ok if default_yes else cancel)
         self.last_dialog = box
         box.exec()
         answer = box.clickedButton() is ok

@@ -89,16 +89,17 @@ class WriteCommands(SummaryGeneration):
         now = d.plan_signature()
         if d.session is None or params is None or now is None:
             return
-        made = d.outcome_plan.describe() if d.outcome_plan is not None else "another plan"
         summary = d.summary_text
+        # the call that wrote the text is what it cost, whatever plan it is committed for
+        usage = list(d.outcome.usage) if d.outcome is not None else []
         if not self.ask_yes_no(
             "Use this summary anyway?",
-            f"<p>This summary was made for {html.escape(made)}; the plan is now "
-            f"<b>{html.escape(now.describe())}</b>.</p>"
+            f"<p>{html.escape(d.stale_summary_text())}</p>"
             f"<p>Append a compaction entry to <b>{html.escape(os.path.basename(d.session.path))}</b> "
-            f"with this text ({len(summary):,} characters) for the current plan? Its file lists are "
-            "the ones written in the text.</p>",
+            f"with this text ({len(summary):,} characters) for the current plan, "
+            f"<b>{html.escape(now.describe())}</b>? Its file lists are the ones written in the text.</p>",
             yes="Use it anyway",
+            default_yes=False,  # a surprise on Commit: Return must not write it
         ):
             return
         self._write(
@@ -107,6 +108,7 @@ class WriteCommands(SummaryGeneration):
             d.session,
             params,
             summary,
+            usage,
             on_ok=self._on_committed,
         )
 
