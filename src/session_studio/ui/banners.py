@@ -60,6 +60,7 @@ class IssueBanner(QFrame):
         lay.addWidget(self.close_button)
         self.text = ""
         self.count = 0
+        self.lines = 0  # the lines the issues are on
         self.dialog: QDialog | None = None  # the last details dialog
         self.close_button.clicked.connect(self.hide)
         self.details.clicked.connect(self._show)
@@ -75,7 +76,8 @@ class IssueBanner(QFrame):
         if not issues:
             self.hide()
             return
-        dropped = sum(1 for i in issues if i.dropped)
+        # a line can have several issues (a torn last line: not JSON, and no newline at its end)
+        dropped = len({i.line for i in issues if i.dropped})
         msg = (
             f"<b>No valid session header: {rich_escaped(verdict or 'pi would reset this file')}</b>. "
             f"{rich_escaped(issues[0].message)}"
@@ -85,6 +87,7 @@ class IssueBanner(QFrame):
         )
         self.label.setText(msg)
         self.count = len(issues)
+        self.lines = len({i.line for i in issues})
         self.text = "\n".join(i.describe() for i in issues[:LISTED_ISSUES])
         self.show()
 
@@ -94,11 +97,16 @@ class IssueBanner(QFrame):
         dlg = QDialog(self.window())  # not the banner's child: its warning colours would cascade
         dlg.setWindowTitle("Load issues")
         lay = QVBoxLayout(dlg)
-        head = f"{n:,} line{'s' if n != 1 else ''} pi drops or that look suspicious"
+        lines = self.lines
+        head = (
+            f"{n:,} issue{'s' if n != 1 else ''} on {lines:,} line{'s' if lines != 1 else ''}: "
+            "what pi drops, and what looks suspicious"
+        )
         lay.addWidget(QLabel(head + (f" (the first {LISTED_ISSUES:,}):" if n > LISTED_ISSUES else ":")))
         listing = QPlainTextEdit()
         listing.setReadOnly(True)  # session text, shown as plain text
-        listing.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # each issue is a long sentence: wrapped, not behind a sideways scroll
+        listing.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         listing.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         listing.setPlainText(self.text)
         lay.addWidget(listing, 1)
