@@ -57,8 +57,11 @@ def test_edit_survives_keep_change_and_use_it_anyway_commits_current_plan(
     _open(qtbot, window, split_turn_session)
     _generate(qtbot, window)
     made_for = window.doc.plan_signature()
+    assert window.preview.status.text().startswith("Summary ready · ")
     _type_at_end(qtbot, window, " my own words")
     qtbot.waitUntil(lambda: window.doc.summary_text.endswith(" my own words"))
+    edited = window.doc.summary_text
+    assert window.preview.status.text().startswith(f"Summary edited · {len(edited):,} chars · ")
     # move keepRecentTokens so that the cut moves: the summary was made for another plan now
     window.planner.keep.spin.setValue(4000)
     window.planner.flush_params()  # the slider is debounced
@@ -309,3 +312,22 @@ def test_return_answers_the_default_button(qtbot: Any, window: MainWindow, defau
 
     QTimer.singleShot(0, press_return)
     assert window.ask_yes_no("Question", "Write it?", yes="Write", default_yes=default_yes) is default_yes
+
+
+def test_after_a_commit_the_profile_note_says_why_as_the_cli_does(
+    qtbot: Any, window: MainWindow, split_turn_session: Path, answers: list[Any]
+) -> None:
+    """A 1.6.0 commit makes a plain file a 1.6.0 one: the planner's "Read as" says the new reason."""
+    from session_studio.core import Session
+    from session_studio.ui.document import choose_profile
+
+    _open(qtbot, window, split_turn_session)
+    window.doc.set_profile(plain="1.6.0")  # the user's setting for plain v3 files
+    qtbot.waitUntil(lambda: window.doc.preparation is not None, timeout=5000)
+    assert "plain" in window.planner.profile_note.text()
+    _generate(qtbot, window)
+    window.planner.commit_button.click()
+    qtbot.waitUntil(lambda: _lines(split_turn_session)[-1]["type"] == "compaction", timeout=5000)
+    cli = choose_profile(Session.open(str(split_turn_session)), "auto", "1.6.0")
+    assert "compaction" in cli.reason
+    qtbot.waitUntil(lambda: cli.reason in window.planner.profile_note.text(), timeout=5000)

@@ -543,8 +543,10 @@ class SessionDocument(QObject):
             if s is not self.session or len(s.records) != count or leaf != self.working_leaf:
                 self._refresh_timer.start()  # a write, a reload or a branch switch came first
                 return
+            old = self.loaded_state
             self.loaded_state = res
             self.appended.emit(tuple(new))
+            self._say_profile(old, res)
             self._replan()
             self.message.emit(f"{len(new)} new entr{'y' if len(new) == 1 else 'ies'} appended by pi")
             if follows and res.path_indices:
@@ -598,8 +600,10 @@ class SessionDocument(QObject):
             self.outcome = None
             self.outcome_plan = None
             self.summary_changed.emit("")
+        old = self.loaded_state
         self.loaded_state = self._prepare(s, None)
         self.appended.emit(())
+        self._say_profile(old, self.loaded_state)
         self._replan()
         rec = s.get_index(select_id) if isinstance(select_id, str) else s.leaf_index()
         if rec is not None:
@@ -612,6 +616,12 @@ class SessionDocument(QObject):
         """Re-read the file from scratch keeping the planner parameters (e.g. after a stale write)."""
         self.writing = False
         return self.open(self.path, keep_params=True) if self.path else None
+
+    def _say_profile(self, old: Loaded | None, res: Loaded) -> None:
+        """New entries can decide the file's pi (a 1.6.0 compaction, pi 1.6.0 appending to a plain
+        file): the plan already follows it; the views that say which pi and why follow it too."""
+        if old is None or old.profile != res.profile:
+            self.profile_changed.emit(res)
 
     # ------------------------------------------------------------------ planning
     def _prepare(self, session: Session, leaf: int | None) -> Loaded:

@@ -242,6 +242,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.preview.cancel_requested.connect(self._cancel_generate)
         self.preview.summary_edited.connect(d.set_summary)
         d.summary_changed.connect(self.preview.load_summary)
+        d.summary_changed.connect(self._show_summary_size)
         self.preview.use_anyway_requested.connect(self.commit)
         self.preview.regenerate_requested.connect(self._generate)
         # the summariser chosen last time; never chosen: pi's default model once a session shows

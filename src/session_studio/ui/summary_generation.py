@@ -154,12 +154,20 @@ class SummaryGeneration(WindowParts):
         self.preview.finish_stream(text)
         # made for the plan it was generated for: if the plan moved meanwhile, the note says so
         self.doc.set_outcome(outcome, made_for)
-        self.preview.status.setText(
-            f"Summary ready · {len(text):,} chars · ≈{summary_tokens(text):,} tokens (pi's estimate)"
-        )
+        self._show_summary_size(text)
         self._update_stale_note()
         self._refresh_contexts()
         self._update_actions()
+
+    def _show_summary_size(self, text: str) -> None:
+        """The summary's size in the status line: as generated ("ready") or since edited."""
+        o = self.doc.outcome
+        if not text or o is None:
+            return
+        how = "ready" if text == o.summary else "edited"
+        self.preview.status.setText(
+            f"Summary {how} · {len(text):,} chars · ≈{summary_tokens(text):,} tokens (pi's estimate)"
+        )
 
     def _on_generate_failed(self, exc: BaseException, tb: str) -> None:
         self._gen_op = None
