@@ -126,7 +126,7 @@ def make_summarizer_for(provider: str, config: ProviderConfig | None, offline_de
             from session_studio.llm import LlmConfigError
 
             raise LlmConfigError(
-                "no custom provider", user_message="Configure the provider first (Provider settings…)."
+                "no custom provider", user_message="Configure the provider first (Custom provider…)."
             )
         return make_summarizer(config)
     return make_summarizer(None)

@@ -243,7 +243,7 @@ class ProviderDialog(QDialog):
 
     def __init__(self, values: dict[str, str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Provider settings")
+        self.setWindowTitle("Custom provider")
         self.kind = QComboBox()
         for key, label in self.KINDS:
             self.kind.addItem(label, key)
@@ -259,6 +259,12 @@ class ProviderDialog(QDialog):
         )
         note.setWordWrap(True)
         note.setProperty("muted", True)
+        # next to "pi's default model" in the list, this form can look like that model's settings
+        purpose = QLabel(
+            "The summariser “Custom provider (base URL)” uses these. pi's default model needs nothing "
+            "here: it is read, with its key, from pi's settings.json, models.json and auth.json."
+        )
+        purpose.setWordWrap(True)
         form = QFormLayout()
         form.addRow("API", self.kind)
         form.addRow("Base URL", self.base_url)
@@ -271,6 +277,7 @@ class ProviderDialog(QDialog):
         buttons.rejected.connect(self.reject)
         self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
         lay = QVBoxLayout(self)
+        lay.addWidget(purpose)
         lay.addLayout(form)
         lay.addWidget(note)
         lay.addWidget(buttons)
@@ -311,7 +318,7 @@ class ProviderDialog(QDialog):
 
 
 def custom_key_problem(values: dict[str, str] | None, environ: Any = None) -> str | None:
-    """Why the custom provider cannot get its API key, in the words of the Provider settings dialog."""
+    """Why the custom provider cannot get its API key, in the words of the Custom provider dialog."""
     import os
 
     if not values:
@@ -322,14 +329,14 @@ def custom_key_problem(values: dict[str, str] | None, environ: Any = None) -> st
     if not var:
         if kind == "anthropic":
             return (
-                "The Anthropic API needs a key, and no API key variable is set. In Provider settings, enter "
+                "The Anthropic API needs a key, and no API key variable is set. In Custom provider…, enter "
                 "the name of the environment variable that holds the key (usually ANTHROPIC_API_KEY) in "
                 "“API key variable”, and set that variable before starting Session Studio."
             )
         return None  # an OpenAI-compatible local server may need no key
     if not env.get(var):
         return (
-            f"The environment variable {var} (Provider settings ▸ “API key variable”) is not set. "
+            f"The environment variable {var} (Custom provider ▸ “API key variable”) is not set. "
             "Set it to your API key before starting Session Studio, or enter the name of a variable "
             "that is set."
         )
@@ -439,8 +446,11 @@ class PreviewPane(QWidget):
         # a long provider name must not make the centre pane (and so the tree) wide
         self.provider.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.provider.setMinimumContentsLength(10)
-        self.provider_button = QPushButton("Settings…")
-        self.provider_button.setToolTip("Base URL, model and API key variable of the custom provider")
+        self.provider_button = QPushButton("Custom provider…")
+        self.provider_button.setToolTip(
+            "Base URL, model and API key variable of the custom provider (pi's default model is "
+            "read from pi's own settings)"
+        )
         self.generate_button = QPushButton("Generate summary")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)

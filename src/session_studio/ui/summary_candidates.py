@@ -144,7 +144,7 @@ class CandidatePane(QFrame):
         self.stream = _PaneStream()
         #: a generation is streaming into this pane
         self.running = False
-        #: the custom provider of this candidate (the Provider settings dialog's values)
+        #: the custom provider of this candidate (the Custom provider dialog's values)
         self.custom_values: dict[str, str] | None = None
 
         self.title = QLabel(f"<b>Candidate {html.escape(name)}</b>")
