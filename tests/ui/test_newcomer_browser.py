@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 
 from session_studio.core.listing import SessionInfo
 from session_studio.ui.browser import SessionBrowser
@@ -263,3 +264,29 @@ def test_in_content_finds_the_session_that_holds_a_text_anywhere(
     assert not any(_shown(b).values()) and b.content_read == (0, 0)
     if threaded:
         qtbot.waitUntil(lambda: not runner.busy, timeout=10000)
+
+
+def test_a_project_counts_the_sessions_the_search_leaves(qtbot: Any, browser: SessionBrowser) -> None:
+    p = browser.proxy
+    count = {p.index(r, 0).data(): p.index(r, 2).data() for r in range(p.rowCount())}
+    assert count == {"/home/u/alpha-service": "2 sessions", "/home/u/beta-app": "2 sessions"}
+    qtbot.keyClicks(browser.search, "PARSER")
+    assert p.index(0, 2).data() == "1 of 2 sessions"
+    browser.search.clear()
+    assert p.index(0, 2).data() == "2 sessions"
+    tip = browser.proxy.headerData(1, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    assert "last user or assistant message" in tip and "not the file's modification time" in tip
+
+
+def test_recent_files_of_one_name_say_where_they_are(browser: SessionBrowser) -> None:
+    import os
+
+    home = os.path.expanduser("~")
+    browser.set_recent([f"{home}/work/a/s.jsonl", "/tmp/b/s.jsonl", "/tmp/c/other.jsonl", "/s/a1.jsonl"])
+    labels = [browser.recent.item(i).text() for i in range(browser.recent.count())]
+    assert labels == [
+        "s.jsonl · ~/work/a",
+        "s.jsonl · /tmp/b",
+        "other.jsonl",
+        "alpha-service · fix the login form",
+    ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 from PySide6.QtCore import (
     QEvent,
@@ -44,7 +45,14 @@ CONTENT_SEARCH_DELAY_MS = 300
 
 __all__ = ["SessionBrowser", "SessionFilterProxy", "build_browser_model"]
 
-HEADERS = ("Session", "Modified", "Entries", "Size")
+HEADERS = ("Session", "Last message", "Entries", "Size")
+#: why the second column is not the file's modification time
+LAST_MESSAGE_TIP = (
+    "When the session's last user or assistant message was written, as pi's session list "
+    "sorts sessions (not the file's modification time)"
+)
+#: the column of a project row that counts its sessions
+COUNT_COLUMN = 2
 
 
 def build_browser_model(
@@ -55,6 +63,7 @@ def build_browser_model(
     m = model or QStandardItemModel()
     m.clear()
     m.setHorizontalHeaderLabels(list(HEADERS))
+    m.horizontalHeaderItem(1).setToolTip(LAST_MESSAGE_TIP)
     groups: dict[str, list[SessionInfo]] = {}
     for i in infos:
         groups.setdefault(i.cwd or "(no project)", []).append(i)
@@ -68,7 +77,8 @@ def build_browser_model(
         proj.setData(items[0].modified, Roles.SORT)
         proj.setData(cwd.casefold(), Roles.SEARCH)
         row = [proj] + [QStandardItem("") for _ in HEADERS[1:]]
-        row[2].setText(f"{len(items)} session{'s' if len(items) != 1 else ''}")
+        row[COUNT_COLUMN].setText(_sessions(len(items)))
+        row[COUNT_COLUMN].setData(len(items), Roles.SORT)
         for it in row:
             it.setEditable(False)
         roots, children = fork_tree(items)
@@ -78,6 +88,10 @@ def build_browser_model(
             _add_thread(proj, info, children, titles)
         m.appendRow(row)
     return m
+
+
+def _sessions(n: int) -> str:
+    return f"{n:,} session{'s' if n != 1 else ''}"
 
 
 def _add_thread(
@@ -91,6 +105,14 @@ def _add_thread(
         latest = max(latest, _add_thread(cells[0], child, children, titles))
     cells[0].setData(latest, Roles.SORT)  # pi sorts a thread by its latest activity
     return latest
+
+
+def _home_short(folder: str) -> str:
+    """``folder`` with the home folder as "~"."""
+    home = os.path.expanduser("~")
+    if home != "/" and (folder == home or folder.startswith(home + os.sep)):
+        return "~" + folder[len(home) :]
+    return folder
 
 
 def _path_key(path: str) -> str:
@@ -207,6 +229,29 @@ class SessionFilterProxy(QSortFilterProxyModel):
 
     def searching(self) -> bool:
         return bool(self._needle)
+
+    def data(
+        self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        """A project's count says how many of its sessions the search leaves ("1 of 2 sessions")."""
+        if (
+            role == Qt.ItemDataRole.DisplayRole
+            and self._needle
+            and index.column() == COUNT_COLUMN
+            and not index.parent().isValid()
+        ):
+            total = super().data(index, Roles.SORT)
+            if isinstance(total, int):
+                shown = self._shown_sessions(self.index(index.row(), 0))
+                return f"{shown:,} of {_sessions(total)}"
+        return super().data(index, role)
+
+    def _shown_sessions(self, parent: QModelIndex) -> int:
+        n = 0
+        for row in range(self.rowCount(parent)):
+            ix = self.index(row, 0, parent)
+            n += bool(ix.data(Roles.PATH)) + self._shown_sessions(ix)
+        return n
 
     def filterAcceptsRow(self, row: int, parent: QModelIndex | QPersistentModelIndex) -> bool:
         if not self._needle:
@@ -484,17 +529,13 @@ class SessionBrowser(QWidget):
 
         problems = problems or {}
         self._recent = (list(paths), dict(problems))
-        for p in paths:
+        labels = [self._recent_label(p) for p in paths]
+        # two files of one name in different folders (a copy, a fork): say where each one is
+        twice = {label for label in labels if labels.count(label) > 1}
+        for p, label in zip(paths, labels, strict=True):
             why = problems.get(p)
-            # a pi session file's name is a timestamp and a UUID: name it as the list does
-            info = self._listed.get(_path_key(p))
-            label = (
-                # the project first: the pane is narrow and titles are long
-                f"{visible(os.path.basename(info.cwd) or info.cwd, 60, keep_newlines=False)} · "
-                f"{visible(info.title, 120, keep_newlines=False)}"
-                if info is not None and info.title
-                else visible(os.path.basename(p), 200, keep_newlines=False)
-            )
+            if label in twice:
+                label += " · " + visible(_home_short(os.path.dirname(p)), 120, keep_newlines=False)
             it = QListWidgetItem(label + (" — cannot open" if why else ""))
             it.setToolTip(rich_tooltip(f"{p}\n\nLast attempt: {why}" if why else p))
             it.setData(Qt.ItemDataRole.UserRole, p)
@@ -507,6 +548,18 @@ class SessionBrowser(QWidget):
             it = QListWidgetItem("(none yet)")
             it.setFlags(Qt.ItemFlag.NoItemFlags)
             self.recent.addItem(it)
+
+    def _recent_label(self, path: str) -> str:
+        """A recent file as the list names it: a listed session by its project and title (its file
+        name is a timestamp and a UUID), another file by its name."""
+        info = self._listed.get(_path_key(path))
+        if info is not None and info.title:
+            # the project first: the pane is narrow and titles are long
+            return (
+                f"{visible(os.path.basename(info.cwd) or info.cwd, 60, keep_newlines=False)} · "
+                f"{visible(info.title, 120, keep_newlines=False)}"
+            )
+        return visible(os.path.basename(path), 200, keep_newlines=False)
 
     def _activated(self, index: QModelIndex) -> None:
         path = index.data(Roles.PATH)
