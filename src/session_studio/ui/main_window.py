@@ -170,6 +170,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.real_tokens.entries_counted.connect(self.inspector.refresh_tokens)
         self.inspector.token_line = self.real_tokens.entry_line
         self.tree_model.token_line = self.real_tokens.entry_line
+        self.tree_model.estimate_of = self.real_tokens.estimate
         self.real_tokens.edit_facts = lambda: self.tree_model.edits  # an edited entry: what pi sends
         self.a_count_provider.triggered.connect(
             lambda: self.real_tokens.count_with_provider(
@@ -233,6 +234,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.a_compare.triggered.connect(lambda: self.tabs.setCurrentWidget(self.compare))
 
         def show_profile(res: Loaded) -> None:
+            self.tree_model.forget_estimates()
             self.planner.set_profile(res.profile, d.profile_pin)
             self.planner.set_source(res.settings_source)
             self._show_issues(res)  # what pi does with a header-less file depends on which pi

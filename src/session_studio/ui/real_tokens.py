@@ -201,11 +201,7 @@ class RealTokenCounts(QObject):
         edit = edits.applied.get(record)
         if edit is not None:
             return self._edited_line(record, edit, edits)
-        if rec.type == "message" and rec.role != "system":
-            t = rec.tokens
-            estimate: float | None = float(t) if isinstance(t, int | float) and t == t else None
-        else:
-            estimate = entry_estimate(s.value(record), rec.type, self.profile)
+        estimate = self.estimate(record)
         if self.unavailable is not None:
             return entry_tokens_line(estimate, None, None, self.unavailable)
         got = self._entries.get(record)
@@ -213,6 +209,18 @@ class RealTokenCounts(QObject):
             self.request_entry(record)
             got = self._entries.get(record)  # a synchronous runner has it now
         return entry_tokens_line(estimate, got, self.tokenizer)
+
+    def estimate(self, record: int) -> float | None:
+        """pi's estimate of what the entry gives the LLM, under the file's profile (a summary's or a
+        custom message's too: the messages pi builds from them); None: nothing, or pi would throw."""
+        s = self.document.session
+        if s is None or not 0 <= record < len(s.records):
+            return None
+        rec = s.records[record]
+        if rec.type == "message" and rec.role != "system":
+            t = rec.tokens
+            return float(t) if isinstance(t, int | float) and t == t else None
+        return entry_estimate(s.value(record), rec.type, self.profile)
 
     def _edited_line(self, record: int, edit: int, edits: EditFacts) -> str:
         """The line of an entry a pi 1.6.0 context edit hides or replaces: what pi sends (core's

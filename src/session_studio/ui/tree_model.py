@@ -72,6 +72,8 @@ from .theme import Theme, current_theme, entry_icon, kind_of
 __all__ = ["CHUNK_BASE", "GUTTER", "BranchDelegate", "SessionTreeModel"]
 
 COLUMNS = ("Entry", "Tokens", "Time")
+#: entries that are not messages but give the LLM one (their Tokens cell: ui.real_tokens' estimate)
+SUMMARY_TYPES = frozenset({"compaction", "branch_summary", "custom_message"})
 GUTTER = 14
 LAST_CHAIN = Roles.EDIT + 1
 
@@ -205,6 +207,10 @@ class SessionTreeModel(QAbstractItemModel):
         self._system_tokens: dict[int, Any] = {}
         #: record → "pi estimate N · real M (tokenizer)" for the tooltip (ui.real_tokens); None: none
         self.token_line: Callable[[int], str] | None = None
+        #: record → pi's estimate of the messages a summary or custom message gives the LLM, under
+        #: the file's profile (ui.real_tokens); None: the Tokens column leaves those rows empty
+        self.estimate_of: Callable[[int], float | None] | None = None
+        self._summary_tokens: dict[int, float | None] = {}
         #: (session, records looked at, a context edit among them): see _has_context_edits
         self._edits_scan: tuple[Session, int, bool] | None = None
         self.mode = "default"
@@ -336,6 +342,7 @@ class SessionTreeModel(QAbstractItemModel):
         self.session = session
         self._preview.clear()
         self._system_tokens.clear()
+        self._summary_tokens.clear()
         self.marks = {}
         self._usage, self._usage_wanted = None, False
         self._find_edits(active_path or [])
@@ -1037,6 +1044,8 @@ class SessionTreeModel(QAbstractItemModel):
                 row = ("⊘ hidden · " if edit == "hidden" else "✎ replaced · ") + row
             return visible(row, 300, keep_newlines=False)  # session text: elided, controls shown
         if col == 1:
+            if rec.type in SUMMARY_TYPES:
+                return self._summary_tokens_text(i)
             if rec.type != "message":
                 return ""
             t = self.tokens_of(i)
@@ -1082,6 +1091,21 @@ class SessionTreeModel(QAbstractItemModel):
         if i not in self.edits.applied:
             return ""
         return "hidden" if i in self.edits.hidden else "replaced"
+
+    def _summary_tokens_text(self, i: int) -> str:
+        """A compaction's, branch summary's or custom message's Tokens cell (read once per row)."""
+        if self.estimate_of is None:
+            return ""
+        if i not in self._summary_tokens:
+            self._summary_tokens[i] = self.estimate_of(i)
+        t = self._summary_tokens[i]
+        return "" if t is None else f"{t:,.0f}"
+
+    def forget_estimates(self) -> None:
+        """The file's profile changed: a compaction's messages (its 1.6.0 snapshot) may differ."""
+        self._summary_tokens.clear()
+        if self.rowCount() and self.session is not None:
+            self.dataChanged.emit(self.index(0, 1), self.index(self.rowCount() - 1, 1))
 
     def tokens_of(self, i: int) -> Any:
         """The row's token estimate: the index's, or pi 1.6.0's for a system message (rule 21)."""
