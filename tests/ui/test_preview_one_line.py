@@ -74,3 +74,15 @@ def test_a_line_that_is_no_entry_object_shows_its_json() -> None:
     assert preview_text({}) == "{}"
     assert preview_text({"type": 5, "id": "x"}) == '{"type":5,"id":"x"}'
     assert preview_text({"type": "future_kind", "id": "x"}) == "future_kind"
+
+
+def test_a_calls_first_argument_is_shown_as_in_the_file_not_as_python() -> None:
+    def row(v: object) -> str:
+        call = {"type": "toolCall", "id": "c", "name": "todo", "arguments": {"items": v, "x": 1}}
+        return preview_text({"type": "message", "message": {"role": "assistant", "content": [call]}})
+
+    assert row(["a", "b"]) == '→ todo items=["a","b"]'
+    assert row(None) == "→ todo items=null"
+    assert row(True) == "→ todo items=true"
+    assert row({"k": 1.0}) == '→ todo items={"k":1}'
+    assert row("plain text") == "→ todo items=plain text"

@@ -767,7 +767,10 @@ def preview_text(value: Any, limit: int = PREVIEW_CHARS) -> str:
                         arg = ""
                         if type(args) is dict and args:
                             k, v = next(iter(args.items()))
-                            arg = f" {k}={str(v)[:60]}"
+                            # a string as itself, anything else as JSON (as in the file), never
+                            # Python's repr ("['a', 'b']", "None", "True")
+                            shown = v if type(v) is str else js_stringify(v)
+                            arg = f" {k}={(shown if shown is not None else 'undefined')[:60]}"
                         parts.append(f"→ {b.get('name', '?')}{arg}")
                     elif bt == "image":
                         parts.append("[image]")
