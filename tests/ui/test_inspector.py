@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +183,42 @@ def test_a_line_without_type_id_or_time_is_titled_without_undefined(qtbot: Any, 
         assert f"line {s.records[i].line}" in title
     w.show_entry(0)  # an ordinary entry keeps its type, id and time
     assert s.records[0].id in w.title.text() and "no id" not in w.title.text()
+
+
+def test_a_calls_text_of_several_lines_reads_as_its_lines(qtbot: Any, tmp_path: Path) -> None:
+    """A write's content, an edit's old and new text: their lines under their names (not one JSON
+    string of "\\n"s); the other arguments stay JSON, in the call's order."""
+    body = "def main():\n    print('hi')\n    return 0\n"
+    s = Session.open(
+        str(
+            write_session(
+                tmp_path / "w.jsonl",
+                [
+                    {
+                        "type": "message",
+                        "message": {
+                            "role": "assistant",
+                            "stopReason": "toolUse",
+                            "timestamp": 2,
+                            "content": [
+                                {
+                                    "type": "toolCall",
+                                    "id": "c1",
+                                    "name": "write",
+                                    "arguments": {"path": "app.py", "content": body, "mode": 420},
+                                }
+                            ],
+                        },
+                    }
+                ],
+            )
+        )
+    )
+    w = _inspector(qtbot, s)
+    w.show_entry(0)
+    text = w.browser.toPlainText()
+    assert "\\n" not in text
+    assert "content · 4 lines · 41 chars" in text and "    print('hi')" in text
+    assert text.index('"path": "app.py"') < text.index("content ·") < text.index('"mode": 420')
+    w.raw_button.setChecked(True)
+    assert json.loads(w.raw.toPlainText())["message"]["content"][0]["arguments"]["content"] == body

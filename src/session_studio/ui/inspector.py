@@ -368,11 +368,44 @@ def _content(w: _Writer, content: Any, key: str, as_pre: bool = False) -> None:
                 current_theme().role("toolResult").name(),
                 f"id {visible(b.get('id', ''))}",
             )
-            w.json(b.get("arguments"), k)
+            _tool_arguments(w, b.get("arguments"), k)
         elif t == "image":
             w.image(b)
         else:
             w.json(b, k)
+
+
+def _tool_arguments(w: _Writer, args: Any, key: str) -> None:
+    """A call's arguments: a text of several lines (a write's content, an edit's old and new text)
+    as its lines under its name, the others as JSON, in the call's order (Raw JSON has them all
+    exactly as stored)."""
+    if type(args) is not dict or not any(_multiline(v) for v in args.values()):
+        w.json(args, key)
+        return
+    plain: dict[str, Any] = {}
+
+    def flush() -> None:
+        if plain:
+            w.json(dict(plain), f"{key}.{next(iter(plain))}")  # (a fold's key: stable across renders)
+            plain.clear()
+
+    for name, value in args.items():
+        if not _multiline(value):
+            plain[name] = value
+            continue
+        flush()
+        lines = value.count("\n") + 1
+        w.html(
+            f"<p style='margin-top:6px; margin-bottom:2px'><b>{_esc(name, 120)}</b>"
+            f" <span style='color:{w.muted}'>· {lines:,} lines · {len(value):,} chars</span></p>"
+        )
+        w.block()
+        w.pre(value, f"{key}.{name}")
+    flush()
+
+
+def _multiline(value: Any) -> bool:
+    return type(value) is str and "\n" in value
 
 
 def _tokens(t: Any) -> str:
