@@ -222,3 +222,32 @@ def test_a_calls_text_of_several_lines_reads_as_its_lines(qtbot: Any, tmp_path: 
     assert text.index('"path": "app.py"') < text.index("content ·") < text.index('"mode": 420')
     w.raw_button.setChecked(True)
     assert json.loads(w.raw.toPlainText())["message"]["content"][0]["arguments"]["content"] == body
+
+
+def test_a_summarys_file_lists_keep_one_path_a_line(qtbot: Any, tmp_path: Path) -> None:
+    summary = (
+        "## Goal\nShip it.\n\n<read-files>\nsrc/a.py\nsrc/b.py\n</read-files>\n\n"
+        "<modified-files>\nsrc/c.py\n</modified-files>"
+    )
+    s = Session.open(
+        str(
+            write_session(
+                tmp_path / "c.jsonl",
+                [
+                    ("user", 50),
+                    {
+                        "type": "compaction",
+                        "summary": summary,
+                        "firstKeptEntryId": "e0000",
+                        "tokensBefore": 9,
+                    },
+                ],
+            )
+        )
+    )
+    w = _inspector(qtbot, s)
+    w.show_entry(1)
+    lines = w.browser.toPlainText().splitlines()
+    for line in ("<read-files>", "src/a.py", "src/b.py", "</read-files>", "<modified-files>", "src/c.py"):
+        assert line in lines
+    assert "Ship it." in lines and "## Goal" not in lines  # the rest is still Markdown

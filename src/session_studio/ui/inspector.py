@@ -48,6 +48,7 @@ from PySide6.QtWidgets import (
 from session_studio.core.jsvalue import UNDEFINED
 from session_studio.core.listing import fmt_size
 from session_studio.core.session import Session
+from session_studio.core.summary_sections import FILE_LIST_TAGS
 
 from .jsontext import format_json, format_json_text
 from .pi16 import (
@@ -373,6 +374,24 @@ def _content(w: _Writer, content: Any, key: str, as_pre: bool = False) -> None:
             w.image(b)
         else:
             w.json(b, k)
+
+
+#: pi's file lists at a summary's end: one path a line, which Markdown would run into one paragraph
+_FILE_LIST_BLOCK = re.compile(
+    r"^<(" + "|".join(FILE_LIST_TAGS) + r")>\n.*?^</\1>[ \t]*$", re.MULTILINE | re.DOTALL
+)
+
+
+def fenced_file_lists(summary: str) -> str:
+    """``summary`` with its ``<read-files>``/``<modified-files>`` blocks as code blocks, so that the
+    Markdown view keeps one path a line and shows the tags as written."""
+
+    def fence(m: re.Match[str]) -> str:
+        block = m.group(0)
+        ticks = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", block)), default=0))
+        return f"{ticks}\n{block}\n{ticks}"
+
+    return _FILE_LIST_BLOCK.sub(fence, summary)
 
 
 def _tool_arguments(w: _Writer, args: Any, key: str) -> None:
@@ -708,7 +727,7 @@ def render_entry(
         if "usage" in v:
             rows.append(("usage", f"{_usage_line(v.get('usage'))} (the summarisation calls)"))
         w.kv(rows)
-        w.markdown(_text_of(v.get("summary", "")), "summary")
+        w.markdown(fenced_file_lists(_text_of(v.get("summary", ""))), "summary")
         d = v.get("details")
         if isinstance(d, dict):
             w.heading("Details", None)
@@ -732,7 +751,7 @@ def render_entry(
             w.json(snap, "snap")
     elif t == "branch_summary":
         w.heading("Branch summary", color, f"from {visible(v.get('fromId'))}")
-        w.markdown(_text_of(v.get("summary", "")), "summary")
+        w.markdown(fenced_file_lists(_text_of(v.get("summary", ""))), "summary")
         if "usage" in v:
             w.kv([("usage", f"{_usage_line(v.get('usage'))} (the summarisation call)")])
     elif t == "context_edit":
