@@ -25,3 +25,25 @@ def test_a_line_with_two_issues_is_one_damaged_line(qtbot: Any) -> None:
     heads = [w.text() for w in banner.dialog.findChildren(QLabel)]
     assert "3 issues on 2 lines: what pi drops, and what looks suspicious:" in heads
     banner.dialog.close()
+
+
+def test_the_loading_banner_says_planning_once_the_file_is_read(qtbot: Any) -> None:
+    """Not "Loading… 100 %" for the seconds the whole tree and the plan still take."""
+    from types import SimpleNamespace
+
+    from session_studio.ui.banners import LoadingBanner
+
+    banner = LoadingBanner()
+    qtbot.addWidget(banner)
+    head = SimpleNamespace(head_bytes=8e6, session=SimpleNamespace(records=[0] * 500), fraction=0.1)
+    banner.start(head)  # type: ignore[arg-type]
+    assert "Loading… 10 %" in banner.label.text()
+    banner.set_value(990)
+    assert "Loading… 99 %" in banner.label.text()
+    banner.set_value(1000)
+    assert "100 %" not in banner.label.text() and "Planning…" in banner.label.text()
+    assert banner.bar.maximum() == 0  # busy
+    banner.set_value(400)  # a late report of the read changes nothing
+    assert "Planning…" in banner.label.text()
+    banner.start(head)  # type: ignore[arg-type]  # the next file
+    assert "Loading… 10 %" in banner.label.text() and banner.bar.maximum() == 1000

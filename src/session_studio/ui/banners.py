@@ -184,10 +184,21 @@ class LoadingBanner(QFrame):
             f"Showing the first {head.head_bytes / 1e6:,.0f} MB ({len(head.session.records):,} entries) "
             "while the rest is read; planning starts when the whole file is loaded."
         )
+        self.bar.setRange(0, 1000)
+        self.bar.setValue(0)
         self.set_value(int(head.fraction * 1000))
         self.show()
 
     def set_value(self, permille: int) -> None:
+        """``permille`` of the file read; once it is all read, the plan is still to come."""
+        if self.bar.maximum() == 0:  # already planning
+            return
         permille = max(self.bar.value(), min(1000, permille))
+        if permille >= 1000:
+            self.bar.setRange(0, 0)  # busy: the outline and the plan take no measurable steps
+            self.label.setText(
+                "<b>Planning…</b> · the whole file is read; the whole tree and the plan come next."
+            )
+            return
         self.bar.setValue(permille)
         self.label.setText(f"<b>Loading… {permille // 10} %</b> · {html.escape(self.head_text)}")
