@@ -287,7 +287,7 @@ class SessionBrowser(QWidget):
         self.search.setClearButtonEnabled(True)
         #: In content: the window gives it its Search the whole content action (one setting)
         self.content_button = QToolButton()
-        self.content_button.setAutoRaise(True)
+        self.content_button.setObjectName("scopeToggle")  # its look: main_window.stylesheet
         #: runs the content search (the window's); None: names, first messages and projects only
         self.runner: TaskRunner | None = None
         self._content_op: Operation | None = None

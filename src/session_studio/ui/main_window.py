@@ -664,4 +664,10 @@ def stylesheet() -> str:
         "QGroupBox { margin-top: 14px; }"
         "QGroupBox::title { subcontrol-origin: margin; left: 6px; padding: 0 3px; }"
         f"QToolBar {{ border-bottom: 1px solid {th.grid.name()}; spacing: 2px; }}"
+        # an on/off option beside a search field (In content): a framed button when off, filled
+        # with the selection colour when on (Fusion's sunken look read as a plain button)
+        f"QToolButton#scopeToggle {{ border: 1px solid {th.grid.name()}; border-radius: 3px;"
+        " padding: 2px 6px; }"
+        f"QToolButton#scopeToggle:checked {{ background: {th.highlight.name()};"
+        f" border-color: {th.highlight.darker(130).name()}; }}"
     )

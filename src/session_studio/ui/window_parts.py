@@ -104,7 +104,7 @@ class WindowParts(QMainWindow):
         self.search.setClearButtonEnabled(True)
         # what a search matches is said where it is typed (_show_search_scope)
         self.search_scope = QToolButton()
-        self.search_scope.setAutoRaise(True)
+        self.search_scope.setObjectName("scopeToggle")  # its look: main_window.stylesheet
         self.tree_model = SessionTreeModel(self)
         self.tree = SessionTreeView()
         self.tree.setModel(self.tree_model)
