@@ -381,6 +381,25 @@ def test_two_candidates_fit_side_by_side_in_a_default_sized_window(
         assert pane.commit_button.isVisible()
 
 
+def _wheel(target: Any, dy: int) -> None:
+    from PySide6.QtCore import QPoint, QPointF
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    at = QPointF(target.width() / 2, target.height() / 2)
+    event = QWheelEvent(
+        at,
+        QPointF(target.mapToGlobal(at.toPoint())),
+        QPoint(0, 0),
+        QPoint(0, dy),
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
+    QApplication.sendEvent(target, event)
+
+
 def test_candidates_stand_one_under_the_other_when_too_narrow_for_side_by_side(
     qtbot: Any, window: MainWindow, split_turn_session: Path
 ) -> None:
@@ -401,6 +420,20 @@ def test_candidates_stand_one_under_the_other_when_too_narrow_for_side_by_side(
     assert view.scroll_area.horizontalScrollBar().maximum() == 0
     assert b.y() >= a.y() + a.height() and a.width() == b.width() == view.row.width()
     assert view.scroll_area.verticalScrollBar().maximum() > 0  # B is below, scrolled to
+    # the wheel over A's summary (nothing to scroll there) goes on down to B, and back up
+    outer = view.scroll_area.verticalScrollBar()
+    outer.setValue(0)
+    _wheel(a.summary.viewport(), -120)
+    assert outer.value() > 0
+    a.summary.setPlainText("\n".join(f"line {k}" for k in range(400)))  # A's own text scrolls first
+    inner = a.summary.verticalScrollBar()
+    inner.setValue(0)
+    outer.setValue(0)
+    _wheel(a.summary.viewport(), -120)
+    assert inner.value() > 0 and outer.value() == 0
+    inner.setValue(inner.maximum())
+    _wheel(a.summary.viewport(), -120)
+    assert outer.value() > 0
     window.resize(1600, 900)
     window._fit_splitter()
     qtbot.waitUntil(lambda: view.row.orientation() == Qt.Orientation.Horizontal)

@@ -14,9 +14,10 @@ import string
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QResizeEvent, QTextCursor
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QFontDatabase, QResizeEvent, QTextCursor, QWheelEvent
 from PySide6.QtWidgets import (
+    QAbstractScrollArea,
     QComboBox,
     QFrame,
     QHBoxLayout,
@@ -389,6 +390,43 @@ class CandidatePane(QFrame):
             self._shown_after = text
 
 
+class ScrollChain(QObject):
+    """Wheel scrolling goes on in the outer scroll area once an inner text view is at its end (or
+    cannot scroll): with the candidates one under the other, the wheel over a summary reached the
+    next candidate only by dragging the outer scroll bar."""
+
+    def __init__(self, outer: QScrollArea, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.outer = outer
+        #: viewport → its view (the wheel reaches the viewport)
+        self._views: dict[QObject, QAbstractScrollArea] = {}
+
+    def watch(self, view: QAbstractScrollArea) -> None:
+        port = view.viewport()
+        port.installEventFilter(self)
+        self._views[port] = view
+        port.destroyed.connect(lambda: self._views.pop(port, None))
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if event.type() != QEvent.Type.Wheel:
+            return False
+        view = self._views.get(obj)
+        if view is None:
+            return False
+        assert isinstance(event, QWheelEvent)
+        dy = event.angleDelta().y()
+        if not dy:
+            return False
+        inner = view.verticalScrollBar()
+        at_end = inner.value() <= inner.minimum() if dy > 0 else inner.value() >= inner.maximum()
+        outer = self.outer.verticalScrollBar()
+        if not at_end or outer.maximum() == outer.minimum():
+            return False
+        # Qt's own step: three lines of the outer bar per notch of 120
+        outer.setValue(outer.value() - dy * 3 * outer.singleStep() // 120)
+        return True
+
+
 class CompareView(QWidget):
     """The candidate panes side by side, with Add candidate; one under the other (scrolled down)
     when the view is too narrow for them side by side (the middle column of a 1100 px window)."""
@@ -413,6 +451,7 @@ class CompareView(QWidget):
         self.scroll_area.setWidgetResizable(True)
         self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
         self.scroll_area.setWidget(self.row)
+        self._scroll_chain = ScrollChain(self.scroll_area, self)
         top = QHBoxLayout()
         top.addWidget(self.note, 1)
         top.addWidget(self.add_button)
@@ -429,6 +468,8 @@ class CompareView(QWidget):
 
     def add_pane(self) -> CandidatePane:
         pane = CandidatePane(self.next_name())
+        for view in (pane.summary, pane.kept, pane.after):
+            self._scroll_chain.watch(view)
         self.panes.append(pane)
         self.row.addWidget(pane)
         self._fit()
