@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
+from session_studio.core.role_colors import ROLE_COLORS, role_hex
+
 from .safe import image_data_uri, visible
 from .writer import Figure, ReportWriter, is_long
 
@@ -26,14 +28,10 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'n
 _CSS = """
 :root { color-scheme: light dark; --fg:#1f2328; --muted:#656d76; --bg:#ffffff; --panel:#f6f8fa;
   --line:#d0d7de; --accent:#0969da; --warn:#9a6700; --cut:#cf222e;
-  --user:#2da44e; --assistant:#0969da; --toolResult:#8250df; --bashExecution:#bf8700;
-  --custom:#1b7c83; --branchSummary:#e16f24; --compactionSummary:#cf222e; --compaction:#cf222e;
-  --system:#57606a; --meta:#8c959f; --damaged:#6e7781; }
+  @ROLES_LIGHT@ }
 @media (prefers-color-scheme: dark) { :root { --fg:#e6edf3; --muted:#8d96a0; --bg:#0d1117;
   --panel:#161b22; --line:#30363d; --accent:#4493f8; --warn:#d29922; --cut:#f85149;
-  --user:#3fb950; --assistant:#4493f8; --toolResult:#a371f7; --bashExecution:#d29922;
-  --custom:#39c5cf; --branchSummary:#f0883e; --compactionSummary:#f85149; --compaction:#f85149;
-  --system:#8d96a0; --meta:#6e7681; } }
+  @ROLES_DARK@ } }
 * { box-sizing: border-box; }
 body { margin:0; background:var(--bg); color:var(--fg);
   font: 15px/1.5 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; }
@@ -72,6 +70,15 @@ ul { margin: 4px 0; padding-left: 22px; }
 @media print { body { background: #fff; color: #000; } main { max-width: none; padding: 0; }
   details { border: none; padding: 0; } pre { white-space: pre-wrap; } a { color: inherit; } }
 """
+
+
+def _role_variables(dark: bool) -> str:
+    """The entry kinds' colours as CSS variables (--user, --assistant…): the window's own
+    (core.role_colors)."""
+    return " ".join(f"--{kind}:{role_hex(kind, dark)};" for kind in ROLE_COLORS)
+
+
+_CSS = _CSS.replace("@ROLES_LIGHT@", _role_variables(False)).replace("@ROLES_DARK@", _role_variables(True))
 
 
 def esc(value: Any, *, one_line: bool = False) -> str:

@@ -9,24 +9,9 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPainter, QPalette, QPen, QPixmap
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QStyleOption, QWidget
 
-__all__ = ["Theme", "apply_theme", "current_theme", "entry_icon", "kind_of", "role_color"]
+from session_studio.core.role_colors import ROLE_COLORS, role_hex
 
-# role / entry kind → (light, dark) colours
-_ROLE_COLORS: dict[str, tuple[str, str]] = {
-    "user": ("#2f6fde", "#5b9cff"),
-    "assistant": ("#1f9d6a", "#3ccf91"),
-    "toolResult": ("#c98a0b", "#e5a93a"),
-    "bashExecution": ("#7b5cd6", "#a68cff"),
-    "custom": ("#b4479a", "#e07ac8"),
-    "branchSummary": ("#0f8f9c", "#35c3cf"),
-    "compactionSummary": ("#d0452f", "#ff7a63"),
-    "compaction": ("#d0452f", "#ff7a63"),
-    "system": ("#4b5b78", "#9fb1d1"),
-    "contextEdit": ("#8a6d1f", "#d8b75a"),
-    "usage": ("#5f7a5a", "#94b48d"),
-    "meta": ("#8a8f98", "#8d939d"),
-    "damaged": ("#e02424", "#ff5a5a"),
-}
+__all__ = ["Theme", "apply_theme", "current_theme", "entry_icon", "kind_of", "role_color"]
 
 _ICON_LETTERS = {
     "user": "U",
@@ -94,8 +79,7 @@ class Theme:
         return QColor(value) if type(value) is QColor else value
 
     def role(self, kind: str) -> QColor:
-        light, dark = _ROLE_COLORS.get(kind, _ROLE_COLORS["meta"])
-        return QColor(dark if self.dark else light)
+        return QColor(role_hex(kind, self.dark))
 
     def palette(self) -> QPalette:
         p = QPalette()
@@ -201,7 +185,7 @@ def current_theme() -> Theme:
 def kind_of(rec_type: object, role: object) -> str:
     """The colour/icon kind of an entry."""
     if rec_type == "message":
-        return role if isinstance(role, str) and role in _ROLE_COLORS else "damaged"
+        return role if isinstance(role, str) and role in ROLE_COLORS else "damaged"
     if rec_type == "compaction":
         return "compaction"
     if rec_type == "branch_summary":
