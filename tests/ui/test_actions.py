@@ -38,7 +38,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 def yes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     asked: list[str] = []
 
-    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes") -> bool:
+    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes", **_kw: Any) -> bool:
         asked.append(title)
         return True
 
@@ -80,7 +80,7 @@ def test_committing_the_offline_draft_says_it_is_one(
     user has written a summary of their own."""
     texts: list[str] = []
 
-    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes") -> bool:
+    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes", **_kw: Any) -> bool:
         texts.append(text)
         return False
 
@@ -297,3 +297,31 @@ def test_copy_entry_id_copies_the_selected_entrys_id_from_the_menu_and_the_inspe
     assert w.doc.selected == no_id
     assert not w.a_copy_id.isEnabled()
     assert not w.inspector.copy_button.isEnabled()
+
+
+def test_a_fork_opened_from_the_window_shows_its_leaf_row(
+    qtbot: Any, window: MainWindow, tmp_path: Path, yes: list[str], monkeypatch: Any
+) -> None:
+    """Fork at an entry far down a long session, then "Open it now?": the new file's leaf is the
+    current row and in view (it was selected but scrolled out of sight)."""
+    from .conftest import write_session
+
+    long = write_session(
+        tmp_path / "long.jsonl", [("user" if k % 2 == 0 else "assistant", 30) for k in range(300)]
+    )
+    window.resize(1200, 800)
+    _open(qtbot, window, long)
+    s = window.doc.session
+    target = s.get_index("e0250")
+    window.doc.select(target)
+    qtbot.waitUntil(lambda: window.tree_model.record_of(window.tree.currentIndex()) == target)
+    out = tmp_path / "fork.jsonl"
+    monkeypatch.setattr(MainWindow, "ask_save_path", lambda self, title, default: str(out))
+    window.a_fork.trigger()
+    qtbot.waitUntil(lambda: window.doc.path == str(out) and window.doc.state is not None, timeout=5000)
+    new = window.doc.session
+    leaf = new.leaf_index()
+    qtbot.waitUntil(lambda: window.tree_model.record_of(window.tree.currentIndex()) == leaf, timeout=3000)
+    qtbot.wait(50)
+    rect = window.tree.visualRect(window.tree.currentIndex())
+    assert window.tree.viewport().rect().contains(rect), (rect, window.tree.viewport().rect())

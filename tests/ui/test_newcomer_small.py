@@ -293,7 +293,8 @@ def test_the_load_issues_details_list_the_issues_at_once(
     issues = window.doc.session.issues
     assert len(lines) == len(issues) >= 1 and lines[0].startswith(f"line {issues[0].line}: ")
     label = dlg.findChild(QLabel).text()
-    assert label.startswith(f"{len(issues)} line")
+    n, on = len(issues), len({i.line for i in issues})
+    assert label.startswith(f"{n} issue{'s' if n != 1 else ''} on {on} line{'s' if on != 1 else ''}: ")
     dlg.close()
 
 
