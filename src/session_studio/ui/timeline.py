@@ -507,9 +507,14 @@ class TimelinePanel(QWidget):
             where = f"branch to {leaf_id} · " if planner is not active else ""
             # the threshold line is where pi would compact by itself: say when it does not
             auto = "" if state.params.auto_compaction else f" · {AUTO_COMPACTION_OFF}"
+            # the counts wrap as whole parts (a narrow window broke "(21 by usage, 0 / estimated)")
+            counts = (
+                f"{len(tl):,} turns ({usage:,} by usage, {len(tl) - usage:,} estimated)",
+                f"{len(tl.drops)} compaction{'s' if len(tl.drops) != 1 else ''}",
+            )
             self.status.setText(
-                f"{where}pi {tl.profile} · {len(tl):,} turns ({usage:,} by usage, {len(tl) - usage:,} "
-                f"estimated) · {len(tl.drops)} compaction{'s' if len(tl.drops) != 1 else ''}"
+                f"{where}pi {tl.profile} · "
+                + " · ".join(part.replace(" ", "\u00a0") for part in counts)
                 + auto
                 + (f" · {tl.problems[0]}" if tl.problems else "")
             )
