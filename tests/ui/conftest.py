@@ -115,6 +115,27 @@ def write_session(path: Path, spec: list[Any], cwd: str = "/work/demo") -> Path:
     return path
 
 
+def append_as_pi(path: Path, entry_id: str = "pi000001", text: str = "hello from pi") -> str:
+    """Append a user message to ``path`` chained to its last line, as pi does while the window
+    shows the file; returns the line written (its newline included)."""
+    last = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
+    line = (
+        json.dumps(
+            {
+                "type": "message",
+                "id": entry_id,
+                "parentId": last["id"],
+                "timestamp": "2025-01-01T12:00:00.000Z",
+                "message": {"role": "user", "content": text, "timestamp": 1},
+            }
+        )
+        + "\n"
+    )
+    with path.open("a", encoding="utf-8") as f:
+        f.write(line)
+    return line
+
+
 @pytest.fixture
 def split_turn_session(tmp_path: Path) -> Path:
     """One early turn, then a long tool-using turn: keep=20000 cuts inside it (split turn)."""

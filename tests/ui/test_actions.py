@@ -14,7 +14,7 @@ from session_studio.core import Session
 from session_studio.ui import actions
 from session_studio.ui.main_window import MainWindow
 
-from .conftest import side_branch_assistant, write_session
+from .conftest import append_as_pi, side_branch_assistant, write_session
 
 
 def _open(qtbot: Any, w: MainWindow, path: Path) -> None:
@@ -103,18 +103,9 @@ def test_stale_commit_reloads_and_tells(
     _generate(qtbot, window)
     before = split_turn_session.read_bytes()
     n = len(window.doc.session.records)
-    last = _lines(split_turn_session)[-1]
-    extra = {
-        "type": "message",
-        "id": "pi000001",
-        "parentId": last["id"],
-        "timestamp": "2025-01-01T12:00:00.000Z",
-        "message": {"role": "user", "content": "hello from pi", "timestamp": 1},
-    }
-    with split_turn_session.open("a") as f:
-        f.write(json.dumps(extra) + "\n")
+    extra = append_as_pi(split_turn_session)
     window.a_commit.trigger()
-    assert split_turn_session.read_bytes() == before + (json.dumps(extra) + "\n").encode()
+    assert split_turn_session.read_bytes() == before + extra.encode()
     box = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible())
     assert "pi changed the file" in box.text()
     box.close()

@@ -12,6 +12,8 @@ from PySide6.QtGui import QTextCursor
 
 from session_studio.ui.main_window import MainWindow
 
+from .conftest import append_as_pi
+
 
 def _open(qtbot: Any, w: MainWindow, path: Path) -> None:
     w.open_path(str(path))
@@ -125,16 +127,7 @@ def test_pi_appending_keeps_the_edited_summary(
     _generate(qtbot, window)
     _type_at_end(qtbot, window, " kept")
     window.preview.flush_summary()
-    last = _lines(split_turn_session)[-1]
-    extra = {
-        "type": "message",
-        "id": "pi000001",
-        "parentId": last["id"],
-        "timestamp": "2025-01-01T12:00:00.000Z",
-        "message": {"role": "user", "content": "hello from pi", "timestamp": 1},
-    }
-    with split_turn_session.open("a") as f:
-        f.write(json.dumps(extra) + "\n")
+    append_as_pi(split_turn_session)
     window.doc.refresh()
     assert window.preview.summary.toPlainText().endswith(" kept")
     assert window.doc.summary_text.endswith(" kept")
@@ -273,16 +266,7 @@ def test_use_it_anyway_after_pi_appended_says_what_changed_and_keeps_the_calls_u
     call = {"input": 1200, "output": 300, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1500}
     window.doc.outcome.usage = [call]  # what a model's answer reports (the offline draft has none)
     made_for = window.doc.plan_signature()
-    last = _lines(split_turn_session)[-1]
-    extra = {
-        "type": "message",
-        "id": "pi000001",
-        "parentId": last["id"],
-        "timestamp": "2025-01-01T12:00:00.000Z",
-        "message": {"role": "user", "content": "hello from pi", "timestamp": 1},
-    }
-    with split_turn_session.open("a") as f:
-        f.write(json.dumps(extra) + "\n")
+    append_as_pi(split_turn_session)
     window.doc.refresh()
     qtbot.waitUntil(
         lambda: window.doc.summary_is_stale and window.preview.stale_note.isVisible(), timeout=5000
