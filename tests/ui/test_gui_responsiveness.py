@@ -13,7 +13,7 @@ from session_studio.ui.outline import preview_text
 from session_studio.ui.tasks import TaskRunner
 from session_studio.ui.tree_model import SEARCH_TEXT_BATCH, extend_search_texts
 
-from .conftest import side_branch_assistant, write_session
+from .conftest import settle_window, side_branch_assistant, write_session
 
 
 def _short(interval: float, default: float) -> bool:
@@ -262,7 +262,7 @@ def test_branch_here_imports_the_engine_in_a_worker_the_first_time(
     monkeypatch.delitem(sys.modules, "slow_engine_stand_in", raising=False)
     runner = TaskRunner()
     w = MainWindow(AppSettings(tmp_path / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
-    qtbot.addWidget(w)
+    qtbot.addWidget(w, before_close_func=lambda w: settle_window(qtbot, w))  # no late result after it
     w.open_path(str(branching_session))
     qtbot.waitUntil(lambda: w.doc.state is not None and not runner.busy, timeout=10000)
     side = side_branch_assistant(w)
