@@ -47,3 +47,33 @@ def test_an_operation_cancelled_before_its_delayed_start_is_let_go(qtbot: Any) -
     assert not runner.busy
     qtbot.waitUntil(lambda: not runner._finishing, timeout=5000)
     assert ran == []  # never ran
+
+
+def test_a_write_progress_dialog_has_no_cancel_and_escape_keeps_its_report(qtbot: Any) -> None:
+    """A write cannot be abandoned halfway: its progress dialog offers no Cancel, and Escape (which
+    hides the dialog) leaves the operation reporting what it did."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication, QProgressDialog, QPushButton, QWidget
+
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    runner = TaskRunner()
+    release = threading.Event()
+    got: list[str] = []
+
+    def write() -> str:
+        release.wait(5)
+        return "written"
+
+    op = runner.op(write, pool="write").with_progress("Writing", parent, cancellable=False)
+    op.on_success(got.append).start()
+    qtbot.waitUntil(
+        lambda: any(isinstance(d, QProgressDialog) and d.isVisible() for d in QApplication.topLevelWidgets()),
+        timeout=3000,
+    )
+    dlg = next(d for d in QApplication.topLevelWidgets() if isinstance(d, QProgressDialog) and d.isVisible())
+    assert not [b for b in dlg.findChildren(QPushButton) if b.isVisible()]
+    qtbot.keyClick(dlg, Qt.Key.Key_Escape)
+    release.set()
+    qtbot.waitUntil(lambda: got == ["written"], timeout=5000)
+    assert not op.cancelled.is_set() and not runner.busy

@@ -779,6 +779,11 @@ class StreamDialog(QDialog):
         self.status.setText("Cancelling…")
         self.cancel_requested.emit()
 
+    def reject(self) -> None:
+        """Escape or the window's close button: a cancel while the summary is being written (it
+        only hid the dialog, and the entry was appended when the answer came)."""
+        self._cancel()
+
     def finish(self, note: str) -> None:
         self.finished_ = True
         self.status.setText(note)

@@ -76,6 +76,7 @@ class Operation(QObject):
         self._dialog: QProgressDialog | None = None
         self._timer: QTimer | None = None
         self._last_progress: tuple[int, int, str] | None = None
+        self._cancellable = True
         self.progress.connect(self._on_progress)
         self.succeeded.connect(self._on_succeeded)
         self.failed.connect(self._on_failed)
@@ -88,9 +89,15 @@ class Operation(QObject):
         self._failure = cb
         return self
 
-    def with_progress(self, label: str, parent: QWidget | None = None) -> Operation:
+    def with_progress(
+        self, label: str, parent: QWidget | None = None, *, cancellable: bool = True
+    ) -> Operation:
+        """A progress dialog after half a second. ``cancellable`` False: it has no Cancel, for work
+        that cannot be abandoned halfway (a write: it completes, and what it did must be reported;
+        dropping its callbacks left the window believing it was still writing)."""
         self._progress_label = label
         self._progress_parent = parent
+        self._cancellable = cancellable
         return self
 
     def cancel(self) -> None:
@@ -165,7 +172,10 @@ class Operation(QObject):
         d.setMinimumDuration(0)
         d.setAutoClose(False)
         d.setAutoReset(False)
-        d.canceled.connect(self.cancel)
+        if self._cancellable:
+            d.canceled.connect(self.cancel)
+        else:
+            d.setCancelButton(None)  # (Escape only hides it: the work goes on and reports back)
         self._dialog = d
         if self._last_progress is not None:
             self._on_progress(*self._last_progress)

@@ -37,10 +37,12 @@ class WriteCommands(SummaryGeneration):
     def _write(
         self, what: str, fn: Callable[..., Any], *args: object, on_ok: Callable[[Any], None]
     ) -> Operation:
-        """Run a write job on the single write thread; failures become actionable messages."""
+        """Run a write job on the single write thread; failures become actionable messages. Its
+        progress dialog has no Cancel: a write is never abandoned unreported (a job that can stop
+        before it writes, a branch summary's LLM call, is cancelled through its own token)."""
         self.doc.writing = True
         self._update_actions()
-        op = self.runner.op(fn, *args, pool="write").with_progress(what, self)
+        op = self.runner.op(fn, *args, pool="write").with_progress(what, self, cancellable=False)
 
         def ok(result: object) -> None:
             self.doc.writing = False
@@ -337,6 +339,7 @@ class WriteCommands(SummaryGeneration):
             *_branch_profile(d),
             on_ok=done,
         )
+        op.hide_progress()  # the stream dialog shows it, with the Cancel that stops the request
         op.failed.connect(lambda *_: dlg.finish("Failed or cancelled: nothing was written."))
 
     def fork(self) -> None:
