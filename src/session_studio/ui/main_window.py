@@ -342,7 +342,8 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         op = self.runner.op(
             actions.export_job, res.planner, st, choice.what, choice.fmt, choice.path, summary
         )
-        op.with_progress("Exporting", self).on_success(done).on_failure(failed).start()
+        # the job cannot be stopped halfway: a Cancel would only have hidden that the file was written
+        op.with_progress("Exporting", self, cancellable=False).on_success(done).on_failure(failed).start()
 
     def _export_folder(self, session_path: str) -> str:
         """Where the export dialog proposes to write: the folder of the last export; else beside the
