@@ -217,3 +217,29 @@ def test_httpx_timeouts_say_which_limit_was_met(exc: httpx.TimeoutException, exp
         err = s._transport_error(exc, after_head=True, url="http://127.0.0.1:9/v1/chat/completions")
     assert isinstance(err, LlmTimeoutError)
     assert expected in str(err)
+
+
+def test_compact_without_yes_and_no_terminal_asks_nothing_of_the_model(tmp_path: Path) -> None:
+    """Without --yes and with no terminal to answer, compact used to pay for a summary first and
+    only then say it could not ask; now it stops before any request."""
+    session = _session(tmp_path)
+    before = session.read_bytes()
+    with llm_server("ok") as srv:
+        r = run_cli(
+            "compact",
+            str(session),
+            "--keep-recent",
+            "600",
+            "--provider",
+            "openai",
+            "--base-url",
+            srv.openai_url,
+            "--model",
+            "m",
+            stdin="",  # not a terminal
+        )
+        assert not srv.requests
+    err = r.stderr.decode()
+    assert r.returncode == 1, err
+    assert "add --yes to write, or --dry-run to only preview" in err and "nothing was sent" in err
+    assert session.read_bytes() == before

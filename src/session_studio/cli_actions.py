@@ -112,11 +112,16 @@ def resolved_provider(a: argparse.Namespace, session: Any) -> Any:
     return resolved
 
 
-def _confirm(question: str, yes: bool) -> bool:
+def _can_ask() -> bool:
+    return bool(sys.stdin) and sys.stdin.isatty()
+
+
+def _confirm(question: str, yes: bool, *, dry_run: bool = False) -> bool:
+    """``dry_run``: the command has --dry-run (the hint names it)."""
     if yes:
         return True
-    if not sys.stdin or not sys.stdin.isatty():
-        _print("not a terminal: add --yes to write, or --dry-run to only preview")
+    if not _can_ask():
+        _print("not a terminal: add --yes to write" + (", or --dry-run to only preview" if dry_run else ""))
         return False
     answer = input(f"{question} [y/N] ").strip().lower()
     return answer in ("y", "yes")
@@ -130,6 +135,12 @@ def _cmd_compact(a: argparse.Namespace) -> int:
     from .core.messages import convert_to_llm
     from .engine.compaction import commit_compaction, draft_compaction, summarize_draft
 
+    if not (a.yes or a.dry_run or a.json or _can_ask()):
+        # asked before the model is paid for the summary the answer would throw away
+        _print(
+            "not a terminal: add --yes to write, or --dry-run to only preview; nothing was sent or written"
+        )
+        return 1
     session = Session.open(a.session)
     profile = profile_for(session, a).profile
     a.keep_recent, a.reserve, *_ = settings_for(session, a, profile)
@@ -187,7 +198,7 @@ def _cmd_compact(a: argparse.Namespace) -> int:
         _show_preview(preview)
     entry = None
     if not a.dry_run:
-        if _confirm(f"Append this compaction to {a.session}?", a.yes):
+        if _confirm(f"Append this compaction to {a.session}?", a.yes, dry_run=True):
             entry = commit_compaction(outcome)
             _print_notes(session)
             if not a.json:

@@ -310,10 +310,10 @@ def upgrade_legacy_file(session: Session, backup_suffix: str | None = None) -> t
     This is the only in-place rewrite Session Studio does, and only on request.
     Returns (file, backup).
     """
+    if session.reset:  # (a file without a header is not "migrated" either: say what it is)
+        raise WriteError("this file has no valid header; it cannot be upgraded")
     if not session.migrated:
         raise WriteError("this file is already version 3; nothing to upgrade")
-    if session.reset:
-        raise WriteError("this file has no valid header; it cannot be upgraded")
     src = Path(session.path)
     fp = loaded_fingerprint(session)
     version = "1" if session.source_version is None else str(session.source_version)

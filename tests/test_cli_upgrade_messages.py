@@ -1,0 +1,35 @@
+"""`session-studio upgrade` says what it can do: no --dry-run it does not have, and a file without
+a header is not "already version 3"."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli_support import run_cli
+
+
+def test_upgrade_without_yes_names_only_its_own_options(tmp_path: Path) -> None:
+    v1 = tmp_path / "v1.jsonl"
+    lines = [
+        {"type": "session", "id": "legacy-1", "timestamp": "2025-01-01T10:00:00.000Z", "cwd": "/w"},
+        {
+            "type": "message",
+            "timestamp": "2025-01-01T10:00:01.000Z",
+            "message": {"role": "user", "content": "hi"},
+        },
+    ]
+    v1.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    before = v1.read_bytes()
+    r = run_cli("upgrade", str(v1), stdin="")
+    err = r.stderr.decode()
+    assert r.returncode != 0 and "add --yes to write" in err and "--dry-run" not in err, err
+    assert v1.read_bytes() == before
+
+
+def test_upgrade_of_a_file_without_a_header_says_so(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.jsonl"
+    junk.write_bytes(b"\x00\x01\x02binary\n")
+    r = run_cli("upgrade", str(junk), "--yes")
+    err = r.stderr.decode()
+    assert r.returncode != 0 and "no valid header" in err and "already version 3" not in err, err
