@@ -33,3 +33,13 @@ def test_upgrade_of_a_file_without_a_header_says_so(tmp_path: Path) -> None:
     r = run_cli("upgrade", str(junk), "--yes")
     err = r.stderr.decode()
     assert r.returncode != 0 and "no valid header" in err and "already version 3" not in err, err
+
+
+def test_a_missing_file_or_a_mistyped_command_is_said_before_any_window_starts(tmp_path: Path) -> None:
+    """Without a display Qt aborted (exit 134) over its platform plugin before the file was looked
+    at; a mistyped command was taken for a file to open."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}  # no DISPLAY
+    r = run_cli(str(tmp_path / "nosuch.jsonl"), env=env)
+    assert r.returncode == 1 and "no such file" in r.stderr.decode()
+    r = run_cli("infoo", str(tmp_path / "s.jsonl"), env=env)
+    assert r.returncode == 2 and "unknown command 'infoo'; did you mean 'info'?" in r.stderr.decode()

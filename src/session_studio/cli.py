@@ -442,11 +442,25 @@ def opens_window(argv: Sequence[str]) -> bool:
     return first not in COMMANDS and first not in ("-h", "--help", "--version")
 
 
+def _mistyped_command(first: str) -> str | None:
+    """The command ``first`` is a near miss of ("infoo": "info"), when it is no file to open."""
+    if first.startswith("-") or os.sep in first or os.path.exists(first):
+        return None
+    import difflib
+
+    close = difflib.get_close_matches(first, COMMANDS, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if argv is None:  # this process is ours (not a test calling main)
         tune_allocator()
     if opens_window(args_list):
+        typo = _mistyped_command(args_list[0]) if args_list else None
+        if typo is not None:
+            err(f"session-studio: unknown command {args_list[0]!r}; did you mean {typo!r}? (see --help)")
+            return EXIT_USAGE
         from .ui.launch import launch_gui  # the desktop app: FILE, --screenshot, --size, --theme
 
         return launch_gui(args_list)

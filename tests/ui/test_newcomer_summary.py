@@ -315,3 +315,16 @@ def test_after_a_commit_the_profile_note_says_why_as_the_cli_does(
     cli = choose_profile(Session.open(str(split_turn_session)), "auto", "1.6.0")
     assert "compaction" in cli.reason
     qtbot.waitUntil(lambda: cli.reason in window.planner.profile_note.text(), timeout=5000)
+
+
+def test_tab_in_the_summary_moves_on_and_edits_nothing(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    _open(qtbot, window, split_turn_session)
+    _generate(qtbot, window)
+    text = window.doc.summary_text
+    ed = window.preview.summary
+    ed.setFocus()
+    qtbot.keyClick(ed, Qt.Key.Key_Tab)
+    window.preview.flush_summary()
+    assert ed.toPlainText() == text == window.doc.summary_text

@@ -56,6 +56,10 @@ def wait_until(app: object, cond: Callable[[], bool], timeout: float = 60.0) -> 
 
 def launch_gui(argv: list[str]) -> int:
     a = parse_args(list(argv))
+    if a.file and not os.path.exists(a.file):
+        # before Qt: without a display it would abort over the missing platform plugin instead
+        print(f"session-studio: no such file: {a.file}", file=sys.stderr)
+        return 1
     if a.screenshot and "QT_QPA_PLATFORM" not in os.environ:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from .import_check import forget_source_reads
@@ -91,9 +95,6 @@ def launch_gui(argv: list[str]) -> int:
     if a.size:
         win.resize(*a.size)
     if a.file:
-        if not os.path.exists(a.file):
-            print(f"session-studio: no such file: {a.file}", file=sys.stderr)
-            return 1
         win.open_path(a.file)
     else:
         win.show_browser()

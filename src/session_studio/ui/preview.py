@@ -467,6 +467,9 @@ class PreviewPane(QWidget):
         self.status.setProperty("muted", True)
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.summary = QPlainTextEdit()
+        # Tab moves on (a summary is Markdown, indented with spaces): tabbing through the pane
+        # silently edited the summary
+        self.summary.setTabChangesFocus(True)
         self.summary.setPlaceholderText(
             "The summary appears here as it is generated; you can edit it before committing."
         )

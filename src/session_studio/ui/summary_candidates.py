@@ -191,6 +191,9 @@ class CandidatePane(QFrame):
         self.failure_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.failure_label.hide()
         self.summary = QPlainTextEdit()
+        # Tab moves on (a summary is Markdown, indented with spaces): tabbing through the pane
+        # silently edited the summary
+        self.summary.setTabChangesFocus(True)
         self.summary.setPlaceholderText("The candidate appears here as it is generated; you can edit it.")
         self.summary.setAccessibleName(f"Summary of candidate {name}")
         self.kept_title = QLabel("<b>What it kept</b>")
