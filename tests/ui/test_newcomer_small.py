@@ -315,3 +315,20 @@ def test_escape_in_the_entry_search_clears_it_then_goes_back_to_the_tree(
     assert window.search.text() == ""
     qtbot.keyClick(window.search, Qt.Key.Key_Escape)
     qtbot.waitUntil(window.tree.hasFocus, timeout=2000)
+
+
+def test_down_or_return_in_the_entry_search_goes_to_the_rows_found(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    from PySide6.QtCore import Qt
+
+    path = write_session(tmp_path / "s.jsonl", [("user", 20), ("assistant", 20), ("user", 20)])
+    _open(qtbot, window, path)
+    window.show()
+    window.activateWindow()
+    for key in (Qt.Key.Key_Down, Qt.Key.Key_Return):
+        window.search.setFocus()
+        qtbot.waitUntil(window.search.hasFocus, timeout=2000)
+        qtbot.keyClick(window.search, key)
+        qtbot.waitUntil(window.tree.hasFocus, timeout=2000)
+        assert window.tree.currentIndex().isValid()

@@ -207,6 +207,11 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self.search)
         escape.setContext(Qt.ShortcutContext.WidgetShortcut)
         escape.activated.connect(lambda: self.search.clear() if self.search.text() else self.tree.setFocus())
+        # Down (as in the session browser's search) and Return go to the rows found
+        down = QShortcut(QKeySequence(Qt.Key.Key_Down), self.search)
+        down.setContext(Qt.ShortcutContext.WidgetShortcut)
+        down.activated.connect(self._search_to_tree)
+        self.search.returnPressed.connect(self._search_to_tree)
         self._search_timer.timeout.connect(self._apply_filter)
         self.tree_model.search_text_progress.connect(self._on_search_text_progress)
         self.tree_model.content_search_progress.connect(self._on_search_text_progress)
@@ -292,6 +297,16 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
 
     # ------------------------------------------------------------------ browser
+    def _search_to_tree(self) -> None:
+        """From the entry search to its rows: the search typed is applied now (not after its
+        pause), and the tree takes the focus on its current row, else its first one."""
+        if self._search_timer.isActive():
+            self._search_timer.stop()
+            self._apply_filter()
+        if not self.tree.currentIndex().isValid() and self.tree_model.rowCount():
+            self.tree.setCurrentIndex(self.tree_model.index(0, 0))
+        self.tree.setFocus()
+
     def show_browser(self) -> None:
         self.stack.setCurrentIndex(PAGE_BROWSER)
         root = self.sessions_root
