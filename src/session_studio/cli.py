@@ -107,6 +107,9 @@ def _cmd_info(a: argparse.Namespace) -> int:
     session = _open(a.session)
     choice = profile_for(session, a)
     keep, reserve, window, source, auto = settings_for(session, a, choice.profile)
+    if a.leaf is not None and session.get_index(a.leaf) is None:
+        err(f"session-studio info: no entry {a.leaf!r} in {a.session}")
+        return EXIT_FAILURE
     out(f"pi profile:  {choice.profile.version} ({choice.reason})")
     out(
         render_overview(
@@ -198,7 +201,8 @@ def _add_plan_options(p: argparse.ArgumentParser, *, pi_defaults: bool = False) 
         type=int,
         default=DEFAULT_KEEP_RECENT_TOKENS,
         metavar="N",
-        help=f"keepRecentTokens (default {DEFAULT_KEEP_RECENT_TOKENS})",
+        help=f"keepRecentTokens (default {DEFAULT_KEEP_RECENT_TOKENS}, pi's own: this command answers as "
+        "the pi-oracle does and does not read settings.json; info and compact do)",
     )
     p.add_argument(
         "--reserve",

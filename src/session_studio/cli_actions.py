@@ -435,8 +435,8 @@ def _cmd_export(a: argparse.Namespace) -> int:
     from .core.plan import PathPlanner, PlanParams
     from .export import ExportOptions, export_report, write_report
 
-    fmt = a.format or ("html" if a.out and a.out.lower().endswith((".html", ".htm")) else None)
-    fmt = fmt or ("md" if not a.out or a.out == "-" or a.out.lower().endswith(".md") else "html")
+    # as --help says: HTML for .html/.htm, else Markdown (a report.txt is text, not a web page)
+    fmt = a.format or ("html" if a.out and a.out.lower().endswith((".html", ".htm")) else "md")
     session = Session.open(a.session)
     profile = profile_for(session, a).profile
     keep, reserve, window, _source, auto = settings_for(session, a, profile)

@@ -207,6 +207,10 @@ def test_cli_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     page = out.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and 'id="token-bar"' in page
     assert "wrote" in capsys.readouterr().err
+    # any other name than .html/.htm is Markdown, as --help says (a .txt was written as HTML)
+    txt = tmp_path / "plan.txt"
+    assert main(["export", str(src), "-o", str(txt), "--pi-version", "0.80.2"]) == 0
+    assert not txt.read_text(encoding="utf-8").lstrip().startswith("<")
     # stdout: Markdown by default
     assert main(["export", str(src), "--what", "path", "--pi-version", "0.80.2"]) == 0
     md = capsys.readouterr().out

@@ -1,5 +1,5 @@
-"""`session-studio upgrade` says what it can do: no --dry-run it does not have, and a file without
-a header is not "already version 3"."""
+"""The command line says what is true: `upgrade` names no --dry-run it does not have and calls a file without
+a header no "version 3"; a missing file, a mistyped command or a missing entry is an error."""
 
 from __future__ import annotations
 
@@ -43,3 +43,25 @@ def test_a_missing_file_or_a_mistyped_command_is_said_before_any_window_starts(t
     assert r.returncode == 1 and "no such file" in r.stderr.decode()
     r = run_cli("infoo", str(tmp_path / "s.jsonl"), env=env)
     assert r.returncode == 2 and "unknown command 'infoo'; did you mean 'info'?" in r.stderr.decode()
+
+
+def test_info_of_an_entry_that_is_not_there_fails(tmp_path: Path) -> None:
+    s = tmp_path / "s.jsonl"
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "s1",
+        "timestamp": "2025-01-01T10:00:00.000Z",
+        "cwd": "/w",
+    }
+    msg = {
+        "type": "message",
+        "id": "e0000001",
+        "parentId": None,
+        "timestamp": "2025-01-01T10:00:01.000Z",
+        "message": {"role": "user", "content": "hi", "timestamp": 1},
+    }
+    s.write_text(json.dumps(header) + "\n" + json.dumps(msg) + "\n", encoding="utf-8")
+    r = run_cli("info", str(s), "--leaf", "nosuch")
+    assert r.returncode == 1 and "no entry 'nosuch'" in r.stderr.decode() and not r.stdout
+    assert run_cli("info", str(s), "--leaf", "e0000001").returncode == 0
