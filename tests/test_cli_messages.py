@@ -65,3 +65,32 @@ def test_info_of_an_entry_that_is_not_there_fails(tmp_path: Path) -> None:
     r = run_cli("info", str(s), "--leaf", "nosuch")
     assert r.returncode == 1 and "no entry 'nosuch'" in r.stderr.decode() and not r.stdout
     assert run_cli("info", str(s), "--leaf", "e0000001").returncode == 0
+
+
+def test_a_version_1_file_is_forked_by_its_leaf_without_naming_an_id(tmp_path: Path) -> None:
+    """A version 1 file's ids are made on every open: `info` says so, the refusal to append says to
+    fork without --leaf, and `fork FILE` forks the leaf's path."""
+    v1 = tmp_path / "v1.jsonl"
+    lines = [
+        {"type": "session", "id": "legacy-1", "timestamp": "2025-01-01T10:00:00.000Z", "cwd": "/w"},
+        {
+            "type": "message",
+            "timestamp": "2025-01-01T10:00:01.000Z",
+            "message": {"role": "user", "content": "hi"},
+        },
+        {
+            "type": "message",
+            "timestamp": "2025-01-01T10:00:02.000Z",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "hello"}]},
+        },
+    ]
+    v1.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    info = run_cli("info", str(v1)).stdout.decode()
+    assert "(made on opening: another run gives other ids)" in info
+    refused = run_cli("label", str(v1), "anything", "x").stderr.decode()
+    assert "`session-studio fork FILE`, without --leaf" in refused
+    out = tmp_path / "fork.jsonl"
+    r = run_cli("fork", str(v1), "--out", str(out))
+    assert r.returncode == 0, r.stderr.decode()
+    forked = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert forked[0]["version"] == 3 and [e["message"]["role"] for e in forked[1:]] == ["user", "assistant"]

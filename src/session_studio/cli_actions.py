@@ -374,7 +374,11 @@ def _cmd_fork(a: argparse.Namespace) -> int:
     from .engine.edits import fork_to_file
 
     session = Session.open(a.session)
-    written = fork_to_file(session, a.leaf, a.out)
+    leaf = a.leaf if a.leaf is not None else session.leaf_id
+    if not isinstance(leaf, str):
+        _print("session-studio fork: the session has no leaf entry to fork from; nothing written")
+        return 1
+    written = fork_to_file(session, leaf, a.out)
     out(str(written))
     return 0
 
@@ -513,7 +517,12 @@ def _branch_to_parser(sub: Any, plan_options: Any) -> None:
 def _fork_parser(sub: Any, plan_options: Any) -> None:
     p = sub.add_parser("fork", help="write the path to an entry as a new session file")
     p.add_argument("session")
-    p.add_argument("--leaf", required=True, metavar="ID")
+    p.add_argument(
+        "--leaf",
+        metavar="ID",
+        help="the entry whose path is written (default: the session's leaf; a version 1 file's ids "
+        "are made anew on every open, so fork its leaf this way)",
+    )
     p.add_argument(
         "--out", metavar="NEW.jsonl", help="default: a new file next to SESSION, named as pi names them"
     )

@@ -94,7 +94,13 @@ def render_overview(
     except EntryNotFoundError as e:
         w(f"error:       {e}")
         return "\n".join(out) + "\n"
-    w(f"leaf:        {leaf_id if leaf_id is not UNDEFINED else '(none)'}")
+    # a version 1/2 file's ids are made by the migration on every open: not for another command
+    made = (
+        " (made on opening: another run gives other ids)"
+        if session.migrated and leaf_id is not UNDEFINED
+        else ""
+    )
+    w(f"leaf:        {leaf_id if leaf_id is not UNDEFINED else '(none)'}{made}")
     if session.issues:
         w(f"load report: {len(session.issues)} issue(s)")
         for issue in session.issues[:20]:

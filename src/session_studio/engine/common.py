@@ -34,7 +34,8 @@ def ensure_appendable(session: Session) -> None:
         raise WriteError(
             f"this is a version {version} session: pi rewrites such files with new ids when it "
             "opens them, so entries appended now would not line up. Upgrade it first (a backup is kept: "
-            "`session-studio upgrade FILE`) or fork the path to a new v3 file."
+            "`session-studio upgrade FILE`) or fork its leaf's path to a new v3 file "
+            "(`session-studio fork FILE`, without --leaf: its ids are made anew on every open)."
         )
 
 
