@@ -9,8 +9,8 @@ from pathlib import Path
 from tests.cli_support import run_cli
 
 
-def test_upgrade_without_yes_names_only_its_own_options(tmp_path: Path) -> None:
-    v1 = tmp_path / "v1.jsonl"
+def _v1_file(path: Path) -> Path:
+    """A version 1 session (no version field, no ids): a user message and the answer."""
     lines = [
         {"type": "session", "id": "legacy-1", "timestamp": "2025-01-01T10:00:00.000Z", "cwd": "/w"},
         {
@@ -18,8 +18,18 @@ def test_upgrade_without_yes_names_only_its_own_options(tmp_path: Path) -> None:
             "timestamp": "2025-01-01T10:00:01.000Z",
             "message": {"role": "user", "content": "hi"},
         },
+        {
+            "type": "message",
+            "timestamp": "2025-01-01T10:00:02.000Z",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "hello"}]},
+        },
     ]
-    v1.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+def test_upgrade_without_yes_names_only_its_own_options(tmp_path: Path) -> None:
+    v1 = _v1_file(tmp_path / "v1.jsonl")
     before = v1.read_bytes()
     r = run_cli("upgrade", str(v1), stdin="")
     err = r.stderr.decode()
@@ -70,21 +80,7 @@ def test_info_of_an_entry_that_is_not_there_fails(tmp_path: Path) -> None:
 def test_a_version_1_file_is_forked_by_its_leaf_without_naming_an_id(tmp_path: Path) -> None:
     """A version 1 file's ids are made on every open: `info` says so, the refusal to append says to
     fork without --leaf, and `fork FILE` forks the leaf's path."""
-    v1 = tmp_path / "v1.jsonl"
-    lines = [
-        {"type": "session", "id": "legacy-1", "timestamp": "2025-01-01T10:00:00.000Z", "cwd": "/w"},
-        {
-            "type": "message",
-            "timestamp": "2025-01-01T10:00:01.000Z",
-            "message": {"role": "user", "content": "hi"},
-        },
-        {
-            "type": "message",
-            "timestamp": "2025-01-01T10:00:02.000Z",
-            "message": {"role": "assistant", "content": [{"type": "text", "text": "hello"}]},
-        },
-    ]
-    v1.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    v1 = _v1_file(tmp_path / "v1.jsonl")
     info = run_cli("info", str(v1)).stdout.decode()
     assert "(made on opening: another run gives other ids)" in info
     refused = run_cli("label", str(v1), "anything", "x").stderr.decode()
