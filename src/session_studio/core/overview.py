@@ -6,7 +6,6 @@ from collections import Counter
 from typing import Any
 
 from .context import SessionContext, build_session_context
-from .errors import EntryNotFoundError
 from .explain import AUTO_COMPACTION_OFF, explain_plan, render_text, window_exceeded_text
 from .jsvalue import UNDEFINED, JsTypeError, js_key
 from .plan import (
@@ -56,7 +55,8 @@ def render_overview(
     profile: PiProfile = PROFILE_0_80_2,
     auto_compaction: bool = True,
 ) -> str:
-    """``auto_compaction``: pi's settings' compaction.enabled (False: pi compacts only on /compact)."""
+    """``auto_compaction``: pi's settings' compaction.enabled (False: pi compacts only on /compact).
+    A ``leaf`` that is no entry raises EntryNotFoundError (`info` says so before any output)."""
     out: list[str] = []
     w = out.append
     w(f"file:        {session.path}")
@@ -89,11 +89,7 @@ def render_overview(
     branch_points = sum(1 for r in recs if children[js_key(r.id)] > 1)
     leaves = sum(1 for r in recs if children[js_key(r.id)] == 0)
     w(f"tree:        {leaves} leaves, {branch_points} branch points, {len(session.labels)} labels")
-    try:
-        leaf_id = session.leaf_id if leaf is None else (session.require(leaf), leaf)[1]
-    except EntryNotFoundError as e:
-        w(f"error:       {e}")
-        return "\n".join(out) + "\n"
+    leaf_id = session.leaf_id if leaf is None else (session.require(leaf), leaf)[1]
     # a version 1/2 file's ids are made by the migration on every open: not for another command
     made = (
         " (made on opening: another run gives other ids)"
