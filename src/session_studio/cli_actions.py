@@ -116,12 +116,17 @@ def _can_ask() -> bool:
     return bool(sys.stdin) and sys.stdin.isatty()
 
 
+def _cannot_ask(dry_run: bool) -> str:
+    """What to do when there is no terminal to answer; ``dry_run``: the command has --dry-run."""
+    return "not a terminal: add --yes to write" + (", or --dry-run to only preview" if dry_run else "")
+
+
 def _confirm(question: str, yes: bool, *, dry_run: bool = False) -> bool:
     """``dry_run``: the command has --dry-run (the hint names it)."""
     if yes:
         return True
     if not _can_ask():
-        _print("not a terminal: add --yes to write" + (", or --dry-run to only preview" if dry_run else ""))
+        _print(_cannot_ask(dry_run))
         return False
     answer = input(f"{question} [y/N] ").strip().lower()
     return answer in ("y", "yes")
@@ -137,9 +142,7 @@ def _cmd_compact(a: argparse.Namespace) -> int:
 
     if not (a.yes or a.dry_run or a.json or _can_ask()):
         # asked before the model is paid for the summary the answer would throw away
-        _print(
-            "not a terminal: add --yes to write, or --dry-run to only preview; nothing was sent or written"
-        )
+        _print(_cannot_ask(dry_run=True) + "; nothing was sent or written")
         return 1
     session = Session.open(a.session)
     profile = profile_for(session, a).profile

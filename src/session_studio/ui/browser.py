@@ -484,7 +484,7 @@ class SessionBrowser(QWidget):
     def _show_count(self) -> None:
         """ "9 sessions"; while a search filters them, how many of them it shows ("1 of 9 sessions")."""
         n = self._count
-        total = f"{n:,} session{'s' if n != 1 else ''}"
+        total = _sessions(n)
         if self.proxy.searching():
             total = f"{sum(1 for _ in self._shown_session_rows()):,} of {total}"
         read, of = self.content_read
