@@ -491,8 +491,50 @@ def test_transport_exceptions_are_mapped() -> None:
         (httpx.UnsupportedProtocol("bad scheme"), LlmConfigError),
     ]
     for exc, error in cases:
-        with openai(raiser(exc), max_retries=0) as s, pytest.raises(error):
+        with openai(raiser(exc), max_retries=0) as s, pytest.raises(error) as info:
             s.summarize(REQ)
+        # the message says what happened in words; httpx's class name is for the details only
+        assert type(exc).__name__ not in info.value.user_message
+
+
+def test_a_connection_failure_is_said_without_its_errno() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("[Errno 111] Connection refused")
+
+    with openai(handler, max_retries=0) as s, pytest.raises(LlmConnectionError) as info:
+        s.summarize(REQ)
+    assert "(Connection refused)" in info.value.user_message and "Errno" not in info.value.user_message
+
+
+def test_a_stream_broken_mid_way_says_so_in_words() -> None:
+    def body() -> Iterator[bytes]:
+        yield openai_sse(["first "])[:20]
+        raise httpx.RemoteProtocolError("")
+
+    with openai(lambda r: sse_response(body())) as s, pytest.raises(LlmProtocolError) as info:
+        s.summarize(REQ)
+    assert "broke off in the middle (the server closed the connection)" in info.value.user_message
+
+
+@pytest.mark.parametrize(
+    ("kind", "advice"),
+    [
+        ("history", "keep more recent tokens"),
+        ("turn_prefix", "keep more recent tokens"),
+        ("branch", "budget"),
+    ],
+)
+def test_the_overflow_advice_fits_the_summary_asked_for(kind: str, advice: str) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        data = {"error": {"message": "This model's maximum context length is 4096 tokens", "code": 400}}
+        return httpx.Response(400, json=data)
+
+    req = SummaryRequest(kind, "sys", "text", None, None)  # type: ignore[arg-type]
+    with openai(handler, max_retries=0) as s, pytest.raises(LlmContextOverflowError) as info:
+        s.summarize(req)
+    assert advice in info.value.user_message
+    other = "budget" if advice != "budget" else "keep more recent tokens"
+    assert other not in info.value.user_message
 
 
 def test_bad_configuration() -> None:

@@ -25,10 +25,14 @@ def test_a_stale_file_is_a_refused_write() -> None:
     )
 
 
-def test_the_servers_user_message_is_shown_with_the_technical_details_folded() -> None:
-    exc = LlmError("HTTP 401 from https://x", user_message="Check the API key.")
-    f = explain_failure(exc, "TB", "The summary could not be generated")
-    assert (f.title, f.text, f.details) == ("The summary could not be generated", "Check the API key.", "TB")
+def test_the_servers_user_message_is_shown_with_the_technical_line_folded_not_a_traceback() -> None:
+    exc = LlmError("anthropic: HTTP 429: slow down", user_message="Rate limited: try again later.")
+    f = explain_failure(exc, "Traceback (most recent call last): …", "The summary could not be generated")
+    assert (f.title, f.text, f.details) == (
+        "The summary could not be generated",
+        "Rate limited: try again later.",
+        "anthropic: HTTP 429: slow down",
+    )
 
 
 def test_a_file_pi_cannot_open_names_the_line() -> None:

@@ -37,6 +37,7 @@ from session_studio.llm.errors import (
     LlmServerError,
     LlmTimeoutError,
     is_context_overflow_message,
+    overflow_advice,
     redact,
     register_secret,
 )
@@ -63,6 +64,28 @@ _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 def sanitize_surrogates(text: str) -> str:
     """Drop unpaired UTF-16 surrogates (pi-ai ``sanitizeSurrogates``); they cannot be sent as UTF-8."""
     return _LONE_SURROGATE.sub("", text)
+
+
+_ERRNO_PREFIX = re.compile(r"^\[Errno -?\d+\]\s*")
+_PLAIN_CAUSES: tuple[tuple[type[BaseException], str], ...] = (
+    (httpx.RemoteProtocolError, "the server closed the connection"),
+    (httpx.ConnectError, "the connection was refused or the host is unknown"),
+    (httpx.ReadError, "the connection was reset"),
+    (httpx.WriteError, "the connection was reset while sending"),
+)
+
+
+def transport_cause(exc: object) -> str:
+    """A transport failure in words for a message: httpx's own text without its class name or
+    errno ("Connection refused", "Server disconnected without sending a response"); the class
+    name stays in the technical message (the log, the folded details)."""
+    text = _ERRNO_PREFIX.sub("", str(exc)).strip().rstrip(".")
+    if text:
+        return text
+    for kind, words in _PLAIN_CAUSES:
+        if isinstance(exc, kind):
+            return words
+    return "the connection failed"
 
 
 def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -130,10 +153,7 @@ def error_for_message(
     if is_context_overflow_message(message) or kind == "request_too_large":
         return LlmContextOverflowError(
             f"{provider}: HTTP {status}: {safe}",
-            user_message=(
-                f"The conversation is too long for the model's context window ({short}). Use a model "
-                "with a larger context window, or summarize a smaller part (keep more recent tokens)."
-            ),
+            user_message=(f"The conversation is too long for the model's context window ({short})."),
             status=status,
             provider=provider,
         )
@@ -354,6 +374,9 @@ class HttpSummarizer:
             emitted = [False]
             try:
                 return self._attempt(request, on_text, token, emitted, deadline)
+            except LlmContextOverflowError as err:
+                err.user_message = f"{err.user_message} {overflow_advice(request.kind)}"
+                raise
             except LlmError as err:
                 if isinstance(err, LlmCancelledError) or not err.retryable or emitted[0]:
                     raise
@@ -554,7 +577,8 @@ class HttpSummarizer:
 
     def _transport_error(self, exc: object, *, after_head: bool, url: str) -> LlmError:
         safe_url = redact(url)
-        detail = redact(f"{type(exc).__name__}: {exc}")
+        detail = redact(f"{type(exc).__name__}: {exc}")  # for the log and the folded details
+        said = transport_cause(exc)  # for the person reading the message
         if isinstance(exc, LlmError):
             return exc
         if isinstance(exc, httpx.ConnectTimeout):
@@ -574,14 +598,14 @@ class HttpSummarizer:
         if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
             return LlmConfigError(
                 f"{self.provider_label}: bad URL {safe_url}: {detail}",
-                user_message=f"The base URL cannot be used ({detail}): check it in the provider settings.",
+                user_message=f"The base URL cannot be used ({said}): check it in the provider settings.",
                 provider=self.provider_label,
             )
         if after_head:
             return LlmProtocolError(
                 f"{self.provider_label}: the stream from {safe_url} broke off: {detail}",
                 user_message=(
-                    f"The server's answer broke off in the middle ({detail}). Try again; if it keeps "
+                    f"The server's answer broke off in the middle ({said}). Try again; if it keeps "
                     "happening, check the server or proxy."
                 ),
                 provider=self.provider_label,
@@ -590,14 +614,14 @@ class HttpSummarizer:
             return LlmConnectionError(
                 f"{self.provider_label}: cannot talk to {safe_url}: {detail}",
                 user_message=(
-                    f"Could not get an answer from {safe_url} ({detail}). Check the base URL, that the "
+                    f"Could not get an answer from {safe_url} ({said}). Check the base URL, that the "
                     "server is running, and your network."
                 ),
                 provider=self.provider_label,
             )
         return LlmConnectionError(
             f"{self.provider_label}: request to {safe_url} failed: {detail}",
-            user_message=f"The request to {safe_url} failed ({detail}).",
+            user_message=f"The request to {safe_url} failed ({said}).",
             provider=self.provider_label,
         )
 

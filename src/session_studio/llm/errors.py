@@ -46,6 +46,7 @@ __all__ = [
     "LlmSummaryError",
     "LlmTimeoutError",
     "is_context_overflow_message",
+    "overflow_advice",
     "redact",
     "register_secret",
     "summary_failure_message",
@@ -131,6 +132,18 @@ def summary_failure_message(kind: str, error_message: str | None) -> str:
     if kind == "branch":
         return error_message or "Summarization failed"
     return "Summarization failed: " + (error_message or "Unknown error")
+
+
+def overflow_advice(kind: str) -> str:
+    """What to do when a summary request of this kind did not fit the model's context window:
+    a compaction summarizes less when it keeps more; a branch summary fits pi's budget, which
+    comes from the context window it is given."""
+    if kind == "branch":
+        return (
+            "Use a model with a larger context window, or give the branch summary this model's "
+            "context window, so that its budget leaves out the oldest messages."
+        )
+    return "Use a model with a larger context window, or keep more recent tokens so that less is summarized."
 
 
 # ---------------------------------------------------------------------------------------------

@@ -225,7 +225,10 @@ def explain_failure(exc: BaseException, tb: str, title: str) -> Failure:
     from session_studio.llm import LlmError  # the network package loads on first use
 
     if isinstance(exc, LlmError):
-        return Failure(title, str(getattr(exc, "user_message", None) or exc), tb)
+        # a known failure of the provider: its technical line (status, server's words, redacted)
+        # is the detail, not our traceback
+        said = str(getattr(exc, "user_message", None) or exc)
+        return Failure(title, said, str(exc) if str(exc) != said else "")
     if isinstance(exc, WriteError):
         return Failure(f"{title}: nothing was written", f"{exc}\n\nThe session file was left as it was.", tb)
     if isinstance(exc, SessionFileError):
