@@ -50,7 +50,7 @@ def test_a_missing_file_or_a_mistyped_command_is_said_before_any_window_starts(t
     at; a mistyped command was taken for a file to open."""
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}  # no DISPLAY
     r = run_cli(str(tmp_path / "nosuch.jsonl"), env=env)
-    assert r.returncode == 1 and "no such file" in r.stderr.decode()
+    assert r.returncode == 1 and "session file not found" in r.stderr.decode()
     r = run_cli("infoo", str(tmp_path / "s.jsonl"), env=env)
     assert r.returncode == 2 and "unknown command 'infoo'; did you mean 'info'?" in r.stderr.decode()
 
@@ -90,3 +90,43 @@ def test_a_version_1_file_is_forked_by_its_leaf_without_naming_an_id(tmp_path: P
     assert r.returncode == 0, r.stderr.decode()
     forked = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert forked[0]["version"] == 3 and [e["message"]["role"] for e in forked[1:]] == ["user", "assistant"]
+
+
+def test_every_command_says_a_missing_file_the_same_way(tmp_path: Path) -> None:
+    """One wording and one status for a file that is not there, whichever command is run (and
+    `compact` with no terminal says it before refusing to ask)."""
+    missing = str(tmp_path / "nosuch.jsonl")
+    commands = [
+        ["info", missing],
+        ["plan", missing],
+        ["context", missing],
+        ["search", missing, "x"],
+        ["export", missing],
+        ["upgrade", missing, "--yes"],
+        ["repair", missing],
+        ["compact", missing],
+        ["fork", missing],
+        ["label", missing, "x", "y"],
+        ["rename", missing, "n"],
+        ["branch-to", missing, "x"],
+    ]
+    for argv in commands:
+        r = run_cli(*argv, stdin="")
+        said = r.stderr.decode()
+        assert (r.returncode, said) == (1, f"session-studio: session file not found: {missing}\n"), argv
+
+
+def test_counts_below_their_least_value_are_usage_errors(tmp_path: Path) -> None:
+    s = _v1_file(tmp_path / "s.jsonl")
+    for argv in (
+        ["plan", str(s), "--keep-recent", "-5"],
+        ["plan", str(s), "--context-window", "0"],
+        ["info", str(s), "--reserve", "-1"],
+        ["compact", str(s), "--dry-run", "--keep-recent", "-5"],
+        ["branch", str(s), "--from", "a", "--to", "b", "--budget", "-3"],
+        ["search", str(s), "hi", "--max", "-1"],
+    ):
+        r = run_cli(*argv)
+        assert r.returncode == 2 and "or more, not" in r.stderr.decode(), (argv, r.stderr.decode())
+    r = run_cli("search", str(s), "")
+    assert r.returncode == 2 and "the text to find is empty" in r.stderr.decode()

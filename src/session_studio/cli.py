@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import __version__
-from .cli_common import profile_for, settings_for
+from .cli_common import profile_for, settings_for, whole_number
 from .cli_output import err, out, terminal_safe
 from .core.allocator import tune_allocator
 
@@ -188,17 +188,24 @@ def _add_plan_options(p: argparse.ArgumentParser, *, pi_defaults: bool = False) 
     if pi_defaults:
         p.add_argument("--leaf", metavar="ID", help="plan for this entry instead of the session's leaf")
         p.add_argument(
-            "--keep-recent", type=int, metavar="N", help="keepRecentTokens (default: pi's settings)"
+            "--keep-recent",
+            type=whole_number(0),
+            metavar="N",
+            help="keepRecentTokens (default: pi's settings)",
         )
-        p.add_argument("--reserve", type=int, metavar="N", help="reserveTokens (default: pi's settings)")
-        p.add_argument("--context-window", type=int, metavar="N", help="default: the session model's window")
+        p.add_argument(
+            "--reserve", type=whole_number(0), metavar="N", help="reserveTokens (default: pi's settings)"
+        )
+        p.add_argument(
+            "--context-window", type=whole_number(1), metavar="N", help="default: the session model's window"
+        )
         return
     p.add_argument("--leaf", metavar="ID", help="plan for this entry instead of the session's leaf")
     from .core.defaults import DEFAULT_CONTEXT_WINDOW, DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 
     p.add_argument(
         "--keep-recent",
-        type=int,
+        type=whole_number(0),
         default=DEFAULT_KEEP_RECENT_TOKENS,
         metavar="N",
         help=f"keepRecentTokens (default {DEFAULT_KEEP_RECENT_TOKENS}, pi's own: this command answers as "
@@ -206,14 +213,14 @@ def _add_plan_options(p: argparse.ArgumentParser, *, pi_defaults: bool = False) 
     )
     p.add_argument(
         "--reserve",
-        type=int,
+        type=whole_number(0),
         default=DEFAULT_RESERVE_TOKENS,
         metavar="N",
         help=f"reserveTokens (default {DEFAULT_RESERVE_TOKENS})",
     )
     p.add_argument(
         "--context-window",
-        type=int,
+        type=whole_number(1),
         default=DEFAULT_CONTEXT_WINDOW,
         metavar="N",
         help=f"the model's context window (default {DEFAULT_CONTEXT_WINDOW})",
@@ -295,7 +302,7 @@ def _plan_parser(sub: Any, plan_options: Any) -> None:
     p.add_argument("--fields", metavar="a,b", help="only these fields (comma-separated)")
     p.add_argument(
         "--sweep-limit",
-        type=int,
+        type=whole_number(0),
         default=20000,
         metavar="N",
         help="skip the sweep above this many thresholds (default 20000)",
@@ -315,7 +322,9 @@ def _branch_parser(sub: Any, plan_options: Any) -> None:
     p.add_argument("session")
     p.add_argument("--from", dest="from_id", required=True, metavar="ID", help="the leaf being left")
     p.add_argument("--to", dest="to_id", required=True, metavar="ID", help="the navigation target")
-    p.add_argument("--budget", type=int, default=0, metavar="N", help="token budget (0 = unlimited)")
+    p.add_argument(
+        "--budget", type=whole_number(0), default=0, metavar="N", help="token budget (0 = unlimited)"
+    )
     p.set_defaults(func=_cmd_branch)
 
 
@@ -345,7 +354,9 @@ def _search_parser(sub: Any, plan_options: Any) -> None:
     p.add_argument("session", help="a session file, or a folder: its sessions that hold the text")
     p.add_argument("text")
     p.add_argument("--json", action="store_true", help="the matches as JSON")
-    p.add_argument("--max", type=int, default=0, metavar="N", help="print at most N matches (0: all)")
+    p.add_argument(
+        "--max", type=whole_number(0), default=0, metavar="N", help="print at most N matches (0: all)"
+    )
     p.set_defaults(func=_cmd_search)
 
 
@@ -382,6 +393,9 @@ def _cmd_search(a: argparse.Namespace) -> int:
     from .core.content_search import content_matches, match_excerpt
     from .core.jsvalue import UNDEFINED
 
+    if not a.text:
+        err("session-studio search: the text to find is empty; every entry would match")
+        return EXIT_USAGE
     if os.path.isdir(a.session):
         return _search_folder(a)
     session = _open(a.session)

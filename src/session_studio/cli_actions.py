@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .cli_common import whole_number
 from .cli_output import err, out
 from .llm.limits import DEFAULT_DEADLINE_S, DEFAULT_IDLE_TIMEOUT_S
 
@@ -140,11 +141,11 @@ def _cmd_compact(a: argparse.Namespace) -> int:
     from .core.messages import convert_to_llm
     from .engine.compaction import commit_compaction, draft_compaction, summarize_draft
 
+    session = Session.open(a.session)  # a file that is not there is said first
     if not (a.yes or a.dry_run or a.json or _can_ask()):
         # asked before the model is paid for the summary the answer would throw away
         _print(_cannot_ask(dry_run=True) + "; nothing was sent or written")
         return 1
-    session = Session.open(a.session)
     profile = profile_for(session, a).profile
     a.keep_recent, a.reserve, *_ = settings_for(session, a, profile)
     summarizer, resolved = _summarizer(a, session)
@@ -508,7 +509,7 @@ def _branch_to_parser(sub: Any, plan_options: Any) -> None:
     p.add_argument("--dry-run", action="store_true")
     p.add_argument(
         "--context-window",
-        type=int,
+        type=whole_number(1),
         metavar="N",
         help="the branch summary's budget is this minus branchSummary.reserveTokens (default: the "
         "session model's window, else 128000 as pi)",

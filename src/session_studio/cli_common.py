@@ -3,9 +3,26 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
-__all__ = ["PlanSettings", "branch_budget_for", "profile_for", "settings_for"]
+__all__ = ["PlanSettings", "branch_budget_for", "profile_for", "settings_for", "whole_number"]
+
+
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """argparse's `type` for a count (tokens, matches): an integer of at least `minimum`, else a
+    usage error; a negative keepRecentTokens or budget is no setting pi's users have."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {minimum} or more, not {value}")
+        return value
+
+    return parse
 
 
 class PlanSettings(NamedTuple):

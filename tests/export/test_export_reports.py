@@ -236,8 +236,10 @@ def test_export_replaces_the_file_atomically(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["r.md"]  # no temp file left
     with pytest.raises(ValueError, match="unknown format"):
         ExportOptions("plan", "pdf")
-    with pytest.raises(FileNotFoundError):
-        export_report(tmp_path / "missing" / "r.md", planner, PlanParams(), ExportOptions("plan", "md"))
+    asked = tmp_path / "missing" / "r.md"
+    with pytest.raises(FileNotFoundError) as info:
+        export_report(asked, planner, PlanParams(), ExportOptions("plan", "md"))
+    assert info.value.filename == str(asked)  # the file asked for, not the hidden temporary one
 
 
 def test_cli_export_runs_as_a_command(tmp_path: Path) -> None:

@@ -176,7 +176,11 @@ def export_report(
     """Write the report to ``target`` atomically (replacing an existing file) and return its path."""
     path = Path(target)
     directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as e:
+        e.filename = str(path)  # the file asked for, not the hidden temporary one beside it
+        raise
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass", newline="\n") as fh:
@@ -187,8 +191,10 @@ def export_report(
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError) and e.filename == tmp_name:
+            e.filename = str(path)
         raise
     with contextlib.suppress(OSError):
         dfd = os.open(directory, os.O_RDONLY)

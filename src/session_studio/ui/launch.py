@@ -58,7 +58,7 @@ def launch_gui(argv: list[str]) -> int:
     a = parse_args(list(argv))
     if a.file and not os.path.exists(a.file):
         # before Qt: without a display it would abort over the missing platform plugin instead
-        print(f"session-studio: no such file: {a.file}", file=sys.stderr)
+        print(f"session-studio: session file not found: {a.file}", file=sys.stderr)
         return 1
     if a.screenshot and "QT_QPA_PLATFORM" not in os.environ:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
