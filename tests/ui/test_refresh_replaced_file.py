@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 
 from session_studio.ui import actions
 from session_studio.ui.document import SessionDocument
@@ -32,11 +33,13 @@ def test_a_file_replaced_by_a_longer_one_is_reloaded_not_appended(
     os.replace(other, p)
     messages: list[str] = []
     d.message.connect(messages.append)
+    d.disk_changed.connect(messages.append)
     with qtbot.waitSignal(d.loaded, timeout=5000):
         d.refresh()
     assert d.session is not None and d.session.header["id"] == "other-session"
     assert [r.id for r in d.session.records] == ["e0", "e1", "e2", "e3"]
-    assert any("not the one shown" in m and "replaced" in m for m in messages)
+    assert any("not the one shown" in m for m in messages)
+    assert any("read again from scratch" in m and "replaced" in m for m in messages)
     assert not any("appended by pi" in m for m in messages)
 
 
@@ -122,3 +125,43 @@ def test_the_window_refuses_to_write_to_a_file_replaced_since_it_was_opened(
     box = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible())
     assert "changed since you opened it" in box.informativeText() + box.text()
     box.close()
+
+
+def test_a_rewritten_file_is_said_in_a_banner_until_closed(qtbot: Any, window: Any, tmp_path: Path) -> None:
+    """The reload from scratch was only a passing status message: what the user saw may be gone."""
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(to_bytes(chain(U(10), A(10), U(10))))
+    window.open_path(str(p))
+    qtbot.waitUntil(lambda: window.doc.state is not None)
+    assert not window.disk_banner.isVisible()
+    p.write_bytes(to_bytes(chain(U(10))))  # shortened in place (an editor saving over it)
+    with qtbot.waitSignal(window.doc.loaded, timeout=5000):
+        window.doc.refresh()
+    assert window.disk_banner.isVisible() and "read again from scratch" in window.disk_banner.label.text()
+    assert window.doc.session is not None and len(window.doc.session.records) == 1
+    qtbot.mouseClick(window.disk_banner.close_button, Qt.MouseButton.LeftButton)
+    assert not window.disk_banner.isVisible()
+
+
+def test_a_deleted_file_keeps_its_tree_takes_no_write_and_is_read_again_when_back(
+    qtbot: Any, window: Any, tmp_path: Path
+) -> None:
+    p = tmp_path / "s.jsonl"
+    data = to_bytes(chain(U(10), A(10), U(10)))
+    p.write_bytes(data)
+    window.open_path(str(p))
+    qtbot.waitUntil(lambda: window.doc.state is not None)
+    window.doc._missing_timer.setInterval(20)
+    shown = window.doc.session
+    p.unlink()
+    window.doc.refresh()
+    assert window.doc.missing and window.doc.session is shown  # the tree stays
+    assert window.disk_banner.isVisible() and "deleted or moved away" in window.disk_banner.label.text()
+    assert not window.a_label.isEnabled() and "no longer on disk" in window.a_label.toolTip()
+    assert not window.a_rename.isEnabled()
+    assert "Opening" not in window.status_path.text()
+    p.write_bytes(data + to_bytes(chain(U(5)))[len(to_bytes(chain())) :])
+    qtbot.waitUntil(lambda: not window.doc.missing and window.doc.session is not shown, timeout=5000)
+    qtbot.waitUntil(lambda: window.doc.state is not None)
+    assert not window.disk_banner.isVisible()
+    assert window.a_rename.isEnabled()

@@ -78,6 +78,8 @@ def disabled_reasons(doc: SessionDocument, writing: bool = False) -> dict[str, s
         return dict.fromkeys(ACTIONS, "Open a session first.")
     legacy = legacy_reason(s)
     busy = "Another write to this file is in progress." if writing else None
+    if doc.missing:  # a write to it would make a new file of the one entry written
+        busy = "The session file is no longer on disk: it was deleted or moved away."
     sel = doc.selected
     for key in ("commit", "branch", "branch_summary", "label", "rename"):
         out[key] = legacy or busy

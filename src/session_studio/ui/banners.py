@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QDialog,
@@ -30,7 +31,7 @@ from .theme import current_theme
 if TYPE_CHECKING:
     from session_studio.core.reader import LoadIssue
 
-__all__ = ["IssueBanner", "LegacyBanner", "LoadingBanner"]
+__all__ = ["DiskBanner", "IssueBanner", "LegacyBanner", "LoadingBanner"]
 
 
 #: issues the details list (a file of garbage has one per line)
@@ -152,6 +153,42 @@ class LegacyBanner(QFrame):
             f"<b>This is a {version} session file</b>; pi rewrites it with new ids when it opens it. "
             "To commit here, upgrade it (a backup is kept) or fork it."
         )
+        self.show()
+
+
+class DiskBanner(QFrame):
+    """What happened to the open file on disk other than pi appending (rewritten, shortened,
+    deleted): said until the user closes it, not only as a passing status message."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("disk")
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)  # it may quote a path
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.close_button = QToolButton()
+        self.close_button.setText("✕")
+        self.close_button.setAutoRaise(True)
+        self.close_button.setToolTip("Hide this note")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(10, 4, 4, 4)
+        lay.addWidget(self.label, 1)
+        lay.addWidget(self.close_button)
+        self.close_button.clicked.connect(self.hide)
+        self.hide()
+
+    def say(self, text: str) -> None:
+        """Show ``text``; an empty text hides the banner."""
+        if not text:
+            self.hide()
+            return
+        th = current_theme()
+        self.setStyleSheet(
+            f"#disk {{ background: {th.warn_bg.name()}; border-bottom: 1px solid {th.grid.name()}; }}"
+            f"#disk QLabel {{ color: {th.warn_fg.name()}; }}"
+        )
+        self.label.setText(text)
         self.show()
 
 

@@ -63,6 +63,8 @@ HEAD_BYTES = 4 << 20
 HEAD_PAINT_GRACE_MS = 150
 #: a re-plan's preparation waits this long for the next parameter change (a slider being dragged)
 PREP_DEBOUNCE_MS = 120
+#: how often a deleted or moved session file is looked for again
+MISSING_POLL_MS = 2000
 #: None: the core's default (reuse the index of big files). The cache is binary columns read in
 #: 4 MB chunks (a ~1 ms call each, progress and cancel between them), so the GUI thread keeps the GIL
 #: while a reopen reads it; False would index every big file from scratch.
@@ -311,6 +313,8 @@ class SessionDocument(QObject):
     #: PlanState: only the projected "after" side changed (the summary's length); the cut is the same
     after_changed = Signal(object)
     message = Signal(str)  # status-bar text
+    #: what happened to the file on disk other than pi appending (rewritten, deleted); "": nothing to say
+    disk_changed = Signal(str)
     #: Loaded: the pi profile the open file is read as (``Loaded.profile``: which and why)
     profile_changed = Signal(object)
 
@@ -355,6 +359,12 @@ class SessionDocument(QObject):
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.setInterval(150)
         self._refresh_timer.timeout.connect(self.refresh)
+        #: the file was deleted or moved away: the tree stays, nothing is written, and this timer
+        #: looks for it to come back (the watcher forgets a deleted file)
+        self.missing = False
+        self._missing_timer = QTimer(self)
+        self._missing_timer.setInterval(MISSING_POLL_MS)
+        self._missing_timer.timeout.connect(self._look_for_missing_file)
         #: started at each re-plan: PREP_DEBOUNCE_MS while parameters change (a slider being dragged),
         #: 0 for a file just loaded or read under another profile (_replan's `soon`)
         self._prep_timer = QTimer(self)
@@ -373,6 +383,8 @@ class SessionDocument(QObject):
             self._load_op.cancel()
         path = os.path.abspath(path)
         self._keep_params = keep_params
+        if not keep_params or path != self.path:  # another file: nothing said of this one applies
+            self._forget_disk_changes()
         self.loading.emit(path)
         owner = self.parent()
         parent = owner if isinstance(owner, QWidget) else None
@@ -491,6 +503,7 @@ class SessionDocument(QObject):
         self.select(rec if rec is not None else -1)
 
     def close(self) -> None:
+        self._forget_disk_changes()
         if self.path and self.path in self._watcher.files():
             self._watcher.removePath(self.path)
         self._refresh_op = None
@@ -516,16 +529,18 @@ class SessionDocument(QObject):
         if self.writing or self._refresh_op is not None:  # look again once that is done
             self._refresh_timer.start()
             return
-        if self.path and self.path not in self._watcher.files() and os.path.exists(self.path):
+        if self.missing:
+            return  # _look_for_missing_file reads it again when it is back
+        if self.path and not os.path.exists(self.path):
+            self._file_went_missing()
+            return
+        if self.path and self.path not in self._watcher.files():
             self._watcher.addPath(self.path)
         try:
             new = s.refresh()
         except (SessionLoadError, SessionFileError) as e:
             # replaced, rewritten or shortened: never index it as if pi had appended
-            self.message.emit(f"The file on disk is not the one shown ({e}); reloading it from scratch")
-            keep_sel = self.selected
-            op = self.open(self.path or s.path, keep_params=True)  # keeps settings, cut and summary
-            _ = keep_sel, op
+            self._read_again_from_scratch(e)
             return
         if not new:
             return
@@ -589,8 +604,7 @@ class SessionDocument(QObject):
         try:
             s.refresh()  # the write job leaves indexing to us: the models read `s` on this thread
         except (SessionLoadError, SessionFileError) as e:
-            self.message.emit(f"File rewritten on disk ({e}); reloading")
-            self.reload()
+            self._read_again_from_scratch(e)
             return
         notes, s.notes[:] = list(s.notes), []
         self.working_leaf = None
@@ -611,6 +625,48 @@ class SessionDocument(QObject):
         if notes:  # e.g. the entry landed after lines pi appended meanwhile: say where it is
             self.message.emit(" ".join(notes))
         self._refresh_timer.start()  # pick up anything pi appended meanwhile
+
+    def _read_again_from_scratch(self, why: Exception) -> None:
+        """The file was changed other than by appending (rewritten, shortened, replaced): read it
+        again as a new file, keeping the planner's settings, cut and summary, and say so until the
+        user closes the note: what was shown before may be gone from the file."""
+        # the core's advice to the caller ("; reopen it") is what is being done here
+        said = f"{why}".removeprefix(f"{self.path}: ").removesuffix("; reopen it").removesuffix("; reload it")
+        self.disk_changed.emit(
+            "The file was changed on disk other than by appending, so it was read again from "
+            f"scratch ({said}). The planner's settings, cut and summary were kept; a summary made "
+            "before is marked as made for another plan."
+        )
+        self.message.emit("The file on disk is not the one shown; reading it again from scratch")
+        self.reload()
+
+    def _file_went_missing(self) -> None:
+        self.missing = True
+        if self.path and self.path in self._watcher.files():
+            self._watcher.removePath(self.path)
+        self.disk_changed.emit(
+            "The file was deleted or moved away. The tree shows it as it was last read, but entries' "
+            "contents and every write need the file: nothing can be written to it. It is read again "
+            "if it comes back."
+        )
+        self.message.emit("The session file is no longer on disk")
+        self._missing_timer.start()
+
+    def _look_for_missing_file(self) -> None:
+        if not self.missing or self.path is None:
+            self._missing_timer.stop()
+            return
+        if os.path.exists(self.path):
+            self._missing_timer.stop()
+            self.missing = False
+            self.disk_changed.emit("")
+            self.message.emit("The session file is back on disk; reading it again")
+            self.reload()
+
+    def _forget_disk_changes(self) -> None:
+        self.missing = False
+        self._missing_timer.stop()
+        self.disk_changed.emit("")
 
     def reload(self) -> Operation | None:
         """Re-read the file from scratch keeping the planner parameters (e.g. after a stale write)."""

@@ -160,6 +160,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         d.selection_changed.connect(self._on_selection)
         d.preparation_ready.connect(self._on_preparation)
         d.message.connect(lambda t: self.statusBar().showMessage(t, 6000))
+        d.disk_changed.connect(self._on_disk_changed)
         d.closed.connect(self._on_closed)
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._on_color_scheme_changed)
         self.runner.busy_changed.connect(lambda b: self.status_busy.setText("Working…" if b else ""))
@@ -444,9 +445,14 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         if self.load_banner.isVisible():
             self.load_banner.set_value(permille)
 
+    def _on_disk_changed(self, text: str) -> None:
+        self.disk_banner.say(text)
+        self._update_actions()  # a file gone from disk takes no writes
+
     def _on_load_failed(self, failure: Failure) -> None:
         self.load_banner.hide()
         self.statusBar().clearMessage()
+        self._update_status_path()  # not "Opening …" on: the session shown, if any, is still the last one
         path = self._opening
         if path:
             # a deleted file leaves Recent; a file pi cannot open stays, marked with why

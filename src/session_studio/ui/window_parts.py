@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from . import actions
-from .banners import IssueBanner, LegacyBanner, LoadingBanner
+from .banners import DiskBanner, IssueBanner, LegacyBanner, LoadingBanner
 from .browser import SessionBrowser
 from .document import SessionDocument
 from .errors import show_error
@@ -177,6 +177,7 @@ class WindowParts(QMainWindow):
         self.splitter.setSizes([560, 620, 340])
 
         self.banner = IssueBanner()
+        self.disk_banner = DiskBanner()
         self.legacy_banner = LegacyBanner()
         self.load_banner = LoadingBanner()
         self.bar = TokenBar()
@@ -190,6 +191,7 @@ class WindowParts(QMainWindow):
         wl.setContentsMargins(0, 0, 0, 0)
         wl.setSpacing(0)
         wl.addWidget(self.load_banner)
+        wl.addWidget(self.disk_banner)
         wl.addWidget(self.banner)
         wl.addWidget(self.legacy_banner)
         wl.addWidget(self.bar)
