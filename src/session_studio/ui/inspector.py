@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import html
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -45,7 +46,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from session_studio.core.jsvalue import UNDEFINED
+from session_studio.core.jsvalue import UNDEFINED, js_number_to_string
 from session_studio.core.listing import fmt_size
 from session_studio.core.session import Session
 from session_studio.core.summary_sections import FILE_LIST_TAGS
@@ -620,7 +621,9 @@ def _session_totals(w: _Writer, session: Session, usage: UsageSource | None) -> 
     )
     body = ""
     for name, row in [*totals.by_source.items(), ("all", totals.total())]:
-        cells = [f"{int(x):,}" for x in row[:-1]] + [f"${row[-1]:.4f}"]
+        # a usage field of 1e400 parses as inf, as in pi: said as JS says it ("Infinity")
+        cells = [f"{x:,.0f}" if math.isfinite(x) else js_number_to_string(x) for x in row[:-1]]
+        cells.append(f"${row[-1]:.4f}" if math.isfinite(row[-1]) else js_number_to_string(row[-1]))
         weight = " style='font-weight:bold'" if name == "all" else ""
         body += (
             f"<tr{weight}><td style='padding-right:10px'>{name.replace(' ', '&nbsp;')}</td>"
