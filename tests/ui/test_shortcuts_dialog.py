@@ -12,11 +12,15 @@ from session_studio.ui.main_window import MainWindow
 from session_studio.ui.shortcuts import OTHER_KEYS, ShortcutsDialog
 
 
-def _menu_actions(menu: QMenu) -> list[QAction]:
-    out: list[QAction] = []
+def _menu_actions(menu: QMenu, prefix: str = "") -> list[tuple[str, QAction]]:
+    """(the command's name as listed: a submenu's commands are named with it, the action)."""
+    out: list[tuple[str, QAction]] = []
     for a in menu.actions():
         sub = a.menu()
-        out.extend(_menu_actions(sub) if isinstance(sub, QMenu) else [a])
+        if isinstance(sub, QMenu):
+            out.extend(_menu_actions(sub, f"{prefix}{sub.title().replace('&', '')} ▸ "))
+        else:
+            out.append((prefix + a.text().replace("&", "").removesuffix("…"), a))
     return out
 
 
@@ -31,19 +35,20 @@ def test_f1_opens_the_list_of_every_menu_commands_keys(qtbot: Any, window: MainW
     assert isinstance(dialog, ShortcutsDialog)
     shown = {command: keys for _group, command, keys in dialog.rows()}
     with_keys = {
-        a
+        name: a
         for m in window.menuBar().actions()
         if isinstance(m.menu(), QMenu)
-        for a in _menu_actions(m.menu())
+        for name, a in _menu_actions(m.menu())
         if not a.shortcut().isEmpty()
     }
     assert len(with_keys) >= 15
-    for a in with_keys:
-        name = a.text().replace("&", "").removesuffix("…")
+    assert shown.get("Tab ▸ 2 Why this cut") == "Alt+2"
+    for name, a in with_keys.items():
         keys = ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in a.shortcuts())
         assert shown.get(name) == keys, (name, keys)
     # a command in two menus is listed once; the views' own keys follow the menus'
     assert [c for _g, c, _k in dialog.rows()].count("Compare pi versions") == 1
+    assert all(k.split(", ")[0] != "Double-click" for _g, _c, k in dialog.rows())  # keys only
     groups = [g for g, _c, _k in dialog.rows()]
     assert groups[-1] == OTHER_KEYS[-1][0] and "Session tree" in groups
     dialog.close()

@@ -283,6 +283,9 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.a_cut_here.triggered.connect(lambda: self._cut_at(d.selected))
         self.a_auto_cut.triggered.connect(d.clear_manual_cut)
         self.a_preview.triggered.connect(self._go_preview)
+        self.a_generate.triggered.connect(self._generate_from_menu)
+        for n, a in enumerate(self.tab_actions):
+            a.triggered.connect(lambda _c=False, n=n: self.tabs.setCurrentIndex(n))
         self.a_commit.triggered.connect(self.commit)
         self.a_branch.triggered.connect(self.branch_here)
         self.a_branch_sum.triggered.connect(self.branch_with_summary)
@@ -497,6 +500,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.planner.set_source(res.settings_source)
         self._offer_summariser(res.pi_default_model)
         self.stack.setCurrentIndex(PAGE_SESSION)
+        self._focus_tree_unless_busy_elsewhere()
         if self._fit_pending:
             self._fit_splitter()
         self._update_count()
@@ -510,6 +514,15 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
                 preload.start(after_ms=PRELOAD_AFTER_MS)
 
             self.doc.after_preparation(start_preload)
+
+    def _focus_tree_unless_busy_elsewhere(self) -> None:
+        """A session just shown starts with the keys on its tree (the page's first widget, the
+        filter list, took them), unless the user is at work in the session page already (typing a
+        search, editing a summary while the file is read again)."""
+        focused = self.focusWidget()  # the window's, even while another window is active
+        page = self.stack.widget(PAGE_SESSION)
+        if focused is None or page is None or not page.isAncestorOf(focused) or focused is self.filter_combo:
+            self.tree.setFocus()
 
     def _offer_summariser(self, pi_model: str | None) -> None:
         """Name pi's default model in the Preview and, until the user picks a summariser, offer it

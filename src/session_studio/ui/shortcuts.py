@@ -24,7 +24,7 @@ OTHER_KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         "Session tree",
         (
             ("Commands of the entry (context menu)", "Menu, Shift+F10"),
-            ("Cut at the entry", "Double-click"),
+            ("Open or close a branch", "Right, Left"),
         ),
     ),
     (

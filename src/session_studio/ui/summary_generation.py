@@ -48,7 +48,23 @@ class SummaryGeneration(WindowParts):
         return super()._may_drop_summary()
 
     def _go_preview(self) -> None:
+        """The Preview tab, with the keys where the next step is: Generate while there is no summary
+        of this plan, else the summary to read or edit."""
         self.tabs.setCurrentWidget(self.preview)
+        p = self.preview
+        if p.modes.currentIndex() != 0:  # Compare summaries: its own panes take the keys
+            return
+        if p.generate_button.isEnabled() and (not self.doc.summary_text or self.doc.summary_is_stale):
+            p.generate_button.setFocus()
+        else:
+            p.summary.setFocus()
+
+    def _generate_from_menu(self) -> None:
+        """Session ▸ Generate summary: what the Preview's Generate button does, from anywhere."""
+        self._go_preview()
+        self.preview.modes.setCurrentIndex(0)
+        if self.preview.generate_button.isEnabled():
+            self.preview.generate_button.click()
 
     def _refresh_contexts(self) -> None:
         st = self.doc.state

@@ -249,7 +249,16 @@ class WindowParts(QMainWindow):
         self.a_cut_here = act("&Cut here", "Ctrl+K", "Use the selected entry as the cut point")
         self.a_auto_cut = act("&Automatic cut", "Ctrl+Shift+K")
         self.a_preview = act("&Preview summary", "Ctrl+P", "Generate and preview the compaction summary")
+        self.a_generate = act(
+            "&Generate summary", "Ctrl+G", "Generate the compaction summary with the Preview's model"
+        )
         self.a_commit = act("Co&mmit compaction", "Ctrl+Return", "Append the CompactionEntry")
+        #: View ▸ Tab: each tab of the workspace by Alt+number, as tabbed programs do (the widgets
+        #: are built first: the names are the tabs' own)
+        self.tab_actions = [
+            act(f"&{n + 1} {self.tabs.tabText(n)}", f"Alt+{n + 1}", f"Show the {self.tabs.tabText(n)} tab")
+            for n in range(self.tabs.count())
+        ]
         self.a_compare = act(
             "Compare pi &versions",
             "Ctrl+Shift+V",
@@ -299,10 +308,13 @@ class WindowParts(QMainWindow):
         tm = m.addMenu("&Theme")
         tm.addActions(list(self.theme_actions.values()))
         m.addAction(self.a_compare)
+        m.addMenu("T&ab").addActions(self.tab_actions)
         m = mb.addMenu("&Go")
         m.addActions([self.a_next, self.a_prev, self.a_leaf, self.a_goto_cut])
         m = mb.addMenu("&Session")
-        m.addActions([self.a_cut_here, self.a_auto_cut, self.a_preview, self.a_commit, self.a_compare])
+        m.addActions(
+            [self.a_cut_here, self.a_auto_cut, self.a_preview, self.a_generate, self.a_commit, self.a_compare]
+        )
         m.addSeparator()
         m.addActions([self.a_branch, self.a_branch_sum, self.a_fork, self.a_label, self.a_rename])
         m.addSeparator()
@@ -347,8 +359,10 @@ class WindowParts(QMainWindow):
             self.a_goto_cut,
             self.a_cut_here,
             self.a_preview,
+            self.a_generate,
             self.a_export,
             self.a_compare,
+            *self.tab_actions,
         ):
             a.setEnabled(has)
         self.a_auto_cut.setEnabled(bool(has and st and st.manual))

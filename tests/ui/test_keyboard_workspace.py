@@ -1,0 +1,48 @@
+"""The workspace by keyboard: a session opens with the keys on its tree, Ctrl+P leaves them on the
+next step (Generate, then the summary), Ctrl+G generates from anywhere, Alt+1…4 pick the tabs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from session_studio.ui.main_window import MainWindow
+
+
+def _open(qtbot: Any, w: MainWindow, path: Path) -> None:
+    w.show()
+    w.activateWindow()
+    qtbot.waitUntil(w.isActiveWindow, timeout=2000)
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.state is not None)
+    qtbot.waitUntil(lambda: w.doc.preparation is not None, timeout=3000)
+
+
+def test_a_session_opens_with_the_keys_on_its_tree(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    _open(qtbot, window, split_turn_session)
+    assert window.focusWidget() is window.tree  # it was the filter list, the page's first widget
+
+
+def test_ctrl_p_then_ctrl_g_and_the_tab_keys(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    _open(qtbot, window, split_turn_session)
+    window.preview.provider.setCurrentIndex(window.preview.provider.findData("offline"))
+    qtbot.keyClick(window, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)
+    assert window.tabs.currentWidget() is window.preview
+    assert window.focusWidget() is window.preview.generate_button  # no summary yet: Generate is next
+    qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.AltModifier)
+    assert window.tabs.currentWidget() is window.why
+    qtbot.keyClick(window, Qt.Key.Key_G, Qt.KeyboardModifier.ControlModifier)  # from the Why tab
+    qtbot.waitUntil(lambda: window.doc.outcome is not None, timeout=20000)
+    assert window.tabs.currentWidget() is window.preview and window.doc.summary_text
+    qtbot.keyClick(window, Qt.Key.Key_1, Qt.KeyboardModifier.AltModifier)
+    assert window.tabs.currentWidget() is window.inspector
+    qtbot.keyClick(window, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)
+    assert window.focusWidget() is window.preview.summary  # a summary of this plan: read or edit it
+    qtbot.keyClick(window, Qt.Key.Key_4, Qt.KeyboardModifier.AltModifier)
+    assert window.tabs.currentWidget() is window.compare
