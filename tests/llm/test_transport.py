@@ -717,3 +717,15 @@ def test_no_retry_after_text_was_streamed() -> None:
     with anthropic(handler) as s, pytest.raises(LlmServerError):
         s.summarize(REQ, on_text=deltas.append, cancel=RecordingToken())
     assert deltas == ["partial"] and len(calls) == 1
+
+
+def test_giving_up_is_no_warning_of_its_own(caplog: pytest.LogCaptureFixture) -> None:
+    """The caller reports the error: a warning too printed the same failure twice on the CLI."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(429, json={"error": {"message": "slow down"}})
+
+    with caplog.at_level("INFO"), openai(handler, max_retries=0) as s, pytest.raises(LlmRateLimitError):
+        s.summarize(REQ)
+    assert any("giving up" in r.getMessage() for r in caplog.records)
+    assert not [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]

@@ -380,8 +380,8 @@ class HttpSummarizer:
             except LlmError as err:
                 if isinstance(err, LlmCancelledError) or not err.retryable or emitted[0]:
                     raise
-                if attempt >= self._max_retries:
-                    logger.warning(
+                if attempt >= self._max_retries:  # the caller reports the error itself: info, not a warning
+                    logger.info(
                         "%s: giving up after %d attempt(s): %s", self.provider_label, attempt + 1, err
                     )
                     raise
@@ -389,7 +389,7 @@ class HttpSummarizer:
                 if delay is not None and time.monotonic() + delay >= deadline:
                     delay = None  # the retry could not finish before the deadline
                 if delay is None:
-                    logger.warning(
+                    logger.info(
                         "%s: server asks to wait too long, not retrying: %s", self.provider_label, err
                     )
                     raise
