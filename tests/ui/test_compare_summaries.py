@@ -124,6 +124,8 @@ def test_two_candidates_stream_side_by_side_and_the_chosen_one_is_the_only_write
     a.generate_button.click()
     b.generate_button.click()
     assert a.running and b.running  # each in its own worker, at the same time
+    comp.refresh_view(a)  # an edit signal while streaming: no "after" size of a part of the text
+    assert a.after_title.text() == "<b>After</b>" and comp.runs[a].view_op is None
     qtbot.waitUntil(lambda: _done(comp, a) and _done(comp, b), timeout=20000)
     assert split_turn_session.read_bytes() == before  # nothing written by generating
     assert "Requested focus: the token bar" in b.text() and "the token bar" not in a.text()

@@ -258,6 +258,7 @@ class SummaryComparison(QObject):
         else:
             pane.show_failure(explain_failure(exc, tb, f"Candidate {pane.name} could not be generated"))
         self._update_commit(pane)
+        self.refresh_view(pane)  # the "after" of the text left, if any
 
     # ---------------------------------------------------------------- what each shows
     def is_stale(self, pane: CandidatePane) -> bool:
@@ -320,7 +321,9 @@ class SummaryComparison(QObject):
         if run.view_op is not None:
             run.view_op.cancel()
             run.view_op = None
-        if st is None or st.plan is None or st.cut is None or st.error:
+        if st is None or st.plan is None or st.cut is None or st.error or pane.running:
+            # while generating, the text is a part of the summary: no "after" size of it (the one
+            # of the finished text follows in _generated)
             run.view = None
             pane.show_view(None, None)
             return
