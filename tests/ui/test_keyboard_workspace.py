@@ -23,8 +23,12 @@ def _open(qtbot: Any, w: MainWindow, path: Path) -> None:
 def test_a_session_opens_with_the_keys_on_its_tree(
     qtbot: Any, window: MainWindow, split_turn_session: Path
 ) -> None:
+    shown: list[int] = []
+    window.doc.selection_changed.connect(shown.append)
     _open(qtbot, window, split_turn_session)
-    assert window.focusWidget() is window.tree  # it was the filter list, the page's first widget
+    qtbot.waitUntil(lambda: window.focusWidget() is window.tree)  # it was the filter list
+    leaf = window.doc.session.leaf_index() if window.doc.session is not None else None
+    assert shown == [leaf] and window.doc.selected == leaf  # focusing made no other row current
 
 
 def test_ctrl_p_then_ctrl_g_and_the_tab_keys(
@@ -46,3 +50,15 @@ def test_ctrl_p_then_ctrl_g_and_the_tab_keys(
     assert window.focusWidget() is window.preview.summary  # a summary of this plan: read or edit it
     qtbot.keyClick(window, Qt.Key.Key_4, Qt.KeyboardModifier.AltModifier)
     assert window.tabs.currentWidget() is window.compare
+
+
+def test_return_on_a_focused_button_clicks_it(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    """Qt clicks a focused button on Return only in dialogs; Space worked, Return did nothing."""
+    _open(qtbot, window, split_turn_session)
+    window.preview.provider.setCurrentIndex(window.preview.provider.findData("offline"))
+    window.tabs.setCurrentWidget(window.preview)
+    window.preview.generate_button.setFocus()
+    qtbot.keyClick(window.preview.generate_button, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: window.doc.outcome is not None, timeout=20000)

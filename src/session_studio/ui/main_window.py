@@ -39,6 +39,7 @@ from .plain import rich_tooltip
 from .profile_compare import ProfileCompareController
 from .real_tokens import RealTokenCounts
 from .settings import AppSettings
+from .shortcuts import return_clicks_buttons
 from .summary_comparison import SummaryComparison
 from .tasks import TaskRunner
 from .theme import apply_theme, current_theme
@@ -144,6 +145,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self._sized = self._restore_state()
         self._show_recent()
         self._update_actions()
+        return_clicks_buttons(self)
 
     # ------------------------------------------------------------------ signals
     def _connect_signals(self) -> None:
@@ -500,7 +502,9 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.planner.set_source(res.settings_source)
         self._offer_summariser(res.pi_default_model)
         self.stack.setCurrentIndex(PAGE_SESSION)
-        self._focus_tree_unless_busy_elsewhere()
+        # next turn: the document selects the leaf after this handler; a tree focused before had
+        # no current row, and Qt made the root current (its inspector sums the whole session's usage)
+        QTimer.singleShot(0, self, self._focus_tree_unless_busy_elsewhere)
         if self._fit_pending:
             self._fit_splitter()
         self._update_count()

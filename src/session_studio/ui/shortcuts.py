@@ -10,13 +10,20 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QMenu,
     QMenuBar,
+    QPushButton,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-__all__ = ["OTHER_KEYS", "ShortcutsDialog", "menu_shortcuts", "shortcuts_action_keys"]
+__all__ = [
+    "OTHER_KEYS",
+    "ShortcutsDialog",
+    "menu_shortcuts",
+    "return_clicks_buttons",
+    "shortcuts_action_keys",
+]
 
 #: the keys handled by the views rather than by menu commands (main_window and browser wire them)
 OTHER_KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
@@ -138,3 +145,12 @@ class ShortcutsDialog(QDialog):
 def shortcuts_action_keys() -> list[QKeySequence]:
     """Help ▸ Keyboard shortcuts' own keys: Ctrl+? (GNOME's), and F1 (this app has no other help)."""
     return [QKeySequence("Ctrl+?"), QKeySequence("F1")]
+
+
+def return_clicks_buttons(root: QWidget) -> None:
+    """Return (and Enter) on a focused button of ``root`` clicks it, as Space does. Qt gives
+    buttons that only in dialogs (autoDefault); a keyboard user who tabbed to Generate in the main
+    window pressed Return and nothing happened. Outside a dialog no button becomes the default one,
+    so this draws nothing differently."""
+    for button in root.findChildren(QPushButton):
+        button.setAutoDefault(True)

@@ -45,6 +45,7 @@ from .preview import (
     name_pi_default,
     titled_column,
 )
+from .shortcuts import return_clicks_buttons
 from .theme import current_theme
 
 if TYPE_CHECKING:
@@ -267,6 +268,7 @@ class CandidatePane(QFrame):
         self._edit_timer.setInterval(SUMMARY_EDIT_DEBOUNCE_MS)
         self._edit_timer.timeout.connect(self.edited)
         self.summary.textChanged.connect(self._on_text_changed)
+        return_clicks_buttons(self)  # made after the window's buttons were
 
     # ---------------------------------------------------------------- what the user chose
     def provider_key(self) -> str:
