@@ -729,3 +729,13 @@ def test_giving_up_is_no_warning_of_its_own(caplog: pytest.LogCaptureFixture) ->
         s.summarize(REQ)
     assert any("giving up" in r.getMessage() for r in caplog.records)
     assert not [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]
+
+
+def test_a_transport_failures_words_are_redacted() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("cannot reach https://proxy.test/v1?key=sk-abcdefghijklmnop1234")
+
+    with openai(handler, max_retries=0) as s, pytest.raises(LlmConnectionError) as info:
+        s.summarize(REQ)
+    assert "sk-abcdefghijklmnop1234" not in info.value.user_message
+    assert "sk-abcdefghijklmnop1234" not in str(info.value)
