@@ -62,3 +62,14 @@ def test_return_on_a_focused_button_clicks_it(
     window.preview.generate_button.setFocus()
     qtbot.keyClick(window.preview.generate_button, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: window.doc.outcome is not None, timeout=20000)
+
+
+def test_ctrl_p_with_a_typed_summary_still_lands_on_generate(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    """Return in the summary typed a line, and Ctrl+P then stayed on the summary: a typed text is
+    no generated summary (it cannot be committed), so Generate is still the next step."""
+    _open(qtbot, window, split_turn_session)
+    window.preview.summary.setPlainText("\n")
+    qtbot.keyClick(window, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)
+    assert window.focusWidget() is window.preview.generate_button

@@ -48,16 +48,20 @@ class SummaryGeneration(WindowParts):
         return super()._may_drop_summary()
 
     def _go_preview(self) -> None:
-        """The Preview tab, with the keys where the next step is: Generate while there is no summary
-        of this plan, else the summary to read or edit."""
+        """The Preview tab, with the keys where the next step is: Generate while there is no
+        generated summary of this plan (a typed one cannot be committed), else the summary to read
+        or edit; with nothing to summarise, the tab bar."""
         self.tabs.setCurrentWidget(self.preview)
         p = self.preview
         if p.modes.currentIndex() != 0:  # Compare summaries: its own panes take the keys
             return
-        if p.generate_button.isEnabled() and (not self.doc.summary_text or self.doc.summary_is_stale):
+        generated = self.doc.outcome is not None and not self.doc.summary_is_stale
+        if generated:
+            p.summary.setFocus()
+        elif p.generate_button.isEnabled():
             p.generate_button.setFocus()
         else:
-            p.summary.setFocus()
+            self.tabs.tabBar().setFocus()
 
     def _generate_from_menu(self) -> None:
         """Session ▸ Generate summary: what the Preview's Generate button does, from anywhere."""
