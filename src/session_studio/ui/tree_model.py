@@ -40,6 +40,7 @@ from PySide6.QtGui import (
     QPalette,
     QPen,
     QStaticText,
+    QTextLayout,
 )
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTreeView
 
@@ -1354,6 +1355,8 @@ class BranchDelegate(QStyledItemDelegate):
         super().__init__(parent)
         self._elided: dict[tuple[str, int, str], str] = {}
         self._static: dict[tuple[str, str], QStaticText] = {}
+        #: a non-ASCII text's one-line height (see _fallback_shift)
+        self._lines: dict[tuple[str, str], float] = {}
         self._geometries: dict[tuple[int, int, bool, int], tuple[QRect, QRect, Qt.AlignmentFlag]] = {}
         #: per item state: whether a cell in it is drawn here (else by Qt's style), and whether its
         #: window is active
@@ -1439,6 +1442,7 @@ class BranchDelegate(QStyledItemDelegate):
         if not text:
             return
         text_rect = geometry[1]
+        full = text
         text = self._elided_text(text, text_rect.width(), key, metrics)
         skey = (text, key)
         static = self._static.get(skey)
@@ -1449,7 +1453,9 @@ class BranchDelegate(QStyledItemDelegate):
             static.setTextFormat(Qt.TextFormat.PlainText)
             static.prepare(font=view_font)
         size = static.size()
-        height = round(size.height())
+        top = y + text_rect.top() + (text_rect.height() - round(size.height())) // 2
+        if not full.isascii():
+            top += self._fallback_shift(full, key, view_font, text_rect.height(), size.height())
         # the tokens column is right-aligned: the style lays the line out in the whole text width
         # and moves it right by what the text leaves free (a fraction of a pixel included)
         left = x + text_rect.left() + (text_rect.width() - size.width() if col == 1 else 0)
@@ -1458,10 +1464,32 @@ class BranchDelegate(QStyledItemDelegate):
         if fg is None:
             fg = self._text_colour(option, facts[1])
         painter.setPen(fg)
-        painter.drawStaticText(
-            QPointF(left, y + text_rect.top() + (text_rect.height() - height) // 2), static
-        )
+        painter.drawStaticText(QPointF(left, top), static)
         painter.restore()
+
+    def _fallback_shift(self, full: str, key: str, font: QFont, room: int, shown_height: float) -> int:
+        """How far Qt's style draws a cell's text from where centring the elided text alone puts
+        it: the style centres the line of the whole text, and a fallback font's glyphs (CJK, emoji)
+        make that line taller, also where the elision cut them off (the direct drawing sat 1 px
+        lower in such rows). Only for text that is not ASCII, which any UI font draws itself; each
+        text's line measured once."""
+        full_height = self._line_height(full, key, font)
+        return (room - round(full_height)) // 2 - (room - round(shown_height)) // 2
+
+    def _line_height(self, text: str, key: str, font: QFont) -> float:
+        """The height of ``text`` laid out on one line (what its glyphs' fonts need)."""
+        lkey = (text, key)
+        got = self._lines.get(lkey)
+        if got is None:
+            layout = QTextLayout(text, font)
+            layout.beginLayout()
+            line = layout.createLine()
+            line.setLineWidth(1e6)
+            layout.endLayout()
+            if len(self._lines) >= ELIDED_CACHE:
+                self._lines.clear()
+            got = self._lines[lkey] = line.height()
+        return got
 
     def _text_colour(self, option: QStyleOptionViewItem, active: bool) -> QColor:
         """The palette's text colour for the cell's window state, looked up once per palette (a
