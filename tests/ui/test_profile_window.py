@@ -165,6 +165,13 @@ def test_preview_after_side_under_1_6_0_matches_the_plan(qtbot: Any, runner: Any
     pair = build_context_pair(st, "")
     assert pair.after_count == len(st.after_tokens)
     assert [k for _, k, _ in st.after_tokens[:2]] == ["system", "compactionSummary"]
+    # the panes show the system message they count (it reaches the LLM under 1.6.0, rule 20): the
+    # summary's serialisation the rest of each pane uses leaves it out
+    assert pair.before_text.startswith("[System]: ") and pair.after_text.startswith("[System]: ")
+    assert pair.before_text.count("[System]: ") == 1
+    d.set_profile(pin="0.80.2")
+    st = d.state
+    assert st is not None and "[System]" not in build_context_pair(st, "").before_text  # 0.80.2 drops it
 
 
 def test_the_header_banner_says_what_the_files_pi_does(qtbot: Any, window: Any, tmp_path: Path) -> None:

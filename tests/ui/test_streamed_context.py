@@ -27,12 +27,23 @@ FILES = [
 ]
 
 
-def _whole_view(msgs: list[Any]) -> str:
-    """The view as it was made: the whole context serialised at once, then cut."""
+def _whole_view(msgs: list[Any], with_system: bool = False) -> str:
+    """The view as it was made: the whole context serialised at once (pi 1.6.0: its system
+    messages in their places between the serialised runs), then cut."""
+    runs: list[list[Any]] = [[]]
+    pieces: list[str] = []
     try:
-        text = serialize_conversation(convert_to_llm(msgs))
+        for m in msgs:
+            if with_system and m.get("role") == "system":
+                pieces.append(serialize_conversation(convert_to_llm(runs[-1])))
+                pieces.append(preview._system_text(m))
+                runs.append([])
+            else:
+                runs[-1].append(m)
+        pieces.append(serialize_conversation(convert_to_llm(runs[-1])))
     except Exception as e:
         return f"(cannot serialise: {e})"
+    text = "\n\n".join(p for p in pieces if p)
     cap = preview.MAX_VIEW_CHARS
     return text if len(text) <= cap else text[:cap] + "\n\n[… truncated for display]"
 
@@ -42,13 +53,14 @@ def _whole_pair(st: Any, summary: str) -> tuple[str, float, int, str, int]:
     ctx = st.plan.context
     before = ctx.messages()
     estimate = estimator_for(st.profile.system_messages)
+    system = st.profile.system_messages
 
     def total(msgs: list[Any]) -> float:
         return preview._sum(msgs, estimate)  # unchanged: what the whole list summed
 
     if st.nothing_to_compact:
         note = "(nothing to compact with this cut: the context stays as it is)"
-        return _whole_view(before), total(before), len(before), note, len(before)
+        return _whole_view(before, system), total(before), len(before), note, len(before)
     kept = set(st.path[st.cut.first_kept_index :])
     after: list[Any] = [{"role": "compactionSummary", "summary": summary, "tokensBefore": 0}]
     if isinstance(ctx, Projection):
@@ -65,7 +77,7 @@ def _whole_pair(st: Any, summary: str) -> tuple[str, float, int, str, int]:
             for it, m in zip(ctx.items, before, strict=True)
             if it.record in kept and it.kind != "compactionSummary"
         )
-    return _whole_view(before), total(before), len(before), _whole_view(after), len(after)
+    return _whole_view(before, system), total(before), len(before), _whole_view(after, system), len(after)
 
 
 def _states(tmp_path: Path, profile: PiProfile) -> list[Any]:
@@ -113,7 +125,7 @@ def test_a_message_that_cannot_be_serialised_anywhere_shows_as_before(
     bad = {"role": "assistant", "content": 7}  # msg.content is not iterable
     monkeypatch.setattr(preview, "MAX_VIEW_CHARS", 100)
     for msgs in ([good, good, bad], [bad, good], [good] * 5):
-        view = preview._ViewText()
+        view = preview._ViewText(with_system=False)
         for chunk in preview._chunks(msgs, 2):
             view.add(chunk)
         assert view.text() == _whole_view(msgs)

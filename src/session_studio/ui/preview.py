@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from session_studio.core.history import CHUNK_ENTRIES
-from session_studio.core.jsvalue import prop
+from session_studio.core.jsvalue import UNDEFINED, js_string, prop
 from session_studio.core.messages import COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX, convert_to_llm
 from session_studio.core.preparation import Preparation
 from session_studio.core.projection import Projection, current_system_message
@@ -104,10 +104,30 @@ def _sum(msgs: list[Any], estimate: Callable[[Any], int | float]) -> float:
     return t
 
 
-def _view(msgs: list[Any]) -> str:
-    view = _ViewText()
+def _view(msgs: list[Any], with_system: bool) -> str:
+    view = _ViewText(with_system)
     view.add(msgs)
     return view.text()
+
+
+def _js_text(v: Any) -> str:
+    return "" if v is None or v is UNDEFINED else js_string(v)
+
+
+def _system_text(msg: Any) -> str:
+    """A system message for the panes: its text, and the tools it adds or removes (pi 1.6.0)."""
+    content = prop(msg, "content")
+    if type(content) is str:
+        text = content
+    else:
+        blocks = content if type(content) is list else []
+        text = "\n".join(_js_text(prop(b, "text")) for b in blocks if prop(b, "type") == "text")
+    notes = []
+    for key, said in (("toolsAdded", "tools added"), ("toolsRemoved", "tools removed")):
+        tools = prop(msg, key)
+        if type(tools) is list and tools:
+            notes.append(f"{said}: " + ", ".join(_js_text(prop(t, "name")) for t in tools))
+    return "[System]: " + text + "".join(f"\n({n})" for n in notes)
 
 
 class _ViewText:
@@ -116,7 +136,10 @@ class _ViewText:
     join as one conversation's parts do (a blank line between), and a message that cannot be serialised anywhere
     makes the whole view say so, as it did when the whole context was serialised at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, with_system: bool) -> None:
+        #: pi 1.6.0: system messages reach the LLM (spec §10 rule 20) and are shown in their place,
+        #: though the summary's serialisation (the rest of the view) leaves them out
+        self.with_system = with_system
         self.pieces: list[str] = []
         self.length = -2  # of the pieces joined
         self.error: Exception | None = None
@@ -124,11 +147,30 @@ class _ViewText:
     def add(self, msgs: list[Any]) -> None:
         if self.error is not None:
             return
+        if self.with_system and any(prop(m, "role") == "system" for m in msgs):
+            run: list[Any] = []
+            for m in msgs:
+                if prop(m, "role") == "system":
+                    self._add_run(run)
+                    run = []
+                    self._add_text(_system_text(m))
+                else:
+                    run.append(m)
+            self._add_run(run)
+            return
+        self._add_run(msgs)
+
+    def _add_run(self, msgs: list[Any]) -> None:
+        if self.error is not None or not msgs:
+            return
         try:
             text = serialize_conversation(convert_to_llm(msgs))
         except Exception as e:
             self.error = e
             return
+        self._add_text(text)
+
+    def _add_text(self, text: str) -> None:
         if text and self.length <= MAX_VIEW_CHARS:  # beyond it only an error could change the view
             self.pieces.append(text)
             self.length += 2 + len(text)
@@ -160,7 +202,7 @@ def build_context_pair(st: PlanState, summary: str, outcome: Any = None) -> Cont
     kept = set(st.path[st.cut.first_kept_index :])
     # the context read a chunk at a time, never held whole (a path before its first compaction: 100k
     # messages): its view, tokens and count, its system messages (1.6.0), the kept ones (0.80.2)
-    view = _ViewText()
+    view = _ViewText(st.profile.system_messages)
     before_tokens, before_count = 0.0, 0
     system: list[Any] = []
     kept_messages: list[Any] = []
@@ -193,7 +235,7 @@ def build_context_pair(st: PlanState, summary: str, outcome: Any = None) -> Cont
             before_text,
             before_tokens,
             before_count,
-            _view(msgs),
+            _view(msgs, st.profile.system_messages),
             _sum(msgs, estimate),
             len(msgs),
             after_ctx.to_json(),
@@ -209,7 +251,7 @@ def build_context_pair(st: PlanState, summary: str, outcome: Any = None) -> Cont
                 after_msgs.extend(m for m in ctx.entry_messages(k) if prop(m, "role") != "system")
     else:
         after_msgs.extend(kept_messages)
-    after_text = _view(after_msgs)
+    after_text = _view(after_msgs, st.profile.system_messages)
     if not summary:
         after_text = after_text.replace(
             COMPACTION_SUMMARY_PREFIX + COMPACTION_SUMMARY_SUFFIX,
