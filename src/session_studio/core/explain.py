@@ -263,6 +263,33 @@ def explain_plan(st: PlanState) -> CutExplanation:
     return ex
 
 
+def summarised_span_text(st: PlanState) -> str | None:
+    """The path positions whose entries the history summary covers ("#1…#6", "#1…#3, #5…#6"), or
+    None when it covers none: from the previous boundary to the cut (to the split turn's start),
+    less the system messages and compactions under pi 1.6.0, which it never summarises (spec
+    §10.6 rule 31)."""
+    c, plan = st.cut, st.plan
+    if c is None or plan is None:
+        return None
+    start = plan.boundary.start
+    end = c.turn_start_index if c.is_split_turn else c.first_kept_index
+    recs = plan.planner.path
+    spans: list[list[int]] = []
+    for pos in range(start, end):
+        r = recs[pos]
+        if st.profile.system_messages and (
+            r.type == "compaction" or (r.type == "message" and r.role == "system")
+        ):
+            continue
+        if spans and spans[-1][1] == pos - 1:
+            spans[-1][1] = pos
+        else:
+            spans.append([pos, pos])
+    if not spans:
+        return None
+    return ", ".join(f"#{a}" if a == b else f"#{a}…#{b}" for a, b in spans)
+
+
 def tokens_unknown_text(st: PlanState) -> str | None:
     """Why pi shows this path's context size as unknown (``PlanState.tokens_unknown``), or None.
 

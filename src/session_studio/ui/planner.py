@@ -21,7 +21,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from session_studio.core.explain import AUTO_COMPACTION_OFF, tokens_unknown_text, window_exceeded_text
+from session_studio.core.explain import (
+    AUTO_COMPACTION_OFF,
+    summarised_span_text,
+    tokens_unknown_text,
+    window_exceeded_text,
+)
 from session_studio.core.plan import PlanState, Quirk
 from session_studio.core.profile import PIN_SETTINGS, ProfileChoice
 
@@ -364,7 +369,6 @@ class PlannerPanel(QWidget):
                 f"<b>{kind} cut</b> at <b style='color:{col}'>path #{fk}</b> ({html.escape(who)})"
                 + (f" · <b style='color:{th.turn_start.name()}'>split turn</b>" if c.is_split_turn else "")
             )
-            b = st.plan.boundary
             kept_t = st.kept_tokens
             unknown = tokens_unknown_text(st)
             over = (
@@ -374,11 +378,9 @@ class PlannerPanel(QWidget):
                     st.context_tokens, st.tokens.usage_tokens, st.window, st.params.auto_compaction
                 )
             )
-            hist_end = c.turn_start_index if c.is_split_turn else fk
+            summarised = summarised_span_text(st)
             lines = [
-                f"Summarise path #{b.start}…#{max(b.start, hist_end) - 1}"
-                if hist_end > b.start
-                else "No history part",
+                f"Summarise path {summarised}" if summarised is not None else "No history part",
                 (
                     f"Turn prefix #{c.turn_start_index}…#{fk - 1}"
                     if c.is_split_turn and c.turn_start_index < fk
