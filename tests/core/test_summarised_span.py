@@ -44,3 +44,24 @@ def test_holes_are_named_and_every_named_position_is_before_the_cut(tmp_path: Pa
                 for pos in range(first, last + 1):
                     r = st.plan.planner.path[pos]
                     assert not (profile.system_messages and r.type == "message" and r.role == "system")
+
+
+def test_the_walk_counts_no_row_past_the_budget() -> None:
+    """'Why this cut' shows a few older rows after the budget row (where the cut's turn lies); pi
+    stopped counting there, so they carry no running total (an audit read them as counted)."""
+    from session_studio.core.explain import explain_plan
+
+    keeps = json.loads((CASES / "cases.json").read_text())
+    seen_beyond = 0
+    for name, keep in keeps.items():
+        s = Session.open(CASES / name)
+        for profile in (PROFILE_0_80_2, PROFILE_1_6_0):
+            st = PathPlanner(s, profile=profile).plan(PlanParams(keep_recent_tokens=keep))
+            rows = explain_plan(st).rows
+            hit = [k for k, r in enumerate(rows) if r.budget_reached]
+            if not hit:
+                assert all(r.counted for r in rows)
+                continue
+            assert [r.counted for r in rows] == [k <= hit[0] for k in range(len(rows))], name
+            seen_beyond += len(rows) - hit[0] - 1
+    assert seen_beyond  # m6 and m4 have rows past the budget

@@ -47,6 +47,9 @@ class AccumulationRow:
     tokens: Any
     total: float
     budget_reached: bool
+    #: False for the few older rows shown after the budget row (where the cut's turn lies): pi
+    #: stopped counting at the budget, so they have no running total
+    counted: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +126,9 @@ def explain_plan(st: PlanState) -> CutExplanation:
     shown = min(len(pl.positions), k_budget + 4, MAX_ROWS)
     for k in range(shown):
         pos = pl.positions[k]
+        counted = reached is None or k <= k_budget
         ex.rows.append(
-            AccumulationRow(pos, _who(recs[pos]), pl.tokens.get(pos, 0), pl.sums[k], pos == reached)
+            AccumulationRow(pos, _who(recs[pos]), pl.tokens.get(pos, 0), pl.sums[k], pos == reached, counted)
         )
     ex.rows_left_out = len(pl.positions) - shown
     cps = pl.cut_points

@@ -174,8 +174,8 @@ def _cut(st: PlanState, prep: Preparation | None) -> Callable[[ReportWriter], No
                         f"#{r.position}",
                         r.entry,
                         _n(r.tokens),
-                        _n(r.total),
-                        "budget reached" if r.budget_reached else "",
+                        _n(r.total) if r.counted else "—",
+                        "budget reached" if r.budget_reached else "" if r.counted else "older: not counted",
                     ]
                     for r in ex.rows
                 ),

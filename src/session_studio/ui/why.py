@@ -50,15 +50,23 @@ def _table(rows: list[AccumulationRow], left_out: int, muted: str, accent: str) 
     e = html.escape
     body = []
     for r in rows:
-        style = f" style='color:{accent}; font-weight:bold'" if r.budget_reached else ""
+        style = (
+            f" style='color:{accent}; font-weight:bold'"
+            if r.budget_reached
+            else ""
+            if r.counted
+            else f" style='color:{muted}'"
+        )
         tokens = f"{r.tokens:,}" if isinstance(r.tokens, int) else e(str(r.tokens))
+        total = f"{r.total:,.0f}" if r.counted else "—"
+        note = "≥ keep: budget reached" if r.budget_reached else "" if r.counted else "older: not counted"
         body.append(
             # in a narrow pane the wide last column left the others their minimum width, and
             # "bashExecution" broke into "bashExecutio" / "n" (Qt's rich text honours the CSS
             # white-space, not the nowrap attribute)
             f"<tr{style}><td align='right' {_NOWRAP}>#{r.position}</td><td {_NOWRAP}>{e(r.entry)}</td>"
-            f"<td align='right' {_NOWRAP}>{tokens}</td><td align='right' {_NOWRAP}>{r.total:,.0f}</td>"
-            f"<td>{'≥ keep: budget reached' if r.budget_reached else ''}</td></tr>"
+            f"<td align='right' {_NOWRAP}>{tokens}</td><td align='right' {_NOWRAP}>{total}</td>"
+            f"<td>{note}</td></tr>"
         )
     if left_out:
         body.append(
