@@ -306,8 +306,12 @@ class PlannerPanel(QWidget):
         # comparison: the box said "rules that differ: none" beside a comparison listing three
         if choice.profile.projection:
             self.quirk_box.setTitle(f"pi {v} cut rules that apply")
+            # the box lists the rules that move a cut once found (27, 30, the metadata split); the
+            # ones that decide what is a cut point and what counts (25, 26) shape every 1.6.0 cut,
+            # and the comparison says where they part from 0.80.2 (m6: "None" beside a cut they moved)
             self._say_when_no_quirks(
-                "None for this cut. Compare pi versions shows all that differs from pi 0.80.2."
+                "Rules 27 and 30 do not move this cut. Where 1.6.0's cut points and counting "
+                "(rules 25, 26) part from pi 0.80.2: Compare pi versions."
             )
         else:
             self.quirk_box.setTitle(f"pi {v} quirks that apply")
