@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from session_studio.core.explain import tokens_unknown_text
-from session_studio.core.plan import PathPlanner, PlanParams
+from session_studio.core.plan import STAND_IN_NOTE, PathPlanner, PlanParams
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
 from session_studio.core.profile_compare import PathFacts, ProfileComparison, compare_plans
 from session_studio.core.session import Session
@@ -73,7 +73,8 @@ def test_example_d_oversized_tool_result_nothing_to_compact_only_in_0_80_2() -> 
     assert c.old.verdict.startswith("Nothing to compact")
     # no compaction: no count after it (the row said "unknown", as for a count pi does not have)
     assert _row(c, "Context tokens after")[0] == "— (nothing to compact)"
-    assert _row(c, "Context tokens after")[1] == f"{c.new.tokens_after:,.0f}"
+    # no summary yet: the count says it holds a stand-in for it (an audit read "after" above "now")
+    assert _row(c, "Context tokens after")[1] == f"{c.new.tokens_after:,.0f} ({STAND_IN_NOTE})"
     assert (c.new.cut_position, c.new.split_turn, c.new.turn_start) == (3, True, 2)  # §10.5 rule 27
     assert not c.new.nothing_to_compact and c.new.tokens_after is not None
     assert _rules(c) == ["rule 27"]
@@ -140,3 +141,14 @@ def test_tokens_unknown_text_only_when_pi_shows_unknown() -> None:
     s = Session.open(str(CASES / "m7-split-after-compaction.jsonl"))
     text = tokens_unknown_text(PathPlanner(s, profile=PROFILE_1_6_0).plan(PlanParams()))
     assert text is not None and text.startswith("pi 1.6.0 shows the context size as unknown")
+
+
+def test_a_generated_summary_is_counted_as_itself_after_compacting() -> None:
+    s = Session.open(str(CASES / "m4-example-d.jsonl"))
+    old, new = PathPlanner(s, profile=PROFILE_0_80_2), PathPlanner(s, profile=PROFILE_1_6_0)
+    p = PlanParams(keep_recent_tokens=100, summary_tokens=300.0)
+    c = compare_plans(old.plan(p), new.plan(p), PathFacts.of(old, new))
+    stand_in = _compare(CASES / "m4-example-d.jsonl", 100)
+    assert c.new.tokens_after is not None and stand_in.new.tokens_after is not None
+    assert c.new.tokens_after == stand_in.new.tokens_after - 1500 + 300
+    assert _row(c, "Context tokens after")[1] == f"{c.new.tokens_after:,.0f}"

@@ -44,6 +44,7 @@ __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_KEEP_RECENT_TOKENS",
     "DEFAULT_RESERVE_TOKENS",
+    "STAND_IN_NOTE",
     "SUMMARY_PLACEHOLDER_TOKENS",
     "AnyPlan",
     "ItemTokens",
@@ -60,6 +61,8 @@ __all__ = [
 
 #: tokens assumed for a summary that was not generated yet (the projected context after compaction)
 SUMMARY_PLACEHOLDER_TOKENS = 1500
+#: what every screen adds to a size "after" that counts the placeholder (the one wording)
+STAND_IN_NOTE = f"with a {SUMMARY_PLACEHOLDER_TOKENS:,}-token stand-in for the summary not generated yet"
 
 #: (record index or -1 for the projected summary, kind, tokens) of one context message
 ItemTokens = tuple[int, str, float]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .explain import AUTO_COMPACTION_OFF, tokens_unknown_text
-from .plan import ItemTokens, PathPlanner, PlanState, item_kind
+from .plan import STAND_IN_NOTE, ItemTokens, PathPlanner, PlanState, item_kind
 from .profile import PROFILE_0_80_2, PROFILE_1_6_0
 from .session import Session
 
@@ -75,6 +75,8 @@ class ProfileSide:
     previous_summary: str  # whether the summary request carries the previous compaction's summary
     #: what pi does without a /compact: compact once the context it counts passes the threshold
     automatic: str = "—"
+    #: ``tokens_after`` counts SUMMARY_PLACEHOLDER_TOKENS for a summary not generated yet
+    stand_in_summary: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +253,7 @@ def side_of(st: PlanState, producing: list[int] | None = None) -> ProfileSide:
         tokens_counted=st.context_tokens,
         tokens_unknown_reason=unknown,
         tokens_after=after,
+        stand_in_summary=after is not None and st.params.summary_tokens is None,
         nothing_to_compact=st.nothing_to_compact,
         verdict=_nothing_verdict(st) if st.nothing_to_compact else "Compacts",
         previous_summary=_previous_summary(st),
@@ -289,7 +292,9 @@ def _facts(o: ProfileSide, n: ProfileSide) -> list[FactRow]:
 
     def after(s: ProfileSide) -> str:
         # None there means no compaction, not an unknown count (which "unknown" said)
-        return "— (nothing to compact)" if s.tokens_after is None else _fmt(s.tokens_after)
+        if s.tokens_after is None:
+            return "— (nothing to compact)"
+        return _fmt(s.tokens_after) + (f" ({STAND_IN_NOTE})" if s.stand_in_summary else "")
 
     return [
         FactRow("Cut (first kept entry)", cut(o), cut(n)),

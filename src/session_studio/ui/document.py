@@ -785,7 +785,11 @@ class SessionDocument(QObject):
             if st is None:
                 return
             # the text changes only the summary's size in the projected context: no re-plan
-            self.state = dataclasses.replace(st, after_tokens=_with_summary_tokens(st.after_tokens, text))
+            self.state = dataclasses.replace(
+                st,
+                after_tokens=_with_summary_tokens(st.after_tokens, text),
+                params=dataclasses.replace(st.params, summary_tokens=_summary_tokens(text) if text else None),
+            )
             self.after_changed.emit(self.state)
 
     def _replan(self, prepare: bool = True, soon: bool = False) -> None:

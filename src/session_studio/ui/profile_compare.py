@@ -189,6 +189,7 @@ class ProfileCompareController(QObject):
         self._op: Operation | None = None
         self._op_base: PathPlanner | None = None
         doc.plan_changed.connect(lambda _st: self.update())
+        doc.after_changed.connect(lambda _st: self.update())  # a summary generated or edited: its size
         doc.closed.connect(self._on_closed)
         doc.loading.connect(lambda _path: self._on_closed("Loading…"))
 
@@ -224,7 +225,12 @@ class ProfileCompareController(QObject):
         if pair is None:
             self._start(base)
             return
-        params = PlanParams(doc.keep, doc.reserve, doc.window, auto_compaction=res.auto_compaction)
+        # the summary's size as the planner counts it: the generated (or typed) one, else none and
+        # the sides say they count a stand-in (they kept the stand-in after a generation)
+        summary = doc.state.params.summary_tokens if doc.state is not None else None
+        params = PlanParams(
+            doc.keep, doc.reserve, doc.window, summary_tokens=summary, auto_compaction=res.auto_compaction
+        )
         old = pair.old.plan(params, window_known=doc.window_known)
         new = pair.new.plan(params, window_known=doc.window_known)
         c = compare_plans(old, new, pair.facts)

@@ -465,8 +465,9 @@ class TokenBar(QWidget):
             f"{_fmt(lay.est_now)}"
         )
         threshold = f"threshold {_fmt(st.threshold)}" + ("" if st.params.auto_compaction else " (auto off)")
+        stand_in = " (with a stand-in summary)" if st.params.summary_tokens is None else ""
         right = (
-            f"{threshold}  ·  keep {_fmt(st.keep)}  ·  after ≈ {_fmt(lay.after_total)}"
+            f"{threshold}  ·  keep {_fmt(st.keep)}  ·  after ≈ {_fmt(lay.after_total)}{stand_in}"
             if lay.after
             else f"{threshold}  ·  keep {_fmt(st.keep)}  ·  nothing to compact"
         )
