@@ -22,6 +22,7 @@ from session_studio.llm import (
     merge_split_turn,
     turn_prefix_request,
 )
+from session_studio.llm.prompts import TURN_PREFIX_CONTINUATION_HEADINGS
 
 P = Prompts()
 
@@ -154,6 +155,19 @@ def test_turn_prefix_headings() -> None:
     assert any(e.startswith("- Decision: **I'll use argparse") for e in early)
     context = _section(text, "## Context for Suffix")
     assert "- Still running when the kept part begins: grep(pattern=verbose, path=README.md)" in context
+
+
+def test_turn_prefix_of_pi_1_6_0_reads_the_users_request() -> None:
+    """pi 1.6.0 frames the turn prefix as '# Conversation' … '# Instructions' (rule 39), not in
+    <conversation> tags: the draft quoted the frame ('# Conversation [User]: …') as the request."""
+    from session_studio.core.profile import PROFILE_1_6_0
+
+    req = turn_prefix_request(CONVERSATION, 16384, 0, False, None, P, PROFILE_1_6_0)
+    assert req.prompt_text.startswith("# Conversation\n")
+    text = OfflineSummarizer().draft(req)
+    assert tuple(_sections(text)) == TURN_PREFIX_CONTINUATION_HEADINGS
+    assert "# Conversation" not in text and "# Instructions" not in text
+    assert text.startswith("## Original Request\n" + OFFLINE_NOTE + "\nAdd a --verbose flag")
 
 
 def test_branch_headings_without_tool_results() -> None:

@@ -866,8 +866,18 @@ def _between(text: str, open_tag: str, close_tag: str, start: int = 0) -> tuple[
     return text[a + len(open_tag) : b], b + len(close_tag)
 
 
+_MARKDOWN_CONVERSATION = "# Conversation\n"
+_MARKDOWN_INSTRUCTIONS = "\n\n# Instructions\n"
+
+
 def _split_prompt(prompt_text: str) -> tuple[str, str | None, str | None]:
     """(conversation, previous summary, additional focus) from a framed prompt."""
+    if prompt_text.startswith(_MARKDOWN_CONVERSATION):
+        # pi 1.6.0's turn prefix (rule 39): "# Conversation" … "# Instructions" and the prompt, which
+        # comes last (a user's text may hold the same heading: the last one is the prompt's)
+        end = prompt_text.rfind(_MARKDOWN_INSTRUCTIONS)
+        if end >= len(_MARKDOWN_CONVERSATION):
+            return prompt_text[len(_MARKDOWN_CONVERSATION) : end], None, None
     prev_open = prompt_text.find("\n</conversation>\n\n<previous-summary>\n")
     if prev_open >= 0 and prompt_text.startswith("<conversation>\n"):
         conversation = prompt_text[len("<conversation>\n") : prev_open]
