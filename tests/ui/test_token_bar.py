@@ -85,6 +85,10 @@ def test_bar_pixels(qtbot: Any, runner: Any, split_turn_session: Path) -> None:
     # hover text and click → entry
     sp = lay.hit(QPoint(first.x + first.w // 2, y))
     assert sp is not None and sp.key == first.key and "path #" in bar.describe(sp)
+    shares = [s for s in lay.now if not s.estimated and s.item >= 0]
+    assert shares  # a share of the usage names the entry's own chars/4 estimate beside it
+    own = d.state.item_tokens[shares[0].item][2]
+    assert f"its own chars/4 estimate: {own:,.0f}" in bar.describe(shares[0])
     with qtbot.waitSignal(bar.entry_clicked) as blocker:
         qtbot.mouseClick(
             bar,

@@ -112,9 +112,12 @@ def bar_figure(st: PlanState) -> Figure:
                 f'<rect class="prefix" x="{x_ts:.1f}" y="{_ROW_NOW - 8}" width="{x_cut - x_ts:.1f}" '
                 f'height="{_ROW_H + 16}"/>'
             )
+            # chars/4, as the kept part's figure below (the bar's own widths are shares of the
+            # provider's usage, which pi never gives single entries)
+            prefix = sum(t for _, _, t in st.item_tokens[st.turn_start_item : st.first_kept_item])
             lines.append(
-                f"split turn: its prefix (shaded red, left of the cut: "
-                f"{_fmt(cum[st.first_kept_item] - cum[st.turn_start_item])} tokens) is summarised separately"
+                f"split turn: its prefix (shaded red, left of the cut: ~{_fmt(prefix)} tokens, chars/4) "
+                "is summarised separately"
             )
         add(
             f'<line class="cutline" x1="{x_cut:.1f}" y1="{_ROW_NOW - 8}" x2="{x_cut:.1f}" '

@@ -349,11 +349,20 @@ class TokenBar(QWidget):
             "turn_start": " · turn start",
             "prefix": " · split-turn prefix",
         }
+        share = not sp.estimated and any(s is sp for s in self.layout_.now)
+        own = (
+            st.item_tokens[sp.item][2]
+            if share and st is not None and 0 <= sp.item < len(st.item_tokens)
+            else None
+        )
         counted = (
             "estimated (chars/4), after the last valid usage"
             if sp.estimated
+            # pi never gives one entry a usage figure: this width is the entry's part of the usage,
+            # its own estimate (the tree's Tokens column, Why this cut) is said beside it
             else "share of the provider-reported usage"
-            if any(s is sp for s in self.layout_.now)
+            + (f" (its own chars/4 estimate: {_fmt(own)})" if own is not None else "")
+            if share
             else "estimated (chars/4)"
         )
         return (
