@@ -30,6 +30,7 @@ from session_studio.core.timeline_layout import (
     LABEL_DESCENT,
     LIMIT_LABEL_HEIGHT,
     PlotArea,
+    drop_text,
     layout_timeline,
     svg_label_width,
     with_plan_of,
@@ -140,8 +141,11 @@ def test_the_drop_after_a_1_6_0_compaction_holds_the_system_snapshot() -> None:
     )
     (drop,) = build_timeline(PathPlanner(s, profile=PROFILE_1_6_0)).drops
     # snapshot 10 + summary 12 + kept e3 (20) and e4 (10); 0.80.2 has no snapshot: 42
-    assert (drop.tokens_after, drop.summary_tokens) == (52.0, 12.0)
-    assert build_timeline(PathPlanner(s, profile=PROFILE_0_80_2)).drops[0].tokens_after == 42.0
+    assert (drop.tokens_after, drop.summary_tokens, drop.snapshot_tokens) == (52.0, 12.0, 10.0)
+    # the hover names the snapshot in the drop (an audit read "summary 12" as all that came back)
+    assert "system snapshot + summary + kept" in drop_text(drop) and "snapshot 10 tokens" in drop_text(drop)
+    old = build_timeline(PathPlanner(s, profile=PROFILE_0_80_2)).drops[0]
+    assert old.tokens_after == 42.0 and math.isnan(old.snapshot_tokens) and "snapshot" not in drop_text(old)
     assert _check_drops(s, PROFILE_1_6_0) == 1
 
 

@@ -129,7 +129,7 @@ def test_follows_sliders_profile_and_live_reload(window: Any, qtbot: Any, tmp_pa
     assert chart.timeline.tokens[-1] == 5010.0 and chart.timeline.from_usage[-1] == 1
     # the counts wrap as whole parts, never inside "(… by usage, … estimated)"
     usage = chart.timeline.usage_count()
-    turns = f"{n + 1}\u00a0turns\u00a0({usage}\u00a0by\u00a0usage,\u00a0{n + 1 - usage}\u00a0estimated)"
+    turns = f"{n + 1}\u00a0answers\u00a0({usage}\u00a0by\u00a0usage,\u00a0{n + 1 - usage}\u00a0estimated)"
     qtbot.waitUntil(lambda: turns in window.timeline.status.text())
     window.a_timeline.trigger()
     assert not window.timeline.isVisible()

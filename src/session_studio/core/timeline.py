@@ -78,6 +78,8 @@ class Drop:
     tokens_before: float  # the entry's tokensBefore (NaN if it has none)
     tokens_after: float  # summary (+ 1.6.0 snapshot) + kept entries, chars/4
     summary_tokens: float  # the summary alone, chars/4
+    #: pi 1.6.0: the system message snapshot the compaction carries (part of tokens_after), else NaN
+    snapshot_tokens: float = math.nan
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,6 +351,7 @@ def build_timeline(
                         before,
                         seg.size_before(k),
                         seg.item_tokens_of(r, "compactionSummary"),
+                        seg.item_tokens_of(r, "system"),
                     )
                 )
             elif t == "branch_summary":

@@ -381,11 +381,13 @@ def _tokens_text(v: float) -> str:
 
 
 def drop_text(d: Drop) -> str:
+    snapshot = not math.isnan(d.snapshot_tokens)  # pi 1.6.0: the system message comes along
     return (
         f"compaction {d.entry_id} (path #{d.position:,})\n"
         f"context {_tokens_text(d.tokens_before)} → {_tokens_text(d.tokens_after)} tokens "
-        f"(tokensBefore → summary + kept, chars/4)\n"
+        f"(tokensBefore → {'system snapshot + ' if snapshot else ''}summary + kept, chars/4)\n"
         f"summary {_tokens_text(d.summary_tokens)} tokens"
+        + (f", system message snapshot {_tokens_text(d.snapshot_tokens)} tokens" if snapshot else "")
     )
 
 

@@ -509,7 +509,8 @@ class TimelinePanel(QWidget):
             auto = "" if state.params.auto_compaction else f" · {AUTO_COMPACTION_OFF}"
             # the counts wrap as whole parts (a narrow window broke "(21 by usage, 0 / estimated)")
             counts = (
-                f"{len(tl):,} turns ({usage:,} by usage, {len(tl) - usage:,} estimated)",
+                # one point per assistant answer: a "turn" starts at a user message (rule 29)
+                f"{len(tl):,} answers ({usage:,} by usage, {len(tl) - usage:,} estimated)",
                 f"{len(tl.drops)} compaction{'s' if len(tl.drops) != 1 else ''}",
             )
             self.status.setText(
