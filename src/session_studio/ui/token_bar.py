@@ -548,10 +548,13 @@ class TokenBar(QWidget):
             label = _LEGEND_LABEL[name]
             start = x
             sw = QRect(x, y + 3, 10, LEGEND_H - 6)
-            if name == "usage_fill":
-                p.fillRect(sw, th.role("assistant"))
-            elif name == "estimated":
-                p.fillRect(sw, QBrush(th.role("assistant"), Qt.BrushStyle.Dense3Pattern))
+            if name in ("usage_fill", "estimated"):
+                # stripes of three kinds' colours: a segment has its entry's colour (the swatch was
+                # all assistant green, and an audit took green for "usage")
+                style = Qt.BrushStyle.SolidPattern if name == "usage_fill" else Qt.BrushStyle.Dense3Pattern
+                for k, kind in enumerate(("user", "assistant", "toolResult")):
+                    stripe = QRect(sw.x() + k * 4, sw.y(), 4 if k < 2 else sw.width() - 8, sw.height())
+                    p.fillRect(stripe, QBrush(th.role(kind), style))
             elif name == "reserve":
                 p.fillRect(sw, th.reserve)
             elif name == "unknown":
@@ -628,8 +631,10 @@ _LEGEND_LABEL = {
 }
 _LEGEND = {
     "usage_fill": "Solid segments: the provider-reported usage of the last assistant message with valid "
-    "usage, shared among the messages it covers (pi counts this)",
-    "estimated": "Hatched segments: messages after the last valid usage, counted by pi's chars/4 estimate",
+    "usage, shared among the messages it covers (pi counts this). Each segment has its entry's colour, "
+    "as the tree's icons: user, assistant, tool result, bash, system, summaries",
+    "estimated": "Hatched segments: messages after the last valid usage, counted by pi's chars/4 estimate "
+    "(coloured by kind, as the solid ones)",
     "usage": "Usage tick: where the provider-reported usage ends",
     "threshold": "Threshold: context window − reserveTokens; pi compacts when the context exceeds it",
     "reserve": "Reserve zone: reserveTokens at the end of the window, kept free for the reply",
