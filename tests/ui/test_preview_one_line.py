@@ -86,3 +86,12 @@ def test_a_calls_first_argument_is_shown_as_in_the_file_not_as_python() -> None:
     assert row(True) == "→ todo items=true"
     assert row({"k": 1.0}) == '→ todo items={"k":1}'
     assert row("plain text") == "→ todo items=plain text"
+
+
+def test_a_compactions_row_writes_its_tokens_before_as_the_inspector_does() -> None:
+    row = {"type": "compaction", "tokensBefore": 34182, "summary": "s", "firstKeptEntryId": "e1"}
+    assert preview_text(row).startswith("compaction · 34,182 tokens before · ")
+    assert preview_text({**row, "tokensBefore": 34182.0}).startswith("compaction · 34,182 tokens before")
+    # what is not a count is shown as stored
+    assert preview_text({**row, "tokensBefore": "many"}).startswith("compaction · many tokens before")
+    assert preview_text({**row, "tokensBefore": 1.5}).startswith("compaction · 1.5 tokens before")

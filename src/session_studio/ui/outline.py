@@ -784,7 +784,16 @@ def preview_text(value: Any, limit: int = PREVIEW_CHARS) -> str:
             elif _blank(text):  # a row with nothing on it looks like a drawing fault
                 text = "(no text)"
     elif t == "compaction":
-        text = f"compaction · {value.get('tokensBefore', '?')} tokens before · "
+        before = value.get("tokensBefore", "?")
+        # a whole number as the inspector writes it (34,182); anything else as stored
+        shown = (
+            f"{before:,}"
+            if type(before) is int
+            else f"{before:,.0f}"
+            if type(before) is float and before.is_integer()
+            else before
+        )
+        text = f"compaction · {shown} tokens before · "
         if is_retain_none(value):
             text += "retain-none (keeps no entry) · "
         if value.get("systemMessage"):
