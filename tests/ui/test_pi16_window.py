@@ -124,6 +124,11 @@ def test_a_superseded_edit_says_so(qtbot: Any, window: MainWindow, tmp_path: Pat
     _open(qtbot, window, write_session(tmp_path / "twice.jsonl", spec))
     shown = _inspect(qtbot, window, "e0014")
     assert "superseded by the later edit e0019" in shown
+    # its replacement is what the LLM would see where it applied, not what it sees
+    assert "what the LLM would see instead where this edit applies" in shown
+    assert "what the LLM sees instead" not in shown and "(+1 chars)" not in shown
+    shown = _inspect(qtbot, window, "e0019")
+    assert "in effect on the active path" in shown and "what the LLM sees instead" in shown
     shown = _inspect(qtbot, window, "e0011")
     assert "Replaced for the LLM by context edit e0019" in shown and "second try" in shown
     assert "Also named by context edit(s) that do not apply" in shown and "e0014" in shown

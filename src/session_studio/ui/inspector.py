@@ -563,7 +563,7 @@ def _context_edit(
         t = recs[target]
         kind = f"{t.type} · {t.role}" if t.type == "message" else str(t.type)
         rows.append(("target entry", f"{_esc(kind)} · line {t.line}"))
-        rows.append(("target text", _esc(preview_of(session, target), 160)))
+        rows.append(("target text", _esc(preview_of(session, target), None)))  # a preview is short already
         latest = edits.applied.get(target)
         if edits.error is not None:
             effect = f"unknown: pi 1.6.0 cannot build this branch's context ({_esc(edits.error)})"
@@ -577,10 +577,22 @@ def _context_edit(
     w.kv(rows)
     if rep is UNDEFINED:
         return
+    # an edit not in effect on the active path changes nothing the LLM sees there: say "would"
+    applies = target is not None and edits.error is None and edits.applied.get(target) == index
     if rep is None:
-        w.note("replacement: null — the target entry contributes no message to the LLM context")
+        w.note(
+            "replacement: null — the target entry contributes no message to the LLM context"
+            if applies
+            else "replacement: null — where this edit applies, the target contributes no message"
+        )
     elif isinstance(rep, dict):
-        w.heading("Replacement content", None, "what the LLM sees instead (the stored entry is unchanged)")
+        w.heading(
+            "Replacement content",
+            None,
+            "what the LLM sees instead (the stored entry is unchanged)"
+            if applies
+            else "what the LLM would see instead where this edit applies (not on the active path)",
+        )
         _content(w, rep.get("content"), "rep", as_pre=True)
     else:
         w.heading("Replacement", th_damaged(), "not an object")
