@@ -438,8 +438,16 @@ def _usage_rows(u: Any) -> list[tuple[str, str]]:
     rows = [(k, _num(u.get(k))) for k in USAGE_FIELDS if k in u]
     cost = u.get("cost")
     if isinstance(cost, dict) and "total" in cost:
-        rows.append(("cost", f"${_num(cost.get('total'))}"))
+        rows.append(("cost", _cost(cost.get("total"))))
     return rows
+
+
+def _cost(v: Any) -> str:
+    """A cost in dollars as every place of the inspector writes it: four decimals ($0.1000, $0.0031;
+    "$0.1" and "$0.1100" stood side by side), else the stored value as it is."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and abs(v) < 1e15:
+        return f"${v:,.4f}"
+    return "$" + _num(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else _num(v)
 
 
 def _usage_line(u: Any) -> str:
@@ -635,7 +643,7 @@ def _session_totals(w: _Writer, session: Session, usage: UsageSource | None) -> 
     for name, row in [*totals.by_source.items(), ("all", totals.total())]:
         # a usage field of 1e400 parses as inf, as in pi: said as JS says it ("Infinity")
         cells = [f"{x:,.0f}" if math.isfinite(x) else js_number_to_string(x) for x in row[:-1]]
-        cells.append(f"${row[-1]:.4f}" if math.isfinite(row[-1]) else js_number_to_string(row[-1]))
+        cells.append(_cost(row[-1]) if math.isfinite(row[-1]) else js_number_to_string(row[-1]))
         weight = " style='font-weight:bold'" if name == "all" else ""
         body += (
             f"<tr{weight}><td style='padding-right:10px'>{name.replace(' ', '&nbsp;')}</td>"
