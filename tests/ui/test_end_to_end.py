@@ -146,7 +146,7 @@ def test_plan_cut_preview_commit_matches_pi(
     runner.wait_idle()
     QApplication.processEvents()
     assert w.status_busy.text() == ""
-    assert w.preview.files.toPlainText() == "(nothing to compact with this cut)"
+    assert w.preview.files.toPlainText() == "(nothing to compact\nwith this cut)"
     assert [q.spec for q in w.doc.state.quirks if q.code == "leaf-compaction"] == [None]
     shot = artifacts / "after-commit-1600x1000-light.png"
     assert w.grab().save(str(shot))

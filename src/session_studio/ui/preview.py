@@ -747,7 +747,7 @@ class PreviewPane(QWidget):
     def set_preparation(self, prep: Preparation | None) -> None:
         if prep is None:
             self.status.setText("Nothing to summarise with this cut.")
-            self.files.setPlainText("(nothing to compact with this cut)")
+            self.files.setPlainText("(nothing to compact\nwith this cut)")  # the pane does not wrap
             self.generate_button.setEnabled(False)
             return
         self.generate_button.setEnabled(True)
