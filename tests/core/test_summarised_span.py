@@ -65,3 +65,24 @@ def test_the_walk_counts_no_row_past_the_budget() -> None:
             assert [r.counted for r in rows] == [k <= hit[0] for k in range(len(rows))], name
             seen_beyond += len(rows) - hit[0] - 1
     assert seen_beyond  # m6 and m4 have rows past the budget
+
+
+def test_many_system_messages_are_counted_not_listed() -> None:
+    from tests.core.util import A, U, session_of
+
+    def system(n: int) -> dict[str, object]:
+        return {"type": "message", "message": {"role": "system", "content": "s" * n, "timestamp": 1}}
+
+    entries: list[object] = []
+    for _ in range(6):
+        entries += [system(40), U(400), A(400)]
+    s = session_of(*entries)
+    st = PathPlanner(s, profile=PROFILE_1_6_0).plan(PlanParams(keep_recent_tokens=150))
+    assert st.history_span is not None
+    first, last, left_out = st.history_span
+    assert first == 1 and all(st.plan.planner.path is not None for _ in left_out)
+    assert summarised_span_text(st) == f"#1…#{last} without its {len(left_out)} system messages"
+    assert len(left_out) > 3
+    st08 = PathPlanner(s, profile=PROFILE_0_80_2).plan(PlanParams(keep_recent_tokens=150))
+    text = summarised_span_text(st08)
+    assert text is not None and text.startswith("#0…") and "without" not in text

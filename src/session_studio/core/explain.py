@@ -268,30 +268,24 @@ def explain_plan(st: PlanState) -> CutExplanation:
 
 
 def summarised_span_text(st: PlanState) -> str | None:
-    """The path positions whose entries the history summary covers ("#1…#6", "#1…#3, #5…#6"), or
-    None when it covers none: from the previous boundary to the cut (to the split turn's start),
-    less the system messages and compactions under pi 1.6.0, which it never summarises (spec
-    §10.6 rule 31)."""
-    c, plan = st.cut, st.plan
-    if c is None or plan is None:
+    """The path positions whose entries the history summary covers ("#1…#6", "#18, #20…#31"), or
+    None when it covers none: from the first to the last entry before the cut (the split turn's
+    start) that gives it messages, less the system messages under pi 1.6.0, which it never
+    summarises (spec §10.6 rule 31); more than a few of those are counted, not listed."""
+    span = st.history_span
+    if span is None:
         return None
-    start = plan.boundary.start
-    end = c.turn_start_index if c.is_split_turn else c.first_kept_index
-    recs = plan.planner.path
-    spans: list[list[int]] = []
-    for pos in range(start, end):
-        r = recs[pos]
-        if st.profile.system_messages and (
-            r.type == "compaction" or (r.type == "message" and r.role == "system")
-        ):
-            continue
-        if spans and spans[-1][1] == pos - 1:
-            spans[-1][1] = pos
-        else:
-            spans.append([pos, pos])
-    if not spans:
-        return None
-    return ", ".join(f"#{a}" if a == b else f"#{a}…#{b}" for a, b in spans)
+    first, last, left_out = span
+    if not left_out:
+        return f"#{first}" if first == last else f"#{first}…#{last}"
+    if len(left_out) > 3:
+        return f"#{first}…#{last} without its {len(left_out):,} system messages"
+    parts, a = [], first
+    for hole in (*left_out, last + 1):
+        if a <= hole - 1:
+            parts.append(f"#{a}" if a == hole - 1 else f"#{a}…#{hole - 1}")
+        a = hole + 1
+    return ", ".join(parts)
 
 
 def tokens_unknown_text(st: PlanState) -> str | None:

@@ -255,6 +255,9 @@ class PlanState:
     profile: PiProfile = PROFILE_0_80_2
     #: pi's footer shows the context size as unknown: a compaction and no usable usage after it (§4.7)
     tokens_unknown: bool = False
+    #: the history summary's path positions: (first, last) of the entries that give it messages, and
+    #: the system messages between them pi 1.6.0 leaves out (rule 31); None: it covers nothing
+    history_span: tuple[int, int, tuple[int, ...]] | None = None
 
     @property
     def keep(self) -> int:
@@ -351,6 +354,8 @@ class PathPlanner:
         self._item_cum: Sequence[float] = [0.0]
         self.tokens_unknown = False
         self._snapshot_tokens: float | None = None  # 1.6.0: the system snapshot a compaction stores
+        #: 1.6.0: path positions of system messages, sorted (left out of what it summarises)
+        self._system_positions: list[int] = []
         path = self.path
         yield_to_foreground()
         self.positions = PathPositions(path)
@@ -360,6 +365,7 @@ class PathPlanner:
         unweighed = array("q", bytes(8 * len(path)))
         if profile.projection:
             self._plan_projected(summarised)
+            self._system_positions.sort()  # the projection lists a compaction's own first
         else:
             self._plan_path(summarised, unweighed)
         # running counts over the path, so a plan's "how many before the cut" is a subtraction
@@ -448,6 +454,8 @@ class PathPlanner:
                 pos = path_positions[j]
                 if pos >= 0:
                     summarised[pos] = int(roles[0] != "system")
+                    if roles[0] == "system":
+                        self._system_positions.append(pos)
                 role = symbols[roles_of[r]]
                 kind = role if isinstance(role, str) and role in _ROLE_KINDS else "damaged"
                 items.append((r, kind, float(raw)))
@@ -459,6 +467,8 @@ class PathPlanner:
             if not is_compaction and pos >= 0:
                 # getMessagesFromProjectedEntryForCompaction: no system messages
                 summarised[pos] = sum(role != "system" for role in roles)
+                if "system" in roles:
+                    self._system_positions.append(pos)
             if not roles:
                 continue
             try:
@@ -642,7 +652,27 @@ class PathPlanner:
             self._item_cum,
             self.profile,
             self.tokens_unknown,
+            self._history_span(cut) if cut is not None and pl is not None and err is None else None,
         )
+
+    def _history_span(self, cut: CutPoint) -> tuple[int, int, tuple[int, ...]] | None:
+        """The history part's first and last positions that give the summary messages, and the system
+        messages between them (never summarised by 1.6.0): two bisections of the running counts,
+        not a walk over the range (a re-plan of a 900k-entry path runs on every slider step)."""
+        pl = self.plan_
+        assert pl is not None
+        produced = self._producing
+        start = max(0, min(pl.boundary.start, len(self.path)))
+        end = max(
+            start, min(cut.turn_start_index if cut.is_split_turn else cut.first_kept_index, len(self.path))
+        )
+        if produced[end] <= produced[start]:
+            return None
+        first = bisect.bisect_right(produced, produced[start], start, end + 1) - 1
+        last = bisect.bisect_left(produced, produced[end], start, end + 1) - 1
+        system = self._system_positions
+        left_out = system[bisect.bisect_left(system, first) : bisect.bisect_right(system, last)]
+        return first, last, tuple(left_out)
 
     def _after(self, summary_tokens: float, first_item: int) -> list[ItemTokens]:
         """The context after compacting: the summary, then the kept items.

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .explain import AUTO_COMPACTION_OFF, tokens_unknown_text
+from .explain import AUTO_COMPACTION_OFF, summarised_span_text, tokens_unknown_text
 from .plan import STAND_IN_NOTE, ItemTokens, PathPlanner, PlanState, item_kind
 from .profile import PROFILE_0_80_2, PROFILE_1_6_0
 from .session import Session
@@ -77,6 +77,9 @@ class ProfileSide:
     automatic: str = "—"
     #: ``tokens_after`` counts SUMMARY_PLACEHOLDER_TOKENS for a summary not generated yet
     stand_in_summary: bool = False
+    #: the positions the history summary covers, as the planner names them (1.6.0 leaves out its
+    #: system messages: "#18, #20…#31"), or "none"
+    history_text: str = "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +257,7 @@ def side_of(st: PlanState, producing: list[int] | None = None) -> ProfileSide:
         tokens_unknown_reason=unknown,
         tokens_after=after,
         stand_in_summary=after is not None and st.params.summary_tokens is None,
+        history_text=(summarised_span_text(st) or "none") if has_history else "none",
         nothing_to_compact=st.nothing_to_compact,
         verdict=_nothing_verdict(st) if st.nothing_to_compact else "Compacts",
         previous_summary=_previous_summary(st),
@@ -300,7 +304,7 @@ def _facts(o: ProfileSide, n: ProfileSide) -> list[FactRow]:
         FactRow("Cut (first kept entry)", cut(o), cut(n)),
         FactRow("Split turn", split(o), split(n)),
         FactRow("Turn prefix", _range(o.prefix), _range(n.prefix)),
-        FactRow("History summarised", _range(o.history), _range(n.history)),
+        FactRow("History summarised", o.history_text, n.history_text),
         FactRow("Context tokens now", before(o), before(n)),
         FactRow("Context tokens after", after(o), after(n)),
         # "Verdict: Compacts" stood beside the planner's "would not compact automatically": it is
@@ -366,6 +370,17 @@ def _rules(old: PlanState, new: PlanState, o: ProfileSide, n: ProfileSide, f: Pa
                     "conversation for the summariser); pi 1.6.0 leaves system messages out of what it "
                     "summarises, so with nothing else before the cut it says Nothing to compact.",
                     ("nothing", "history"),
+                )
+            )
+        elif sys_summarised and not n.nothing_to_compact:
+            add(
+                RuleNote(
+                    "rule 31",
+                    "System messages are never summarised",
+                    f"pi 0.80.2 summarises the system message{'s' if len(sys_summarised) > 1 else ''} at "
+                    f"{_positions(sys_summarised)} with the rest; pi 1.6.0 leaves system messages out of "
+                    "what it summarises (its compaction keeps the current one, rule 17).",
+                    ("history",),
                 )
             )
     # rule 17 / §10.1 #4: the new compaction carries the current system message
