@@ -374,15 +374,20 @@ def _cmd_branch_to(a: argparse.Namespace) -> int:
 
 
 def _cmd_fork(a: argparse.Namespace) -> int:
+    from .cli_common import profile_for
     from .core import Session
-    from .engine.edits import fork_to_file
+    from .engine.edits import fork_loses_kept_entries, fork_to_file, fork_warning
 
     session = Session.open(a.session)
     leaf = a.leaf if a.leaf is not None else session.leaf_id
     if not isinstance(leaf, str):
         _print("session-studio fork: the session has no leaf entry to fork from; nothing written")
         return 1
-    written = fork_to_file(session, leaf, a.out)
+    profile = profile_for(session, a).profile
+    written = fork_to_file(session, leaf, a.out, profile=profile)
+    warning = fork_warning(fork_loses_kept_entries(session, leaf), profile)
+    if warning:
+        _print(f"session-studio fork: {warning}")
     out(str(written))
     return 0
 

@@ -247,13 +247,17 @@ def fork_to_file(
     *,
     session_id: str | None = None,
     timestamp: str | None = None,
+    profile: PiProfile = PROFILE_0_80_2,
 ) -> Path:
     """pi's createBranchedSession: the path to `leaf_id` as a new session file.
 
     Labels are dropped from the path and the rest re-chained; labels of path
     entries are re-created at the end (with their original timestamps); the new
     header names this file as `parentSession`. Written atomically, never over an
-    existing file.
+    existing file. pi 1.6.0 also re-points a compaction whose firstKeptEntryId is
+    a dropped label to the entry after it (spec §10.1 rule 7); 0.80.2 leaves it
+    pointing at the label, and pi then finds no kept entry (see
+    :func:`fork_loses_kept_entries`).
     """
     start = session.require(leaf_id)
     loaded_fingerprint(session)  # the values below may be re-read from the file
@@ -261,11 +265,26 @@ def fork_to_file(
     values = session.values(path)
     retained: list[dict[str, Any]] = []
     parent: Any = None
+    pending_labels: list[Any] = []  # labels dropped since the last retained entry
+    replacement: dict[tuple[str, Any], Any] = {}  # a dropped label's id → the entry after it (1.6.0)
     for rec_i, v in zip(path, values, strict=True):
         if session.records[rec_i].type == "label":
+            pending_labels.append(v.get("id"))
             continue
+        for label_id in pending_labels:
+            key = _map_key(label_id)
+            if key is not None:
+                replacement[key] = v.get("id")
+        pending_labels.clear()
         copy = dict(v)
         copy["parentId"] = parent
+        if profile.projection and v.get("type") == "compaction":
+            kept = v.get("firstKeptEntryId", UNDEFINED)
+            key = _map_key(kept)
+            if key is not None and key != ("nan", None) and key == _map_key(v.get("id", UNDEFINED)):
+                pass  # === its own id (a retain-none compaction): kept as it is
+            elif key is not None and key in replacement:
+                copy["firstKeptEntryId"] = replacement[key]
         retained.append(copy)
         parent = v.get("id")
     new_id = session_id or uuidv7()
@@ -302,6 +321,55 @@ def fork_to_file(
     st = os.stat(session.path)
     write_new_file(target_path, lines, mode=st.st_mode & 0o777, owner=(st.st_uid, st.st_gid))
     return target_path
+
+
+def _map_key(v: Any) -> tuple[str, Any] | None:
+    """``v`` as a JavaScript Map key (SameValueZero): a string and a number never match, 1 and 1.0
+    do; an object parsed from JSON matches nothing but itself (None: no key to look up)."""
+    if type(v) is str:
+        return ("s", v)
+    if type(v) is bool:
+        return ("b", v)
+    if type(v) in (int, float):
+        return ("n", float(v)) if v == v else ("nan", None)
+    if v is None:
+        return ("null", None)
+    return None
+
+
+def fork_loses_kept_entries(session: Session, leaf_id: str) -> list[str]:
+    """The ids of the compactions on the path to ``leaf_id`` whose firstKeptEntryId is a label
+    entry on that path: a fork drops labels, so under pi 0.80.2 the forked compaction keeps no
+    entry (pi's own fork loses them too); 1.6.0 re-points it (see :func:`fork_to_file`)."""
+    path = session.path_indices(session.require(leaf_id))
+    recs = session.records
+    labels = {js_key(recs[i].id) for i in path if recs[i].type == "label"}
+    if not labels:
+        return []
+    lost = []
+    for i in path:
+        if recs[i].type == "compaction":
+            v = session.value(i)
+            if isinstance(v, dict) and js_key(v.get("firstKeptEntryId")) in labels:
+                lost.append(str(recs[i].id))
+    return lost
+
+
+def fork_warning(lost: list[str], profile: PiProfile) -> str:
+    """What a fork under ``profile`` does to the compactions :func:`fork_loses_kept_entries` names."""
+    if not lost:
+        return ""
+    which = ", ".join(lost)
+    if profile.projection:
+        return (
+            f"the compaction{'s' if len(lost) > 1 else ''} {which} kept from a label, which a fork drops; "
+            "as pi 1.6.0 does, the fork keeps from the entry after it"
+        )
+    return (
+        f"the compaction{'s' if len(lost) > 1 else ''} {which} kept from a label, which a fork drops: "
+        "in the fork pi 0.80.2 finds no kept entry and drops the messages that compaction kept "
+        "(its own fork does the same; pi 1.6.0 keeps them)"
+    )
 
 
 def upgrade_legacy_file(session: Session, backup_suffix: str | None = None) -> tuple[Path, Path]:

@@ -284,10 +284,15 @@ def fork_job(
     out: str | None,
     session_id: str | None = None,
     timestamp: str | None = None,
-) -> Path:
+    profile: PiProfile = PROFILE_0_80_2,
+) -> tuple[Path, str]:
+    """The fork written, and what it did to compactions that kept from a label (engine.fork_warning;
+    a walk over the path, done here in the worker)."""
     from session_studio.engine import fork_to_file
+    from session_studio.engine.edits import fork_loses_kept_entries, fork_warning
 
-    return fork_to_file(session, leaf_id, out, session_id=session_id, timestamp=timestamp)
+    written = fork_to_file(session, leaf_id, out, session_id=session_id, timestamp=timestamp, profile=profile)
+    return written, fork_warning(fork_loses_kept_entries(session, leaf_id), profile)
 
 
 def upgrade_job(session: Session) -> tuple[Path, Path]:

@@ -355,12 +355,18 @@ class WriteCommands(SummaryGeneration):
         # keep the header id in step with pi's file name when the suggested name is used
         ident = (new_id, stamp) if os.path.abspath(path) == os.path.abspath(default) else (None, None)
 
-        def done(new: object) -> None:
+        profile = _branch_profile(d)[0]  # the pi the window reads the file as
+
+        def done(result: object) -> None:
+            new, warning = result if isinstance(result, tuple) else (result, "")
             self.statusBar().showMessage(f"Forked to {new}", 10000)
-            if self.ask_yes_no("Fork written", f"Wrote {html.escape(str(new))}.<br>Open it now?", yes="Open"):
+            note = f"<br><br>Note: {html.escape(warning)}." if warning else ""
+            if self.ask_yes_no(
+                "Fork written", f"Wrote {html.escape(str(new))}.{note}<br>Open it now?", yes="Open"
+            ):
                 self.open_path(str(new))
 
-        self._write("Forking", actions.fork_job, s, leaf, path, *ident, on_ok=done)
+        self._write("Forking", actions.fork_job, s, leaf, path, *ident, profile, on_ok=done)
 
     def label_entry(self) -> None:
         d = self.doc
