@@ -62,7 +62,7 @@ def test_dry_run_prints_the_preview_and_writes_nothing(tmp_path: Path) -> None:
         f"tokens: {preview['tokensBefore']:,.0f} before → ~{preview['estimatedTokensAfter']:,.0f} after"
         in err
     )
-    assert "dry run: nothing written" in err
+    assert any(line.startswith("dry run: nothing written.") for line in err)
     # the summary alone on stdout, as the JSON has it (ready for --summary-file)
     assert human.stdout.decode() == preview["summary"] + "\n"
     assert "<read-files>" in preview["summary"]
@@ -88,3 +88,32 @@ def test_the_previews_token_counts_have_thousands_separators() -> None:
 
     assert [fmt_count(12433), fmt_count(6316.4), fmt_count(999)] == ["12,433", "6,316", "999"]
     assert [fmt_count(float("nan")), fmt_count("12"), fmt_count(True)] == ["nan", "12", "True"]
+
+
+def test_a_summary_file_made_for_another_cut_is_refused_with_expect_cut(tmp_path: Path) -> None:
+    """pi appended after the dry-run: the plan moved, and the old summary written against the new
+    cut would have left the entries between the two cuts neither summarised nor kept."""
+    session = _split_turn_session(tmp_path / "s.jsonl")
+    base = ("compact", str(session), "--keep-recent", "2000", "--provider", "offline")
+    dry = run_cli(*base, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    summary = tmp_path / "summary.md"
+    summary.write_bytes(dry.stdout)
+    kept = json.loads(run_cli(*base, "--dry-run", "--json").stdout)["preview"]["firstKeptEntryId"]
+    assert f"--expect-cut {kept}" in dry.stderr.decode()  # the dry run says how to commit it safely
+    # pi appends three more exchanges: the cut moves on
+    last = f"e{len(session.read_bytes().splitlines()) - 2}"  # chain's ids: e0 … after the header
+    more: list[dict[str, Any]] = []
+    for k in range(3):
+        more += [{**U(2000), "id": f"p{2 * k}"}, {**A(2000), "id": f"p{2 * k + 1}"}]
+    more[0]["parentId"] = last
+    grown = to_bytes(chain(*more, header=None))
+    with session.open("ab") as fh:
+        fh.write(grown)
+    before = session.read_bytes()
+    r = run_cli(*base, "--summary-file", str(summary), "--expect-cut", kept, "--yes")
+    assert r.returncode == 1 and f"not from {kept} (--expect-cut)" in r.stderr.decode()
+    assert session.read_bytes() == before
+    # without the guard it is written, with a note naming the cut it is written for
+    r = run_cli(*base, "--summary-file", str(summary), "--yes")
+    assert r.returncode == 0 and "--expect-cut to refuse instead" in r.stderr.decode()

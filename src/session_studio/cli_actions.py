@@ -183,9 +183,24 @@ def _cmd_compact(a: argparse.Namespace) -> int:
         if not a.json and a.stream:
             err(text, end="")
 
+    if a.expect_cut is not None and draft.first_kept_entry_id != a.expect_cut:
+        # the summary was made for another plan (pi appended, compacted or moved the leaf since):
+        # written against this cut, the entries between the two cuts would be neither summarised nor kept
+        _print(
+            f"session-studio compact: the plan now keeps from {draft.first_kept_entry_id}, not from "
+            f"{a.expect_cut} (--expect-cut): the session changed since that plan; nothing was sent or "
+            "written. Make the summary again (--dry-run) for this plan."
+        )
+        return 1
     if a.summary_file is not None:
         from .engine.compaction import CompactionOutcome
 
+        if a.expect_cut is None and not a.json:
+            _print(
+                f"note: the summary in {a.summary_file} is written for the cut at "
+                f"{draft.first_kept_entry_id}; if it was made for another cut, pass that one as "
+                "--expect-cut to refuse instead"
+            )
         outcome = CompactionOutcome(draft, a.summary_file.read_text(encoding="utf-8"))
     else:
         try:
@@ -211,7 +226,10 @@ def _cmd_compact(a: argparse.Namespace) -> int:
             _print("nothing written")
             return 1
     elif not a.json:
-        _print("dry run: nothing written")
+        _print(
+            "dry run: nothing written. To commit this summary after editing it: --summary-file FILE "
+            f"--expect-cut {draft.first_kept_entry_id} (refuses if the session changed the plan)"
+        )
     if a.json:
         result = {
             "entry": entry,
@@ -496,6 +514,12 @@ def _compact_parser(sub: Any, plan_options: Any) -> None:
         type=_path,
         metavar="FILE",
         help="use this text as the summary (e.g. an edited --dry-run preview) instead of calling the LLM",
+    )
+    p.add_argument(
+        "--expect-cut",
+        metavar="ENTRY_ID",
+        help="refuse unless the plan keeps from this entry: the firstKeptEntryId of the --dry-run the "
+        "summary file came from (pi may have changed the plan since)",
     )
     p.set_defaults(func=_cmd_compact)
 
