@@ -130,3 +130,23 @@ def test_counts_below_their_least_value_are_usage_errors(tmp_path: Path) -> None
         assert r.returncode == 2 and "or more, not" in r.stderr.decode(), (argv, r.stderr.decode())
     r = run_cli("search", str(s), "")
     assert r.returncode == 2 and "the text to find is empty" in r.stderr.decode()
+
+
+def test_label_text_is_trimmed_and_a_blank_name_is_refused(tmp_path: Path) -> None:
+    """As pi's /tree label box and /name take them (the window does the same)."""
+    s = tmp_path / "s.jsonl"
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "x",
+        "timestamp": "2025-01-01T00:00:00.000Z",
+        "cwd": "/w",
+    }
+    user = {"type": "message", "id": "e0000001", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z"}
+    user["message"] = {"role": "user", "content": "hi", "timestamp": 1}
+    s.write_text(json.dumps(header) + "\n" + json.dumps(user) + "\n", encoding="utf-8")
+    assert run_cli("label", str(s), "e0000001", "  hi  ").returncode == 0
+    assert json.loads(s.read_text().splitlines()[-1])["label"] == "hi"
+    before = s.read_bytes()
+    r = run_cli("rename", str(s), "   ")
+    assert r.returncode == 2 and "blank" in r.stderr.decode() and s.read_bytes() == before

@@ -415,9 +415,10 @@ def _cmd_label(a: argparse.Namespace) -> int:
     from .engine.edits import append_label
 
     session = Session.open(a.session)
-    entry = append_label(session, a.entry_id, a.text or None)
+    text = (a.text or "").strip() or None  # as pi's /tree label box (and the window) take it
+    entry = append_label(session, a.entry_id, text)
     _print_notes(session)
-    _print(("label set" if a.text else "label cleared") + f" (entry {entry['id']})")
+    _print(("label set" if text else "label cleared") + f" (entry {entry['id']})")
     return 0
 
 
@@ -426,6 +427,9 @@ def _cmd_rename(a: argparse.Namespace) -> int:
     from .engine.edits import append_session_name
 
     session = Session.open(a.session)
+    if not a.name.strip():  # pi's /name writes nothing for a blank name
+        _print("session-studio rename: the name is blank; nothing written")
+        return 2
     entry = append_session_name(session, a.name)
     _print_notes(session)
     _print(f"session name set to {entry['name']!r}")

@@ -25,8 +25,8 @@ def ensure_appendable(session: Session) -> None:
     """Refuse to append to files pi would rewrite on open (legacy or header-less)."""
     if session.reset:
         raise WriteError(
-            "this file has no valid session header: pi would replace it with a new empty session. "
-            "Nothing can be appended to it safely."
+            "this file has no valid session header: pi 0.80.2 would replace it with a new empty session, "
+            "and pi 1.6.0 refuses to open it. Nothing can be appended to it safely."
         )
     if session.migrated:
         sv = session.source_version

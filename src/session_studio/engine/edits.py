@@ -193,8 +193,9 @@ def branch_to(
         None,
         None,
         [],
-        "pi does not save a leaf move by itself: nothing was written. The next entry appended "
-        "(by pi or by Session Studio) continues from the new leaf; add --summarize or --label to persist it.",
+        "pi does not save a leaf move by itself: nothing was written, and the file's leaf is unchanged "
+        "(pi reopens there, and the next command appends there). Add --summarize or --label to persist "
+        "the move.",
     )
 
 

@@ -58,8 +58,9 @@ def legacy_reason(session: Session | None) -> str | None:
         return "Open a session first."
     if session.reset:
         return (
-            "This file has no valid session header: pi would replace it with a new empty session, "
-            "so nothing can be appended to it. Fork the path to a new file instead."
+            "This file has no valid session header: pi 0.80.2 would replace it with a new empty session "
+            "and pi 1.6.0 refuses to open it, so nothing can be appended to it. Fork the path to a new "
+            "file instead."
         )
     if session.migrated:
         return (
