@@ -69,8 +69,9 @@ def _table(rows: list[AccumulationRow], left_out: int, muted: str, accent: str) 
             f"<td>{note}</td></tr>"
         )
     if left_out:
+        plural = "s" if left_out != 1 else ""
         body.append(
-            f"<tr><td colspan='5' style='color:{muted}'>… {left_out:,} older messages not needed</td></tr>"
+            f"<tr><td colspan='5' style='color:{muted}'>… {left_out:,} older message{plural} not needed</td></tr>"
         )
     return (
         "<table cellspacing='0' cellpadding='2' width='100%'><tr style='font-weight:bold'>"
