@@ -28,6 +28,21 @@ def _v1_file(path: Path) -> Path:
     return path
 
 
+def _v3_file(path: Path) -> Path:
+    """A version 3 session of one user message, id e0000001."""
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "s1",
+        "timestamp": "2025-01-01T10:00:00.000Z",
+        "cwd": "/w",
+    }
+    msg = {"type": "message", "id": "e0000001", "parentId": None, "timestamp": "2025-01-01T10:00:01.000Z"}
+    msg["message"] = {"role": "user", "content": "hi", "timestamp": 1}
+    path.write_text(json.dumps(header) + "\n" + json.dumps(msg) + "\n", encoding="utf-8")
+    return path
+
+
 def test_upgrade_without_yes_names_only_its_own_options(tmp_path: Path) -> None:
     v1 = _v1_file(tmp_path / "v1.jsonl")
     before = v1.read_bytes()
@@ -56,22 +71,7 @@ def test_a_missing_file_or_a_mistyped_command_is_said_before_any_window_starts(t
 
 
 def test_info_of_an_entry_that_is_not_there_fails(tmp_path: Path) -> None:
-    s = tmp_path / "s.jsonl"
-    header = {
-        "type": "session",
-        "version": 3,
-        "id": "s1",
-        "timestamp": "2025-01-01T10:00:00.000Z",
-        "cwd": "/w",
-    }
-    msg = {
-        "type": "message",
-        "id": "e0000001",
-        "parentId": None,
-        "timestamp": "2025-01-01T10:00:01.000Z",
-        "message": {"role": "user", "content": "hi", "timestamp": 1},
-    }
-    s.write_text(json.dumps(header) + "\n" + json.dumps(msg) + "\n", encoding="utf-8")
+    s = _v3_file(tmp_path / "s.jsonl")
     r = run_cli("info", str(s), "--leaf", "nosuch")
     assert r.returncode == 1 and "no entry 'nosuch'" in r.stderr.decode() and not r.stdout
     assert run_cli("info", str(s), "--leaf", "e0000001").returncode == 0
@@ -134,17 +134,7 @@ def test_counts_below_their_least_value_are_usage_errors(tmp_path: Path) -> None
 
 def test_label_text_is_trimmed_and_a_blank_name_is_refused(tmp_path: Path) -> None:
     """As pi's /tree label box and /name take them (the window does the same)."""
-    s = tmp_path / "s.jsonl"
-    header = {
-        "type": "session",
-        "version": 3,
-        "id": "x",
-        "timestamp": "2025-01-01T00:00:00.000Z",
-        "cwd": "/w",
-    }
-    user = {"type": "message", "id": "e0000001", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z"}
-    user["message"] = {"role": "user", "content": "hi", "timestamp": 1}
-    s.write_text(json.dumps(header) + "\n" + json.dumps(user) + "\n", encoding="utf-8")
+    s = _v3_file(tmp_path / "s.jsonl")
     assert run_cli("label", str(s), "e0000001", "  hi  ").returncode == 0
     assert json.loads(s.read_text().splitlines()[-1])["label"] == "hi"
     before = s.read_bytes()

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from session_studio.core import Session
-from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
+from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0, PiProfile
 from session_studio.engine.edits import fork_loses_kept_entries, fork_to_file, fork_warning
 from tests.conftest import Oracle, Oracle16
 
@@ -61,6 +61,13 @@ def _compaction(path: Path) -> dict[str, Any]:
     return next(v for v in map(json.loads, path.read_text().splitlines()) if v["type"] == "compaction")
 
 
+def _fork(tmp_path: Path, profile: PiProfile) -> tuple[Session, Path, Path]:
+    """(the session, its file, its leaf's path forked under ``profile``)."""
+    src = _kept_from_a_label(tmp_path / "s.jsonl")
+    s = Session.open(src)
+    return s, src, fork_to_file(s, "a0000006", tmp_path / "fork.jsonl", profile=profile)
+
+
 def _roles(out: dict[str, Any]) -> list[str]:
     return [m["role"] for m in out["context"]["messages"]]
 
@@ -68,9 +75,7 @@ def _roles(out: dict[str, Any]) -> list[str]:
 def test_pi_1_6_0_re_points_the_compaction_and_keeps_the_whole_context(
     oracle16: Oracle16, tmp_path: Path
 ) -> None:
-    src = _kept_from_a_label(tmp_path / "s.jsonl")
-    s = Session.open(src)
-    fork = fork_to_file(s, "a0000006", tmp_path / "fork.jsonl", profile=PROFILE_1_6_0)
+    s, src, fork = _fork(tmp_path, PROFILE_1_6_0)
     assert _compaction(fork)["firstKeptEntryId"] == "a0000003"  # what pi 1.6.0's own fork writes
     whole = oracle16.run("context", str(src))
     assert _roles(whole) == ["compactionSummary", "user", "assistant", "user", "assistant"]
@@ -81,9 +86,7 @@ def test_pi_1_6_0_re_points_the_compaction_and_keeps_the_whole_context(
 def test_pi_0_80_2_keeps_the_labels_id_and_the_fork_says_what_it_loses(
     oracle: Oracle, tmp_path: Path
 ) -> None:
-    src = _kept_from_a_label(tmp_path / "s.jsonl")
-    s = Session.open(src)
-    fork = fork_to_file(s, "a0000006", tmp_path / "fork.jsonl", profile=PROFILE_0_80_2)
+    s, src, fork = _fork(tmp_path, PROFILE_0_80_2)
     assert _compaction(fork)["firstKeptEntryId"] == "b0000001"  # pi 0.80.2's createBranchedSession
     assert len(_roles(oracle.run("context", str(fork)))) < len(_roles(oracle.run("context", str(src))))
     lost = fork_loses_kept_entries(s, "a0000006")
