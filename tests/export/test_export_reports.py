@@ -147,6 +147,10 @@ def test_the_after_context_uses_the_summary_given(tmp_path: Path) -> None:
     planner = PathPlanner(Session.open(FIXTURES / "before-compaction.jsonl"))
     page = render(planner, "context", "md")
     assert "Context after the planned compaction" in page and PENDING_SUMMARY.split(".")[0] in page
+    # the settings, the count now and the cut come first (a context report said none of them)
+    at = page.index
+    assert at("## The plan") < at("## The cut") < at("## Context now") < at("## Context after")
+    assert "keepRecentTokens" in page[: at("## Context now")]
     page = render(planner, "context", "html", summary="## Goal\nShip the <b>refactor</b>.")
     assert "Ship the &lt;b&gt;refactor&lt;/b&gt;." in page and PENDING_SUMMARY.split(".")[0] not in page
 

@@ -181,7 +181,10 @@ def _cut(st: PlanState, prep: Preparation | None) -> Callable[[ReportWriter], No
                 ),
             )
             if ex.rows_left_out:
-                w.para(f"… {ex.rows_left_out:,} older rows left out", tone="muted")
+                w.para(
+                    f"… {ex.rows_left_out:,} older row{'s' if ex.rows_left_out != 1 else ''} left out",
+                    tone="muted",
+                )
             w.close_fold()
 
     return render

@@ -149,6 +149,8 @@ def write_report(
         sections[2:2] = [timeline_section(planner, st), *options.extra_sections]
         write_sections(w, sections)
     else:
+        # the settings, the count now and the cut first: a context report alone said none of them
+        write_sections(w, [s for s in plan_sections(st) if s.anchor in ("plan", "cut")])
         w.heading(2, "Context now", "context-before")
         write_context(w, planner.context, planner.profile, anchor="before")
         after = context_after(planner, st, options.summary)
