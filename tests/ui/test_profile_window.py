@@ -169,6 +169,11 @@ def test_preview_after_side_under_1_6_0_matches_the_plan(qtbot: Any, runner: Any
     # summary's serialisation the rest of each pane uses leaves it out
     assert pair.before_text.startswith("[System]: ") and pair.after_text.startswith("[System]: ")
     assert pair.before_text.count("[System]: ") == 1
+    # a system prompt of pages shows its head in the panes (its tokens count whole)
+    system = pair.before_text.split("\n\n")[0]
+    from session_studio.ui.preview import SYSTEM_HEAD_CHARS
+
+    assert len(system) < SYSTEM_HEAD_CHARS + 120 and "the whole message is in the inspector" in system
     d.set_profile(pin="0.80.2")
     st = d.state
     assert st is not None and "[System]" not in build_context_pair(st, "").before_text  # 0.80.2 drops it

@@ -110,6 +110,10 @@ def _view(msgs: list[Any], with_system: bool) -> str:
     return view.text()
 
 
+#: how much of a system message's text the Before/After panes show (its tokens count whole)
+SYSTEM_HEAD_CHARS = 600
+
+
 def _js_text(v: Any) -> str:
     return "" if v is None or v is UNDEFINED else js_string(v)
 
@@ -122,11 +126,22 @@ def _system_text(msg: Any) -> str:
     else:
         blocks = content if type(content) is list else []
         text = "\n".join(_js_text(prop(b, "text")) for b in blocks if prop(b, "type") == "text")
+    sections = prop(msg, "sections")
+    named = [(str(k), v) for k, v in sections.items() if type(v) is str] if isinstance(sections, dict) else []
+    if named and not text:  # the prompt held in its sections (their lengths count, rule 21)
+        text = "\n\n".join(f"[{name}] {body}" for name, body in named)
     notes = []
+    if named:
+        notes.append("sections: " + ", ".join(f"{name} ({len(body):,} chars)" for name, body in named))
     for key, said in (("toolsAdded", "tools added"), ("toolsRemoved", "tools removed")):
         tools = prop(msg, key)
         if type(tools) is list and tools:
             notes.append(f"{said}: " + ", ".join(_js_text(prop(t, "name")) for t in tools))
+    if len(text) > SYSTEM_HEAD_CHARS:  # a system prompt runs to pages: its head, and where the rest is
+        text = (
+            text[:SYSTEM_HEAD_CHARS]
+            + f"… (+{len(text) - SYSTEM_HEAD_CHARS:,} chars: the whole message is in the inspector)"
+        )
     return "[System]: " + text + "".join(f"\n({n})" for n in notes)
 
 
