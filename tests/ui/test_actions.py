@@ -316,3 +316,34 @@ def test_a_fork_opened_from_the_window_shows_its_leaf_row(
     qtbot.wait(50)
     rect = window.tree.visualRect(window.tree.currentIndex())
     assert window.tree.viewport().rect().contains(rect), (rect, window.tree.viewport().rect())
+
+
+@pytest.mark.parametrize(("pin", "kept"), [("1.6.0", "a0000003"), ("0.80.2", "b0000001")])
+def test_a_fork_of_a_compaction_kept_from_a_label_follows_the_files_pi_and_says_so(
+    qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: Any, pin: str, kept: str
+) -> None:
+    """pi 1.6.0 re-points the compaction to the entry after the dropped label; 0.80.2 keeps the
+    label's id and loses what the compaction kept: the window forks as the file's pi does and says
+    what happened (tests/engine/test_fork_label_kept.py checks both against the real pis)."""
+    import json
+
+    from tests.engine.test_fork_label_kept import _kept_from_a_label
+
+    src = _kept_from_a_label(tmp_path / "s.jsonl")
+    _open(qtbot, window, src)
+    window.doc.set_profile(pin=pin)
+    out = tmp_path / "fork.jsonl"
+    said: list[str] = []
+
+    def ask(self: MainWindow, title: str, text: str, details: str = "", yes: str = "Yes", **_kw: Any) -> bool:
+        said.append(text)
+        return False  # do not open the fork
+
+    monkeypatch.setattr(MainWindow, "ask_yes_no", ask)
+    monkeypatch.setattr(MainWindow, "ask_save_path", lambda self, title, default: str(out))
+    window.doc.select(window.doc.session.leaf_index())
+    window.a_fork.trigger()
+    qtbot.waitUntil(lambda: bool(said), timeout=5000)
+    compaction = next(v for v in map(json.loads, out.read_text().splitlines()) if v["type"] == "compaction")
+    assert compaction["firstKeptEntryId"] == kept
+    assert "kept from a label" in said[0] and ("as pi 1.6.0 does" in said[0]) == (pin == "1.6.0")
