@@ -196,3 +196,42 @@ def test_the_session_page_is_shown_before_the_heads_rows_are_put_in(
     monkeypatch.setattr(window.tree_model, "set_session", recording)
     _open(qtbot, window, path)
     assert (True, PAGE_SESSION) in pages  # the head went into a tree already shown
+
+
+def test_a_reload_keeps_the_summary_usable_and_another_file_shows_none_of_it(
+    qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big file is shown by its head first. That dropped the generated summary on a reload (F5):
+    its text stayed, counted in "after", while Commit said to generate one first. Opening another
+    big file left the previous plan's panes and an enabled Generate on show while it loaded."""
+    path = _chain(tmp_path, 60)
+    monkeypatch.setattr(document, "PARTIAL_MIN_BYTES", 0)
+    monkeypatch.setattr(document, "HEAD_BYTES", path.stat().st_size // 3)
+    _open(qtbot, window, path)
+    window.doc.set_params(keep=100)
+    qtbot.waitUntil(lambda: window.doc.preparation is not None, timeout=5000)
+    window.preview.provider.setCurrentIndex(window.preview.provider.findData("offline"))
+    window.preview.generate_button.click()
+    qtbot.waitUntil(lambda: window.doc.outcome is not None, timeout=20000)
+    summary = window.doc.summary_text
+    shown: list[tuple[bool, str]] = []
+    window.doc.partial_loaded.connect(
+        lambda _h: shown.append(
+            (window.preview.generate_button.isEnabled(), window.preview.after.toPlainText())
+        )
+    )
+    window._reload()
+    qtbot.waitUntil(lambda: window.doc.state is not None and window.doc.partial is None, timeout=10000)
+    assert shown == [(False, "")]  # while the head is shown: no plan on show, nothing to generate
+    assert window.doc.outcome is not None and window.doc.summary_text == summary
+    assert window.doc.summary_is_stale  # made for an earlier read of the file: Commit asks first
+    assert (
+        window.a_commit.toolTip()
+        != "Generate a summary first (Preview tab); you can edit it before committing."
+    )
+    # another file: its summary is not this one's
+    (tmp_path / "o").mkdir()
+    other = _chain(tmp_path / "o", 60)
+    window.open_path(str(other))
+    qtbot.waitUntil(lambda: window.doc.path == str(other) and window.doc.state is not None, timeout=10000)
+    assert window.doc.outcome is None and window.doc.summary_text == ""

@@ -415,10 +415,18 @@ class SessionDocument(QObject):
         if self.path and self.path in self._watcher.files():
             self._watcher.removePath(self.path)
         # the previous session (if any) is gone: nothing may plan or write while the head is shown
+        same_file = self._keep_params and os.path.abspath(head.session.path) == self.path
         self.session = None
         self.loaded_state = None
         self.state = None
-        self.outcome = None
+        if not same_file:  # another file's summary is not this one's
+            self.outcome = None
+            self.outcome_plan = None
+            self.summary_text = ""
+            self.summary_changed.emit("")
+        # a reload keeps the generated summary (its text, usage and plan), marked as made for
+        # another state of the file once loaded: dropping it here left its text counted in "after"
+        # while Commit said to generate one first
         self.working_leaf = None
         self.manual_cut = None
         self.preparation = None

@@ -409,6 +409,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
     def _on_partial(self, head: Partial) -> None:
         """The head of a big file: browse it (read-only) while the worker indexes the rest."""
         s = head.session
+        self.preview.set_loading()  # the previous plan's panes and Generate are not this file's
         painted: Callable[[], None] | None = None
         # the session page is shown before the head's rows are put in: shown after, its tree laid
         # out every row the first block and the first branch points open (~40 ms of model calls)

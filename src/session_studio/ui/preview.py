@@ -741,6 +741,14 @@ class PreviewPane(QWidget):
         """The focus text for the summary request (pi's /compact <focus>), None when empty."""
         return self.focus.text().strip() or None
 
+    def set_loading(self) -> None:
+        """A file is being read: nothing of the previous plan stays on show, and nothing can be
+        generated until the new one is planned (set_preparation enables Generate again)."""
+        self.set_contexts(None)
+        self.files.setPlainText("(loading…)")
+        self.generate_button.setEnabled(False)
+        self.status.setText("Reading the session…")
+
     def set_pending(self) -> None:
         """The plan changed: the previous preparation (file lists, counts) no longer applies."""
         self.files.setPlainText("(preparing…)")
