@@ -195,7 +195,7 @@ def test_deep_nesting_renders_what_it_can(qtbot: Any, tmp_path: Path) -> None:
 
 
 def test_huge_single_line_is_shown_folded_quickly(qtbot: Any, tmp_path: Path) -> None:
-    big = "QUJD" * (5 * 1024 * 1024 // 4)  # 5 MB of base64-like text with no break
+    big = "QUJD" * (5_000_000 // 4)  # 5 MB of base64-like text with no break
     s = Session.open(write_session(tmp_path / "big.jsonl", [_user(big)]))
     w = _inspector(qtbot, s)
     t0 = time.monotonic()

@@ -221,8 +221,10 @@ def fmt_date(ts: float) -> str:
 
 
 def fmt_size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
+    """A file or text size in decimal units, as the status bar, the banners and the README say
+    sizes ("a 110 MB session"); the browser said 106.1 MB (MiB) where the status bar said 111.3 MB."""
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
+        n /= 1000  # type: ignore[assignment]
     return str(n)

@@ -26,7 +26,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QFileDialog, QLayout, QMessageBox
 
 from session_studio import __version__
-from session_studio.core.listing import SessionInfo, default_sessions_dir, list_sessions
+from session_studio.core.listing import SessionInfo, default_sessions_dir, fmt_size, list_sessions
 from session_studio.core.migrate import CURRENT_SESSION_VERSION, version_name
 from session_studio.core.profile import PROFILES, headerless_verdict
 
@@ -552,7 +552,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
             self.status_path.clear()
             return
         self.status_path.setText(
-            f"{s.path} · {len(s.records):,} entries · {s.size / 1e6:.1f} MB"
+            f"{s.path} · {len(s.records):,} entries · {fmt_size(s.size)}"
             + (f" · read as {version_name(s.source_version)}, shown migrated" if s.migrated else "")
         )
 
