@@ -73,3 +73,14 @@ def test_ctrl_p_with_a_typed_summary_still_lands_on_generate(
     window.preview.summary.setPlainText("\n")
     qtbot.keyClick(window, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)
     assert window.focusWidget() is window.preview.generate_button
+
+
+def test_back_to_the_browser_the_keys_are_on_its_search(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    """After Ctrl+B the keys were on the list, with no current row: typing went nowhere."""
+    _open(qtbot, window, split_turn_session)
+    qtbot.keyClick(window, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)
+    assert window.focusWidget() is window.browser.search
+    qtbot.keyClicks(window.browser.search, "xyz")
+    assert window.browser.search.text() == "xyz"

@@ -481,6 +481,11 @@ class SessionBrowser(QWidget):
         self._show_count()
         op.start()
 
+    def set_listing(self) -> None:
+        """The sessions folder is being read (a first listing: "0 sessions" showed meanwhile)."""
+        if not self._listed:
+            self.title.setText("<b>Listing the sessions…</b>")
+
     def _show_count(self) -> None:
         """ "9 sessions"; while a search filters them, how many of them it shows ("1 of 9 sessions")."""
         n = self._count

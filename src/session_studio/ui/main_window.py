@@ -315,6 +315,10 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
 
     def show_browser(self) -> None:
         self.stack.setCurrentIndex(PAGE_BROWSER)
+        # the keys where the README says they are: typing searches, Down goes to the first session
+        # (after Ctrl+B they were on the list, with no current row, and typing went nowhere)
+        self.browser.search.setFocus()
+        self.browser.set_listing()
         root = self.sessions_root
 
         def work() -> tuple[list[SessionInfo], bool]:
