@@ -446,3 +446,12 @@ def test_the_limit_labels_never_overlap(window: int, reserve_share: float, heigh
         assert threshold_label == y_threshold
     if y_threshold - y_window > 2 * LIMIT_LABEL_HEIGHT:
         assert y_window < reserve_label < y_threshold
+
+
+def test_a_short_paths_axis_names_each_position_once() -> None:
+    """A two-entry path was labelled "#0 #0 #0 #0 #0 #0 #1 #1 #1 #1" (steps of 0.1)."""
+    s = session_of(U(400), A(40, total=150))
+    tl = build_timeline(PathPlanner(s, profile=PROFILE_1_6_0))
+    lay = layout_timeline(tl, PlotArea(60, 10, 900, 150))
+    labels = [text for _x, text in lay.x_ticks]
+    assert labels == sorted(set(labels), key=labels.index) and labels[0] == "#0"

@@ -207,3 +207,25 @@ def test_the_key_wraps_at_a_narrow_window_instead_of_cutting_items_off(qtbot: An
         assert rows > 1 and legend.heightForWidth(width) == rows * legend._ROW
         for (_key, label), (x, _row) in zip(legend._ITEMS, places, strict=True):
             assert x + 22 + fm.horizontalAdvance(label) <= width, (width, label)
+
+
+def test_the_chart_says_it_is_building_until_the_timeline_is_there(
+    window: Any, qtbot: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """It said "No timeline" for the ~25 s a 1 GB session's timeline took to build."""
+    from session_studio.ui import timeline as timeline_ui
+
+    window.open_path(str(_session(tmp_path)))
+    qtbot.waitUntil(lambda: window.doc.state is not None)
+    chart = window.timeline.chart
+    seen: list[bool] = []
+    real = timeline_ui.build_timeline
+
+    def build(*args: Any, **kwargs: Any) -> Any:
+        seen.append(chart.building)  # what the chart says while the worker builds
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(timeline_ui, "build_timeline", build)
+    window.a_timeline.trigger()
+    qtbot.waitUntil(lambda: chart.timeline is not None)
+    assert seen == [True] and not chart.building

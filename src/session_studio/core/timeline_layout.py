@@ -48,13 +48,14 @@ def tokens_label(v: float) -> str:
     return f"{v:.0f}"
 
 
-def nice_ticks(top: float, count: int = 5) -> list[float]:
-    """0 and round steps (1, 2 or 5 × 10^k) up to ``top``: about ``count`` labels on an axis."""
+def nice_ticks(top: float, count: int = 5, least_step: float = 0.0) -> list[float]:
+    """0 and round steps (1, 2 or 5 × 10^k, at least ``least_step``) up to ``top``: about ``count``
+    labels on an axis."""
     if top <= 0 or math.isnan(top) or math.isinf(top):
         return [0.0]
     raw = top / max(count, 1)
     mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    step = max(next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw), least_step)
     return [k * step for k in range(int(top // step) + 1)]
 
 
@@ -370,7 +371,8 @@ def layout_timeline(
     lay.y_ticks = [(lay.y(v), tokens_label(v)) for v in nice_ticks(y_top * 0.98)]
     lay.x_ticks = [
         (lay.x(v), f"#{v:,.0f}")
-        for v in nice_ticks(float(timeline.x_end), max(int(area.width // 110), 1))
+        # path positions are whole: a two-entry path was labelled "#0 #0 #0 #0 #0 #1 #1 …"
+        for v in nice_ticks(float(timeline.x_end), max(int(area.width // 110), 1), least_step=1.0)
         if v <= timeline.x_end
     ]
     return lay

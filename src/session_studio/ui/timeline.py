@@ -120,11 +120,19 @@ class TimelineChart(QWidget):
         self.setMinimumHeight(120)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setAccessibleName("Context timeline")
+        self.building = False
 
     def sizeHint(self) -> QSize:
         return QSize(800, 190)
 
+    def set_building(self, building: bool) -> None:
+        """A timeline is being built for what the chart will show (its text says so meanwhile)."""
+        if building != self.building:
+            self.building = building
+            self.update()
+
     def set_timeline(self, timeline: Timeline | None, session: Session | None) -> None:
+        self.building = False
         self.timeline = timeline
         self.session = session
         # a new plan over the same history keeps the drawn history (only lines and planned drop move)
@@ -215,7 +223,9 @@ class TimelineChart(QWidget):
         lay = self.current_layout()
         if lay is None:
             p.setPen(th.muted)
-            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No timeline")
+            # the chart said "No timeline" for the ~25 s a 1 GB session's timeline takes to build
+            text = "Building the timeline…" if self.building else "No timeline"
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, text)
             p.end()
             return
         p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
@@ -477,6 +487,7 @@ class TimelinePanel(QWidget):
         if self._op is not None:
             self._op.cancel()
             self._op = None
+            self.chart.set_building(False)
 
     def _build(self, key: tuple[PathPlanner, int | None], state: PlanState) -> None:
         self._cancel()
@@ -484,6 +495,7 @@ class TimelinePanel(QWidget):
         active, selected = key
         make = self.segments.factory(active)
         self.status.setText("building the timeline…")
+        self.chart.set_building(True)
         params = dataclasses.replace(state.params, manual_cut=None)
 
         def work() -> tuple[PathPlanner, Timeline]:
@@ -523,6 +535,7 @@ class TimelinePanel(QWidget):
         def failed(exc: BaseException, _tb: str) -> None:
             if self.built_key is key:
                 self._op = None
+                self.chart.set_building(False)
                 self.status.setText(f"no timeline: {exc}")
 
         self._op = self.runner.op(work).on_success(done).on_failure(failed)
