@@ -347,3 +347,15 @@ def test_a_fork_of_a_compaction_kept_from_a_label_follows_the_files_pi_and_says_
     compaction = next(v for v in map(json.loads, out.read_text().splitlines()) if v["type"] == "compaction")
     assert compaction["firstKeptEntryId"] == kept
     assert "kept from a label" in said[0] and ("as pi 1.6.0 does" in said[0]) == (pin == "1.6.0")
+
+
+def test_an_entry_in_a_dialog_names_its_kind_once(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    """The commit question read "(label: label 'x' on e1)" for a cut on a label entry."""
+    from tests.engine.test_fork_label_kept import _kept_from_a_label
+
+    _open(qtbot, window, _kept_from_a_label(tmp_path / "s.jsonl"))
+    s = window.doc.session
+    assert s is not None
+    label = window._entry_words(s.get_index("b0000001"), 80)
+    assert label.startswith("label 'start' on") and not label.startswith("label: ")
+    assert window._entry_words(s.get_index("a0000001"), 80).startswith("user: ")

@@ -443,7 +443,10 @@ class WindowParts(QMainWindow):
         s = self.doc.session
         assert s is not None
         r = s.records[record]
-        return f"{r.role if r.type == 'message' else r.type}: {self.tree_model.preview(record)[:limit]}"
+        kind = r.role if r.type == "message" else r.type
+        preview = self.tree_model.preview(record)[:limit]
+        # a label's or a compaction's row names its kind already ("label 'x' on e1"): not twice
+        return preview if isinstance(kind, str) and preview.startswith(kind) else f"{kind}: {preview}"
 
     def _entry_id(self, record: int | None) -> str | None:
         s = self.doc.session
