@@ -84,3 +84,22 @@ def test_back_to_the_browser_the_keys_are_on_its_search(
     assert window.focusWidget() is window.browser.search
     qtbot.keyClicks(window.browser.search, "xyz")
     assert window.browser.search.text() == "xyz"
+
+
+def test_go_to_the_leaf_or_cut_clears_an_entry_search_that_hides_it(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    """The tree kept showing a row the search found while the inspector showed the cut."""
+    _open(qtbot, window, split_turn_session)
+    s = window.doc.session
+    assert s is not None
+    first = window.tree_model.record_of(window.tree_model.index(0, 0))
+    window.search.setText(s.records[first].id)  # an exact id: one row, not the leaf
+    window._search_timer.stop()
+    window._apply_filter()
+    qtbot.waitUntil(lambda: not window.tree_model.rebuilding and window.tree_model.rowCount() >= 1)
+    leaf = s.leaf_index()
+    assert leaf is not None and not window.tree_model.index_of(leaf).isValid()
+    window.a_leaf.trigger()
+    assert window.search.text() == "" and window.doc.selected == leaf
+    qtbot.waitUntil(lambda: window.tree_model.record_of(window.tree.currentIndex()) == leaf, timeout=5000)

@@ -36,6 +36,8 @@ EXPAND_ROWS = 6
 class TreeNavigation(WindowParts):
     """Moving through the session tree and keeping it in step with the document's selection."""
 
+    _search_timer: QTimer  # the entry search's pause before it applies (MainWindow makes it)
+
     def _init_navigation(self) -> None:
         #: branch points of opened row blocks still to expand (from the end of the list)
         self._pending_branches: list[QPersistentModelIndex] = []
@@ -308,12 +310,23 @@ class TreeNavigation(WindowParts):
     def _goto_leaf(self) -> None:
         res = self.doc.loaded_state
         if res and res.path_indices:
-            self.doc.select(res.path_indices[-1])
+            self._go_to(res.path_indices[-1], "leaf")
 
     def _goto_cut(self) -> None:
         st = self.doc.state
         if st and st.first_kept_record is not None:
-            self.doc.select(st.first_kept_record)
+            self._go_to(st.first_kept_record, "cut")
+
+    def _go_to(self, record: int, what: str) -> None:
+        """Select ``record`` for Go to leaf / Go to cut; an entry search that hides it is cleared
+        first (the tree kept showing a row the search found while the inspector showed the cut),
+        and the rows without it select it when they come (_show_new_rows)."""
+        if self.search.text() and not self.tree_model.index_of(record).isValid():
+            self._search_timer.stop()
+            self.search.clear()
+            self._apply_filter()
+            self.statusBar().showMessage(f"Entry search cleared to show the {what}", 6000)
+        self.doc.select(record)
 
     def _cut_at(self, record: int) -> None:
         if record < 0:
