@@ -125,6 +125,8 @@ def read_info(path: str | os.PathLike[str]) -> SessionInfo | None:
                 fh.seek(0)
                 data = fh.read()
                 count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+            else:
+                count = _estimated_lines(fh, st.st_size)
     except (OSError, SessionFileError):
         return None
     lines = head.split(b"\n")
@@ -161,11 +163,15 @@ def read_info(path: str | os.PathLike[str]) -> SessionInfo | None:
             when = _ts(m.get("timestamp")) or _ts(v.get("timestamp"))
             if when is not None and (modified is None or when > modified):
                 modified = when
+    if st.st_size > HEAD + TAIL and not any(v.get("type") == "session_info" for v in tail_vals):
+        # pi names a session by its last session_info entry, wherever it is: in a big file it was
+        # often in neither the head nor the tail read here, and the browser showed (and searched)
+        # the first message instead of the name the window shows
+        found = _last_session_name(p, st)
+        if found is not None:
+            name = found[0]
     if modified is None:
         modified = _ts(header.get("timestamp")) or st.st_mtime
-    if count is None:
-        avg = max(1, len(head) // max(1, len(lines)))
-        count = st.st_size // avg
     cwd_value = header.get("cwd")
     cwd = cwd_value if isinstance(cwd_value, str) else ""
     parent = header.get("parentSession")
@@ -182,6 +188,65 @@ def read_info(path: str | os.PathLike[str]) -> SessionInfo | None:
         st.st_size <= EXACT_COUNT_MAX,
         parent_session=parent if isinstance(parent, str) and parent else None,
     )
+
+
+#: the samples of a big file's lines the browser's entry estimate reads (spread over the file)
+LINE_SAMPLES = 16
+LINE_SAMPLE_BYTES = 32 * 1024
+
+
+def _estimated_lines(fh: Any, size: int) -> int:
+    """A big file's line count from the newlines in LINE_SAMPLES pieces spread over it: the
+    average line of its first 64 kB (long first messages) made a 117 MB session's ~106k entries
+    "~68,010"; pieces across the whole file land within a few per cent for 512 kB read."""
+    newlines = read = 0
+    step = max(1, (size - LINE_SAMPLE_BYTES) // max(1, LINE_SAMPLES - 1))
+    for k in range(LINE_SAMPLES):
+        fh.seek(min(k * step, max(0, size - LINE_SAMPLE_BYTES)))
+        piece = fh.read(LINE_SAMPLE_BYTES)
+        newlines += piece.count(b"\n")
+        read += len(piece)
+    return max(1, round(size * newlines / max(1, read)))
+
+
+#: (path, size, mtime_ns) → the last session_info's name, or None for a file with none: a big
+#: file is searched once per state, not on every listing
+_NAMES: dict[tuple[str, int, int], tuple[str | None] | None] = {}
+#: the type's value with its quotes: in a JSON string that quotes it they are escaped
+#: (\"session_info\"), so only a key's value matches; the line found is parsed to be sure
+_SESSION_INFO = b'"session_info"'
+
+
+def _last_session_name(path: str, st: os.stat_result) -> tuple[str | None] | None:
+    """(name,) of the last session_info entry in the file (its name None when blank), or None when
+    it has none. Searched backwards with mmap (C speed: ~0.3 s on 1 GB when there is none)."""
+    key = (path, st.st_size, st.st_mtime_ns)
+    if key in _NAMES:
+        return _NAMES[key]
+    import mmap
+
+    found: tuple[str | None] | None = None
+    try:
+        with open_regular(path) as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            end = len(mm)
+            while True:
+                at = mm.rfind(_SESSION_INFO, 0, end)
+                if at < 0:
+                    break
+                start = mm.rfind(b"\n", 0, at) + 1
+                stop = mm.find(b"\n", at)
+                v = _parse(mm[start : stop if stop >= 0 else len(mm)])
+                if isinstance(v, dict) and v.get("type") == "session_info":
+                    raw = v.get("name")
+                    found = (raw.strip() if isinstance(raw, str) and raw.strip() else None,)
+                    break
+                end = at
+    except (OSError, ValueError, SessionFileError):
+        return None
+    if len(_NAMES) > 4096:
+        _NAMES.clear()
+    _NAMES[key] = found
+    return found
 
 
 def _failed(path: str, modified: float, why: str) -> SessionInfo:
