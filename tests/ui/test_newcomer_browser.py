@@ -290,3 +290,8 @@ def test_recent_files_of_one_name_say_where_they_are(browser: SessionBrowser) ->
         "other.jsonl",
         "alpha-service · fix the login form",
     ]
+
+
+def test_the_headers_are_labels_not_buttons(browser: SessionBrowser) -> None:
+    """They looked clickable and sorted nothing: the list keeps pi's order, newest first."""
+    assert not browser.view.header().sectionsClickable()

@@ -317,6 +317,9 @@ class SessionBrowser(QWidget):
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.setAllColumnsShowFocus(True)
+        # the list keeps pi's order (newest activity first, forks under their session): headers
+        # that looked clickable and sorted nothing are plain labels
+        self.view.header().setSectionsClickable(False)
         self.recent = QListWidget()  # small list of paths: an item view is fine here
         self.recent.setAlternatingRowColors(True)
         #: the listed sessions by path: a recent file among them is named by its title and project
