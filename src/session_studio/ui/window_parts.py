@@ -445,8 +445,10 @@ class WindowParts(QMainWindow):
         r = s.records[record]
         kind = r.role if r.type == "message" else r.type
         preview = self.tree_model.preview(record)[:limit]
-        # a label's or a compaction's row names its kind already ("label 'x' on e1"): not twice
-        return preview if isinstance(kind, str) and preview.startswith(kind) else f"{kind}: {preview}"
+        # a label's or a compaction's row names its kind already ("label 'x' on e1"): not twice; a
+        # message's text is the user's, whatever word it starts with
+        named = r.type != "message" and isinstance(kind, str) and preview.startswith(kind)
+        return preview if named else f"{kind}: {preview}"
 
     def _entry_id(self, record: int | None) -> str | None:
         s = self.doc.session
