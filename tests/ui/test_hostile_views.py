@@ -354,3 +354,17 @@ def test_headless_errors_open_no_dialog(
     err = capsys.readouterr().err
     assert "Generate failed" in err and err.count("ValueError: cannot convert float NaN") == 1
     assert "\x1b" not in err and "\u202e" not in err  # server text cannot drive the terminal
+
+
+def test_a_file_that_is_no_session_has_its_own_row(tmp_path: Path) -> None:
+    """The list left such files out silently (314 rows for 315 files)."""
+    proj = tmp_path / "--proj--"
+    proj.mkdir()
+    write_session(proj / "a.jsonl", [{"type": "message", "message": {"role": "user", "content": "hi"}}])
+    (proj / "b-no-header.jsonl").write_text('{"type":"message","id":"x","parentId":null}\n')
+    (proj / "c-empty.jsonl").write_bytes(b"")
+    by_file = {os.path.basename(i.path): i for i in list_sessions(tmp_path)}
+    assert set(by_file) == {"a.jsonl", "b-no-header.jsonl", "c-empty.jsonl"}
+    assert by_file["a.jsonl"].error is None
+    assert "no valid session header" in (by_file["b-no-header.jsonl"].error or "")
+    assert by_file["c-empty.jsonl"].error == "is empty"
