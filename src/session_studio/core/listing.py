@@ -108,10 +108,14 @@ def _ts(v: Any) -> float | None:
 
 
 def read_info(path: str | os.PathLike[str]) -> SessionInfo | None:
-    """Listing metadata of one file, or None when the first value is not a session header."""
+    """Listing metadata of one file; a file that is no session (not a regular file, unreadable, no
+    session header, empty) is a row saying why (``error``). None: the file is gone."""
     p = os.fspath(path)
     try:
         st = os.stat(p)
+    except OSError:
+        return None
+    try:
         if not stat.S_ISREG(st.st_mode):
             return _failed(p, st.st_mtime, "not a regular file")
         with open_regular(p) as fh:  # a FIFO or device named *.jsonl never blocks the browser
@@ -127,8 +131,8 @@ def read_info(path: str | os.PathLike[str]) -> SessionInfo | None:
                 count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
             else:
                 count = _estimated_lines(fh, st.st_size)
-    except (OSError, SessionFileError):
-        return None
+    except (OSError, SessionFileError) as e:
+        return _failed(p, st.st_mtime, f"cannot be read: {e}"[:300])
     lines = head.split(b"\n")
     if st.st_size > HEAD:
         lines = lines[:-1]  # the last head line may be cut
@@ -138,7 +142,14 @@ def read_info(path: str | os.PathLike[str]) -> SessionInfo | None:
             header = _parse(ln)
             break
     if not isinstance(header, dict) or header.get("type") != "session":
-        return None
+        # listed with the reason: the browser left such files out silently (314 rows for 315 files)
+        why = (
+            "is empty"
+            if st.st_size == 0
+            else "has no valid session header: pi 1.6.0 refuses to open it, pi 0.80.2 would start "
+            "a new session over it"
+        )
+        return _failed(p, st.st_mtime, why)
     values = [v for v in (_parse(ln) for ln in lines[1:] if ln.strip()) if isinstance(v, dict)]
     tail_vals = []
     if tail:
@@ -257,24 +268,7 @@ def _failed(path: str, modified: float, why: str) -> SessionInfo:
 
 def _read_info_isolated(path: Path) -> SessionInfo | None:
     try:
-        info = read_info(path)
-        if info is None:
-            # a file in the sessions folder that is no session: said in its own row (the list left
-            # it out silently, 314 rows for 315 files)
-            st = os.stat(path)
-            try:
-                with open_regular(os.fspath(path)) as fh:
-                    fh.read(1)
-            except (OSError, SessionFileError) as e:  # read_info said None for these too
-                return _failed(os.fspath(path), st.st_mtime, f"cannot be read: {e}"[:300])
-            why = (
-                "is empty"
-                if st.st_size == 0
-                else "has no valid session header: pi 1.6.0 refuses to open it, pi 0.80.2 would "
-                "start a new session over it"
-            )
-            return _failed(os.fspath(path), st.st_mtime, why)
-        return info
+        return read_info(path)
     except Exception as exc:  # one bad file must not empty the whole list
         try:
             mtime = os.stat(path).st_mtime
