@@ -241,10 +241,10 @@ def _quirks(st: PlanState) -> Callable[[ReportWriter], None]:
 def plan_sections(st: PlanState) -> list[ReportSection]:
     """The plan report's sections, in order (insert more, e.g. a timeline figure, by position)."""
     prep = st.prepare() if st.error is None and not st.nothing_to_compact else None
-    fig = bar_figure(st)
     return [
         ReportSection("The plan", "plan", _overview(st)),
-        ReportSection("Token bar", "token-bar", lambda w: w.figure(fig)),
+        # drawn when written: the context report takes only "The plan" and "The cut" from here
+        ReportSection("Token bar", "token-bar", lambda w: w.figure(bar_figure(st))),
         ReportSection("The cut", "cut", _cut(st, prep)),
         ReportSection("What is summarised", "summarised", _summarised(st, prep)),
         ReportSection("Quirks", "quirks", _quirks(st)),
