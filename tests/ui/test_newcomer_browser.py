@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QModelIndex, Qt
 
 from session_studio.core.listing import SessionInfo
 from session_studio.ui.browser import SessionBrowser
@@ -41,7 +41,7 @@ def _shown(b: SessionBrowser) -> dict[str, list[str]]:
     for r in range(p.rowCount()):
         g = p.index(r, 0)
         kids = [p.index(k, 0, g).data(Roles.PATH) for k in range(p.rowCount(g))]
-        out[g.data()] = kids
+        out[g.data().split(" · ")[0]] = kids  # the project, without its count
         if kids:
             assert b.view.isExpanded(g), f"{g.data()} is collapsed"
     return out
@@ -146,7 +146,7 @@ def test_forks_are_listed_under_the_session_they_came_from(qtbot: Any) -> None:
     ]
     fork1 = model.item(0, 0).child(0, 0).child(0, 0)
     assert "Forked from: old" in fork1.toolTip()
-    assert model.item(0, 2).text() == "7 sessions"
+    assert model.item(0, 0).data(Roles.GROUP_COUNT) == "7 sessions"
 
 
 def test_the_heading_counts_what_a_search_shows(qtbot: Any, browser: SessionBrowser) -> None:
@@ -268,12 +268,12 @@ def test_in_content_finds_the_session_that_holds_a_text_anywhere(
 
 def test_a_project_counts_the_sessions_the_search_leaves(qtbot: Any, browser: SessionBrowser) -> None:
     p = browser.proxy
-    count = {p.index(r, 0).data(): p.index(r, 2).data() for r in range(p.rowCount())}
-    assert count == {"/home/u/alpha-service": "2 sessions", "/home/u/beta-app": "2 sessions"}
+    rows = [p.index(r, 0).data() for r in range(p.rowCount())]
+    assert rows == ["/home/u/alpha-service · 2 sessions", "/home/u/beta-app · 2 sessions"]
     qtbot.keyClicks(browser.search, "PARSER")
-    assert p.index(0, 2).data() == "1 of 2 sessions"
+    assert p.index(0, 0).data() == "/home/u/beta-app · 1 of 2 sessions"
     browser.search.clear()
-    assert p.index(0, 2).data() == "2 sessions"
+    assert p.index(0, 0).data() == "/home/u/alpha-service · 2 sessions"
     tip = browser.proxy.headerData(1, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     assert "last user or assistant message" in tip and "not the file's modification time" in tip
 
@@ -285,13 +285,77 @@ def test_recent_files_of_one_name_say_where_they_are(browser: SessionBrowser) ->
     browser.set_recent([f"{home}/work/a/s.jsonl", "/tmp/b/s.jsonl", "/tmp/c/other.jsonl", "/s/a1.jsonl"])
     labels = [browser.recent.item(i).text() for i in range(browser.recent.count())]
     assert labels == [
-        "s.jsonl · ~/work/a",
-        "s.jsonl · /tmp/b",
+        "s.jsonl · a",  # their folders' names (the pane is narrow: a path was cut off)
+        "s.jsonl · b",
         "other.jsonl",
         "alpha-service · fix the login form",
     ]
+    assert browser.recent.item(0).toolTip().find(f"{home}/work/a/s.jsonl") >= 0
+
+
+def test_recent_sessions_of_one_title_in_one_folder_differ(qtbot: Any) -> None:
+    """Two sessions of one project and title were both "webapp · fix tests · <the same folder>"."""
+    b = SessionBrowser()
+    qtbot.addWidget(b)
+    b.set_sessions(
+        [
+            _info("/s/p/2026-01-02T10-00_aa.jsonl", "/home/u/webapp", "fix tests"),
+            _info("/s/p/2026-01-01T09-00_bb.jsonl", "/home/u/webapp", "fix tests"),
+        ],
+        "/s",
+    )
+    b.set_recent(["/s/p/2026-01-02T10-00_aa.jsonl", "/s/p/2026-01-01T09-00_bb.jsonl"])
+    assert [b.recent.item(i).text() for i in range(2)] == [
+        "webapp · fix tests · 2026-01-02T10-00_aa.jsonl",
+        "webapp · fix tests · 2026-01-01T09-00_bb.jsonl",
+    ]
+    assert b.recent.textElideMode() == Qt.TextElideMode.ElideMiddle  # what tells them apart stays
 
 
 def test_the_headers_are_labels_not_buttons(browser: SessionBrowser) -> None:
     """They looked clickable and sorted nothing: the list keeps pi's order, newest first."""
     assert not browser.view.header().sectionsClickable()
+
+
+def _broken(path: str, modified: float, why: str = "has no valid session header") -> SessionInfo:
+    return SessionInfo(path, "", "", None, path.rsplit("/", 1)[-1], "", modified, 0, 0, False, why)
+
+
+def test_files_that_are_no_session_stay_out_of_the_way(qtbot: Any) -> None:
+    """A broken .jsonl (newest by its mtime) made "(no project)" the first group and counted as a
+    session. It is listed after the sessions of its folder's project; one in a folder without a
+    session goes to a last group; neither counts as a session, nor is the first one Down opens."""
+    b = SessionBrowser()
+    qtbot.addWidget(b)
+    b.set_sessions(
+        [  # newest first, as list_sessions gives them
+            _broken("/s/--alpha--/broken.jsonl", 9e9),
+            _broken("/s/--junk--/notes.jsonl", 8e9, "is empty"),
+            dataclasses.replace(_info("/s/--beta--/b1.jsonl", "/home/u/beta", "beta work"), modified=2e9),
+            dataclasses.replace(_info("/s/--alpha--/a1.jsonl", "/home/u/alpha", "alpha work"), modified=1e9),
+        ],
+        "/s",
+    )
+    assert _shown(b) == {
+        "/home/u/beta": ["/s/--beta--/b1.jsonl"],
+        "/home/u/alpha": ["/s/--alpha--/a1.jsonl", "/s/--alpha--/broken.jsonl"],
+        "Files that are not sessions": ["/s/--junk--/notes.jsonl"],
+    }
+    groups = [b.proxy.index(r, 0).data() for r in range(b.proxy.rowCount())]
+    assert groups == [
+        "/home/u/beta · 1 session",
+        "/home/u/alpha · 1 session · 1 not a session",
+        "Files that are not sessions · 1 file",
+    ]
+    assert all(b.view.isFirstColumnSpanned(r, QModelIndex()) for r in range(3))
+    assert b.title.text() == "<b>2 sessions · 2 other files</b>"
+    b.search.setFocus()
+    qtbot.keyClicks(b.search, "alpha")  # the project: its session and its broken file
+    assert b.title.text() == "<b>1 of 2 sessions</b>"
+    assert b.proxy.index(0, 0).data() == "/home/u/alpha · 1 of 1 session"
+    assert b.view.isFirstColumnSpanned(0, QModelIndex())  # the filter's rows spanned again
+    b.search.clear()
+    qtbot.keyClicks(b.search, "broken")  # only the broken file matches: nothing to open
+    qtbot.keyClick(b.search, Qt.Key.Key_Down)
+    assert not b.view.currentIndex().isValid()
+    assert b.title.text() == "<b>0 of 2 sessions</b>"

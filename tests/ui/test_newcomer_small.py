@@ -333,3 +333,21 @@ def test_down_or_return_in_the_entry_search_goes_to_the_rows_found(
         qtbot.keyClick(window.search, key)
         qtbot.waitUntil(window.tree.hasFocus, timeout=2000)
         assert window.tree.currentIndex().isValid()
+
+
+def test_the_recent_menu_names_files_as_the_browser_does(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    """File ▸ Open Recent listed whole paths (a timestamp and a UUID each, cut by the screen):
+    it names them as the browser's Recent files do, numbered, with the path as the tooltip."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = write_session(tmp_path / "a" / "s.jsonl", [("user", 20), ("assistant", 20)])
+    second = write_session(tmp_path / "b" / "s.jsonl", [("user", 20), ("assistant", 20)])
+    for f in (first, second):
+        _open(qtbot, window, f)
+    window.recent_menu.aboutToShow.emit()
+    actions = window.recent_menu.actions()
+    assert [a.text() for a in actions] == ["&1 s.jsonl · b", "&2 s.jsonl · a"]
+    assert [a.toolTip() for a in actions] == [str(second), str(first)]
+    assert [e[1] for e in window.browser.recent_entries()] == ["s.jsonl · b", "s.jsonl · a"]

@@ -51,47 +51,100 @@ LAST_MESSAGE_TIP = (
     "When the session's last user or assistant message was written, as pi's session list "
     "sorts sessions (not the file's modification time)"
 )
-#: the column of a project row that counts its sessions
-COUNT_COLUMN = 2
 
 
 def build_browser_model(
     infos: list[SessionInfo], model: QStandardItemModel | None = None
 ) -> QStandardItemModel:
     """Projects (cwd) → sessions, newest project first; a fork is listed under the session it was
-    forked from (its header's parentSession), as pi's session selector threads them."""
+    forked from (its header's parentSession), as pi's session selector threads them.
+
+    A .jsonl that is no session (no valid header, empty, unreadable) is listed after the sessions
+    of the project whose folder holds it, or, in a folder without a session, in a last group of
+    its own: it neither counts as a session nor puts its project first by its modification time."""
     m = model or QStandardItemModel()
     m.clear()
     m.setHorizontalHeaderLabels(list(HEADERS))
     m.horizontalHeaderItem(1).setToolTip(LAST_MESSAGE_TIP)
-    groups: dict[str, list[SessionInfo]] = {}
-    for i in infos:
-        groups.setdefault(i.cwd or "(no project)", []).append(i)
-    for cwd, items in groups.items():
-        proj = QStandardItem(visible(cwd, 300, keep_newlines=False))
-        proj.setToolTip(rich_tooltip(cwd))
+    for cwd, items in project_groups(infos):
+        sessions = [i for i in items if not i.error]
+        others = [i for i in items if i.error]
+        label = NOT_SESSIONS if cwd is None else cwd
+        proj = QStandardItem(visible(label, 300, keep_newlines=False))
+        proj.setToolTip(rich_tooltip(NOT_SESSIONS_TIP if cwd is None else cwd))
         f = proj.font()
         f.setBold(True)
         proj.setFont(f)
         proj.setEditable(False)
         proj.setData(items[0].modified, Roles.SORT)
-        proj.setData(cwd.casefold(), Roles.SEARCH)
+        proj.setData(label.casefold(), Roles.SEARCH)
+        # the view spans the project's name over the row (it needs the width; the count after
+        # it widened the Entries column and left the sessions' titles a few letters)
+        proj.setData(_group_count(len(sessions), len(others), cwd is None), Roles.GROUP_COUNT)
+        proj.setData(len(sessions), Roles.SESSIONS)
         row = [proj] + [QStandardItem("") for _ in HEADERS[1:]]
-        row[COUNT_COLUMN].setText(_sessions(len(items)))
-        row[COUNT_COLUMN].setData(len(items), Roles.SORT)
         for it in row:
             it.setEditable(False)
-        roots, children = fork_tree(items)
-        titles = {_path_key(i.path): i.title for i in items}
+        roots, children = fork_tree(sessions)
+        titles = {_path_key(i.path): i.title for i in sessions}
 
         for info in roots:
             _add_thread(proj, info, children, titles)
+        for info in others:
+            proj.appendRow(_session_cells(info, None))
         m.appendRow(row)
     return m
 
 
+#: the group of the files that are no session, in folders that hold no session
+NOT_SESSIONS = "Files that are not sessions"
+NOT_SESSIONS_TIP = (
+    ".jsonl files in the sessions folder that pi cannot load as a session (no valid header, "
+    "empty or unreadable), in folders that hold no session; pi's session list leaves them out"
+)
+
+
+def project_groups(infos: list[SessionInfo]) -> list[tuple[str | None, list[SessionInfo]]]:
+    """``infos`` by project, the project with the latest session first (a project's files keep
+    the order of ``infos``); a file that is no session goes to the project of a session in the
+    same folder (pi keeps one folder per project), else to a last group, keyed None."""
+    folder_cwd: dict[str, str] = {}
+    for i in infos:
+        if not i.error:
+            folder_cwd.setdefault(os.path.dirname(_path_key(i.path)), i.cwd or NO_PROJECT)
+    groups: dict[str, list[SessionInfo]] = {}
+    stray: list[SessionInfo] = []
+    for i in infos:
+        cwd = folder_cwd.get(os.path.dirname(_path_key(i.path))) if i.error else i.cwd or NO_PROJECT
+        if cwd is None:
+            stray.append(i)
+        else:
+            groups.setdefault(cwd, []).append(i)
+
+    def latest(items: list[SessionInfo]) -> float:
+        return max(i.modified for i in items if not i.error)  # each group holds a session
+
+    ordered: list[tuple[str | None, list[SessionInfo]]] = sorted(
+        groups.items(), key=lambda kv: latest(kv[1]), reverse=True
+    )
+    if stray:
+        ordered.append((None, stray))
+    return ordered
+
+
+#: the project of a session whose header names no working directory
+NO_PROJECT = "(no project)"
+
+
 def _sessions(n: int) -> str:
     return f"{n:,} session{'s' if n != 1 else ''}"
+
+
+def _group_count(sessions: int, others: int, strays: bool) -> str:
+    """A project row's count ("3 sessions · 1 not a session"); the last group's ("2 files")."""
+    if strays:
+        return f"{others:,} file{'s' if others != 1 else ''}"
+    return _sessions(sessions) + (f" · {others:,} not a session" if others else "")
 
 
 def _add_thread(
@@ -105,6 +158,20 @@ def _add_thread(
         latest = max(latest, _add_thread(cells[0], child, children, titles))
     cells[0].setData(latest, Roles.SORT)  # pi sorts a thread by its latest activity
     return latest
+
+
+def _which_one(path: str, twins: list[str]) -> str:
+    """What tells ``path`` from the other files listed by the same name: its folder's name where
+    theirs differ (a copy in another project), else its own file name (timestamp and UUID)."""
+    folders = [os.path.dirname(_path_key(q)) for q in twins]
+    if len(set(folders)) == len(folders):
+        return visible(os.path.basename(os.path.dirname(_path_key(path))) or "/", 120, keep_newlines=False)
+    return visible(os.path.basename(path), 120, keep_newlines=False)
+
+
+def _is_session(ix: QModelIndex) -> bool:
+    """Whether a browser row is a session (not a project, not a file that is no session)."""
+    return bool(ix.data(Roles.PATH)) and not ix.data(Roles.NOT_SESSION)
 
 
 def _home_short(folder: str) -> str:
@@ -186,6 +253,7 @@ def _session_cells(info: SessionInfo, parent_title: str | None) -> list[QStandar
         fork = f"\n\nForked from: {parent_title}" if parent_title is not None else ""
         title.setToolTip(rich_tooltip(f"{info.path}\n\n{info.first_message}{fork}"))
     title.setData(info.path, Roles.PATH)
+    title.setData(bool(info.error), Roles.NOT_SESSION)
     title.setData(info.modified, Roles.SORT)
     title.setData(
         "\n".join(x for x in (info.name or "", info.first_message, info.path) if x).casefold(),
@@ -233,24 +301,21 @@ class SessionFilterProxy(QSortFilterProxyModel):
     def data(
         self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
-        """A project's count says how many of its sessions the search leaves ("1 of 2 sessions")."""
-        if (
-            role == Qt.ItemDataRole.DisplayRole
-            and self._needle
-            and index.column() == COUNT_COLUMN
-            and not index.parent().isValid()
-        ):
-            total = super().data(index, Roles.SORT)
-            if isinstance(total, int):
-                shown = self._shown_sessions(self.index(index.row(), 0))
-                return f"{shown:,} of {_sessions(total)}"
+        """A project's row: its name, then how many sessions it holds ("/home/u/app · 2 sessions"),
+        or, while a search filters them, how many of them it shows ("· 1 of 2 sessions")."""
+        if role == Qt.ItemDataRole.DisplayRole and index.column() == 0 and not index.parent().isValid():
+            count = super().data(index, Roles.GROUP_COUNT)
+            total = super().data(index, Roles.SESSIONS)
+            if self._needle and isinstance(total, int) and total:
+                count = f"{self._shown_sessions(self.index(index.row(), 0)):,} of {_sessions(total)}"
+            return f"{super().data(index, role)} · {count}"
         return super().data(index, role)
 
     def _shown_sessions(self, parent: QModelIndex) -> int:
         n = 0
         for row in range(self.rowCount(parent)):
             ix = self.index(row, 0, parent)
-            n += bool(ix.data(Roles.PATH)) + self._shown_sessions(ix)
+            n += _is_session(ix) + self._shown_sessions(ix)
         return n
 
     def filterAcceptsRow(self, row: int, parent: QModelIndex | QPersistentModelIndex) -> bool:
@@ -304,6 +369,7 @@ class SessionBrowser(QWidget):
         self.title = QLabel()
         self.title.setProperty("heading", True)
         self._count, self._sample = 0, False  # the sessions listed, and whether they are the samples
+        self._others = 0  # the files listed that are no session
         self.location = QLabel()
         self.location.setTextFormat(Qt.TextFormat.PlainText)  # a path is not HTML
         self.location.setProperty("muted", True)
@@ -322,6 +388,10 @@ class SessionBrowser(QWidget):
         self.view.header().setSectionsClickable(False)
         self.recent = QListWidget()  # small list of paths: an item view is fine here
         self.recent.setAlternatingRowColors(True)
+        # a long name loses its middle, not its end (where a folder tells two of one name apart);
+        # the whole path is the item's tooltip
+        self.recent.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.recent.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         #: the listed sessions by path: a recent file among them is named by its title and project
         self._listed: dict[str, SessionInfo] = {}
         self._recent: tuple[list[str], dict[str, str]] = ([], {})
@@ -377,7 +447,8 @@ class SessionBrowser(QWidget):
         build_browser_model(infos, self.model)
         self._listed = {_path_key(i.path): i for i in infos if not i.error}
         self.set_recent(*self._recent)
-        self._count, self._sample = len(infos), sample
+        self._count, self._sample = sum(not i.error for i in infos), sample
+        self._others = len(infos) - self._count
         self._show_count()
         self.location.setText(
             f"No pi sessions found in {where}; showing the bundled sample sessions." if sample else where
@@ -389,8 +460,15 @@ class SessionBrowser(QWidget):
         for c in (1, 2, 3):
             h.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         self.view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
+        self._span_projects()
         if self.search.text().strip():
             self._search(self.search.text())  # the new list searched as the old one was
+
+    def _span_projects(self) -> None:
+        """Each project row's name and count over the whole row (a filter change re-inserts the
+        rows, and the view forgets the span of a row it removed)."""
+        for row in range(self.proxy.rowCount()):
+            self.view.setFirstColumnSpanned(row, QModelIndex(), True)
 
     def use_content_action(self, action: QAction) -> None:
         """In content is the window's Search the whole content (Ctrl+Shift+F): one setting for both."""
@@ -419,6 +497,7 @@ class SessionBrowser(QWidget):
         # last key (it reads every file), added to them when read
         self._stop_content_search()
         self.proxy.set_search(text)
+        self._span_projects()
         self.view.expandAll()  # every group left holds a match (or is one): show its sessions
         self._show_count()
         if text.strip() and self._in_content():
@@ -463,6 +542,7 @@ class SessionBrowser(QWidget):
             self._content_op = None
             self.content_read = (0, 0)
             self.proxy.set_search(text, found)
+            self._span_projects()
             self.view.expandAll()
             self._show_count()
 
@@ -494,7 +574,9 @@ class SessionBrowser(QWidget):
         n = self._count
         total = _sessions(n)
         if self.proxy.searching():
-            total = f"{sum(1 for _ in self._shown_session_rows()):,} of {total}"
+            total = f"{sum(_is_session(ix) for ix in self._shown_session_rows()):,} of {total}"
+        elif self._others:
+            total += f" · {self._others:,} other file{'s' if self._others != 1 else ''}"
         read, of = self.content_read
         reading = f" · reading their content: {read:,} of {of:,}" if of else ""
         self.title.setText(f"<b>{total}</b>" + (" · bundled samples" if self._sample else "") + reading)
@@ -509,7 +591,7 @@ class SessionBrowser(QWidget):
             yield from self._shown_session_rows(ix)
 
     def _first_session(self) -> QModelIndex:
-        return next(self._shown_session_rows(), QModelIndex())
+        return next((ix for ix in self._shown_session_rows() if _is_session(ix)), QModelIndex())
 
     def _open_first(self) -> None:
         ix = self._first_session()
@@ -537,14 +619,8 @@ class SessionBrowser(QWidget):
 
         problems = problems or {}
         self._recent = (list(paths), dict(problems))
-        labels = [self._recent_label(p) for p in paths]
-        # two files of one name in different folders (a copy, a fork): say where each one is
-        twice = {label for label in labels if labels.count(label) > 1}
-        for p, label in zip(paths, labels, strict=True):
-            why = problems.get(p)
-            if label in twice:
-                label += " · " + visible(_home_short(os.path.dirname(p)), 120, keep_newlines=False)
-            it = QListWidgetItem(label + (" — cannot open" if why else ""))
+        for p, label, why in self.recent_entries():
+            it = QListWidgetItem(label)
             it.setToolTip(rich_tooltip(f"{p}\n\nLast attempt: {why}" if why else p))
             it.setData(Qt.ItemDataRole.UserRole, p)
             if why:
@@ -556,6 +632,23 @@ class SessionBrowser(QWidget):
             it = QListWidgetItem("(none yet)")
             it.setFlags(Qt.ItemFlag.NoItemFlags)
             self.recent.addItem(it)
+
+    def recent_entries(self) -> list[tuple[str, str, str | None]]:
+        """The recent files as this list and the File menu name them: (path, label, why it could
+        not be opened last time or None)."""
+        paths, problems = self._recent
+        labels = [self._recent_label(p) for p in paths]
+        # two files of one name (a copy, a fork, two sessions of one title): say which is which
+        twins: dict[str, list[str]] = {}
+        for p, label in zip(paths, labels, strict=True):
+            twins.setdefault(label, []).append(p)
+        out: list[tuple[str, str, str | None]] = []
+        for p, label in zip(paths, labels, strict=True):
+            why = problems.get(p)
+            if len(twins[label]) > 1:
+                label += " · " + _which_one(p, twins[label])
+            out.append((p, label + (" — cannot open" if why else ""), why))
+        return out
 
     def _recent_label(self, path: str) -> str:
         """A recent file as the list names it: a listed session by its project and title (its file

@@ -19,3 +19,6 @@ class Roles:
     EDIT = (
         Qt.ItemDataRole.UserRole + 9
     )  # pi 1.6.0 context edit on the active path: "hidden" | "replaced" | ""
+    NOT_SESSION = Qt.ItemDataRole.UserRole + 10  # a listed .jsonl that is no session (browser; bool)
+    GROUP_COUNT = Qt.ItemDataRole.UserRole + 11  # a browser project's count: "3 sessions" (str)
+    SESSIONS = Qt.ItemDataRole.UserRole + 12  # how many sessions a browser project holds (int)

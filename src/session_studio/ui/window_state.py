@@ -85,8 +85,14 @@ class WindowState(WindowParts):
 
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
-        for p in self.settings.recent_files():
-            a = self.recent_menu.addAction(p)
+        # named as the browser's Recent files names them (a session by its project and title);
+        # the path is the item's tooltip and status tip
+        self.recent_menu.setToolTipsVisible(True)
+        for n, (p, label, _why) in enumerate(self.browser.recent_entries(), 1):
+            key = f"&{n} " if n < 10 else ""
+            a = self.recent_menu.addAction(key + label.replace("&", "&&"))
+            a.setToolTip(p)
+            a.setStatusTip(p)
             a.triggered.connect(lambda _c=False, p=p: self.open_path(p))
         if self.recent_menu.isEmpty():
             self.recent_menu.addAction("(none)").setEnabled(False)
