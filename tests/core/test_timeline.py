@@ -311,9 +311,29 @@ def test_crowded_drop_labels_are_left_out_not_overlapped() -> None:
     svg = timeline_svg(build_timeline(PathPlanner(s)), width=200, height=120)
     root = ET.fromstring(svg)
     ns = "{http://www.w3.org/2000/svg}"
-    labels = [el.text for el in root.iter(f"{ns}text") if (el.text or "").startswith("summary ")]
-    titles = [el.text or "" for el in root.iter(f"{ns}title") if "compaction" in (el.text or "")]
-    assert len(labels) == 1 and len(titles) == 2
+    drops = [g for g in root.iter(f"{ns}g") if "compaction" in (g.findtext(f"{ns}title") or "")]
+    labels = [g.findtext(f"{ns}text") for g in drops if g.find(f"{ns}text") is not None]
+    assert len(labels) == 1 and len(drops) == 2
+    # the second compaction's line stands where "summary 12" would be: the label is the size alone
+    assert labels[0] is not None and labels[0][0].isdigit()
+
+
+def test_close_compactions_label_their_sizes_without_lines_through_them() -> None:
+    """30 compactions across 1,100 px: each one's line crossed the "summary N" before it. The
+    labels are the sizes alone, and no drop's line runs through a drawn label."""
+    parts: list[Any] = [U(400), A(40, total=150_000)]
+    for k in range(30):
+        parts += [_compaction("s" * 1600, "e0", 150_000), U(20), A(8, total=20_000)]
+        parts += [U(20), A(8, total=120_000 + k)]
+    planner = PathPlanner(session_of(*parts))
+    lay = layout_timeline(build_timeline(planner), PlotArea(40, 10, 1100, 130))
+    drawn = [label for label in lay.drop_labels if label is not None]
+    assert len(drawn) >= 10 and all(label.text == "400" for label in drawn)
+    for label in drawn:
+        left, right = label.x, label.x + svg_label_width(label.text)
+        assert not any(left <= x <= right for _, x, _, _ in lay.drops), label
+    roomy = layout_timeline(build_timeline(planner), PlotArea(40, 10, 6000, 130))
+    assert all(label is not None and label.text == "summary 400" for label in roomy.drop_labels)
 
 
 def test_a_new_plan_keeps_the_history_s_geometry_unless_the_scale_changes() -> None:

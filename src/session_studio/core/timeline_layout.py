@@ -283,16 +283,42 @@ def _runs_into_a_drop_label(lay: TimelineLayout, label: DropLabel) -> bool:
 
 
 def _place_drop_labels(lay: TimelineLayout) -> None:
-    """Each drop's "summary N", left to right; one that would run into the previous label is left
-    out (hover and the SVG's <title> still name each drop)."""
-    free_from = -math.inf
-    for d, x, _, y_after in lay.drops:
-        label = lay.place_label(x, y_after, f"summary {tokens_label(d.summary_tokens)}")
-        if label is None or label.x < free_from:
-            lay.drop_labels.append(None)
-            continue
-        lay.drop_labels.append(label)
-        free_from = label.x + lay.label_width(label.text) + LABEL_GAP
+    """Each drop's "summary N", left to right; one that would run into the previous label or
+    across a later drop's line is left out (hover and the SVG's <title> still name each drop).
+    Where compactions stand closer than "summary N" is wide (30 of them across 1,100 px, where the
+    line of each crossed the label before it), every label is the size alone: the key says
+    "compaction (summary size)"."""
+    for short in (False, True):
+        lay.drop_labels.clear()
+        crossed = False
+        free_from = -math.inf
+        for k, (d, x, _, y_after) in enumerate(lay.drops):
+            size = tokens_label(d.summary_tokens)
+            label = lay.place_label(x, y_after, size if short else f"summary {size}")
+            if label is None or label.x < free_from:
+                lay.drop_labels.append(None)
+                continue
+            if _crosses_a_later_drop(lay, label, k):
+                crossed = True
+                lay.drop_labels.append(None)
+                continue
+            lay.drop_labels.append(label)
+            free_from = label.x + lay.label_width(label.text) + LABEL_GAP
+        if not crossed:
+            return
+
+
+def _crosses_a_later_drop(lay: TimelineLayout, label: DropLabel, k: int) -> bool:
+    """Whether a drop after the ``k``-th draws its line through ``label``'s text (within LABEL_GAP)."""
+    right = label.x + lay.label_width(label.text) + LABEL_GAP
+    top, bottom = label.baseline - LABEL_ASCENT, label.baseline + LABEL_DESCENT
+    for d, x, y_before, y_after in lay.drops[k + 1 :]:
+        if x > right:
+            return False
+        ys = (y_after,) if math.isnan(d.tokens_before) or math.isnan(y_before) else (y_before, y_after)
+        if x >= label.x - LABEL_GAP and min(ys) <= bottom and max(ys) + 2.5 >= top:  # 2.5: its dot
+            return True
+    return False
 
 
 def column_count(area: PlotArea) -> int:

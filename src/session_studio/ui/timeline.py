@@ -421,14 +421,18 @@ class TimelinePanel(QWidget):
         self._op: Operation | None = None
         top = QHBoxLayout()
         top.setContentsMargins(6, 2, 6, 0)
-        top.addWidget(_Legend(), 1)
-        top.addWidget(self.status)
+        # the key as wide as it needs, the counts the rest (the key took the slack and squeezed
+        # them into three lines against the check box)
+        top.addWidget(_Legend())
+        top.addWidget(self.status, 1)
+        self.status.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.branch_box = QCheckBox("Selected branch")
         self.branch_box.setToolTip(
             "Show the branch of the entry selected in the tree (down to its newest leaf) instead of the "
             "active path"
         )
         self.branch_box.toggled.connect(lambda _on: self.follow_plan(self.state))
+        top.addSpacing(12)
         top.addWidget(self.branch_box)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 2)
