@@ -17,7 +17,7 @@ import pytest
 
 from session_studio.core.bar_geometry import token_x
 
-from .conftest import write_session
+from .conftest import SAMPLES, write_session
 
 GEN_SESSIONS = Path(__file__).resolve().parents[1] / "oracle" / "gen_sessions.py"
 SHOT_LIMIT_S = 45.0  # a few seconds normally; generous for a loaded 2-core CI machine
@@ -260,3 +260,23 @@ def test_hundred_thousand_entry_chain_opens(tmp_path: Path) -> None:
     took, _ = _cli_info(path)
     rc, err = _screenshot(path, tmp_path, timeout=took * 2 + 15)
     assert rc == 0, err
+
+
+def test_a_screenshot_leaves_the_user_s_settings_as_they_were(tmp_path: Path) -> None:
+    """``--screenshot`` added its file to the recent ones and kept its window size and splitters:
+    it renders with the user's settings (the dark theme here) and writes none of them."""
+    import os
+
+    from PySide6.QtGui import QImage
+
+    sample = SAMPLES / "sample-small-a.jsonl"
+    cfg = Path(os.environ["SESSION_STUDIO_CONFIG_DIR"])
+    cfg.mkdir(parents=True, exist_ok=True)
+    ini = cfg / "session-studio.ini"
+    ini.write_text("[prefs]\ntheme=dark\nrecent=/elsewhere/old.jsonl\n")
+    before = ini.read_bytes()
+    rc, err = _screenshot(sample, tmp_path)
+    assert rc == 0, err
+    assert ini.read_bytes() == before and sorted(p.name for p in cfg.iterdir()) == ["session-studio.ini"]
+    shot = QImage(str(tmp_path / "sample-small-a.png"))
+    assert shot.pixelColor(shot.width() // 2, shot.height() - 5).lightness() < 100  # dark: the theme read

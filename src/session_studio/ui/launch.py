@@ -9,12 +9,14 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the GUI modules load PySide6: imported at run time only when the window starts
     from PySide6.QtWidgets import QApplication
 
     from .main_window import MainWindow
+    from .settings import AppSettings
 
 __all__ = ["launch_gui", "parse_args"]
 
@@ -86,7 +88,7 @@ def launch_gui(argv: list[str]) -> int:
     app = existing if isinstance(existing, QApplication) else QApplication([sys.argv[0]])
     with contextlib.suppress(OSError):
         setup_logging()
-    settings = AppSettings()
+    settings = _screenshot_settings() if a.screenshot else AppSettings()
     apply_theme(app, a.theme or settings.theme())
     app.setStyleSheet(stylesheet())
     win = MainWindow(settings)
@@ -102,6 +104,23 @@ def launch_gui(argv: list[str]) -> int:
     if a.screenshot:
         return _screenshot(app, win, a)
     return int(app.exec())
+
+
+def _screenshot_settings() -> AppSettings:
+    """The user's settings as they are, in a throw-away copy: a screenshot only renders, and
+    must not add its file to the recent ones or keep its window size and splitters."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from .settings import AppSettings, config_dir
+
+    folder = tempfile.mkdtemp(prefix="session-studio-screenshot-")
+    atexit.register(shutil.rmtree, folder, True)
+    copy = Path(folder) / "session-studio.ini"
+    with contextlib.suppress(OSError):
+        shutil.copyfile(config_dir() / "session-studio.ini", copy)
+    return AppSettings(copy)
 
 
 def _screenshot(app: QApplication, w: MainWindow, a: argparse.Namespace) -> int:
