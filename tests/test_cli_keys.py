@@ -234,3 +234,22 @@ def test_a_key_over_plain_http_off_this_machine_is_warned_about(
     )
     assert r.api_key == NAMED
     assert any("clear text" in w for w in r.warnings) == warns
+
+
+def test_openai_without_a_key_or_a_model_says_what_the_command_line_needs(
+    tmp_path: Path, agent_dir: Path
+) -> None:
+    """`--provider openai` without OPENAI_API_KEY sent the request anyway (and, off the network,
+    failed on the host name); without --model it said to choose one "in the provider settings"."""
+    session = _session(tmp_path)
+    env = _env(agent_dir)
+    del env["OPENAI_API_KEY"]
+    code, err = _compact(session, env, "--provider", "openai", "--model", "gpt-4o")
+    assert code == 1 and "No OpenAI API key found" in err and "OPENAI_API_KEY" in err
+    code, err = _compact(session, _env(agent_dir), "--provider", "openai")
+    assert code == 1 and "--model" in err
+    with llm_server() as srv:  # another OpenAI-compatible server may take requests without a key
+        code, err = _compact(
+            session, env, "--provider", "openai", "--base-url", srv.openai_url, "--model", "m"
+        )
+        assert code == 0, err

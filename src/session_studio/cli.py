@@ -265,6 +265,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="session-studio",
         description="See, plan and commit compactions of pi coding-agent sessions. "
         "Without a command, opens the desktop app (on FILE if given).",
+        epilog="the desktop app: session-studio [FILE.jsonl] [--theme light|dark|system] "
+        "[--size WxH] [--screenshot OUT.png] (session-studio FILE.jsonl --help says more)",
     )
     parser.add_argument("--version", action="version", version=f"session-studio {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgumentParser)

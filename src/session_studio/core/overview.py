@@ -27,6 +27,11 @@ def _fmt(n: Any) -> str:
     return f"{n:,}" if isinstance(n, int) else str(n)
 
 
+def _count(n: int, one: str, many: str | None = None) -> str:
+    """ "1 label", "1,325 labels"."""
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
 def explain_cut(
     session: Session, path: list[int], keep_recent: int, profile: PiProfile = PROFILE_0_80_2
 ) -> list[str]:
@@ -82,13 +87,16 @@ def render_overview(
     recs = session.records
     types = Counter(r.type if isinstance(r.type, str) else "(no type)" for r in recs)
     roles = Counter(r.role for r in recs if r.type == "message" and isinstance(r.role, str))
-    w(f"entries:     {_fmt(len(recs))}  " + ", ".join(f"{t} {n}" for t, n in types.most_common()))
+    w(f"entries:     {_fmt(len(recs))}  " + ", ".join(f"{t} {n:,}" for t, n in types.most_common()))
     if roles:
-        w("messages:    " + ", ".join(f"{t} {n}" for t, n in roles.most_common()))
+        w("messages:    " + ", ".join(f"{t} {n:,}" for t, n in roles.most_common()))
     children: Counter[Any] = Counter(js_key(r.parent_id) for r in recs)
     branch_points = sum(1 for r in recs if children[js_key(r.id)] > 1)
     leaves = sum(1 for r in recs if children[js_key(r.id)] == 0)
-    w(f"tree:        {leaves} leaves, {branch_points} branch points, {len(session.labels)} labels")
+    w(
+        f"tree:        {_count(leaves, 'leaf', 'leaves')}, {_count(branch_points, 'branch point')}, "
+        f"{_count(len(session.labels), 'label')}"
+    )
     leaf_id = session.leaf_id if leaf is None else (session.require(leaf), leaf)[1]
     # a version 1/2 file's ids are made by the migration on every open: not for another command
     made = (
@@ -114,7 +122,7 @@ def render_overview(
             ctx = build_session_context(session, leaf_id)
             ct = ctx.estimate_tokens()
             n_messages = len(ctx.items)
-        w(f"active path: {_fmt(len(path))} entries, {n_messages} context messages")
+        w(f"active path: {_count(len(path), 'entry', 'entries')}, {_count(n_messages, 'context message')}")
         threshold = context_window - reserve
         pct = (
             (ct.tokens / context_window * 100)

@@ -242,7 +242,7 @@ class HttpSummarizer:
         if not model:
             raise LlmConfigError(
                 f"{self.provider_label}: no model name given",
-                user_message="No model is selected: choose a model in the provider settings.",
+                user_message="No model is selected: choose one in the provider settings (on the command line: --model).",
             )
         self.base_url = self._check_base_url(base_url)
         self.model = model

@@ -696,7 +696,7 @@ def make_summarizer(
     if not resolved.model:
         raise LlmConfigError(
             f"{resolved.provider}: no model configured",
-            user_message="No model is selected: choose a model in the provider settings.",
+            user_message="No model is selected: choose one in the provider settings (on the command line: --model).",
         )
     if not resolved.base_url:
         raise LlmConfigError(

@@ -28,7 +28,12 @@ from session_studio.llm._http import (
 )
 from session_studio.llm._sse import SseEvent
 from session_studio.llm.base import RequestLimits, SummaryRequest, SummaryResult
-from session_studio.llm.errors import LlmProtocolError, LlmSummaryError, summary_failure_message
+from session_studio.llm.errors import (
+    LlmConfigError,
+    LlmProtocolError,
+    LlmSummaryError,
+    summary_failure_message,
+)
 
 __all__ = [
     "OpenAICompat",
@@ -347,6 +352,19 @@ class OpenAICompatibleSummarizer(HttpSummarizer):
         )
         if provider:
             self.provider_label = provider
+        header_names = {k.lower() for k, v in (extra_headers or {}).items() if v and v.strip()}
+        if not api_key and "authorization" not in header_names and _is_openai_api(self.base_url):
+            # a local or self-hosted server may need no key; OpenAI's own API always does: say so
+            # here rather than after a request (and, off the network, a name-resolution error)
+            raise LlmConfigError(
+                f"{self.provider_label}: no API key",
+                user_message=(
+                    "No OpenAI API key found: for api.openai.com set OPENAI_API_KEY or add an api_key "
+                    "entry for openai to ~/.pi/agent/auth.json; for another server name the variable "
+                    "holding its key (--api-key-env, or the key variable in the provider settings)."
+                ),
+                provider=self.provider_label,
+            )
         self.reasoning_model = reasoning_model
         self.thinking_level_map = dict(thinking_level_map) if thinking_level_map else None
         self.compat = compat or detect_openai_compat(self.base_url, model, provider)
@@ -431,3 +449,10 @@ class OpenAICompatibleSummarizer(HttpSummarizer):
 
     def _stream_handler(self, request: SummaryRequest) -> StreamHandler:
         return _OpenAIStream(request, self.model, self.provider_label)
+
+
+def _is_openai_api(base_url: str) -> bool:
+    """Whether ``base_url`` is OpenAI's own API (which refuses a request without a key)."""
+    from urllib.parse import urlsplit
+
+    return (urlsplit(base_url).hostname or "").lower() == "api.openai.com"

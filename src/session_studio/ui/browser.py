@@ -348,7 +348,7 @@ class SessionBrowser(QWidget):
         self.proxy = SessionFilterProxy(self)
         self.proxy.setSourceModel(self.model)
         self.search = QLineEdit()
-        self.search.setPlaceholderText("Search sessions (name, first message, project)")
+        self.search.setPlaceholderText("Search sessions (name, first message, project, file)")
         self.search.setClearButtonEnabled(True)
         #: In content: the window gives it its Search the whole content action (one setting)
         self.content_button = QToolButton()
@@ -483,9 +483,9 @@ class SessionBrowser(QWidget):
     def _show_scope(self) -> None:
         """What the search matches, said where it is typed."""
         self.search.setPlaceholderText(
-            "Search sessions (name, first message, project, content)"
+            "Search sessions (name, first message, project, file, content)"
             if self._in_content()
-            else "Search sessions (name, first message, project)"
+            else "Search sessions (name, first message, project, file)"
         )
 
     def _in_content(self) -> bool:
