@@ -224,3 +224,48 @@ def test_after_a_theme_switch_the_planners_wrapped_texts_keep_their_height(
             if shown and label.height() < label.heightForWidth(label.width()):
                 squeezed.append((key, label.text()[:40], label.height(), label.heightForWidth(label.width())))
     assert squeezed == []
+
+
+def test_a_banner_shown_follows_a_theme_switch(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    """The banners set their colours when shown: after View ▸ Theme ▸ Dark a cream banner stayed on
+    the dark window (its × all but invisible). Their colours are the window's style sheet's now."""
+    from PySide6.QtGui import QColor
+
+    from session_studio.ui.theme import current_theme
+
+    from .conftest import write_session
+
+    path = write_session(tmp_path / "s.jsonl", [("user", 20), ("assistant", 20)])
+    path.write_bytes(path.read_bytes() + b"{not json\n")  # a damaged line: the issues banner
+    window.open_path(str(path))
+    qtbot.waitUntil(lambda: window.doc.state is not None and window.banner.isVisible())
+
+    def banner_colour() -> QColor:
+        return QColor(window.banner.grab().toImage().pixel(3, 3))
+
+    try:
+        for theme in ("dark", "light", "dark"):
+            window.apply_theme_key(theme)
+            qtbot.wait(10)
+            got, want = banner_colour(), current_theme().warn_bg
+            assert abs(got.lightness() - want.lightness()) < 8, (theme, got.name(), want.name())
+    finally:
+        window.apply_theme_key("light")
+
+
+def test_a_theme_given_at_launch_is_checked_in_the_menu_and_not_saved(
+    window: MainWindow, monkeypatch: Any
+) -> None:
+    """`--theme light` showed "Follow system" checked under View ▸ Theme, and the desktop's switch
+    to dark then turned the window dark."""
+    from session_studio.ui import theme
+
+    window.settings.set_theme("system")
+    window.override_theme("light")
+    assert window.theme_actions["light"].isChecked() and window.settings.theme() == "system"
+    monkeypatch.setattr(theme, "system_prefers_dark", lambda: True)
+    window._on_color_scheme_changed()
+    assert not theme.current_theme().dark
+    window.theme_actions["system"].trigger()  # chosen in the menu: saved, and follows the desktop
+    assert window.settings.theme() == "system" and theme.current_theme().dark
+    window.apply_theme_key("light")

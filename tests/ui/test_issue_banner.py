@@ -25,6 +25,10 @@ def test_a_line_with_two_issues_is_one_damaged_line(qtbot: Any) -> None:
     heads = [w.text() for w in banner.dialog.findChildren(QLabel)]
     assert "3 issues on 2 lines: what pi drops, and what looks suspicious:" in heads
     banner.dialog.close()
+    banner.set_issues([LoadIssue(7, 200, "usage", "usage.input is NaN", False)], reset=False)
+    assert banner.label.text() == (  # not "· 0 damaged lines that pi skips"
+        "<b>1 issue in this file</b>; pi skips no line of it. The session is shown as pi sees it."
+    )
 
 
 def test_the_loading_banner_says_planning_once_the_file_is_read(qtbot: Any) -> None:

@@ -69,11 +69,6 @@ class IssueBanner(QFrame):
 
     def set_issues(self, issues: list[LoadIssue], reset: bool, verdict: str = "") -> None:
         """``verdict``: what the file's pi does with it when it has no valid header (``reset``)."""
-        th = current_theme()
-        self.setStyleSheet(
-            f"#banner {{ background: {th.warn_bg.name()}; border-bottom: 1px solid {th.grid.name()}; }}"
-            f"#banner QLabel {{ color: {th.warn_fg.name()}; }}"
-        )
         if not issues:
             self.hide()
             return
@@ -85,6 +80,10 @@ class IssueBanner(QFrame):
             if reset
             else f"<b>{len(issues)} issue{'s' if len(issues) != 1 else ''} in this file</b> · {dropped} damaged "
             f"line{'s' if dropped != 1 else ''} that pi skips. The rest of the session is shown as pi sees it."
+            if dropped
+            # nothing skipped (a missing final newline, an odd value): "0 damaged lines that pi skips"
+            else f"<b>{len(issues)} issue{'s' if len(issues) != 1 else ''} in this file</b>; pi skips no line of "
+            "it. The session is shown as pi sees it."
         )
         self.label.setText(msg)
         self.count = len(issues)
@@ -143,11 +142,6 @@ class LegacyBanner(QFrame):
         if not getattr(session, "migrated", False) or getattr(session, "reset", False):
             self.hide()
             return
-        th = current_theme()
-        self.setStyleSheet(
-            f"#legacy {{ background: {th.warn_bg.name()}; border-bottom: 1px solid {th.grid.name()}; }}"
-            f"#legacy QLabel {{ color: {th.warn_fg.name()}; }}"
-        )
         version = version_name(getattr(session, "source_version", None))
         self.label.setText(
             f"<b>This is a {version} session file</b>; pi rewrites it with new ids when it opens it. "
@@ -183,11 +177,6 @@ class DiskBanner(QFrame):
         if not text:
             self.hide()
             return
-        th = current_theme()
-        self.setStyleSheet(
-            f"#disk {{ background: {th.warn_bg.name()}; border-bottom: 1px solid {th.grid.name()}; }}"
-            f"#disk QLabel {{ color: {th.warn_fg.name()}; }}"
-        )
         self.label.setText(text)
         self.show()
 

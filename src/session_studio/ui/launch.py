@@ -92,6 +92,8 @@ def launch_gui(argv: list[str]) -> int:
     apply_theme(app, a.theme or settings.theme())
     app.setStyleSheet(stylesheet())
     win = MainWindow(settings)
+    if a.theme:
+        win.override_theme(a.theme)
     # a screenshot run has nobody to close a dialog: errors go to the log, stderr and the exit code
     install_crash_handlers(win, headless=bool(a.screenshot))
     if a.size:

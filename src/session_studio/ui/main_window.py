@@ -115,6 +115,8 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
     ) -> None:
         super().__init__()
         self.settings = settings or AppSettings()
+        #: the theme of this run only (--theme), else None: the saved setting
+        self._theme_override: str | None = None
         self.runner = runner or TaskRunner(self)
         self.sessions_root = sessions_root or str(default_sessions_dir())
         self.doc = SessionDocument(self.runner, self)
@@ -628,12 +630,20 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
 
     def _set_theme(self, a: QAction) -> None:
         key = a.data()
+        self._theme_override = None  # chosen in the menu: the setting from now on
         self.settings.set_theme(key)
+        self.apply_theme_key(key)
+
+    def override_theme(self, key: str) -> None:
+        """The theme for this run only (``--theme``): shown as checked under View ▸ Theme (it showed
+        the saved "Follow system"), not saved, and kept when the desktop switches light/dark."""
+        self._theme_override = key
+        self.theme_actions[key].setChecked(True)
         self.apply_theme_key(key)
 
     def _on_color_scheme_changed(self, *_args: object) -> None:
         """The desktop switched light/dark: follow it when the theme is "Follow system"."""
-        if self.settings.theme() == "system":
+        if (self._theme_override or self.settings.theme()) == "system":
             self.apply_theme_key("system")
 
     def apply_theme_key(self, key: str) -> None:
@@ -700,6 +710,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
 
 def stylesheet() -> str:
     th = current_theme()
+    warn_bg, warn_fg, grid = th.warn_bg.name(), th.warn_fg.name(), th.grid.name()
     return (
         f"QLabel[muted='true'] {{ color: {th.muted.name()}; }}"
         "QLabel[heading='true'] { font-size: 11pt; }"
@@ -714,4 +725,15 @@ def stylesheet() -> str:
         " padding: 2px 6px; }"
         f"QToolButton#scopeToggle:checked {{ background: {th.highlight.name()};"
         f" border-color: {th.highlight.darker(130).name()}; }}"
+        # the warnings (banners, notes, a failed candidate): here, not on each widget, so that a
+        # switch of theme restyles those already shown (they kept the old theme's colours)
+        f"#banner, #legacy, #disk {{ background: {warn_bg}; border-bottom: 1px solid {grid}; }}"
+        f"#banner QLabel, #legacy QLabel, #disk QLabel, #banner QToolButton, #legacy QToolButton,"
+        f" #disk QToolButton {{ color: {warn_fg}; }}"
+        f"#staleSummary {{ background: {warn_bg}; border: 1px solid {grid}; border-radius: 3px; }}"
+        f"#staleSummary QLabel {{ color: {warn_fg}; }}"
+        f"QLabel#quirk {{ background: {warn_bg}; color: {warn_fg}; border: 1px solid {grid};"
+        " border-radius: 4px; padding: 6px 8px; }"
+        f"#candidateFailure {{ background: {warn_bg}; color: {warn_fg}; border: 1px solid {grid};"
+        " border-radius: 3px; padding: 4px; }"
     )

@@ -437,7 +437,6 @@ class PlannerPanel(QWidget):
             widget = item.widget() if item is not None else None
             if widget is not None:
                 widget.deleteLater()
-        th = current_theme()
         if not quirks:
             lab = QLabel(self._no_quirks)
             lab.setWordWrap(True)
@@ -450,10 +449,6 @@ class PlannerPanel(QWidget):
             lab.setWordWrap(True)
             lab.setObjectName("quirk")
             lab.setAccessibleName(q.title)
-            lab.setStyleSheet(
-                f"QLabel#quirk {{ background: {th.warn_bg.name()}; color: {th.warn_fg.name()}; "
-                f"border: 1px solid {th.grid.name()}; border-radius: 4px; padding: 6px 8px; }}"
-            )
             self.quirk_layout.addWidget(lab)
 
 

@@ -474,13 +474,6 @@ class StaleSummaryNote(QFrame):
         if why is None:
             self.hide()
             return
-        from .theme import current_theme
-
-        th = current_theme()
-        self.setStyleSheet(
-            f"#staleSummary {{ background: {th.warn_bg.name()}; border: 1px solid {th.grid.name()}; "
-            f"border-radius: 3px; }} #staleSummary QLabel {{ color: {th.warn_fg.name()}; }}"
-        )
         self.label.setText(why)
         self.use_button.setEnabled(can_use)
         self.show()

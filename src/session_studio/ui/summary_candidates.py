@@ -364,11 +364,6 @@ class CandidatePane(QFrame):
         self.status.setText("Failed")
         self.failure_label.setText(f"{failure.title}\n\n{failure.text}".strip())
         self.failure_label.setToolTip(failure.details[:4000])
-        th = current_theme()
-        self.failure_label.setStyleSheet(
-            f"#candidateFailure {{ background: {th.warn_bg.name()}; color: {th.warn_fg.name()}; "
-            f"border: 1px solid {th.grid.name()}; border-radius: 3px; padding: 4px; }}"
-        )
         self.failure_label.show()
 
     def set_commit_allowed(self, why_not: str | None) -> None:
