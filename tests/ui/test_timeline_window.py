@@ -127,10 +127,13 @@ def test_follows_sliders_profile_and_live_reload(window: Any, qtbot: Any, tmp_pa
     d.refresh()
     qtbot.waitUntil(lambda: len(chart.timeline) == n + 1)
     assert chart.timeline.tokens[-1] == 5010.0 and chart.timeline.from_usage[-1] == 1
-    # the counts wrap as whole parts, never inside "(… by usage, … estimated)"
+    # the counts wrap as whole parts; how many points are usage is said in their tooltip
     usage = chart.timeline.usage_count()
-    turns = f"{n + 1}\u00a0answers\u00a0({usage}\u00a0by\u00a0usage,\u00a0{n + 1 - usage}\u00a0estimated)"
-    qtbot.waitUntil(lambda: turns in window.timeline.status.text())
+    qtbot.waitUntil(lambda: f"{n + 1}\u00a0answers" in window.timeline.status.text())
+    assert (
+        f"{usage:,} at the provider's usage and {n + 1 - usage:,} estimated"
+        in window.timeline.status.toolTip()
+    )
     window.a_timeline.trigger()
     assert not window.timeline.isVisible()
 
@@ -229,3 +232,24 @@ def test_the_chart_says_it_is_building_until_the_timeline_is_there(
     window.a_timeline.trigger()
     qtbot.waitUntil(lambda: chart.timeline is not None)
     assert seen == [True] and not chart.building
+
+
+def test_the_timeline_leaves_the_preview_room_in_a_small_window(
+    qtbot: Any, window: Any, tmp_path: Path
+) -> None:
+    """At 960×700 the timeline took ~230 px and left the Preview's summary editor 40 px. It takes a
+    quarter of the panes' height (at least 130 px), the user can drag it, and it keeps that."""
+    window.resize(960, 700)
+    qtbot.wait(20)
+    _shown(window, qtbot, _session(tmp_path))
+    window.tabs.setCurrentWidget(window.preview)
+    qtbot.wait(20)
+    timeline, panes = window.vsplit.sizes()
+    assert 150 <= timeline <= max(150, (timeline + panes) // 4 + 1), (timeline, panes)
+    assert window.timeline.height() >= window.timeline.minimumSizeHint().height()  # nothing clipped
+    assert window.preview.summary.height() >= 60
+    window.vsplit.moveSplitter(300, 1)  # the user drags it down
+    dragged = window.vsplit.sizes()[0]
+    window.a_timeline.trigger()
+    window.a_timeline.trigger()  # hidden and shown again: the dragged height
+    assert window.vsplit.sizes()[0] == dragged

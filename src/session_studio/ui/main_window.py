@@ -44,7 +44,7 @@ from .summary_comparison import SummaryComparison
 from .tasks import TaskRunner
 from .theme import apply_theme, current_theme
 from .why import explain_cut
-from .window_parts import PAGE_BROWSER, PAGE_SESSION
+from .window_parts import PAGE_BROWSER, PAGE_SESSION, TIMELINE_HEIGHTS
 from .window_state import WindowState
 from .write_commands import WriteCommands
 
@@ -227,7 +227,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.a_search_content.toggled.connect(self._on_search_scope)
         self._show_search_scope()
         self.bar.entry_clicked.connect(d.select)
-        self.a_timeline.toggled.connect(self.timeline.setVisible)
+        self.a_timeline.toggled.connect(self._show_timeline)
         d.plan_changed.connect(self.timeline.follow_plan)
         d.after_changed.connect(self.timeline.follow_plan)
         d.closed.connect(lambda: self.timeline.follow_plan(None))
@@ -622,6 +622,18 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         st = self.doc.state
         th = current_theme()
         self.why.setHtml(explain_cut(st, th.muted.name(), th.cut.name()) if st else "<p>No session.</p>")
+
+    def _show_timeline(self, on: bool) -> None:
+        """Show or hide the context timeline above the panes: as high as the user dragged it, else a
+        quarter of the height they share (within TIMELINE_HEIGHTS)."""
+        if not on:
+            self.timeline.setVisible(False)
+            return
+        total = sum(self.vsplit.sizes()) or self.vsplit.height()
+        least, most = TIMELINE_HEIGHTS
+        height = self.timeline_height or max(least, min(most, total // 4))
+        self.timeline.setVisible(True)
+        self.vsplit.setSizes([height, max(1, total - height)])
 
     # ------------------------------------------------------------------ reload, theme, about, close
     def _reload(self) -> None:

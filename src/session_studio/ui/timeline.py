@@ -117,7 +117,7 @@ class TimelineChart(QWidget):
         #: the downsampled columns and what they were made from (history arrays, width)
         self._columns: tuple[tuple[int, int, int], Columns] | None = None
         self.setMouseTracking(True)
-        self.setMinimumHeight(120)
+        self.setMinimumHeight(90)  # the plot and its axis, in a short window too
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setAccessibleName("Context timeline")
         self.building = False
@@ -421,10 +421,10 @@ class TimelinePanel(QWidget):
         self._op: Operation | None = None
         top = QHBoxLayout()
         top.setContentsMargins(6, 2, 6, 0)
-        # the key as wide as it needs, the counts the rest (the key took the slack and squeezed
-        # them into three lines against the check box)
-        top.addWidget(_Legend())
-        top.addWidget(self.status, 1)
+        # the key wraps into the width the counts leave it; the counts keep their line (they were
+        # squeezed into three against the check box): see _show_counts
+        top.addWidget(_Legend(), 1)
+        top.addWidget(self.status)
         self.status.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.branch_box = QCheckBox("Selected branch")
         self.branch_box.setToolTip(
@@ -523,17 +523,21 @@ class TimelinePanel(QWidget):
             where = f"branch to {leaf_id} · " if planner is not active else ""
             # the threshold line is where pi would compact by itself: say when it does not
             auto = "" if state.params.auto_compaction else f" · {AUTO_COMPACTION_OFF}"
-            # the counts wrap as whole parts (a narrow window broke "(21 by usage, 0 / estimated)")
+            # the counts wrap as whole parts (a narrow window broke "(21 by usage, 0 / estimated)");
+            # how many points come from usage is the tooltip's: at 960 px the counts took 3 lines
             counts = (
                 # one point per assistant answer: a "turn" starts at a user message (rule 29)
-                f"{len(tl):,} answers ({usage:,} by usage, {len(tl) - usage:,} estimated)",
+                f"{len(tl):,} answers",
                 f"{len(tl.drops)} compaction{'s' if len(tl.drops) != 1 else ''}",
             )
-            self.status.setText(
-                f"{where}pi {tl.profile} · "
-                + " · ".join(part.replace(" ", "\u00a0") for part in counts)
-                + auto
-                + (f" · {tl.problems[0]}" if tl.problems else "")
+            head = f"{where}pi {tl.profile} · " + " · ".join(part.replace(" ", "\u00a0") for part in counts)
+            self.status.setText(head + auto + (f" · {tl.problems[0]}" if tl.problems else ""))
+            # the counts on one line (a note after them may wrap); at most a third of the panel
+            one_line = self.status.fontMetrics().horizontalAdvance(head) + 4
+            self.status.setMinimumWidth(min(one_line, max(self.width() // 3, 200)))
+            self.status.setToolTip(
+                f"One point per assistant answer: {len(tl):,} answers, {usage:,} at the provider's usage "
+                f"and {len(tl) - usage:,} estimated (chars/4 after the last usage, as pi estimates)"
             )
 
         def failed(exc: BaseException, _tb: str) -> None:

@@ -57,10 +57,14 @@ from .tree_model import BranchDelegate, SessionTreeModel, SessionTreeView
 if TYPE_CHECKING:
     from session_studio.llm import CancelToken
 
-__all__ = ["PAGE_BROWSER", "PAGE_SESSION", "WindowParts"]
+__all__ = ["PAGE_BROWSER", "PAGE_SESSION", "TIMELINE_HEIGHTS", "WindowParts"]
 
 #: the pages of the window's stack
 PAGE_BROWSER, PAGE_SESSION = 0, 1
+
+
+#: the context timeline's height: least, most at first (a quarter of the panes' height between)
+TIMELINE_HEIGHTS = (150, 240)
 
 
 class WindowParts(QMainWindow):
@@ -184,8 +188,18 @@ class WindowParts(QMainWindow):
         self.timeline = TimelinePanel(
             self.runner, lambda: self.doc.loaded_state.planner if self.doc.loaded_state else None
         )
-        self.timeline.setMinimumHeight(170)
         self.timeline.setVisible(False)  # View → Context timeline
+        # the timeline above the panes, its height the user's to drag: fixed at ~230 px it left the
+        # Preview's summary 40 px of a 700 px window
+        self.vsplit = QSplitter(Qt.Orientation.Vertical)
+        self.vsplit.addWidget(self.timeline)
+        self.vsplit.addWidget(self.splitter)
+        self.vsplit.setStretchFactor(0, 0)
+        self.vsplit.setStretchFactor(1, 1)
+        self.vsplit.setChildrenCollapsible(False)
+        #: the timeline's height once the user dragged it (kept while the window is open), else None
+        self.timeline_height: int | None = None
+        self.vsplit.splitterMoved.connect(lambda *_: setattr(self, "timeline_height", self.vsplit.sizes()[0]))
         ws = QWidget()
         wl = QVBoxLayout(ws)
         wl.setContentsMargins(0, 0, 0, 0)
@@ -195,12 +209,11 @@ class WindowParts(QMainWindow):
         wl.addWidget(self.banner)
         wl.addWidget(self.legacy_banner)
         wl.addWidget(self.bar)
-        wl.addWidget(self.timeline)
         line = QFrame()
         line.setFrameShape(QFrame.Shape.HLine)
         line.setFrameShadow(QFrame.Shadow.Sunken)
         wl.addWidget(line)
-        wl.addWidget(self.splitter, 1)
+        wl.addWidget(self.vsplit, 1)
         self.workspace = ws
         self.stack.addWidget(ws)
         self.setCentralWidget(self.stack)
