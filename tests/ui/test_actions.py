@@ -359,3 +359,20 @@ def test_an_entry_in_a_dialog_names_its_kind_once(qtbot: Any, window: MainWindow
     label = window._entry_words(s.get_index("b0000001"), 80)
     assert label.startswith("label 'start' on") and not label.startswith("label: ")
     assert window._entry_words(s.get_index("a0000001"), 80).startswith("user: ")
+
+
+def test_an_entry_cut_short_in_a_dialog_ends_in_an_ellipsis(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    """The commit question read "(… write update summa)": cut mid-word, with nothing saying so."""
+    path = write_session(tmp_path / "s.jsonl", [("user", 20), ("assistant", 20)])
+    _open(qtbot, window, path)
+    s = window.doc.session
+    assert s is not None
+    record = next(r.index for r in s.records if r.type == "message")
+    full = window.tree_model.preview(record)
+    assert len(full) > 30
+    words = window._entry_words(record, 30)
+    _kind, _, shown = words.partition(": ")
+    assert shown.endswith("…") and len(shown) <= 30
+    assert full.startswith(shown[:-1]) and full[len(shown) - 1] == " "  # at the end of a word

@@ -359,3 +359,26 @@ def test_files_that_are_no_session_stay_out_of_the_way(qtbot: Any) -> None:
     qtbot.keyClick(b.search, Qt.Key.Key_Down)
     assert not b.view.currentIndex().isValid()
     assert b.title.text() == "<b>0 of 2 sessions</b>"
+
+
+def test_a_row_is_as_high_as_a_title_in_a_fallback_font_needs(qtbot: Any) -> None:
+    """A title starting with CJK is laid out in a taller line (a fallback font's): in rows as high
+    as a Latin line its descenders were cut off ("arqument")."""
+    from PySide6.QtGui import QTextLayout
+
+    b = SessionBrowser()
+    qtbot.addWidget(b)
+    title = "字 context argument interface split 😀"
+    b.set_sessions(
+        [_info("/s/a.jsonl", "/home/u/p", "plain latin"), _info("/s/b.jsonl", "/home/u/p", title)], "/s"
+    )
+    b.show()
+    layout = QTextLayout(title, b.view.font())
+    layout.beginLayout()
+    line = layout.createLine()
+    line.setLineWidth(1e6)
+    layout.endLayout()
+    project = b.proxy.index(0, 0)
+    cjk_row = b.proxy.index(1, 0, project)
+    assert "字" in cjk_row.data()
+    assert b.view.visualRect(cjk_row).height() >= line.height()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -11,12 +12,22 @@ from PySide6.QtCore import (
     QModelIndex,
     QObject,
     QPersistentModelIndex,
+    QSize,
     QSortFilterProxyModel,
     Qt,
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeyEvent, QStandardItem, QStandardItemModel
+from PySide6.QtGui import (
+    QAction,
+    QDragEnterEvent,
+    QDropEvent,
+    QFont,
+    QKeyEvent,
+    QStandardItem,
+    QStandardItemModel,
+    QTextLayout,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -26,6 +37,8 @@ from PySide6.QtWidgets import (
     QListWidget,
     QPushButton,
     QSplitter,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QToolButton,
     QTreeView,
     QVBoxLayout,
@@ -275,6 +288,36 @@ def _session_cells(info: SessionInfo, parent_title: str | None) -> list[QStandar
     return cells
 
 
+#: text whose glyphs come from the fallback fonts a session title may need (CJK, emoji)
+_TALL_LINE_PROBE = "Ag字😀"
+
+
+class TallLineDelegate(QStyledItemDelegate):
+    """Rows as high as a line that a fallback font draws needs. The rows are uniform, as high as
+    the first; a title with CJK or emoji is laid out in a taller line, centred, and its Latin
+    letters' descenders were cut off ("arqument")."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._heights: dict[str, int] = {}
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        hint = super().sizeHint(option, index)
+        return QSize(hint.width(), max(hint.height(), self._line_height(option.font) + 2))
+
+    def _line_height(self, font: QFont) -> int:
+        key = font.key()
+        got = self._heights.get(key)
+        if got is None:
+            layout = QTextLayout(_TALL_LINE_PROBE, font)
+            layout.beginLayout()
+            line = layout.createLine()
+            line.setLineWidth(1e6)
+            layout.endLayout()
+            got = self._heights[key] = math.ceil(line.height())
+        return got
+
+
 class SessionFilterProxy(QSortFilterProxyModel):
     """The browser search: a session matches by name, first message or path; a project by its path.
 
@@ -379,6 +422,7 @@ class SessionBrowser(QWidget):
         self.view = QTreeView()
         self.view.setModel(self.proxy)
         self.view.setUniformRowHeights(True)
+        self.view.setItemDelegate(TallLineDelegate(self.view))
         self.view.setAlternatingRowColors(True)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)

@@ -457,7 +457,11 @@ class WindowParts(QMainWindow):
         assert s is not None
         r = s.records[record]
         kind = r.role if r.type == "message" else r.type
-        preview = self.tree_model.preview(record)[:limit]
+        preview = self.tree_model.preview(record)
+        if len(preview) > limit:  # cut at a word where there is one near, and say that it is cut
+            cut = preview[: limit - 1]
+            space = cut.rfind(" ")
+            preview = (cut[:space] if space > limit // 2 else cut).rstrip() + "…"
         # a label's or a compaction's row names its kind already ("label 'x' on e1"): not twice; a
         # message's text is the user's, whatever word it starts with
         named = r.type != "message" and isinstance(kind, str) and preview.startswith(kind)
