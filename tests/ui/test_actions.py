@@ -376,3 +376,24 @@ def test_an_entry_cut_short_in_a_dialog_ends_in_an_ellipsis(
     _kind, _, shown = words.partition(": ")
     assert shown.endswith("…") and len(shown) <= 30
     assert full.startswith(shown[:-1]) and full[len(shown) - 1] == " "  # at the end of a word
+
+
+def test_a_summary_survives_a_reload_of_the_unchanged_file_and_commits(
+    qtbot: Any, window: MainWindow, split_turn_session: Path, yes: list[str]
+) -> None:
+    """After View ▸ Reload with nothing changed, the summary was "made for an earlier state of the
+    file" and had to be generated again. It commits, and the window shows the entry."""
+    _open(qtbot, window, split_turn_session)
+    _generate(qtbot, window)
+    first = window.doc.session
+    window._reload()
+    qtbot.waitUntil(lambda: window.doc.session is not first and window.doc.state is not None)
+    qtbot.waitUntil(lambda: window.doc.preparation is not None, timeout=5000)
+    assert not window.doc.summary_is_stale and window.a_commit.isEnabled()
+    n = len(_lines(split_turn_session))
+    window.a_commit.trigger()
+    assert yes == ["Commit compaction"]
+    lines = _lines(split_turn_session)
+    assert len(lines) == n + 1 and lines[-1]["type"] == "compaction"
+    s = window.doc.session
+    assert s.records[window.doc.selected].id == lines[-1]["id"] and window.doc.state.nothing_to_compact

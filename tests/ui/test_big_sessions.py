@@ -13,7 +13,7 @@ from session_studio.ui.main_window import PAGE_SESSION, MainWindow
 from session_studio.ui.outline import ROOT
 from session_studio.ui.tree_model import SessionTreeModel
 
-from .conftest import write_session
+from .conftest import append_as_pi, write_session
 
 
 def _chain(tmp_path: Path, n: int = 40) -> Path:
@@ -224,7 +224,12 @@ def test_a_reload_keeps_the_summary_usable_and_another_file_shows_none_of_it(
     qtbot.waitUntil(lambda: window.doc.state is not None and window.doc.partial is None, timeout=10000)
     assert shown == [(False, "")]  # while the head is shown: no plan on show, nothing to generate
     assert window.doc.outcome is not None and window.doc.summary_text == summary
-    assert window.doc.summary_is_stale  # made for an earlier read of the file: Commit asks first
+    # the file is as it was: the summary is still this plan's, to commit without generating again
+    assert not window.doc.summary_is_stale and window.a_commit.isEnabled()
+    append_as_pi(path)  # pi appends: the summary is made for an earlier state of the file
+    window._reload()
+    qtbot.waitUntil(lambda: window.doc.state is not None and window.doc.partial is None, timeout=10000)
+    assert window.doc.summary_is_stale and "pi appended 1 entry" in window.doc.stale_summary_text()
     assert (
         window.a_commit.toolTip()
         != "Generate a summary first (Preview tab); you can edit it before committing."

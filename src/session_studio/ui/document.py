@@ -13,7 +13,7 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 from PySide6.QtWidgets import QWidget
@@ -43,6 +43,9 @@ from .errors import explain_failure
 from .outline import entry_visible
 from .tasks import Operation, TaskRunner, paused_gc
 from .token_bar import BarLayout
+
+if TYPE_CHECKING:  # the engine (and the LLM modules it names) loads after the window is shown
+    from session_studio.engine.compaction import CompactionDraft
 
 __all__ = [
     "Loaded",
@@ -772,11 +775,30 @@ class SessionDocument(QObject):
         o = self.outcome
         if o is None:
             return False
-        return o.draft.session is not self.session or self.outcome_plan != self.plan_signature()
+        return not self.drafted_from_this_file(o.draft) or self.outcome_plan != self.plan_signature()
+
+    def drafted_from_this_file(self, draft: CompactionDraft) -> bool:
+        """Whether ``draft`` was made from the file as it is shown now: from this reading of it, or
+        from an earlier one of the same bytes (its fingerprint: identity, size, mtime, head and
+        tail) under the same pi. A Reload with nothing changed made a generated summary one "for
+        an earlier state of the file", which could not be committed without generating it again."""
+        s = self.session
+        if s is None:
+            return False
+        if draft.session is s:
+            return True
+        choice = self.loaded_state.profile if self.loaded_state is not None else None
+        return (
+            draft.session.path == s.path
+            and s.fingerprint is not None
+            and draft.fingerprint == s.fingerprint
+            and choice is not None
+            and draft.profile == choice.profile
+        )
 
     def stale_summary_text(self) -> str:
         """Why the summary does not fit the plan now (see summary_is_stale), in one sentence."""
-        reloaded = self.outcome is not None and self.outcome.draft.session is not self.session
+        reloaded = self.outcome is not None and not self.drafted_from_this_file(self.outcome.draft)
         return stale_summary_text(self.outcome_plan, self.plan_signature(), reloaded)
 
     def _manual_cut_id(self) -> Any:

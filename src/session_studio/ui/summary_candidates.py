@@ -160,7 +160,7 @@ class CandidatePane(QFrame):
         self.provider.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.provider.setMinimumContentsLength(8)
         self.provider.setAccessibleName(f"Provider of candidate {name}")
-        self.settings_button = QPushButton("Settings…")
+        self.settings_button = QPushButton("Custom provider…")  # the dialog's name everywhere
         self.settings_button.setToolTip(
             "This candidate's custom provider: API, base URL, model, key variable"
         )

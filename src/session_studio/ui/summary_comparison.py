@@ -266,7 +266,7 @@ class SummaryComparison(QObject):
         run = self.runs[pane]
         d = self.w.doc
         o = run.outcome
-        return o is not None and (o.draft.session is not d.session or run.made_for != d.plan_signature())
+        return o is not None and (not d.drafted_from_this_file(o.draft) or run.made_for != d.plan_signature())
 
     def _update_commit(self, pane: CandidatePane) -> None:
         run = self.runs[pane]

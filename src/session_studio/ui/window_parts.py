@@ -284,10 +284,10 @@ class WindowParts(QMainWindow):
         self.a_rename = act("&Rename session…")
         self.a_upgrade = act("&Upgrade legacy file (keeps a backup)…")
         self.a_provider = act(
-            "Pro&vider settings…", tip="Base URL, model and key variable of a custom provider"
+            "Custom pro&vider…", tip="Base URL, model and key variable of a custom provider"
         )
         self.a_count_provider = act(
-            "Count tokens with the pro&vider",
+            "Count &tokens with the provider",
             tip="Send the active path's context to the configured Anthropic provider's count_tokens endpoint",
         )
         self.a_timeline = act("Context &timeline", "Ctrl+T", "Show how the context grew and was compacted")
