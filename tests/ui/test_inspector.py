@@ -251,3 +251,20 @@ def test_a_summarys_file_lists_keep_one_path_a_line(qtbot: Any, tmp_path: Path) 
     for line in ("<read-files>", "src/a.py", "src/b.py", "</read-files>", "<modified-files>", "src/c.py"):
         assert line in lines
     assert "Ship it." in lines and "## Goal" not in lines  # the rest is still Markdown
+
+
+def test_no_scroll_bar_for_a_pixel_of_overflow(qtbot: Any) -> None:
+    """A table of width 100% is laid out a pixel wider than the text: "Why this cut" had a
+    horizontal scroll bar that moved nothing. One wider than that still scrolls."""
+    from session_studio.ui.inspector import SafeTextBrowser
+
+    view = SafeTextBrowser()
+    qtbot.addWidget(view)
+    view.resize(500, 300)
+    view.show()
+    view.setHtml("<table width='100%' cellspacing='0' cellpadding='2'><tr><td>a</td><td>b</td></tr></table>")
+    qtbot.wait(10)
+    assert view.horizontalScrollBar().maximum() <= SafeTextBrowser.OVERFLOW_SLACK_PX
+    assert not view.horizontalScrollBar().isVisible()
+    view.setHtml("<p style='white-space:pre'>" + "x" * 400 + "</p>")
+    qtbot.waitUntil(lambda: view.horizontalScrollBar().isVisible())

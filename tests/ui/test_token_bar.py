@@ -276,3 +276,22 @@ def test_the_real_token_text_repaints_its_row_only(qtbot: Any, runner: Any, spli
     bar.render(part, strip.topLeft(), QRegion(strip))  # a paint of that row alone, where it is
     assert part.copy(strip) == whole.copy(strip)
     assert "counting 41 %" in bar.describe_at(QPoint(bar.width() - 20, strip.y() + 5))
+
+
+def test_what_real_tokens_change_comes_first_where_the_row_is_short() -> None:
+    """At 960 px the real-token row was cut to "real 161,325 (…) vs chars/4 139,…": the cut
+    moving, its point, went. Where the whole text does not fit, the changes come first."""
+    from types import SimpleNamespace
+
+    from session_studio.ui.token_bar import real_legend_text
+
+    view = SimpleNamespace(
+        header=lambda: "real 161,325 (≈ o200k, approximation for claude) vs chars/4 139,429",
+        notes=lambda: ["with real tokens the cut moves #24 → #16"],
+    )
+    wide = real_legend_text(view, 10_000, len)  # type: ignore[arg-type]
+    assert wide.startswith("real 161,325") and wide.endswith("#24 → #16")
+    short = real_legend_text(view, 60, len)  # type: ignore[arg-type]
+    assert short.startswith("with real tokens the cut moves #24 → #16  ·  real 161,325")
+    quiet = SimpleNamespace(header=view.header, notes=lambda: [])
+    assert real_legend_text(quiet, 10, len) == view.header()  # type: ignore[arg-type]

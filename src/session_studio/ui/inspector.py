@@ -129,6 +129,21 @@ class SafeTextBrowser(QTextBrowser):
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
         self.anchorClicked.connect(self._on_anchor)
+        self.horizontalScrollBar().rangeChanged.connect(self._hide_a_pixel_of_overflow)
+
+    #: how far a document may be wider than the view without a scroll bar for it
+    OVERFLOW_SLACK_PX = 2
+
+    def _hide_a_pixel_of_overflow(self, _least: int, most: int) -> None:
+        """No scroll bar for a document a pixel wider than the view: a table of width 100% is laid
+        out 1 px wider than the text width, and "Why this cut" had a scroll bar that moved nothing."""
+        policy = (
+            Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+            if most <= self.OVERFLOW_SLACK_PX
+            else Qt.ScrollBarPolicy.ScrollBarAsNeeded
+        )
+        if self.horizontalScrollBarPolicy() != policy:
+            self.setHorizontalScrollBarPolicy(policy)
 
     @property
     def blocked(self) -> list[str]:

@@ -28,7 +28,7 @@ from .theme import current_theme
 __all__ = ["ComparedPlanners", "ProfileCompareController", "ProfileCompareView", "plan_both_profiles"]
 
 #: the tab's title (the menu action and the planner's button name it the same way)
-TAB_TITLE = "pi 0.80.2 vs 1.6.0"
+TAB_TITLE = "pi versions"
 _LINK = "entry:"
 #: a path position in the core's sentences ("#12")
 _POSITION = re.compile(r"#(\d+)")

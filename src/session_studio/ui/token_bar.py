@@ -9,6 +9,7 @@ the provider-usage mark, the chosen cut and the turn prefix of a split turn.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
@@ -233,6 +234,17 @@ def _unknown_tip(reason: str) -> str:
         f"{reason[0].upper()}{reason[1:]}. The hatched segments are the chars/4 estimates of the messages "
         "in the context, not a figure pi shows."
     )
+
+
+def real_legend_text(view: PathTokensView, width: int, advance: Callable[[str], int]) -> str:
+    """The real-token row's text: the figures, then what real tokens change; where that is wider
+    than ``width`` (``advance``: a text's width), the changes first (at 960 px the elision cut
+    "with real tokens the cut moves #24 → #16" away, keeping the figures)."""
+    text, notes = view.header(), view.notes()
+    if not notes:
+        return text
+    both = text + "  ·  " + "  ·  ".join(notes)
+    return both if advance(both) <= width else "  ·  ".join(notes) + "  ·  " + text
 
 
 class TokenBar(QWidget):
@@ -521,11 +533,10 @@ class TokenBar(QWidget):
         if view is None or not text:
             return
         notes = view.notes()
-        if notes:
-            text += "  ·  " + "  ·  ".join(notes)
         th = current_theme()
         left = (self._legend_boxes[-1][2] if self._legend_boxes else lay.x0) + 8
         width = max(0, lay.x0 + lay.w - left)
+        text = real_legend_text(view, width, p.fontMetrics().horizontalAdvance)
         p.setPen(th.threshold if notes else th.muted)
         p.drawText(
             QRect(left, lay.legend_y, width, LEGEND_H),

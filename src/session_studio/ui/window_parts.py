@@ -158,6 +158,10 @@ class WindowParts(QMainWindow):
         self.preview = PreviewPane()
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
+        # in a narrow pane every tab stays in sight, the longest shortened ("pi 0.80.2 v…" sat
+        # behind scroll arrows at 960 px, and scrolling to it hid "Entry")
+        self.tabs.setUsesScrollButtons(False)
+        self.tabs.setElideMode(Qt.TextElideMode.ElideRight)
         self.tabs.addTab(self.inspector, "Entry")
         self.tabs.addTab(self.why, "Why this cut")
         self.tabs.addTab(self.preview, "Preview")
