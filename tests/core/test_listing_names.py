@@ -46,3 +46,22 @@ def test_the_entry_estimate_of_a_big_file_is_near_its_count(tmp_path: Path, monk
     assert info is not None and not info.entries_exact
     assert abs(info.entries - real) / real < 0.2, (info.entries, real)
     assert json.loads(path.read_bytes().splitlines()[0])["type"] == "session"
+
+
+def test_a_legacy_version_and_damaged_lines_are_listed(tmp_path: Path) -> None:
+    """The browser said neither (the window says both on opening): the header's version when pi
+    migrates the file, and the lines read for the list that are not a JSON object."""
+    legacy = tmp_path / "legacy.jsonl"
+    legacy.write_bytes(
+        to_bytes(chain(U(20), A(20), header={**HEADER, "version": 2}))
+        + b'{"type":"message", torn\n'
+        + b"[1]\n"
+    )
+    info = read_info(legacy)
+    assert info is not None and info.legacy_version == 2 and info.damaged_seen == 2
+    v1 = tmp_path / "v1.jsonl"
+    v1.write_bytes(to_bytes(chain(U(20), A(20), header={k: v for k, v in HEADER.items() if k != "version"})))
+    info = read_info(v1)
+    assert info is not None and info.legacy_version == 1 and info.damaged_seen == 0
+    current = read_info(_big(tmp_path / "big.jsonl", name_at=None))
+    assert current is not None and current.legacy_version is None and current.damaged_seen == 0

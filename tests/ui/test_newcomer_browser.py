@@ -382,3 +382,20 @@ def test_a_row_is_as_high_as_a_title_in_a_fallback_font_needs(qtbot: Any) -> Non
     cjk_row = b.proxy.index(1, 0, project)
     assert "字" in cjk_row.data()
     assert b.view.visualRect(cjk_row).height() >= line.height()
+
+
+def test_a_legacy_or_damaged_session_says_so_in_the_list(qtbot: Any) -> None:
+    b = SessionBrowser()
+    qtbot.addWidget(b)
+    old = dataclasses.replace(
+        _info("/s/old.jsonl", "/home/u/p", "old work"), legacy_version=1, damaged_seen=3
+    )
+    b.set_sessions([old, _info("/s/new.jsonl", "/home/u/p", "new work")], "/s")
+    project = b.model.item(0, 0)
+    titles = {project.child(r, 0).text(): project.child(r, 0).toolTip() for r in range(project.rowCount())}
+    assert set(titles) == {"⚠ v1 · old work", "new work"}
+    tip = titles["⚠ v1 · old work"]
+    assert "3 damaged lines" in tip and "pi skips them" in tip and "Version 1 file" in tip
+    assert "damaged" not in titles["new work"]
+    qtbot.keyClicks(b.search, "old work")  # the marks are not part of what the search matches
+    assert _shown(b) == {"/home/u/p": ["/s/old.jsonl"]}

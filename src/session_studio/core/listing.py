@@ -19,6 +19,7 @@ import orjson
 
 from .errors import SessionFileError
 from .fingerprint import open_regular
+from .migrate import needs_migration, version_of
 from .reader import parse_line
 
 __all__ = ["SessionInfo", "default_agent_dir", "default_sessions_dir", "list_sessions", "read_info"]
@@ -58,6 +59,11 @@ class SessionInfo:
     error: str | None = None  # why this file could not be listed normally
     #: the header's parentSession: the file this one was forked from (pi lists it under that one)
     parent_session: str | None = None
+    #: the header's version when pi migrates the file on opening (1, 2, or an odd value); None: current
+    legacy_version: Any = None
+    #: lines that are not a JSON object among those read for the list (the first and last 64 KiB):
+    #: pi skips them; the rest of the file is not looked at here
+    damaged_seen: int = 0
 
     @property
     def title(self) -> str:
@@ -150,11 +156,15 @@ def read_info(path: str | os.PathLike[str]) -> SessionInfo | None:
             "a new session over it"
         )
         return _failed(p, st.st_mtime, why)
-    values = [v for v in (_parse(ln) for ln in lines[1:] if ln.strip()) if isinstance(v, dict)]
+    parsed = [_parse(ln) for ln in lines[1:] if ln.strip()]
+    values = [v for v in parsed if isinstance(v, dict)]
+    damaged = len(parsed) - len(values)
     tail_vals = []
     if tail:
         tl = tail.split(b"\n")[1:]  # first tail line may be cut
-        tail_vals = [v for v in (_parse(ln) for ln in tl if ln.strip()) if isinstance(v, dict)]
+        parsed_tail = [_parse(ln) for ln in tl if ln.strip()]
+        tail_vals = [v for v in parsed_tail if isinstance(v, dict)]
+        damaged += len(parsed_tail) - len(tail_vals)
     first = "(no messages)"
     for v in values:
         m = v.get("message")
@@ -198,6 +208,8 @@ def read_info(path: str | os.PathLike[str]) -> SessionInfo | None:
         max(0, count - 1),
         st.st_size <= EXACT_COUNT_MAX,
         parent_session=parent if isinstance(parent, str) and parent else None,
+        legacy_version=version_of(header) if needs_migration(header) else None,
+        damaged_seen=damaged,
     )
 
 

@@ -255,6 +255,29 @@ def _break_cycles(
     return roots, children
 
 
+def _badges(info: SessionInfo) -> tuple[str, str]:
+    """What the list says before a session's title (a legacy version, damaged lines seen) and
+    the tooltip's words for it: the window says both on opening, the list said neither."""
+    marks, notes = "", ""
+    if info.damaged_seen:
+        n = info.damaged_seen
+        marks += "⚠ "
+        notes += (
+            f"\n\n⚠ {n} damaged line{'s' if n != 1 else ''} (not a JSON object) in the part of the file "
+            "read for this list, its first and last 64 KiB: pi skips "
+            f"{'them' if n != 1 else 'it'}. Opening the file lists every damaged line."
+        )
+    if info.legacy_version is not None:
+        v = info.legacy_version
+        shown = visible(str(v), 20, keep_newlines=False)
+        marks += f"v{shown} · "
+        notes += (
+            f"\n\nVersion {shown} file: pi migrates it to version 3 when it opens it, rewriting the "
+            "file; Session Studio shows it migrated and can upgrade it (keeping a backup)."
+        )
+    return marks, notes
+
+
 def _session_cells(info: SessionInfo, parent_title: str | None) -> list[QStandardItem]:
     """One session's row; ``parent_title``: the session it was forked from, when listed."""
     # session text is shown literally: elided, control/bidi characters visible, never HTML
@@ -262,9 +285,10 @@ def _session_cells(info: SessionInfo, parent_title: str | None) -> list[QStandar
         title = QStandardItem(f"⚠ {visible(info.title, 200, keep_newlines=False)} — {info.error}")
         title.setToolTip(rich_tooltip(f"{info.path}\n\nThis file {info.error}"))
     else:
-        title = QStandardItem(visible(info.title, 200, keep_newlines=False))
+        marks, notes = _badges(info)
+        title = QStandardItem(marks + visible(info.title, 200, keep_newlines=False))
         fork = f"\n\nForked from: {parent_title}" if parent_title is not None else ""
-        title.setToolTip(rich_tooltip(f"{info.path}\n\n{info.first_message}{fork}"))
+        title.setToolTip(rich_tooltip(f"{info.path}\n\n{info.first_message}{fork}{notes}"))
     title.setData(info.path, Roles.PATH)
     title.setData(bool(info.error), Roles.NOT_SESSION)
     title.setData(info.modified, Roles.SORT)
