@@ -26,7 +26,6 @@ from PySide6.QtGui import (
     QKeyEvent,
     QStandardItem,
     QStandardItemModel,
-    QTextLayout,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -52,6 +51,7 @@ from session_studio.core.listing import SessionInfo, fmt_date, fmt_size
 from .plain import rich_tooltip, visible
 from .roles import Roles
 from .tasks import Operation, TaskRunner
+from .text_lines import line_height
 
 #: how long the browser waits after the last key before it reads the sessions' content
 CONTENT_SEARCH_DELAY_MS = 300
@@ -333,12 +333,7 @@ class TallLineDelegate(QStyledItemDelegate):
         key = font.key()
         got = self._heights.get(key)
         if got is None:
-            layout = QTextLayout(_TALL_LINE_PROBE, font)
-            layout.beginLayout()
-            line = layout.createLine()
-            line.setLineWidth(1e6)
-            layout.endLayout()
-            got = self._heights[key] = math.ceil(line.height())
+            got = self._heights[key] = math.ceil(line_height(_TALL_LINE_PROBE, font))
         return got
 
 

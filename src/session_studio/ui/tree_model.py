@@ -40,7 +40,6 @@ from PySide6.QtGui import (
     QPalette,
     QPen,
     QStaticText,
-    QTextLayout,
 )
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTreeView
 
@@ -68,6 +67,7 @@ from .roles import Roles
 from .search_texts import BATCH_RECORDS, SearchTexts
 from .search_worker import build_search_texts
 from .tasks import Operation, TaskRunner, paused_gc
+from .text_lines import line_height
 from .theme import Theme, current_theme, entry_icon, kind_of
 
 __all__ = ["CHUNK_BASE", "GUTTER", "BranchDelegate", "SessionTreeModel"]
@@ -1481,14 +1481,9 @@ class BranchDelegate(QStyledItemDelegate):
         lkey = (text, key)
         got = self._lines.get(lkey)
         if got is None:
-            layout = QTextLayout(text, font)
-            layout.beginLayout()
-            line = layout.createLine()
-            line.setLineWidth(1e6)
-            layout.endLayout()
             if len(self._lines) >= ELIDED_CACHE:
                 self._lines.clear()
-            got = self._lines[lkey] = line.height()
+            got = self._lines[lkey] = line_height(text, font)
         return got
 
     def _text_colour(self, option: QStyleOptionViewItem, active: bool) -> QColor:
