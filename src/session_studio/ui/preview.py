@@ -617,6 +617,8 @@ class PreviewPane(QWidget):
         #: the text last put in the editor by a generation (or loaded); anything else was typed
         self.generated_text = ""
         self._streaming = False
+        #: the editor's text when the running generation started (back in it if that one fails)
+        self._before_stream = ""
         self._programmatic = False
         self._edit_timer = QTimer(self)
         self._edit_timer.setSingleShot(True)
@@ -721,14 +723,26 @@ class PreviewPane(QWidget):
         if running:
             self._edit_timer.stop()
             self._parts = {}
+            self._before_stream = self.summary.toPlainText()
             self._streaming = True
             # undoable: Ctrl+Z after the generation brings the previous text back
             self._replace_all("", join=False)
             self.status.setText("Generating…")
-        elif self._streaming:
+        else:
             self._streaming = False
-            # a cancelled or failed generation leaves partial text: the document follows the editor
-            self._edit_timer.start()
+
+    def abandon_stream(self) -> None:
+        """A generation failed or was cancelled: what it streamed leaves the editor, which shows
+        what it showed before (still the document's summary). The partial text had become the
+        summary, "edited", and Commit wrote it: 20 characters of a broken-off answer, without
+        its turn prefix."""
+        self._streaming = False
+        if self.summary.toPlainText() != self._before_stream:
+            self._programmatic = True
+            try:
+                self._replace_all(self._before_stream, join=True)  # the generation's step undone
+            finally:
+                self._programmatic = False
 
     def custom_instructions(self) -> str | None:
         """The focus text for the summary request (pi's /compact <focus>), None when empty."""

@@ -192,13 +192,14 @@ class SummaryGeneration(WindowParts):
     def _on_generate_failed(self, exc: BaseException, tb: str) -> None:
         self._gen_op = None
         self.preview.set_running(False)
+        self.preview.abandon_stream()  # nothing of a failed answer is the summary
         from session_studio.core.errors import StaleSessionError
         from session_studio.llm import LlmCancelledError
 
         if isinstance(exc, LlmCancelledError):
-            self.preview.status.setText("Cancelled")
+            self.preview.status.setText("Cancelled · the summary is as it was")
             return
-        self.preview.status.setText("Failed")
+        self.preview.status.setText("Failed · the summary is as it was")
         if isinstance(exc, StaleSessionError):
             self._stale(exc)
         else:
