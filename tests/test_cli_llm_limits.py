@@ -243,3 +243,34 @@ def test_compact_without_yes_and_no_terminal_asks_nothing_of_the_model(tmp_path:
     assert r.returncode == 1, err
     assert "add --yes to write, or --dry-run to only preview" in err and "nothing was sent" in err
     assert session.read_bytes() == before
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("command", ["compact", "branch-to"])
+def test_an_answer_with_no_text_is_not_written(tmp_path: Path, provider: str, command: str) -> None:
+    """A model that ended its answer without a word: compact and branch-to wrote it (exit 0)."""
+    session = _session(tmp_path)
+    before = session.read_bytes()
+    target = [] if command == "compact" else [json.loads(before.splitlines()[2])["id"], "--summarize"]
+    with llm_server("ok", text="") as srv:
+        url = srv.openai_url if provider == "openai" else srv.anthropic_url
+        r = run_cli(
+            command,
+            str(session),
+            *target,
+            *(["--keep-recent", "600", "--yes"] if command == "compact" else []),
+            "--provider",
+            provider,
+            "--base-url",
+            url,
+            "--model",
+            "m",
+            "--api-key-env",
+            "MY_KEY",
+            env={"MY_KEY": "sk-test-key-123456", "PATH": "/usr/bin:/bin"},
+            timeout=30,
+        )
+    err = r.stderr.decode()
+    assert r.returncode == 1, err
+    assert "the model answered with no text" in err and "nothing was written" in err
+    assert session.read_bytes() == before

@@ -112,9 +112,30 @@ def test_answers_pi_1_6_0_rejects(tmp_path: Path, stop: str, message: str) -> No
     draft = draft_compaction(session, keep_recent_tokens=100, profile=PROFILE_1_6_0)
     with pytest.raises(LlmSummaryError) as failed:
         summarize_draft(draft, Recorder(stop_reason=stop))
-    assert failed.value.user_message == message
+    assert str(failed.value).endswith(message)  # pi 1.6.0's own words, then what to do
+    assert failed.value.user_message.startswith(message) and "Try again" in failed.value.user_message
     old = draft_compaction(session, keep_recent_tokens=100, profile=PROFILE_0_80_2)
     summarize_draft(old, Recorder(stop_reason=stop))  # 0.80.2 takes whatever came back
+
+
+class Mute(Recorder):
+    """A model that ends its answer normally without a word (or only white space)."""
+
+    def summarize(self, request: SummaryRequest, *, on_text: Any = None, cancel: Any = None) -> SummaryResult:
+        super().summarize(request)
+        return SummaryResult(" \n" if request.kind == "turn_prefix" else "", "stop", self.usage, None)
+
+
+@pytest.mark.parametrize("profile", [PROFILE_0_80_2, PROFILE_1_6_0], ids=["0.80.2", "1.6.0"])
+def test_an_answer_with_no_text_is_refused_under_either_pi(tmp_path: Path, profile: Any) -> None:
+    """pi would store an empty summary (what it summarises then leaves the context with nothing in
+    its place); Session Studio writes nothing and says the model answered with no text."""
+    session = _open(tmp_path, "m1-system-first.jsonl")
+    draft = draft_compaction(session, keep_recent_tokens=100, profile=profile)
+    with pytest.raises(LlmSummaryError) as failed:
+        summarize_draft(draft, Mute())
+    assert "the model answered with no text" in failed.value.user_message
+    assert "pi would store an empty summary" in failed.value.user_message
 
 
 def test_nothing_to_compact_is_pi_1_6_0_s_answer(tmp_path: Path) -> None:

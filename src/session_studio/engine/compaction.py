@@ -46,7 +46,7 @@ from ..llm.prompts import (
     TURN_PREFIX_HEADINGS,
     Prompts,
 )
-from ..llm.requests import history_request, merge_split_turn, summary_failure, turn_prefix_request
+from ..llm.requests import answer_failure, history_request, merge_split_turn, turn_prefix_request
 from .common import append_entry, ensure_appendable, fresh_id, loaded_fingerprint
 
 __all__ = [
@@ -378,9 +378,9 @@ def summarize_draft(
     def run(i: int) -> Any:
         cb = (lambda text: on_text(i, text)) if on_text else None
         result: SummaryResult = summarizer.summarize(reqs[i], on_text=cb, cancel=cancel)
-        failure = summary_failure(reqs[i], result) if pi16 else None
+        failure = answer_failure(reqs[i], result, pi16)
         if failure is not None:
-            raise LlmSummaryError(failure, user_message=failure)
+            raise LlmSummaryError(failure[0], user_message=failure[1])
         return result
 
     if pi16:

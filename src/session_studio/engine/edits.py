@@ -22,7 +22,7 @@ from ..core.writer import rewrite_file, write_new_file
 from ..llm.base import CancelToken, Summarizer
 from ..llm.errors import LlmSummaryError
 from ..llm.prompts import Prompts
-from ..llm.requests import BRANCH_SUMMARY_PREAMBLE, branch_request, summary_failure
+from ..llm.requests import BRANCH_SUMMARY_PREAMBLE, answer_failure, branch_request
 from .common import append_entry, ensure_appendable, fresh_id, loaded_fingerprint
 from .compaction import combined_usage
 
@@ -154,9 +154,9 @@ def branch_to(
                     thinking_level,
                 )
                 result = summarizer.summarize(req, on_text=on_text, cancel=cancel)
-                failure = summary_failure(req, result) if pi16 else None
+                failure = answer_failure(req, result, pi16)
                 if failure is not None:
-                    raise LlmSummaryError(failure, user_message=failure)
+                    raise LlmSummaryError(failure[0], user_message=failure[1])
                 summary = BRANCH_SUMMARY_PREAMBLE + result.text + format_file_operations(read, modified)
                 details = FileDetails(read_files=read, modified_files=modified)
                 usage = combined_usage([result.usage]) if pi16 else None

@@ -22,6 +22,7 @@ __all__ = [
     "BRANCH_SUMMARY_PREAMBLE",
     "NO_PRIOR_HISTORY",
     "SPLIT_TURN_SEPARATOR",
+    "answer_failure",
     "branch_request",
     "extract_text",
     "history_request",
@@ -183,6 +184,27 @@ def summary_failure(request: SummaryRequest, result: SummaryResult) -> str | Non
         return f"{label} failed: generation hit the token cap and the summary is incomplete"
     if result.stop_reason == "toolUse":
         return f"{label} attempted to call a tool"
+    return None
+
+
+def answer_failure(request: SummaryRequest, result: SummaryResult, pi16: bool) -> tuple[str, str] | None:
+    """Why an answer is not written, as (pi's words or ours, what the user reads), or None.
+
+    Under pi 1.6.0 its own rejections (summary_failure). Under either pi, an answer with no text:
+    pi would store an empty summary, dropping what it summarises from the context for good; Session
+    Studio writes nothing and says so."""
+    failure = summary_failure(request, result) if pi16 else None
+    if failure is not None:
+        if result.stop_reason == "length":
+            return failure, (
+                f"{failure}: the answer stopped at the model's output limit. Try again, or use a model "
+                "with a larger output limit."
+            )
+        return failure, f"{failure}. Try again, or use another model."
+    if not result.text.strip():
+        label = _FAILURE_LABELS.get(request.kind, "Summarization")
+        failure = f"{label} failed: the model answered with no text"
+        return failure, f"{failure} (pi would store an empty summary). Try again, or use another model."
     return None
 
 
