@@ -179,9 +179,12 @@ def _cmd_compact(a: argparse.Namespace) -> int:
             + ") …"
         )
 
+    mid_line = [False]  # the streamed text left the cursor inside a line
+
     def on_text(i: int, text: str) -> None:
-        if not a.json and a.stream:
+        if not a.json and a.stream and text:
             err(text, end="")
+            mid_line[0] = not text.endswith("\n")
 
     if a.expect_cut is not None and draft.first_kept_entry_id != a.expect_cut:
         # the summary was made for another plan (pi appended, compacted or moved the leaf since):
@@ -206,6 +209,8 @@ def _cmd_compact(a: argparse.Namespace) -> int:
         try:
             outcome = summarize_draft(draft, summarizer, on_text=on_text)
         finally:
+            if mid_line[0]:
+                err("")  # what comes next (an error, Ctrl+C, the preview) on a line of its own
             close = getattr(summarizer, "close", None)
             if close:
                 close()

@@ -161,3 +161,42 @@ def test_package_imports_no_qt() -> None:
         env={"PYTHONPATH": src, "PATH": ""},
     )
     assert out.stdout.strip() == "False"
+
+
+def test_an_error_body_is_said_in_words_a_person_reads() -> None:
+    """A 404 with an empty body read "(status code (no body))"; an HTML 404 quoted its markup."""
+    empty = error_for_message("404 status code (no body)", provider="p", status=404, url="http://h/v1/chat")
+    assert (
+        empty.user_message
+        == "The server said 404 at http://h/v1/chat: check the base URL and the model name."
+    )
+    page = "404 <html><head><title>404 Not Found</title></head><body><h1>Not Found</h1></body></html>"
+    html = error_for_message(page, provider="p", status=404, url="http://h/v1")
+    assert "(an HTML page: 404 Not Found)" in html.user_message and "<" not in html.user_message
+    assert "(bad key)" in error_for_message("401 bad key", provider="p", status=401).user_message
+
+
+def test_an_answer_that_is_no_event_stream_points_at_the_base_url() -> None:
+    """A 200 with a web page or plain JSON (a proxy, a wrong path) was "ended before it was complete
+    (no finish reason)"; it is no event stream, and the base URL is what to check."""
+    import httpx
+
+    from session_studio.llm import OpenAICompatibleSummarizer, Prompts, history_request
+
+    req = history_request("[User]: hi", None, None, 16384, 0, False, None, Prompts())
+    for body, kind in (
+        ("<html><body>Welcome</body></html>", "text/html"),
+        ('{"ok": true}', "application/json"),
+    ):
+        summarizer = OpenAICompatibleSummarizer(
+            "https://h.test/v1",
+            "m",
+            "sk-test",
+            transport=httpx.MockTransport(
+                lambda r, b=body, k=kind: httpx.Response(200, text=b, headers={"content-type": k})
+            ),
+            max_retries=0,
+        )
+        with summarizer, pytest.raises(LlmProtocolError) as failed:
+            summarizer.summarize(req)
+        assert "not an event stream" in failed.value.user_message and "base URL" in failed.value.user_message

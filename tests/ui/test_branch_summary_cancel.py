@@ -51,7 +51,7 @@ def test_escape_in_the_stream_dialog_cancels_the_branch_summary(
         qtbot.keyClick(dlg, Qt.Key.Key_Escape)
         assert dlg.isVisible() and dlg.status.text() == "Cancelling…"
         qtbot.waitUntil(lambda: not w.doc.writing, timeout=5000)
-        assert "nothing was written" in dlg.status.text()
+        assert dlg.status.text() == "Cancelled: nothing was written."  # not "Failed or cancelled"
         runner.wait_idle()
     assert work.read_bytes() == before
     assert w.a_branch_sum.isEnabled() and w.a_label.isEnabled()  # the window can write again

@@ -114,6 +114,23 @@ def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> f
     return max(0.0, when.timestamp() - current)
 
 
+_TAG = re.compile(r"<[^>]*>")
+_HEADING = re.compile(r"<(title|h1)[^>]*>(.*?)</\1>", re.IGNORECASE | re.DOTALL)
+
+
+def _said(detail: str) -> str:
+    """What an error body said, for a message: " (its text)", cut at 300 characters; an HTML
+    page by its title or first heading (its markup was quoted whole); "" for an empty body."""
+    if detail in ("status code (no body)", ""):
+        return ""
+    text = detail.strip()
+    if text[:1] == "<" and re.search(r"<(html|body|head|title|h1)\b", text[:2000], re.IGNORECASE):
+        found = _HEADING.search(text)
+        heading = " ".join(_TAG.sub(" ", found.group(2)).split()) if found else ""
+        return f" (an HTML page: {heading[:200]})" if heading else " (an HTML page)"
+    return f" ({text if len(text) <= 300 else text[:300] + '…'})"
+
+
 def error_for_message(
     message: str,
     *,
@@ -127,14 +144,14 @@ def error_for_message(
     """Map an HTTP status and/or provider error text/type to the error tree."""
     safe = redact(message)
     detail = safe[len(f"{status} ") :] if status is not None and safe.startswith(f"{status} ") else safe
-    short = detail if len(detail) <= 300 else detail[:300] + "…"
-    where = f" ({redact(url)})" if url else ""
+    said = _said(detail)  # " (what the server said)", or "" when it said nothing
+    where = f" at {redact(url)}" if url else ""
     status_text = f"{status}" if status is not None else "an error"
     if status in (401, 403) or kind in ("authentication_error", "permission_error"):
         hint = key_hint or "the provider settings"
         return LlmAuthError(
             f"{provider}: HTTP {status}: {safe}",
-            user_message=f"The server said {status_text} ({short}): check the API key in {hint}.",
+            user_message=f"The server said {status_text}{said}: check the API key in {hint}.",
             status=status,
             provider=provider,
         )
@@ -144,7 +161,7 @@ def error_for_message(
             f"{provider}: HTTP {status}: {safe}",
             retry_after=retry_after,
             user_message=(
-                f"The server said {status_text}: too many requests or quota exhausted ({short}).{wait} "
+                f"The server said {status_text}: too many requests or quota exhausted{said}.{wait} "
                 "Try again later, or use another key or model."
             ),
             status=status,
@@ -153,14 +170,14 @@ def error_for_message(
     if is_context_overflow_message(message) or kind == "request_too_large":
         return LlmContextOverflowError(
             f"{provider}: HTTP {status}: {safe}",
-            user_message=(f"The conversation is too long for the model's context window ({short})."),
+            user_message=(f"The conversation is too long for the model's context window{said}."),
             status=status,
             provider=provider,
         )
     if status == 404:
         return LlmConfigError(
             f"{provider}: HTTP 404{where}: {safe}",
-            user_message=f"The server said 404{where} ({short}): check the base URL and the model name.",
+            user_message=f"The server said 404{where}{said}: check the base URL and the model name.",
             status=status,
             provider=provider,
         )
@@ -175,7 +192,7 @@ def error_for_message(
         return LlmServerError(
             f"{provider}: HTTP {status}: {safe}",
             user_message=(
-                f"The server said {status_text} ({short}): the provider has a problem or is overloaded. "
+                f"The server said {status_text}{said}: the provider has a problem or is overloaded. "
                 "Try again in a moment."
             ),
             status=status,
@@ -183,7 +200,7 @@ def error_for_message(
         )
     return LlmRequestError(
         f"{provider}: HTTP {status}: {safe}",
-        user_message=f"The server rejected the request with {status_text} ({short}): check the model name and settings.",
+        user_message=f"The server rejected the request with {status_text}{said}: check the model name and settings.",
         status=status,
         provider=provider,
     )

@@ -219,12 +219,14 @@ class _OpenAIStream(StreamHandler):
         self._error: str | None = None
         self._has_finish = False
         self._done = False
+        self._events = 0  # events read: none means the answer was no event stream at all
 
     @property
     def done(self) -> bool:
         return self._done
 
     def handle(self, event: SseEvent) -> str | None:
+        self._events += 1
         if event.data.startswith("[DONE]"):
             self._done = True
             return None
@@ -284,6 +286,16 @@ class _OpenAIStream(StreamHandler):
             raise LlmSummaryError(
                 summary_failure_message(self._kind, self._error),
                 user_message=f"The model stopped with an error instead of a summary ({self._error}).",
+                provider=self._provider,
+            )
+        if not self._events:
+            # an HTML page or a plain JSON answer (a proxy, a wrong path): said like a garbled stream
+            raise LlmProtocolError(
+                f"{self._provider}: the answer held no server-sent event",
+                user_message=(
+                    "The server's answer was not an event stream: check that the base URL points to "
+                    "an OpenAI-compatible API (its /v1), not a web page or a proxy."
+                ),
                 provider=self._provider,
             )
         if not self._has_finish:

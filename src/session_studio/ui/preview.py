@@ -414,7 +414,7 @@ def provider_status(key: str, pi_model: str | None) -> str:
             return f"Generate sends the context to pi's default model, {pi_model} (pi's settings.json)."
         return "pi's settings name no default model: Generate writes the offline draft."
     if key == "custom":
-        return "Generate sends the context to the custom provider (Settings…)."
+        return "Generate sends the context to the custom provider (Custom provider…)."
     return "Offline draft: nothing leaves this machine."
 
 

@@ -320,9 +320,18 @@ class WriteCommands(SummaryGeneration):
 
         def done(out: object) -> None:
             entry = getattr(out, "entry", None)
-            dlg.finish(getattr(out, "note", ""))
+            note = str(getattr(out, "note", "") or "Branched")
+            note = note[:1].upper() + note[1:]  # the engine's note is the CLI's line, lower case
+            dlg.finish(note)
             self.doc.after_write(entry.get("id") if isinstance(entry, dict) else None)
-            self.statusBar().showMessage(getattr(out, "note", "Branched"), 10000)
+            self.statusBar().showMessage(note, 10000)
+
+        def failed(exc: BaseException, _tb: str) -> None:
+            from session_studio.llm import LlmCancelledError
+
+            # which of the two: the reason of a failure is the message that follows
+            cancelled = isinstance(exc, LlmCancelledError) or cancel.cancelled
+            dlg.finish(f"{'Cancelled' if cancelled else 'Failed'}: nothing was written.")
 
         op = self._write(
             "Branch with summary",
@@ -340,7 +349,7 @@ class WriteCommands(SummaryGeneration):
             on_ok=done,
         )
         op.hide_progress()  # the stream dialog shows it, with the Cancel that stops the request
-        op.failed.connect(lambda *_: dlg.finish("Failed or cancelled: nothing was written."))
+        op.failed.connect(failed)
 
     def fork(self) -> None:
         d = self.doc
