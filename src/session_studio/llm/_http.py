@@ -396,6 +396,9 @@ class HttpSummarizer:
                 raise
             except LlmError as err:
                 if isinstance(err, LlmCancelledError) or not err.retryable or emitted[0]:
+                    # the log has every failure, also one after the answer began (a reset, a cut-off
+                    # or garbled stream, a stall, a cancel): those were not in it
+                    logger.info("%s: request ended: %s", self.provider_label, err)
                     raise
                 if attempt >= self._max_retries:  # the caller reports the error itself: info, not a warning
                     logger.info(
@@ -589,7 +592,7 @@ class HttpSummarizer:
             key_hint=self._key_hint,
             url=url,
         )
-        logger.info("%s: HTTP %d from %s: %s", self.provider_label, status, redact(url), err)
+        logger.info("%s (from %s)", err, redact(url))  # err names the provider and status already
         return err
 
     def _transport_error(self, exc: object, *, after_head: bool, url: str) -> LlmError:
