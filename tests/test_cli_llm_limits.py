@@ -274,3 +274,31 @@ def test_an_answer_with_no_text_is_not_written(tmp_path: Path, provider: str, co
     assert r.returncode == 1, err
     assert "the model answered with no text" in err and "nothing was written" in err
     assert session.read_bytes() == before
+
+
+def test_compact_json_answers_on_stdout_when_the_call_fails(tmp_path: Path) -> None:
+    """`compact --json` printed nothing on stdout when the summary call failed: a script got an
+    empty stream. It prints the failure as JSON (and the line on stderr, as before)."""
+    session = _session(tmp_path)
+    with llm_server("error", text="model m does not exist") as srv:
+        r = run_cli(
+            "compact",
+            str(session),
+            "--keep-recent",
+            "600",
+            "--json",
+            "--provider",
+            "openai",
+            "--base-url",
+            srv.openai_url,
+            "--model",
+            "m",
+            "--api-key-env",
+            "MY_KEY",
+            env={"MY_KEY": "sk-test-key-123456", "PATH": "/usr/bin:/bin"},
+            timeout=30,
+        )
+    assert r.returncode == 1
+    out = json.loads(r.stdout)
+    assert out["written"] is False and out["entry"] is None and "model m does not exist" in out["error"]
+    assert "nothing was written" in r.stderr.decode()

@@ -522,6 +522,9 @@ def _report_failure(a: argparse.Namespace, e: Exception) -> int:
     pi_json = a.command in ("plan", "context", "branch")
     if isinstance(e, LlmError):
         err(f"session-studio: {e.user_message} (nothing was written)")
+        if a.command == "compact" and getattr(a, "json", False):
+            # a script reading --json's stdout gets an answer too, not an empty stream
+            _write_json({"entry": None, "error": e.user_message, "written": False})
         return EXIT_FAILURE
     if isinstance(e, (EntryNotFoundError, SessionLoadError, JsTypeError, RecursionError)) and pi_json:
         version = _failed_profile_version(a)
