@@ -369,3 +369,40 @@ def test_the_window_tree_paints_what_pi_appended_to_a_row_it_painted_before(
     model._kept_from = None  # no styles kept: all made afresh
     fresh = tree.viewport().grab().toImage()
     assert kept == fresh != before
+
+
+def _nested(path: Path, levels: int) -> Path:
+    """A session whose side branch forks again at every step, ``levels`` deep."""
+    from .conftest import write_session
+
+    spec: list[Any] = [("user", 20), ("assistant", 20)]
+    parent = "e0001"
+    for _ in range(levels):
+        k = len(spec)
+        message = {"role": "user", "content": f"try {k}", "timestamp": 1}
+        spec.append({"type": "message", "parentId": parent, "message": message})
+        spec.append({"type": "message", "parentId": parent, "message": {**message, "content": f"or {k}"}})
+        parent = f"e{k:04d}"
+    spec.append(
+        {
+            "type": "message",
+            "parentId": "e0001",
+            "message": {"role": "user", "content": "leaf", "timestamp": 1},
+        }
+    )
+    return write_session(path, spec)
+
+
+def test_a_deep_tree_is_indented_less(qtbot: Any, window: Any, tmp_path: Path) -> None:
+    """At 16 px a level, branches nested ten deep left the Entry column a few letters. The levels
+    take at most 40 % of the view's width; a shallow tree keeps 16 px."""
+    window.open_path(str(_nested(tmp_path / "deep.jsonl", 30)))
+    qtbot.waitUntil(lambda: window.doc.state is not None)
+    tree = window.tree
+    depth = tree.model().outline.max_depth
+    assert depth >= 30
+    qtbot.waitUntil(lambda: tree.indentation() < 16)
+    assert tree.indentation() * (depth + 1) <= tree.viewport().width() * 0.4 or tree.indentation() == 4
+    window.open_path(str(_nested(tmp_path / "shallow.jsonl", 2)))
+    qtbot.waitUntil(lambda: window.doc.path.endswith("shallow.jsonl") and window.doc.state is not None)
+    qtbot.waitUntil(lambda: tree.indentation() == 16)

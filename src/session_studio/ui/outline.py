@@ -194,6 +194,29 @@ class Outline:
         self.active = RecordFlags(flags, _ACTIVE, counts[0])  # records on the active path
         self.heads = RecordFlags(flags, _HEAD, counts[1])  # first row of a child chain
         self.last_chain = RecordFlags(flags, _LAST_CHAIN, counts[2])  # rows in the last chain of their group
+        #: how deep the deepest group is nested (0: every row at the top level); the view indents
+        #: less where it is deep
+        self.max_depth = self._deepest()
+
+    def _deepest(self) -> int:
+        """The nesting of the deepest group: a group's rows sit one level below the group its
+        branch point is a row of."""
+        group = self._group
+        depth: dict[int, int] = {ROOT: 0}
+        deepest = 0
+        for g in self.groups:
+            chain: list[int] = []
+            cur = g
+            while cur not in depth and len(chain) <= len(self.groups):
+                chain.append(cur)
+                up = group[cur] if 0 <= cur < len(group) else ROOT
+                cur = ROOT if up == NOT_SHOWN else up
+            d = depth.get(cur, 0)
+            for key in reversed(chain):
+                d += 1
+                depth[key] = d
+            deepest = max(deepest, depth[g])
+        return deepest
 
     def __len__(self) -> int:
         return len(self.group_of)

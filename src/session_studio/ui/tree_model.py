@@ -39,6 +39,7 @@ from PySide6.QtGui import (
     QPaintEvent,
     QPalette,
     QPen,
+    QResizeEvent,
     QStaticText,
 )
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTreeView
@@ -1290,6 +1291,42 @@ class SessionTreeView(QTreeView):
         self._after_paint_fallback.setSingleShot(True)
         self._after_paint_fallback.setInterval(AFTER_PAINT_FALLBACK_MS)
         self._after_paint_fallback.timeout.connect(self._run_after_paint)
+
+    #: the indentation of a level where the tree is shallow, the least where it is deep, and the
+    #: share of the view's width the levels may take before each is narrowed
+    INDENTATION = 16
+    LEAST_INDENTATION = 4
+    INDENT_SHARE = 0.4
+
+    def setModel(self, model: Any) -> None:
+        super().setModel(model)
+        if isinstance(model, SessionTreeModel):
+            # a new outline (a file, a filter, a search, pi's appends) may be deeper or shallower
+            for signal in (model.modelReset, model.layoutChanged, model.rowsInserted):
+                signal.connect(self._fit_indentation_soon)
+        self.fit_indentation()
+
+    def _fit_indentation_soon(self, *_args: object) -> None:
+        QTimer.singleShot(0, self, self.fit_indentation)
+
+    def fit_indentation(self) -> None:
+        """Indent each level less where the tree is deep: at 16 px a level, branches nested ten
+        deep left the Entry column a few letters (and generated sessions nest hundreds deep). The
+        levels take at most INDENT_SHARE of the view's width, each at least LEAST_INDENTATION."""
+        model = self.model()
+        depth = model.outline.max_depth + 1 if isinstance(model, SessionTreeModel) else 0  # +1: blocks
+        room = int(self.viewport().width() * self.INDENT_SHARE)
+        step = (
+            self.INDENTATION
+            if depth * self.INDENTATION <= room
+            else max(self.LEAST_INDENTATION, room // depth)
+        )
+        if step != self.indentation():
+            self.setIndentation(step)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit_indentation()
 
     def call_after_paint(self, then: Callable[[], None]) -> None:
         """Run ``then`` in a turn of the event loop after the view's next paint: a timer of its own

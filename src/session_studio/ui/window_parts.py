@@ -119,7 +119,6 @@ class WindowParts(QMainWindow):
         self.tree.setStyle(plain_style(self.tree))
         self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.tree.setIndentation(16)
         self.tree.setAllColumnsShowFocus(True)
         self.tree.setIconSize(QSize(16, 16))
         self.tree.setAccessibleName("Session tree")
