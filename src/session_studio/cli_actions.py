@@ -301,7 +301,9 @@ def _show_preview(preview: dict[str, Any]) -> None:
     _print(f"cut: keep from entry {preview['firstKeptEntryId']} — {kind}")
     for line in preview["cutReason"]:
         _print(f"  {line}")
-    if preview["isSplitTurn"]:
+    if preview["isSplitTurn"] and not preview["turnPrefixMessagesCount"]:
+        _print("split turn: yes, with an empty prefix (one history request, as for an unsplit cut)")
+    elif preview["isSplitTurn"]:
         _print(
             f"split turn: yes — the turn started at entry {preview['turnStartEntryId']}; its prefix of "
             f"{preview['turnPrefixMessagesCount']} message(s) is summarised separately"

@@ -255,3 +255,47 @@ def test_manual_cuts_equal_pis_plan_when_pi_picks_that_candidate(oracle: Any, tm
             checked += 1
             meta_checked += c in after_meta
     assert checked >= 3 and meta_checked >= 1
+
+
+@pytest.mark.parametrize("version", ["0.80.2", "1.6.0"])
+def test_a_cut_inside_a_turn_that_moves_onto_metadata_is_no_example_c(tmp_path: Path, version: str) -> None:
+    """[U, A, T, model_change, A, T, A]: the budget reaches the second assistant; the scan moves the
+    cut onto the model_change before it. That cut was inside a turn anyway (an ordinary split),
+    and the quirk said it had moved "before a user message" (Example C needs a user there)."""
+    from session_studio.core.profile import profile_named as profile_for
+
+    s = _write(tmp_path, U(400), A(400), T(400), MODEL_CHANGE, A(400), T(400), A(400))
+    planner = PathPlanner(s, profile=profile_for(version))
+    state = planner.plan(PlanParams(keep_recent_tokens=250))
+    assert state.cut is not None and state.cut.is_split_turn
+    assert s.records[planner.path[state.cut.first_kept_index]].type == "model_change"
+    assert not any(q.code == "12.1.1" for q in state.quirks)
+    example_c = PathPlanner(
+        _write(tmp_path, U(400), A(400), MODEL_CHANGE, U(400), A(400)), profile=profile_for(version)
+    )
+    assert any(q.code == "12.1.1" for q in example_c.plan(PlanParams(keep_recent_tokens=150)).quirks)
+
+
+def test_a_split_turn_with_an_empty_prefix_is_said_as_one_request(tmp_path: Path) -> None:
+    """Example G under pi 0.80.2: the cut at a bash execution starts its own turn. The explanation
+    said "entries #2…#1 are the turn prefix, summarised with the turn-prefix prompt"."""
+    from session_studio.core.profile import profile_named
+
+    bash = {
+        "type": "message",
+        "message": {
+            "role": "bashExecution",
+            "command": "ls",
+            "output": "x" * 400,
+            "exitCode": 0,
+            "cancelled": False,
+            "truncated": False,
+            "timestamp": 1,
+        },
+    }
+    s = _write(tmp_path, U(40), A(40), bash, A(400))
+    state = PathPlanner(s, profile=profile_named("0.80.2")).plan(PlanParams(keep_recent_tokens=150))
+    assert state.cut is not None and state.cut.is_split_turn
+    assert state.cut.turn_start_index == state.cut.first_kept_index == 2
+    text = "\n".join(render_text(explain_plan(state)))
+    assert "turn prefix is empty" in text and "#2…#1" not in text

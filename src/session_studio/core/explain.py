@@ -74,6 +74,11 @@ def _who(rec: EntryRecord) -> str:
     return str(rec.type) if isinstance(rec.type, str) else "unknown"
 
 
+def _a(word: str) -> str:
+    """``word`` with its article: "an assistant", "a user"."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
 def fmt_count(n: Any) -> str:
     """A count as the explanation prints it (12,433); anything else (a string from damaged usage,
     a boolean) as it is. JS NaN and Infinity print as nan and inf."""
@@ -229,6 +234,17 @@ def explain_plan(st: PlanState) -> CutExplanation:
             )
         elif pi16 is None and first.type == "message" and first.role == "user":
             add(Step("turn", "Turn", f"#{fk} is a user message, so the cut is at a turn boundary (no split)"))
+        elif c.turn_start_index >= fk:
+            # Example G: the turn starts at the cut itself; isSplitTurn holds, the prefix is empty
+            add(
+                Step(
+                    "turn",
+                    "Split turn, empty prefix",
+                    f"#{fk} is {_who(first)}, which starts a turn itself: isSplitTurn is true but the "
+                    "turn prefix is empty, so pi sends one history request and no turn-prefix prompt, "
+                    "as for a cut that splits no turn",
+                )
+            )
         elif c.turn_start_index >= 0:
             add(
                 Step(
@@ -363,7 +379,7 @@ def _scan(recs: Sequence[EntryRecord], start: int, cand: int, final: int) -> str
     while c > start:
         prev = recs[c - 1]
         if prev.type in ("compaction", "message"):
-            steps.append(f"#{c - 1} is a {_who(prev)} → stop")
+            steps.append(f"#{c - 1} is {_a(_who(prev))} → stop")
             break
         steps.append(f"#{c - 1} is {_who(prev)} (not a message) → move the cut back to #{c - 1}")
         c -= 1

@@ -138,7 +138,7 @@ def render_overview(
             + (
                 ("pi WOULD compact now" if auto_compaction else f"over it, but {AUTO_COMPACTION_OFF}")
                 if should_compact(ct.tokens, context_window, reserve)
-                else "below, no auto-compaction"
+                else "not over it, no auto-compaction"
             )
         )
         over = window_exceeded_text(ct.tokens, ct.usage_tokens, context_window, auto_compaction)

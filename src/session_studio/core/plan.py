@@ -733,7 +733,7 @@ class PathPlanner:
                 Quirk(
                     "12.1.2",
                     "Nothing to compact: oversized trailing entry (Example D)",
-                    f"The newest {what} alone reach keepRecentTokens ({_num(big.tokens):,.0f} tokens at "
+                    f"The newest {what} alone {'reaches' if what == 'tool result' else 'reach'} keepRecentTokens ({_num(big.tokens):,.0f} tokens at "
                     f"path #{budget}), after the last valid cut point. pi then falls back to the first cut "
                     "point, so there is nothing before it to summarise and compaction does nothing.",
                 )
@@ -742,6 +742,7 @@ class PathPlanner:
             cut.is_split_turn
             and first.type != "message"
             and first.type not in ("branch_summary", "custom_message")
+            and _scan_began_at_a_user_message(recs, path, fk)
         ):
             q.append(
                 Quirk(
@@ -798,7 +799,7 @@ class PathPlanner:
                 Quirk(
                     "10.5",
                     "Rule 27: oversized trailing entry, last cut point kept",
-                    f"The newest {what} alone reach keepRecentTokens (at path #{budget}), after the last valid "
+                    f"The newest {what} alone {'reaches' if what == 'tool result' else 'reach'} keepRecentTokens (at path #{budget}), after the last valid "
                     f"cut point #{cps[-1]}. pi 1.6.0 cuts at that last cut point, so the tool call before an "
                     "oversized tool result stays (pi 0.80.2 fell back to the first cut point and compacted "
                     "nothing, quirk §12.1.2).",
@@ -814,7 +815,12 @@ class PathPlanner:
                     "before the backward scan.",
                 )
             )
-        if cut.is_split_turn and fk < len(path) and not planner.stops_scan(fk):
+        if (
+            cut.is_split_turn
+            and fk < len(path)
+            and not planner.stops_scan(fk)
+            and _began_at_a_turn_start(planner, fk, len(path))
+        ):
             q.append(
                 Quirk(
                     "12.1.1",
@@ -825,6 +831,25 @@ class PathPlanner:
                 )
             )
         return q
+
+
+def _scan_began_at_a_user_message(recs: Any, path: Sequence[int], fk: int) -> bool:
+    """Example C (pi 0.80.2): the backward scan began at a user message and moved the cut back onto
+    the metadata before it. Not when the entry after that metadata is an assistant's: that cut
+    was inside a turn anyway, an ordinary split."""
+    j = fk
+    while j < len(path) and recs[path[j]].type not in ("message", "compaction"):
+        j += 1
+    return j < len(path) and recs[path[j]].type == "message" and recs[path[j]].role == "user"
+
+
+def _began_at_a_turn_start(planner: Any, fk: int, n: int) -> bool:
+    """Example C under pi 1.6.0: the entry the backward scan began at (the first of the ``n`` path
+    entries after the metadata the cut moved onto) starts a turn."""
+    j = fk
+    while j < n and not planner.stops_scan(j):
+        j += 1
+    return j < n and planner.starts_turn(j)
 
 
 def planned_compaction_entry(

@@ -100,7 +100,7 @@ def bar_figure(st: PlanState) -> Figure:
             if st.should_compact
             else f"over it, but {AUTO_COMPACTION_OFF}"
             if st.over_threshold
-            else "below it, no automatic compaction"
+            else "not over it, no automatic compaction"
         ),
     ]
     if st.first_kept_item is not None and st.cut is not None and not st.nothing_to_compact:
@@ -144,7 +144,11 @@ def bar_figure(st: PlanState) -> Figure:
         f'<rect class="keep" x="{x_keep:.1f}" y="{_ROW_NOW - 3}" width="{_x(now_total, scale) - x_keep:.1f}" '
         f'height="{_ROW_H + 6}"/>'
     )
-    lines.append(f"keep-recent zone (dashed): the last {_fmt(st.keep)} tokens pi keeps at least")
+    lines.append(
+        f"keep-recent zone (dashed): the newest messages that reach keepRecentTokens = {_fmt(st.keep)}; "
+        "pi cuts at the first valid cut point at or after where they reach it, so it keeps about "
+        "that much, often less"
+    )
     add(
         f'<line class="threshold" x1="{x_thr:.1f}" y1="{_ROW_NOW - 10}" x2="{x_thr:.1f}" '
         f'y2="{_ROW_AFTER + _ROW_H + 10}"/>'

@@ -153,7 +153,7 @@ def _cut(st: PlanState, prep: Preparation | None) -> Callable[[ReportWriter], No
                 ("first kept entry", f"#{st.cut.first_kept_index} (id {visible(first.id, one_line=True)})"),
                 ("split turn", "yes" if st.cut.is_split_turn else "no"),
             ]
-            if st.cut.is_split_turn and 0 <= st.cut.turn_start_index < len(st.path):
+            if st.cut.is_split_turn and 0 <= st.cut.turn_start_index < st.cut.first_kept_index:
                 start = s.records[st.path[st.cut.turn_start_index]]
                 rows.append(
                     (
@@ -214,8 +214,14 @@ def _summarised(st: PlanState, prep: Preparation | None) -> Callable[[ReportWrit
             ("messages summarised", f"{len(prep.messages_to_summarize):,}"),
         ]
         if prep.is_split_turn:
+            n_prefix = len(prep.turn_prefix_messages)
             rows.append(
-                ("turn prefix messages", f"{len(prep.turn_prefix_messages):,} (summarised separately)")
+                (
+                    "turn prefix messages",
+                    f"{n_prefix:,} (summarised separately)"
+                    if n_prefix
+                    else "0: no turn-prefix request, one history request as for an unsplit cut",
+                )
             )
         w.facts(rows)
         w.heading(3, f"Read files ({len(read)})")

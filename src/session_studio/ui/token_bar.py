@@ -218,8 +218,9 @@ class BarLayout:
                     "keep",
                     bx,
                     self.x(self.fill_total),
-                    f"Keep zone: the newest messages up to keepRecentTokens = {_fmt(st.keep)} (estimated "
-                    "tokens), kept verbatim",
+                    f"Keep zone: the newest messages that reach keepRecentTokens = {_fmt(st.keep)} "
+                    "(estimated tokens), walking back; pi cuts at the first valid cut point at or after "
+                    "where they reach it (never a tool result), so it keeps about this much, often less",
                 )
             )
         return out
@@ -648,8 +649,14 @@ _LEGEND = {
     "(coloured by kind, as the solid ones)",
     "usage": "Usage tick: where the provider-reported usage ends",
     "threshold": "Threshold: context window − reserveTokens; pi compacts when the context exceeds it",
-    "reserve": "Reserve zone: reserveTokens at the end of the window, kept free for the reply",
-    "keep": "Keep zone: the newest messages up to keepRecentTokens, kept verbatim",
+    "reserve": (
+        "Reserve zone: reserveTokens at the end of the window; pi compacts when the context is over "
+        "window − reserve (pi 0.80.2 also caps the summary's answer at 80 % of it, 50 % for a turn prefix)"
+    ),
+    "keep": (
+        "Keep zone: the newest messages that reach keepRecentTokens, walking back; pi cuts at the first "
+        "valid cut point at or after where they reach it, so it keeps about this much, often less"
+    ),
     "cut": "Cut: the first kept entry; what lies left of it is summarised",
     "unknown": "pi shows the context size as unknown (§4.7)",
 }
