@@ -299,3 +299,25 @@ def test_a_split_turn_with_an_empty_prefix_is_said_as_one_request(tmp_path: Path
     assert state.cut.turn_start_index == state.cut.first_kept_index == 2
     text = "\n".join(render_text(explain_plan(state)))
     assert "turn prefix is empty" in text and "#2…#1" not in text
+
+
+def test_would_compact_is_pi_s_own_check(tmp_path: Path) -> None:
+    """pi's check after an answer (§9) weighs that answer's usage, not usage + the estimate of what
+    came after it, and weighs nothing right after a compaction: "pi WOULD compact" was said of
+    contexts pi would not compact."""
+    from session_studio.core.explain import threshold_check_text
+
+    fixture = Path(__file__).resolve().parents[1] / "oracle" / "fixtures" / "before-compaction.jsonl"
+    s = Session.open(str(fixture))
+    st = PathPlanner(s).plan(PlanParams(context_window=195_000))
+    assert st.context_tokens == 180_820 and st.threshold == 178_616
+    assert st.checked_tokens == 168_018 and not st.should_compact and not st.over_threshold
+    assert "its last answer's usage 168,018 ≤ threshold 178,616" in threshold_check_text(st)
+    assert PathPlanner(s).plan(PlanParams(context_window=180_000)).should_compact  # 168,018 > 163,616
+    # a compaction, then no answer with usage: pi's check is stale (step 3)
+    compaction = {"type": "compaction", "summary": "s" * 4000, "firstKeptEntryId": "e2", "tokensBefore": 9000}
+    stale = _write(tmp_path, U(400), A(400, total=9000), U(400), A(400, total=9500), compaction, U(40000))
+    st = PathPlanner(stale).plan(PlanParams(context_window=12_000, reserve_tokens=2_000))
+    assert st.tokens_unknown and st.context_tokens > st.threshold
+    assert st.checked_tokens is None and not st.should_compact
+    assert "nothing to weigh" in threshold_check_text(st)

@@ -325,6 +325,23 @@ def tokens_unknown_text(st: PlanState) -> str | None:
     )
 
 
+def threshold_check_text(st: PlanState) -> str:
+    """What pi's own check compares with the threshold (§9), in words: "context 180,820 > threshold
+    178,616", "its last answer's usage 168,018 ≤ threshold 178,616 (…)", or why it does not check."""
+    checked = st.checked_tokens
+    if checked is None:
+        return "no answer with usage since the last compaction, so pi's check has nothing to weigh until the next one"
+    sign = ">" if st.over_threshold else "≤"
+    if checked != st.context_tokens:
+        later = st.context_tokens - checked
+        return (
+            f"its last answer's usage {fmt_count(round(checked))} {sign} threshold {fmt_count(st.threshold)}, "
+            f"which is what pi checks; the ≈{fmt_count(round(later))} estimated tokens after that answer count "
+            "from the next one on"
+        )
+    return f"context {fmt_count(round(checked))} {sign} threshold {fmt_count(st.threshold)}"
+
+
 def window_exceeded_text(
     context_tokens: Any, usage_tokens: Any, window: int, auto_compaction: bool
 ) -> str | None:

@@ -6,7 +6,13 @@ from collections import Counter
 from typing import Any
 
 from .context import SessionContext, build_session_context
-from .explain import AUTO_COMPACTION_OFF, explain_plan, render_text, window_exceeded_text
+from .explain import (
+    AUTO_COMPACTION_OFF,
+    explain_plan,
+    render_text,
+    threshold_check_text,
+    window_exceeded_text,
+)
 from .jsvalue import UNDEFINED, JsTypeError, js_key
 from .plan import (
     DEFAULT_CONTEXT_WINDOW,
@@ -18,7 +24,6 @@ from .plan import (
 from .profile import PROFILE_0_80_2, PiProfile, headerless_verdict
 from .projection import Projection, build_session_projection
 from .session import Session
-from .tokens import should_compact
 
 __all__ = ["explain_cut", "render_overview"]
 
@@ -133,13 +138,23 @@ def render_overview(
             f"context:     {_fmt(ct.tokens)} tokens of {_fmt(context_window)} ({pct:.1f}%); "
             f"usage {_fmt(ct.usage_tokens)} + estimated {_fmt(ct.trailing_tokens)}"
         )
+        # pi's own check (§9) weighs its last answer's usage, and nothing right after a compaction
+        st = PathPlanner(session, path[-1] if path else None, profile=profile).plan(
+            PlanParams(
+                keep_recent_tokens=keep_recent,
+                reserve_tokens=reserve,
+                context_window=context_window,
+                auto_compaction=auto_compaction,
+            )
+        )
         w(
             f"threshold:   {_fmt(threshold)} (window − reserve {_fmt(reserve)}): "
             + (
                 ("pi WOULD compact now" if auto_compaction else f"over it, but {AUTO_COMPACTION_OFF}")
-                if should_compact(ct.tokens, context_window, reserve)
-                else "not over it, no auto-compaction"
+                if st.over_threshold
+                else "pi would not compact now"
             )
+            + f": {threshold_check_text(st)}"
         )
         over = window_exceeded_text(ct.tokens, ct.usage_tokens, context_window, auto_compaction)
         if over is not None:

@@ -290,15 +290,37 @@ class PlanState:
         return self.path[self.cut.first_kept_index]
 
     @property
+    def checked_tokens(self) -> float | None:
+        """The tokens pi's own check weighs (spec §9 steps 3 and 5); None: it does not check, having
+        no answer with usage since the last compaction (its last answer is older: stale). Under
+        pi 0.80.2 the last answer's usage alone where that answer reported it (what came after it
+        counts from the next answer on), else the context pi estimates."""
+        if self.tokens_unknown:
+            return None
+        tok = self.tokens
+        if tok is None or self.profile.projection:
+            return self.context_tokens
+        last = tok.last_usage_index
+        if last is None or any(kind == "assistant" for _, kind, _ in self.item_tokens[last + 1 :]):
+            return self.context_tokens  # an error answer (no usage) since: pi estimates
+        return _num(tok.usage_tokens)
+
+    @property
     def should_compact(self) -> bool:
-        """pi's shouldCompact (enabled, and over window − reserve) on the context tokens pi computes."""
-        return should_compact(self.context_tokens, self.window, self.reserve, self.params.auto_compaction)
+        """pi's own check (§9): enabled, and what it weighs (:attr:`checked_tokens`) over window −
+        reserve. The context's size alone said "pi would compact" where pi would not: right after
+        a compaction, or with estimated messages after the last answer."""
+        checked = self.checked_tokens
+        return checked is not None and should_compact(
+            checked, self.window, self.reserve, self.params.auto_compaction
+        )
 
     @property
     def over_threshold(self) -> bool:
-        """The context pi computes is over window − reserve (pi's settings may still keep it from
+        """What pi's check weighs is over window − reserve (pi's settings may still keep it from
         compacting by itself: :attr:`should_compact`)."""
-        return should_compact(self.context_tokens, self.window, self.reserve)
+        checked = self.checked_tokens
+        return checked is not None and should_compact(checked, self.window, self.reserve)
 
     @property
     def kept_tokens(self) -> float:

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .explain import AUTO_COMPACTION_OFF, summarised_span_text, tokens_unknown_text
+from .explain import AUTO_COMPACTION_OFF, summarised_span_text, threshold_check_text, tokens_unknown_text
 from .plan import STAND_IN_NOTE, ItemTokens, PathPlanner, PlanState, item_kind
 from .profile import PROFILE_0_80_2, PROFILE_1_6_0
 from .session import Session
@@ -269,7 +269,7 @@ def _automatic(st: PlanState) -> str:
     """Whether pi compacts this context by itself, as the planner says it (core.tokens.should_compact)."""
     if st.session is None or not st.path:
         return "—"
-    over = f"{_fmt(st.context_tokens)} {'>' if st.over_threshold else '≤'} threshold {_fmt(st.threshold)}"
+    over = threshold_check_text(st)  # what pi's own check weighs (§9)
     if not st.params.auto_compaction:
         return f"no: {AUTO_COMPACTION_OFF} ({over})"
     return f"{'yes' if st.should_compact else 'no'}: {over}"

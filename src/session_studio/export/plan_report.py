@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.bar_geometry import after_items
-from ..core.explain import AUTO_COMPACTION_OFF, explain_plan
+from ..core.explain import AUTO_COMPACTION_OFF, explain_plan, threshold_check_text
 from ..core.plan import PlanState
 from ..core.preparation import Preparation
 from .bar_svg import bar_figure
@@ -124,11 +124,14 @@ def _overview(st: PlanState) -> Callable[[ReportWriter], None]:
         rows.append(
             (
                 "pi would compact now",
-                "yes"
-                if st.should_compact
-                else f"no: {AUTO_COMPACTION_OFF}"
-                if not st.params.auto_compaction
-                else "no",
+                (
+                    "yes"
+                    if st.should_compact
+                    else f"no: {AUTO_COMPACTION_OFF}"
+                    if not st.params.auto_compaction
+                    else "no"
+                )
+                + f": {threshold_check_text(st)}",
             )
         )
         rows.append(("path", f"{len(st.path):,} entries, {len(st.item_tokens):,} context messages"))

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from session_studio.core.explain import (
     AUTO_COMPACTION_OFF,
     summarised_span_text,
+    threshold_check_text,
     tokens_unknown_text,
     window_exceeded_text,
 )
@@ -402,8 +403,8 @@ class PlannerPanel(QWidget):
 
     def _automatic_line(self, st: PlanState) -> str:
         """Whether pi compacts this context by itself: over the threshold, and pi's settings let it."""
-        over = "&gt;" if st.over_threshold else "≤"
-        line = f"Context {_fmt(st.context_tokens)} {over} threshold {_fmt(st.threshold)}: "
+        said = threshold_check_text(st)  # what pi's own check weighs (§9), in the core's words
+        line = html.escape(said[:1].upper() + said[1:]) + ": "
         if not st.params.auto_compaction:
             return line + f"{self._pi} would not compact automatically: {AUTO_COMPACTION_OFF}"
         return line + f"{self._pi} {'would' if st.should_compact else 'would not'} compact automatically"
