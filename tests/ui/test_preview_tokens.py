@@ -54,7 +54,7 @@ def test_after_heading_says_the_summary_is_not_counted_yet() -> None:
     st = PathPlanner(session).plan(PlanParams(keep_recent_tokens=100))
     pending = build_context_pair(st, "")
     assert pending.summary_pending
-    assert after_title(pending).endswith("tokens + the summary")
+    assert after_title(pending).endswith("tokens (chars/4) + the summary")
     written = build_context_pair(st, SUMMARY)
     assert not written.summary_pending
     assert "saves" in after_title(written)

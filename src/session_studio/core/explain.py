@@ -101,7 +101,8 @@ def explain_plan(st: PlanState) -> CutExplanation:
     recs = pl.path
     keep = st.keep
     where = (
-        f"after the previous compaction at #{b.prev_compaction}; its kept start is #{b.start}"
+        f"from the kept start #{b.start} of the previous compaction, which is at #{b.prev_compaction} "
+        "inside the range and is no cut point"
         if b.prev_compaction >= 0
         else "no previous compaction"
     )

@@ -81,9 +81,17 @@ class ContextPair:
     summary_pending: bool = False
 
 
+#: what the Before/After headings count
+CHARS4_TIP = (
+    "The sum of pi's chars/4 estimate of each message shown. The context size on the token bar and "
+    "the compaction's tokensBefore count the last answer's usage where there is one (what the "
+    "provider reported), so they differ from this sum."
+)
+
+
 def after_title(pair: ContextPair) -> str:
     """The "After" pane's heading (the Preview's and each candidate summary's)."""
-    return f"<b>After</b> · {pair.after_count:,} messages · ≈{pair.after_tokens:,.0f} tokens" + (
+    return f"<b>After</b> · {pair.after_count:,} messages · ≈{pair.after_tokens:,.0f} tokens (chars/4)" + (
         " + the summary"  # not generated yet: the bar counts a placeholder for it
         if pair.summary_pending
         else f" · saves {pair.before_tokens - pair.after_tokens:,.0f}"
@@ -805,8 +813,12 @@ class PreviewPane(QWidget):
             self._shown_before = self._shown_after = ""
             return
         self.before_title.setText(
-            f"<b>Before</b> · {pair.before_count:,} messages · ≈{pair.before_tokens:,.0f} tokens"
+            f"<b>Before</b> · {pair.before_count:,} messages · ≈{pair.before_tokens:,.0f} tokens (chars/4)"
         )
+        # the sum of pi's per-message estimates: the context size pi weighs (tokensBefore) counts the
+        # last answer's usage instead, and differs (124,661 here against 177,657 there)
+        self.before_title.setToolTip(CHARS4_TIP)
+        self.after_title.setToolTip(CHARS4_TIP)
         self.after_title.setText(after_title(pair))
         # a long unbroken line (base64, minified code) would freeze the wrapping view;
         # a summary edit changes only "after": re-laying out an unchanged 400k-char "before" costs tens of ms
