@@ -59,7 +59,7 @@ def test_switching_the_profile_replans(qtbot: Any, runner: Any, tmp_path: Path) 
     assert "How pi 1.6.0 picks the cut" in explain_cut(d.state)
     d.set_profile(pin="auto", plain="1.6.0")  # the user's setting for plain files
     assert d.state.profile is PROFILE_1_6_0
-    assert d.loaded_state.profile is not None and "your setting" in d.loaded_state.profile.reason
+    assert d.loaded_state.profile is not None and "your preference for such files" in d.loaded_state.profile.reason
     d.set_profile(plain="0.80.2")
     assert d.state.profile is PROFILE_0_80_2
 
@@ -195,3 +195,15 @@ def test_the_header_banner_says_what_the_files_pi_does(qtbot: Any, window: Any, 
     assert "pi 0.80.2 would start a new session" in window.banner.label.text()
     d.set_profile(pin="1.6.0")
     qtbot.waitUntil(lambda: "pi 1.6.0 refuses to open it" in window.banner.label.text(), timeout=10_000)
+
+
+def test_a_pin_in_the_window_is_said_in_the_window_s_words() -> None:
+    """The planner's note said "pinned: --pi-version 0.80.2", a command-line option, in the window."""
+    from session_studio.core import Session
+    from session_studio.ui.document import choose_profile
+
+    from .conftest import SAMPLES
+
+    session = Session.open(str(sorted(SAMPLES.glob("*.jsonl"))[0]))
+    assert choose_profile(session, "0.80.2").reason == "pinned: chosen for this file in the pi version box"
+    assert "your preference for such files is pi 0.80.2" in choose_profile(session, "auto", "0.80.2").reason

@@ -258,19 +258,22 @@ def plain_kind(session: Session) -> str:
     return "plain v3 file"
 
 
-def detect_profile(session: Session, setting: str = "auto", plain: str | None = None) -> ProfileChoice:
+def detect_profile(
+    session: Session, setting: str = "auto", plain: str | None = None, pinned_by: str | None = None
+) -> ProfileChoice:
     """The profile for a file.
 
     `setting` (`--pi-version`): a version pins the profile; `auto` reads a file with a
     1.6.0 marker as 1.6.0 and a plain v3 file with `plain` (the user's preference), whose
-    default is the pi installed on this machine, else the newest profile.
+    default is the pi installed on this machine, else the newest profile. ``pinned_by``: who
+    pinned it, in words (default the CLI's option).
     """
     if setting != "auto":
-        return ProfileChoice(profile_named(setting), f"pinned: --pi-version {setting}")
+        return ProfileChoice(profile_named(setting), f"pinned: {pinned_by or f'--pi-version {setting}'}")
     marker = pi16_marker(session)
     if marker is not None:
         return ProfileChoice(PROFILE_1_6_0, f"the file has {marker}")
     kind = plain_kind(session)
     if plain is not None and plain != "auto":
-        return ProfileChoice(profile_named(plain), f"{kind}; your setting is {plain}")
+        return ProfileChoice(profile_named(plain), f"{kind}; your preference for such files is pi {plain}")
     return default_choice(kind)

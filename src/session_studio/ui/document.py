@@ -266,7 +266,12 @@ load_session.wants_op = True  # type: ignore[attr-defined]  # a marker the TaskR
 def choose_profile(session: Session, pin: str = "auto", plain: str = "auto") -> ProfileChoice:
     """The profile for a file, as the CLI chooses it: `pin` (the planner's switch for this file)
     pins a version; under `auto` a 1.6.0 marker decides, else `plain` (the user's setting)."""
-    return detect_profile(session, pin if pin in PIN_SETTINGS else "auto", plain if plain != "auto" else None)
+    return detect_profile(
+        session,
+        pin if pin in PIN_SETTINGS else "auto",
+        plain if plain != "auto" else None,
+        pinned_by="chosen for this file in the pi version box",
+    )
 
 
 def prepare_loaded(
