@@ -267,7 +267,8 @@ def explain_plan(st: PlanState) -> CutExplanation:
                 "result",
                 "Result",
                 f"first kept = #{fk} (id {rec.id}, {_who(rec)}, line {rec.line}), turn start = "
-                f"{c.turn_start_index}, isSplitTurn = {str(c.is_split_turn).lower()}",
+                + (f"#{c.turn_start_index}" if c.turn_start_index >= 0 else "none (-1)")
+                + f", isSplitTurn = {str(c.is_split_turn).lower()}",
             )
         )
     if st.nothing_to_compact:

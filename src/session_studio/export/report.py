@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..core.ids import now_iso
+from ..core.migrate import version_name
 from ..core.plan import PathPlanner, PlanParams, PlanState
 from ..core.session import Session
 from ..core.timeline import build_timeline
@@ -74,6 +75,15 @@ def _session_facts(w: ReportWriter, planner: PathPlanner, st: PlanState) -> None
         ("leaf", f"{visible(leaf, one_line=True)} ({len(st.path):,} entries on its path)"),
         ("read as", f"pi {planner.profile.version}"),
     ]
+    if s.migrated:
+        # a version 1/2 file's ids come from pi's migration on every open (info says so too)
+        rows.append(
+            (
+                "entry ids",
+                f"made on opening: this {version_name(s.source_version)} file has none of its own, so "
+                "each reading of it (another report, info, the window, pi) makes other ids",
+            )
+        )
     w.facts(rows)
 
 
@@ -113,7 +123,7 @@ def timeline_section(planner: PathPlanner, st: PlanState) -> ReportSection:
         )
     usage = sum(timeline.from_usage)
     caption = (
-        f"The context at each of the path's {len(timeline.tokens):,} assistant turns ({usage:,} from "
+        f"The context at each of the path's {len(timeline.tokens):,} assistant answers ({usage:,} from "
         f"provider usage, solid; {len(timeline.tokens) - usage:,} by pi's chars/4 estimate, dashed), "
         f"the window and threshold, each compaction's drop and the planned one."
     )
