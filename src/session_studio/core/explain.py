@@ -337,11 +337,11 @@ def threshold_check_text(st: PlanState) -> str:
     if checked != st.context_tokens:
         later = st.context_tokens - checked
         return (
-            f"its last answer's usage {fmt_count(round(checked))} {sign} threshold {fmt_count(st.threshold)}, "
-            f"which is what pi checks; the ≈{fmt_count(round(later))} estimated tokens after that answer count "
+            f"its last answer's usage {fmt_count(checked)} {sign} threshold {fmt_count(st.threshold)}, "
+            f"which is what pi checks; the ≈{fmt_count(later)} estimated tokens after that answer count "
             "from the next one on"
         )
-    return f"context {fmt_count(round(checked))} {sign} threshold {fmt_count(st.threshold)}"
+    return f"context {fmt_count(checked)} {sign} threshold {fmt_count(st.threshold)}"
 
 
 def window_exceeded_text(
