@@ -7,6 +7,7 @@ import json
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -107,24 +108,8 @@ def test_compact_ends_with_a_clear_error_and_writes_nothing(tmp_path: Path, prov
     with llm_server("trickle") as srv:
         url = srv.openai_url if provider == "openai" else srv.anthropic_url
         start = time.monotonic()
-        r = run_cli(
-            "compact",
-            str(session),
-            "--keep-recent",
-            "600",
-            "--yes",
-            "--provider",
-            provider,
-            "--base-url",
-            url,
-            "--model",
-            "m",
-            "--api-key-env",
-            "MY_KEY",
-            "--timeout",
-            "2",
-            env={"MY_KEY": "sk-test-key-123456", "PATH": "/usr/bin:/bin"},
-            timeout=30,
+        r = _with_provider(
+            "compact", session, provider, url, "--keep-recent", "600", "--yes", "--timeout", "2"
         )
         elapsed = time.monotonic() - start
     err = r.stderr.decode()
@@ -254,21 +239,13 @@ def test_an_answer_with_no_text_is_not_written(tmp_path: Path, provider: str, co
     target = [] if command == "compact" else [json.loads(before.splitlines()[2])["id"], "--summarize"]
     with llm_server("ok", text="") as srv:
         url = srv.openai_url if provider == "openai" else srv.anthropic_url
-        r = run_cli(
+        r = _with_provider(
             command,
-            str(session),
+            session,
+            provider,
+            url,
             *target,
             *(["--keep-recent", "600", "--yes"] if command == "compact" else []),
-            "--provider",
-            provider,
-            "--base-url",
-            url,
-            "--model",
-            "m",
-            "--api-key-env",
-            "MY_KEY",
-            env={"MY_KEY": "sk-test-key-123456", "PATH": "/usr/bin:/bin"},
-            timeout=30,
         )
     err = r.stderr.decode()
     assert r.returncode == 1, err
@@ -281,24 +258,27 @@ def test_compact_json_answers_on_stdout_when_the_call_fails(tmp_path: Path) -> N
     empty stream. It prints the failure as JSON (and the line on stderr, as before)."""
     session = _session(tmp_path)
     with llm_server("error", text="model m does not exist") as srv:
-        r = run_cli(
-            "compact",
-            str(session),
-            "--keep-recent",
-            "600",
-            "--json",
-            "--provider",
-            "openai",
-            "--base-url",
-            srv.openai_url,
-            "--model",
-            "m",
-            "--api-key-env",
-            "MY_KEY",
-            env={"MY_KEY": "sk-test-key-123456", "PATH": "/usr/bin:/bin"},
-            timeout=30,
-        )
+        r = _with_provider("compact", session, "openai", srv.openai_url, "--keep-recent", "600", "--json")
     assert r.returncode == 1
     out = json.loads(r.stdout)
     assert out["written"] is False and out["entry"] is None and "model m does not exist" in out["error"]
     assert "nothing was written" in r.stderr.decode()
+
+
+def _with_provider(command: str, session: Path, provider: str, url: str, *args: str) -> Any:
+    """``command SESSION ARGS…`` against the test server at ``url``, its key named by --api-key-env."""
+    return run_cli(
+        command,
+        str(session),
+        *args,
+        "--provider",
+        provider,
+        "--base-url",
+        url,
+        "--model",
+        "m",
+        "--api-key-env",
+        "MY_KEY",
+        env={"MY_KEY": "sk-test-key-123456", "PATH": "/usr/bin:/bin"},
+        timeout=30,
+    )

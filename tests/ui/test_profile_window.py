@@ -59,7 +59,10 @@ def test_switching_the_profile_replans(qtbot: Any, runner: Any, tmp_path: Path) 
     assert "How pi 1.6.0 picks the cut" in explain_cut(d.state)
     d.set_profile(pin="auto", plain="1.6.0")  # the user's setting for plain files
     assert d.state.profile is PROFILE_1_6_0
-    assert d.loaded_state.profile is not None and "your preference for such files" in d.loaded_state.profile.reason
+    assert (
+        d.loaded_state.profile is not None
+        and "your preference for such files" in d.loaded_state.profile.reason
+    )
     d.set_profile(plain="0.80.2")
     assert d.state.profile is PROFILE_0_80_2
 
