@@ -86,7 +86,10 @@ def _summarizer(a: argparse.Namespace, session: Any) -> tuple[Any, Any]:
     from .llm.config import make_summarizer
 
     resolved = resolved_provider(a, session)
-    return make_summarizer(resolved), resolved
+    summarizer = make_summarizer(resolved)
+    if hasattr(summarizer, "retry_note"):  # an HTTP summarizer: its retries said as they happen
+        summarizer.retry_note = lambda text: err(f"session-studio: {text}")
+    return summarizer, resolved
 
 
 def resolved_provider(a: argparse.Namespace, session: Any) -> Any:

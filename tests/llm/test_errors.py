@@ -200,3 +200,31 @@ def test_an_answer_that_is_no_event_stream_points_at_the_base_url() -> None:
         with summarizer, pytest.raises(LlmProtocolError) as failed:
             summarizer.summarize(req)
         assert "not an event stream" in failed.value.user_message and "base URL" in failed.value.user_message
+
+
+def test_a_retry_is_said_as_it_happens() -> None:
+    """A 429's retries were seconds of "Generating…" (and nothing on the CLI's stderr)."""
+    import httpx
+
+    from session_studio.llm import OpenAICompatibleSummarizer, Prompts, history_request
+
+    answers = [httpx.Response(429, json={"error": {"message": "slow down"}})]
+    body = (
+        b'data: {"choices":[{"index":0,"delta":{"content":"## Goal\\nok"}}]}\n\n'
+        b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    )
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if answers:
+            return answers.pop()
+        return httpx.Response(200, content=body, headers={"content-type": "text/event-stream"})
+
+    notes: list[str] = []
+    summarizer = OpenAICompatibleSummarizer(
+        "https://h.test/v1", "m", "sk-test", transport=httpx.MockTransport(handler), retry_backoff_s=0
+    )
+    summarizer.retry_note = notes.append
+    req = history_request("[User]: hi", None, None, 16384, 0, False, None, Prompts())
+    with summarizer:
+        assert summarizer.summarize(req).text == "## Goal\nok"
+    assert notes == ["Attempt 1 of 3 failed (the server said 429); trying again in 0 s…"]

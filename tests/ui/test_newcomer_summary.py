@@ -333,3 +333,18 @@ def test_tab_in_the_summary_moves_on_and_edits_nothing(
     qtbot.keyClick(ed, Qt.Key.Key_Tab)
     window.preview.flush_summary()
     assert ed.toPlainText() == text == window.doc.summary_text
+
+
+def test_a_retry_is_said_in_the_status_line_while_generating(qtbot: Any) -> None:
+    from session_studio.ui.preview import PreviewPane
+
+    pane = PreviewPane()
+    qtbot.addWidget(pane)
+    pane.set_running(True)
+    pane.stream.note.emit("Attempt 1 of 3 failed (the server said 429); trying again in 2 s…")
+    assert pane.status.text().startswith("Attempt 1 of 3 failed")
+    pane.stream.part.emit(0, "## Goal")  # the next attempt answers
+    assert pane.status.text() == "Generating…"
+    pane.set_running(False)
+    pane.stream.note.emit("Attempt 2 of 3 failed")  # late: says nothing
+    assert not pane.status.text().startswith("Attempt 2")

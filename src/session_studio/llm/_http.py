@@ -282,6 +282,9 @@ class HttpSummarizer:
         self._retry_backoff_s = max(0.0, retry_backoff_s)
         self._key_hint = key_hint
         self._client = httpx.Client(timeout=timeout, transport=transport, follow_redirects=False)
+        #: told, in a sentence, when an attempt failed and the next one waits (the window's status,
+        #: the CLI's stderr): a 429's retries were seconds of "Generating…" with nothing said
+        self.retry_note: Callable[[str], None] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -420,6 +423,12 @@ class HttpSummarizer:
                     err,
                     delay,
                 )
+                if self.retry_note is not None:
+                    why = f"the server said {err.status}" if err.status else "no answer"
+                    self.retry_note(
+                        f"Attempt {attempt + 1} of {self._max_retries + 1} failed ({why}); "
+                        f"trying again in {delay:.0f} s…"
+                    )
                 if token.wait(delay):
                     raise LlmCancelledError("cancelled while waiting to retry") from err
                 attempt += 1

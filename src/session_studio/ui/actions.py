@@ -173,6 +173,7 @@ def summarize_job(
     p: SummarizeParams,
     on_text: Callable[[int, str], None],
     cancel: CancelToken,
+    on_note: Callable[[str], None] | None = None,
 ) -> CompactionOutcome:
     """draft_compaction + summarize_draft like pi's compact() (runs in the network pool)."""
     from session_studio.engine import draft_compaction, summarize_draft
@@ -200,6 +201,8 @@ def summarize_job(
         profile=p.profile,
     )
     with _closing(make_summarizer_for(p.provider, p.config)) as summarizer:
+        if on_note is not None and hasattr(summarizer, "retry_note"):
+            summarizer.retry_note = on_note  # a retry said in the status line, from this thread
         return summarize_draft(draft, summarizer, on_text=on_text, cancel=cancel)
 
 

@@ -294,6 +294,7 @@ def build_context_pair(st: PlanState, summary: str, outcome: Any = None) -> Cont
 class _Stream(QObject):
     text = Signal(str)
     part = Signal(int, str)  # request index, text delta (split turns stream two requests at once)
+    note = Signal(str)  # what the request is doing besides streaming (a retry after a 429)
 
 
 class ProviderDialog(QDialog):
@@ -613,6 +614,7 @@ class PreviewPane(QWidget):
         self.cancel_button.clicked.connect(self.cancel_requested)
         self.stream.text.connect(self._append)
         self.stream.part.connect(self._append_part)
+        self.stream.note.connect(self._note)
         self.provider_button.clicked.connect(self.provider_settings_requested)
         self.provider.currentIndexChanged.connect(lambda _i: self._say_provider())
         self.stale_note.use_button.clicked.connect(self.use_anyway_requested)
@@ -690,6 +692,8 @@ class PreviewPane(QWidget):
     def _append_part(self, i: int, t: str) -> None:
         if not self._streaming:
             return
+        if self.status.text().startswith("Attempt "):  # a retry said: its answer is coming now
+            self.status.setText("Generating…")
         self._parts[i] = self._parts.get(i, "") + t
         if len(self._parts) == 1:
             self._append(t)
@@ -738,6 +742,10 @@ class PreviewPane(QWidget):
             self.status.setText("Generating…")
         else:
             self._streaming = False
+
+    def _note(self, text: str) -> None:
+        if self._streaming:  # a late note of a generation that has ended says nothing
+            self.status.setText(text)
 
     def abandon_stream(self) -> None:
         """A generation failed or was cancelled: what it streamed leaves the editor, which shows

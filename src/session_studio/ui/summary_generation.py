@@ -161,7 +161,13 @@ class SummaryGeneration(WindowParts):
         self.settings.set_provider(provider)
         made_for = d.plan_signature()
         op = self.runner.op(
-            actions.summarize_job, d.session, params, self.preview.stream.part.emit, cancel, pool="network"
+            actions.summarize_job,
+            d.session,
+            params,
+            self.preview.stream.part.emit,
+            cancel,
+            self.preview.stream.note.emit,
+            pool="network",
         )
         op.on_success(lambda out: self._on_generated(out, made_for)).on_failure(self._on_generate_failed)
         self._gen_op = op
