@@ -321,3 +321,16 @@ def test_would_compact_is_pi_s_own_check(tmp_path: Path) -> None:
     assert st.tokens_unknown and st.context_tokens > st.threshold
     assert st.checked_tokens is None and not st.should_compact
     assert "nothing to weigh" in threshold_check_text(st)
+
+
+def test_an_entry_whose_type_is_a_list_is_no_message(tmp_path: Path) -> None:
+    """Hypothesis found it: a type that is a list reached a set lookup (unhashable) in the
+    preparation. pi compares it with strings: no message, skipped."""
+    from session_studio.core.oracle_schema import plan_output
+
+    odd = {"type": ["message"], "message": {"role": "user"}}
+    s = _write(tmp_path, U(4000), odd, A(4000), U(4000), A(4000), U(4000), A(4000), U(4000), A(4000))
+    out, _ = plan_output(s, keep_recent=2000)
+    assert (
+        out.get("error") is None and out["preparation"]["firstKeptEntryId"] == out["cut"]["firstKeptEntryId"]
+    )

@@ -53,7 +53,9 @@ def messages_for_compaction(session: Session, indices: list[int]) -> list[Any]:
     left out), their values read in one pass (Session.values): a long path's history is most of a
     big file."""
     type_of = session.records.type_of
-    wanted = [i for i in indices if type_of(i) in _MESSAGE_TYPES]
+    # a type that is no string (a list, an object: damaged or hostile input) is no message type,
+    # and must not reach the set (unhashable)
+    wanted = [i for i in indices if isinstance(t := type_of(i), str) and t in _MESSAGE_TYPES]
     out = []
     for i, value in zip(wanted, session.values(wanted), strict=True):
         m = _message_of(type_of(i), value)

@@ -47,7 +47,7 @@ _WHO = {
     "meta": "metadata",
 }
 #: entry types whose messages pi 0.80.2 summarises (prepareCompaction's getMessageFromEntry)
-_PRODUCES_0_80_2 = frozenset({"message", "custom_message", "branch_summary"})
+_PRODUCES_0_80_2 = ("message", "custom_message", "branch_summary")  # a tuple: a type may be a list
 #: entries named in one sentence at most
 _NAMED = 4
 
