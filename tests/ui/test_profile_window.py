@@ -210,3 +210,27 @@ def test_a_pin_in_the_window_is_said_in_the_window_s_words() -> None:
     session = Session.open(str(sorted(SAMPLES.glob("*.jsonl"))[0]))
     assert choose_profile(session, "0.80.2").reason == "pinned: chosen for this file in the pi version box"
     assert "your preference for such files is pi 0.80.2" in choose_profile(session, "auto", "0.80.2").reason
+
+
+def test_a_pi_chosen_for_a_file_can_become_the_plain_files_preference(
+    qtbot: Any, window: Any, tmp_path: Path
+) -> None:
+    """The preference for files without pi 1.6.0 entries had no control in the window (the note
+    named it, only the settings file could change it)."""
+    window.open_path(str(_copy(tmp_path, "m4-example-d.jsonl")))
+    qtbot.waitUntil(lambda: window.doc.state is not None)
+    planner = window.planner
+    assert not planner.plain_default_button.isVisible()
+    k = planner.profile_combo.findData("1.6.0")
+    planner.profile_combo.setCurrentIndex(k)
+    planner.profile_combo.activated.emit(k)  # the user's pick: this file only
+    qtbot.waitUntil(lambda: planner.plain_default_button.isVisible())
+    assert planner.plain_default_button.text() == "Use pi 1.6.0 for every plain file"
+    planner.plain_default_button.click()
+    qtbot.waitUntil(lambda: "your preference for such files is pi 1.6.0" in planner.profile_note.text())
+    assert window.settings.pi_version() == "1.6.0" and planner.profile_combo.currentData() == "auto"
+    assert window.doc.state.profile is PROFILE_1_6_0
+    assert planner.plain_default_button.text() == "Plain files: follow the installed pi"
+    planner.plain_default_button.click()
+    qtbot.waitUntil(lambda: not planner.plain_default_button.isVisible())
+    assert window.settings.pi_version() == "auto" and window.doc.state.profile is PROFILE_0_80_2

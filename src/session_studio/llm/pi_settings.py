@@ -447,7 +447,9 @@ def pi_planning_defaults(
         notes.append(f"context window of {model.get('provider')}/{model.get('modelId')}")
         window, known, max_tokens = info.context_window, True, info.max_tokens
     else:
-        notes.append(f"context window {DEFAULT_CONTEXT_WINDOW:,} (model unknown; use --context-window)")
+        notes.append(
+            f"context window {DEFAULT_CONTEXT_WINDOW:,} (model unknown: set it in the Context window box, or with --context-window)"
+        )
         window, known, max_tokens = DEFAULT_CONTEXT_WINDOW, False, 0
     return PiPlanningDefaults(
         settings.keep_recent_tokens,

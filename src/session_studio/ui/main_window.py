@@ -238,6 +238,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.planner.preview_requested.connect(self._go_preview)
         self.planner.commit_requested.connect(self.commit)
         self.planner.profile_requested.connect(lambda v: d.set_profile(pin=v))
+        self.planner.plain_default_requested.connect(self._set_plain_default)
         self.compare_controller = ProfileCompareController(d, self.runner, self.compare)
         self.compare.entry_clicked.connect(d.select)
         self.planner.compare_requested.connect(lambda: self.tabs.setCurrentWidget(self.compare))
@@ -245,7 +246,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
 
         def show_profile(res: Loaded) -> None:
             self.tree_model.forget_estimates()
-            self.planner.set_profile(res.profile, d.profile_pin)
+            self.planner.set_profile(res.profile, d.profile_pin, d.profile_plain)
             self.planner.set_source(res.settings_source)
             self._show_issues(res)  # what pi does with a header-less file depends on which pi
 
@@ -622,6 +623,11 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         st = self.doc.state
         th = current_theme()
         self.why.setHtml(explain_cut(st, th.muted.name(), th.cut.name()) if st else "<p>No session.</p>")
+
+    def _set_plain_default(self, setting: str) -> None:
+        """The pi for every file without pi 1.6.0 entries, saved; this file follows it (auto)."""
+        self.settings.set_pi_version(setting)
+        self.doc.set_profile(pin="auto", plain=setting)
 
     def _show_timeline(self, on: bool) -> None:
         """Show or hide the context timeline above the panes: as high as the user dragged it, else a

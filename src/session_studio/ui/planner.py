@@ -122,6 +122,8 @@ class PlannerPanel(QWidget):
     profile_requested = Signal(str)
     #: show both pis' plans side by side
     compare_requested = Signal()
+    #: the pi for every file without pi 1.6.0 entries ("auto": the one installed here, else the newest)
+    plain_default_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -169,6 +171,16 @@ class PlannerPanel(QWidget):
         self.compare_button.clicked.connect(self.compare_requested)
         form.addRow("pi version", self.profile_combo)
         form.addRow("", self.profile_note)
+        # the preference for plain files had no control in the window (only the settings file)
+        self.plain_default_button = QPushButton()
+        self.plain_default_button.setVisible(False)
+        self.plain_default_button.clicked.connect(
+            lambda: self.plain_default_requested.emit(self.plain_default_button.property("setting"))
+        )
+        prow = QHBoxLayout()
+        prow.addWidget(self.plain_default_button)
+        prow.addStretch(1)
+        form.addRow("", prow)
         crow = QHBoxLayout()
         crow.addWidget(self.compare_button)
         crow.addStretch(1)
@@ -284,15 +296,40 @@ class PlannerPanel(QWidget):
         if keep is not None or reserve is not None or window is not None:
             self.params_changed.emit(keep, reserve, window)
 
+    def _offer_plain_default(self, pin: str, plain: str) -> None:
+        """A pi chosen for this file can become the preference for every plain file; a preference
+        can go back to following the pi installed here."""
+        button = self.plain_default_button
+        if pin in PIN_SETTINGS and pin != "auto" and pin != plain:
+            button.setText(f"Use pi {pin} for every plain file")
+            button.setToolTip(
+                f"Read every file without pi 1.6.0 entries as pi {pin} (auto); a file with them is "
+                "read as pi 1.6.0 whatever this says"
+            )
+            button.setProperty("setting", pin)
+            button.setVisible(True)
+        elif pin == "auto" and plain in PIN_SETTINGS and plain != "auto":
+            button.setText("Plain files: follow the installed pi")
+            button.setToolTip(
+                f"Your preference reads files without pi 1.6.0 entries as pi {plain}; follow the pi "
+                "installed on this machine instead (else the newest)"
+            )
+            button.setProperty("setting", "auto")
+            button.setVisible(True)
+        else:
+            button.setVisible(False)
+
     def set_source(self, text: str) -> None:
         self.source_note.setText(f"Defaults: {text}")
 
-    def set_profile(self, choice: ProfileChoice | None, pin: str = "auto") -> None:
-        """Show which pi the plan follows and why; `pin` is the switch's position for this file."""
+    def set_profile(self, choice: ProfileChoice | None, pin: str = "auto", plain: str = "auto") -> None:
+        """Show which pi the plan follows and why; `pin` is the switch's position for this file,
+        ``plain`` the user's preference for files without pi 1.6.0 entries."""
         k = self.profile_combo.findData(pin if pin in PIN_SETTINGS else "auto")
         self.profile_combo.blockSignals(True)
         self.profile_combo.setCurrentIndex(max(k, 0))
         self.profile_combo.blockSignals(False)
+        self._offer_plain_default(pin, plain)
         if choice is None:
             self._pi = "pi"
             self.profile_note.clear()
