@@ -20,12 +20,13 @@ from .plan import (
     DEFAULT_RESERVE_TOKENS,
     PathPlanner,
     PlanParams,
+    PlanState,
 )
 from .profile import PROFILE_0_80_2, PiProfile, headerless_verdict
 from .projection import Projection, build_session_projection
 from .session import Session
 
-__all__ = ["explain_cut", "render_overview"]
+__all__ = ["explain_cut", "explain_state", "render_overview"]
 
 
 def _fmt(n: Any) -> str:
@@ -43,7 +44,11 @@ def explain_cut(
     """pi's cut in words under `profile` (the same explanation the window shows), and what it would
     summarise. Under 1.6.0 the walk is over the projection; positions are path positions."""
     planner = PathPlanner(session, path[-1] if path else None, profile=profile)
-    st = planner.plan(PlanParams(keep_recent_tokens=keep_recent))
+    return explain_state(planner.plan(PlanParams(keep_recent_tokens=keep_recent)))
+
+
+def explain_state(st: PlanState) -> list[str]:
+    """:func:`explain_cut` of a plan made already (its cut depends on keepRecentTokens alone)."""
     lines = render_text(explain_plan(st))
     prep = st.prepare() if not st.nothing_to_compact and st.error is None else None
     if prep is not None:
@@ -164,7 +169,7 @@ def render_overview(
                 f"model:       {ctx.model.get('provider')}/{ctx.model.get('modelId')}, thinking {ctx.thinking_level}"
             )
         w(f"cut (keepRecentTokens {_fmt(keep_recent)}):")
-        for line in explain_cut(session, path, keep_recent, profile):
+        for line in explain_state(st):  # the plan made above: planned once, not twice
             w("  " + line)
     except JsTypeError as e:
         w(f"pi throws on this path: {e}")
