@@ -24,6 +24,7 @@ from session_studio.llm.base import (
     SummaryResult,
 )
 from session_studio.llm.errors import (
+    NO_MODEL_MESSAGE,
     LlmAuthError,
     LlmCancelledError,
     LlmConfigError,
@@ -112,6 +113,12 @@ def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> f
         return None
     current = time.time() if now is None else now
     return max(0.0, when.timestamp() - current)
+
+
+def names_a_credential(extra_headers: Mapping[str, str] | None, names: set[str]) -> bool:
+    """Whether ``extra_headers`` carries one of the credential headers ``names`` (lower case) with a
+    value: a key given that way stands in for the API key."""
+    return any(k.lower() in names and v and v.strip() for k, v in (extra_headers or {}).items())
 
 
 _TAG = re.compile(r"<[^>]*>")
@@ -259,7 +266,7 @@ class HttpSummarizer:
         if not model:
             raise LlmConfigError(
                 f"{self.provider_label}: no model name given",
-                user_message="No model is selected: choose one in the provider settings (on the command line: --model).",
+                user_message=NO_MODEL_MESSAGE,
             )
         self.base_url = self._check_base_url(base_url)
         self.model = model

@@ -22,6 +22,7 @@ from session_studio.llm._http import (
     StreamHandler,
     error_for_message,
     json_event,
+    names_a_credential,
     sanitize_surrogates,
 )
 from session_studio.llm._sse import SseEvent
@@ -314,8 +315,7 @@ class AnthropicSummarizer(HttpSummarizer):
             if base.endswith(suffix):
                 base = base[: -len(suffix)]
                 break
-        header_names = {k.lower() for k, v in (extra_headers or {}).items() if v and v.strip()}
-        if not api_key and not header_names & {"authorization", "x-api-key"}:
+        if not api_key and not names_a_credential(extra_headers, {"authorization", "x-api-key"}):
             raise LlmConfigError(
                 f"{provider or self.provider_label}: no API key",
                 user_message=(

@@ -45,7 +45,7 @@ from session_studio.llm.base import (
     RequestLimits,
     Summarizer,
 )
-from session_studio.llm.errors import LlmConfigError, redact, register_secret
+from session_studio.llm.errors import NO_MODEL_MESSAGE, LlmConfigError, redact, register_secret
 from session_studio.llm.limits import DEFAULT_DEADLINE_S, DEFAULT_IDLE_TIMEOUT_S
 from session_studio.llm.offline import OfflineSummarizer
 from session_studio.llm.openai import OpenAICompatibleSummarizer, detect_openai_compat
@@ -696,7 +696,7 @@ def make_summarizer(
     if not resolved.model:
         raise LlmConfigError(
             f"{resolved.provider}: no model configured",
-            user_message="No model is selected: choose one in the provider settings (on the command line: --model).",
+            user_message=NO_MODEL_MESSAGE,
         )
     if not resolved.base_url:
         raise LlmConfigError(

@@ -134,6 +134,10 @@ def summary_failure_message(kind: str, error_message: str | None) -> str:
     return "Summarization failed: " + (error_message or "Unknown error")
 
 
+#: the one sentence for a summariser without a model, in the window and on the command line
+NO_MODEL_MESSAGE = "No model is selected: choose one in the provider settings (on the command line: --model)."
+
+
 def overflow_advice(kind: str) -> str:
     """What to do when a summary request of this kind did not fit the model's context window:
     a compaction summarizes less when it keeps more; a branch summary fits pi's budget, which

@@ -24,6 +24,7 @@ from session_studio.llm._http import (
     StreamHandler,
     error_for_message,
     json_event,
+    names_a_credential,
     sanitize_surrogates,
 )
 from session_studio.llm._sse import SseEvent
@@ -364,8 +365,11 @@ class OpenAICompatibleSummarizer(HttpSummarizer):
         )
         if provider:
             self.provider_label = provider
-        header_names = {k.lower() for k, v in (extra_headers or {}).items() if v and v.strip()}
-        if not api_key and "authorization" not in header_names and _is_openai_api(self.base_url):
+        if (
+            not api_key
+            and not names_a_credential(extra_headers, {"authorization"})
+            and _is_openai_api(self.base_url)
+        ):
             # a local or self-hosted server may need no key; OpenAI's own API always does: say so
             # here rather than after a request (and, off the network, a name-resolution error)
             raise LlmConfigError(
