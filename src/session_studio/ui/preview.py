@@ -544,6 +544,10 @@ class PreviewPane(QWidget):
             w.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.before_title = QLabel("<b>Before</b>")
         self.after_title = QLabel("<b>After</b>")
+        # their counts are sums of pi's per-message estimates: the context size pi weighs
+        # (tokensBefore) counts the last answer's usage instead, and differs (124,661 against 177,657)
+        self.before_title.setToolTip(CHARS4_TIP)
+        self.after_title.setToolTip(CHARS4_TIP)
         for lab in (self.before_title, self.after_title):
             lab.setWordWrap(True)
             lab.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -823,10 +827,6 @@ class PreviewPane(QWidget):
         self.before_title.setText(
             f"<b>Before</b> · {pair.before_count:,} messages · ≈{pair.before_tokens:,.0f} tokens (chars/4)"
         )
-        # the sum of pi's per-message estimates: the context size pi weighs (tokensBefore) counts the
-        # last answer's usage instead, and differs (124,661 here against 177,657 there)
-        self.before_title.setToolTip(CHARS4_TIP)
-        self.after_title.setToolTip(CHARS4_TIP)
         self.after_title.setText(after_title(pair))
         # a long unbroken line (base64, minified code) would freeze the wrapping view;
         # a summary edit changes only "after": re-laying out an unchanged 400k-char "before" costs tens of ms

@@ -37,6 +37,7 @@ from session_studio.core.summary_sections import FileListKept, SummaryKept
 
 from .plain import break_long_lines
 from .preview import (
+    CHARS4_TIP,
     MAX_VIEW_CHARS,
     PROVIDERS,
     SUMMARY_EDIT_DEBOUNCE_MS,
@@ -203,6 +204,7 @@ class CandidatePane(QFrame):
         self.kept.setOpenLinks(False)
         self.kept.setPlaceholderText("The sections pi's prompt asks for and the file lists, once generated")
         self.after_title = QLabel("<b>After</b>")
+        self.after_title.setToolTip(CHARS4_TIP)  # the heading the Preview's After pane has (after_title)
         self.after_title.setWordWrap(True)
         self.after_title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.after = QPlainTextEdit()
