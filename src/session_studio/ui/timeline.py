@@ -422,7 +422,7 @@ class TimelinePanel(QWidget):
         top = QHBoxLayout()
         top.setContentsMargins(6, 2, 6, 0)
         # the key wraps into the width the counts leave it; the counts keep their line (they were
-        # squeezed into three against the check box): see _show_counts
+        # squeezed into three against the check box): see where the built timeline sets them
         top.addWidget(_Legend(), 1)
         top.addWidget(self.status)
         self.status.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
