@@ -3,7 +3,9 @@ cancellation, for both API kinds and whichever way the provider was configured."
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 import time
 from pathlib import Path
@@ -86,6 +88,38 @@ def test_a_silent_server_meets_the_idle_timeout() -> None:
             s.summarize(REQUEST)
         assert time.monotonic() - start < 2.0
         assert "sent nothing for 0.5 s" in info.value.user_message
+
+
+def test_a_connection_that_is_never_made_is_not_called_a_silent_server() -> None:
+    """A host that drops the handshake (here: a listening socket whose backlog is full) makes the
+    idle timeout run out while connecting: the user reads "could not connect", not that the server
+    "sent nothing"."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(4):  # fill the accept queue: later handshakes are dropped
+        filler = socket.socket()
+        filler.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            filler.connect(("127.0.0.1", port))
+        fillers.append(filler)
+    limits = RequestLimits(idle_timeout_s=0.5, connect_timeout_s=30, deadline_s=30)
+    try:
+        with OpenAICompatibleSummarizer(
+            f"http://127.0.0.1:{port}/v1", "m", None, limits=limits, max_retries=0
+        ) as s:
+            start = time.monotonic()
+            with pytest.raises(LlmTimeoutError, match="no connection") as info:
+                s.summarize(REQUEST)
+            assert time.monotonic() - start < 2.0
+        message = info.value.user_message
+        assert f"Could not connect to http://127.0.0.1:{port}/v1/chat/completions within 0.5 s" in message
+        assert "--idle-timeout" in message and "sent nothing" not in message
+    finally:
+        for sock in (*fillers, listener):
+            sock.close()
 
 
 @pytest.mark.parametrize("mode", ["trickle", "silent", "endless"])

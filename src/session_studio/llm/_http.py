@@ -237,6 +237,25 @@ class _Item:
     after_head: bool = False
 
 
+class _ConnectionPhase:
+    """Whether a request is still connecting (DNS, TCP, TLS), from httpcore's trace events.
+
+    The idle watchdog can run out while the connection is still being made (an idle timeout
+    shorter than the connect timeout, a host that drops the handshake): that is "could not
+    connect", not "the server sent nothing". A transport without these events (a mock) never
+    reads as connecting.
+    """
+
+    def __init__(self) -> None:
+        self.connecting = False
+
+    def trace(self, event: str, info: Mapping[str, object]) -> None:
+        if event.endswith((".connect_tcp.started", ".start_tls.started")):
+            self.connecting = True
+        elif event.endswith((".connect_tcp.complete", ".start_tls.complete")):
+            self.connecting = False
+
+
 class HttpSummarizer:
     """Base class: one synchronous ``httpx.Client``, streaming POST, retries, cancellation.
 
@@ -459,7 +478,10 @@ class HttpSummarizer:
             request.kind,
             len(body),
         )
-        http_request = self._client.build_request("POST", url, content=body, headers=headers)
+        connection = _ConnectionPhase()
+        http_request = self._client.build_request(
+            "POST", url, content=body, headers=headers, extensions={"trace": connection.trace}
+        )
         items: queue.Queue[_Item] = queue.Queue()
         stop = threading.Event()
         client = self._client
@@ -512,6 +534,10 @@ class HttpSummarizer:
                 except queue.Empty:
                     if time.monotonic() >= deadline:
                         raise self._deadline_error(url) from None
+                    if connection.connecting:  # the idle timeout ran out before a connection was made
+                        raise self._connect_error(
+                            url, f"{limits.idle_timeout_s:g}", "raise the idle timeout (--idle-timeout)"
+                        ) from None
                     raise self._idle_error(url, after_head=response is not None) from None
                 if token.cancelled or item.kind == "cancel":
                     raise LlmCancelledError("cancelled by the caller")
@@ -584,6 +610,21 @@ class HttpSummarizer:
             provider=self.provider_label,
         )
 
+    def _connect_error(
+        self, url: str, seconds: str, advice: str | None = None, *, detail: str | None = None
+    ) -> LlmTimeoutError:
+        safe_url = redact(url)
+        more = f", or {advice}" if advice else ""
+        return LlmTimeoutError(
+            f"{self.provider_label}: no connection to {safe_url} within {seconds} s"
+            + (f": {detail}" if detail else ""),
+            user_message=(
+                f"Could not connect to {safe_url} within {seconds} s. Check that the server is running "
+                f"and reachable{more}."
+            ),
+            provider=self.provider_label,
+        )
+
     def _too_large(self, url: str, what: str) -> LlmResponseTooLargeError:
         safe_url = redact(url)
         return LlmResponseTooLargeError(
@@ -618,15 +659,7 @@ class HttpSummarizer:
         if isinstance(exc, LlmError):
             return exc
         if isinstance(exc, httpx.ConnectTimeout):
-            seconds = f"{self.limits.connect_timeout_s:g}"
-            return LlmTimeoutError(
-                f"{self.provider_label}: no connection to {safe_url} within {seconds} s: {detail}",
-                user_message=(
-                    f"Could not connect to {safe_url} within {seconds} s. Check that the server is running "
-                    "and reachable."
-                ),
-                provider=self.provider_label,
-            )
+            return self._connect_error(url, f"{self.limits.connect_timeout_s:g}", detail=detail)
         if isinstance(exc, httpx.TimeoutException):
             # httpx's read/write/pool timeouts are the idle timeout (see __init__): the same error as
             # our own idle watchdog, whichever of the two notices the silence first
