@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextLayout
 
 from session_studio.ui import document
 from session_studio.ui.document import SessionDocument
@@ -169,6 +170,32 @@ def test_settings_source_is_shown_as_written(qtbot: Any) -> None:
         == "Defaults: keepRecentTokens from pi's settings (/tmp/<b>x</b>/settings.json)"
     )
     assert panel.source_note.textFormat() == Qt.TextFormat.PlainText
+
+
+def test_an_option_in_the_note_is_never_broken_across_lines(qtbot: Any) -> None:
+    """Qt breaks a wrapped line after a hyphen: at the planner's width the note read "or with --"
+    above "context-window". At no width may a line end inside the option."""
+    panel = PlannerPanel()
+    qtbot.addWidget(panel)
+    panel.set_source(
+        "keepRecentTokens/reserveTokens from pi's settings; context window 200,000 (model unknown: "
+        "set it in the Context window box, or with --context-window)"
+    )
+    note = panel.source_note
+    assert note.text().replace("\u2060", "").endswith("or with --context-window)")
+    for width in range(120, 400, 2):
+        layout = QTextLayout(note.text(), note.font())
+        layout.beginLayout()
+        ends = []
+        while (line := layout.createLine()).isValid():
+            line.setLineWidth(width)
+            ends.append(note.text()[line.textStart() : line.textStart() + line.textLength()])
+        layout.endLayout()
+        for text in ends[:-1]:
+            assert not text.rstrip().endswith(("--", "-\u2060-\u2060", "context-", "context-\u2060")), (
+                width,
+                ends,
+            )
 
 
 class _WaitRecorded(threading.Event):

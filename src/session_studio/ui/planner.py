@@ -31,6 +31,7 @@ from session_studio.core.explain import (
 from session_studio.core.plan import PlanState, Quirk
 from session_studio.core.profile import PIN_SETTINGS, ProfileChoice
 
+from .text_lines import unbroken_options
 from .theme import current_theme
 
 __all__ = ["PlannerPanel", "TokenSlider"]
@@ -320,7 +321,7 @@ class PlannerPanel(QWidget):
             button.setVisible(False)
 
     def set_source(self, text: str) -> None:
-        self.source_note.setText(f"Defaults: {text}")
+        self.source_note.setText(unbroken_options(f"Defaults: {text}"))
 
     def set_profile(self, choice: ProfileChoice | None, pin: str = "auto", plain: str = "auto") -> None:
         """Show which pi the plan follows and why; `pin` is the switch's position for this file,
