@@ -323,6 +323,39 @@ def test_would_compact_is_pi_s_own_check(tmp_path: Path) -> None:
     assert "nothing to weigh" in threshold_check_text(st)
 
 
+def test_pi_1_6_0_checks_a_context_without_usage_and_weighs_edits_by_the_projection() -> None:
+    """pi 1.6.0's check (agent-session.js _checkCompaction, as tests/oracle/threshold-check.mjs runs it):
+    with no usage at all it weighs the chars/4 estimate where 0.80.2 gives up; with a context edit it
+    weighs the projected estimate. "pi would not compact" was said where pi 1.6.0 compacts (m7)."""
+    from session_studio.core.explain import threshold_check_text
+    from session_studio.core.profile import PROFILE_1_6_0
+
+    cases = Path(__file__).resolve().parents[1] / "oracle" / "pi-1.6.0" / "cases"
+    params = PlanParams(keep_recent_tokens=1500, context_window=5000, reserve_tokens=1000)
+    m7 = Session.open(str(cases / "m7-split-after-compaction.jsonl"))
+    old, new = PathPlanner(m7).plan(params), PathPlanner(m7, profile=PROFILE_1_6_0).plan(params)
+    assert old.checked_tokens is None and not old.should_compact
+    assert "pi 0.80.2 gives up" in threshold_check_text(old)
+    assert new.checked_tokens == 4272 and new.should_compact
+    assert "chars/4 estimate of the whole context: context 4,272 > threshold 4,000" in threshold_check_text(
+        new
+    )
+    m2 = Session.open(str(cases / "m2-edit-null.jsonl"))
+    edited = PathPlanner(m2, profile=PROFILE_1_6_0).plan(params)
+    assert edited.threshold_check is not None and edited.threshold_check.basis == "projected"
+    assert edited.checked_tokens == edited.context_tokens
+    assert "projected estimate" in threshold_check_text(edited)
+
+
+def test_a_failed_last_answer_makes_pi_weigh_the_estimate(tmp_path: Path) -> None:
+    """The last answer failed: pi weighs estimateContextTokens (the last valid usage plus what came
+    after it), not the failed answer's own usage."""
+    s = _write(tmp_path, U(400), A(400, total=9000), U(4000), A(400, total=50, stop="error"))
+    st = PathPlanner(s).plan(PlanParams(context_window=12_000, reserve_tokens=2_000))
+    assert st.threshold_check is not None and st.threshold_check.basis == "failed answer"
+    assert st.checked_tokens == st.context_tokens > 9000
+
+
 def test_an_entry_whose_type_is_a_list_is_no_message(tmp_path: Path) -> None:
     """Hypothesis found it: a type that is a list reached a set lookup (unhashable) in the
     preparation. pi compares it with strings: no message, skipped."""

@@ -44,7 +44,7 @@ def test_example_g_a_cut_at_a_bash_execution_is_no_split_turn_in_1_6_0() -> None
     assert (c.old.cut_position, c.old.split_turn, c.old.turn_start) == (2, True, 2)
     assert (c.new.cut_position, c.new.split_turn, c.new.turn_start) == (2, False, None)
     assert c.old.cut_entry == c.new.cut_entry == "bash execution"
-    assert _rules(c) == ["rule 29"]
+    assert _rules(c) == ["rule 29", "§9"]  # §9: no usage in the case: only 1.6.0 checks
     assert "#2 starts a turn in pi 1.6.0" in c.rules[0].text
     assert _row(c, "Split turn") == ("yes, turn starts at #2", "no")
     assert c.differs
@@ -55,7 +55,7 @@ def test_example_e_the_custom_message_counts_and_starts_a_turn() -> None:
     # Example E: 0.80.2 skips the custom message → cut 1, split from 0; 1.6.0 counts it → cut 2, unsplit
     assert (c.old.cut_position, c.old.split_turn, c.old.turn_start) == (1, True, 0)
     assert (c.new.cut_position, c.new.cut_entry, c.new.split_turn) == (2, "custom message", False)
-    assert _rules(c) == ["rule 26", "rule 29"]
+    assert _rules(c) == ["rule 26", "rule 29", "§9"]
     assert "#2" in c.rules[0].text and "§12.1.3" in c.rules[0].text
     assert _row(c, "History summarised") == ("none", "#0…#1")
 
@@ -77,7 +77,7 @@ def test_example_d_oversized_tool_result_nothing_to_compact_only_in_0_80_2() -> 
     assert _row(c, "Context tokens after")[1] == f"{c.new.tokens_after:,.0f} ({STAND_IN_NOTE})"
     assert (c.new.cut_position, c.new.split_turn, c.new.turn_start) == (3, True, 2)  # §10.5 rule 27
     assert not c.new.nothing_to_compact and c.new.tokens_after is not None
-    assert _rules(c) == ["rule 27"]
+    assert _rules(c) == ["rule 27", "§9"]
 
 
 def test_a_session_starting_with_a_system_message() -> None:
@@ -86,7 +86,7 @@ def test_a_session_starting_with_a_system_message() -> None:
     assert c.old.tokens_before is not None and c.new.tokens_before is not None
     assert c.new.tokens_before > c.old.tokens_before
     assert not c.old.nothing_to_compact and c.new.nothing_to_compact
-    assert _rules(c) == ["rule 21", "rule 31"]
+    assert _rules(c) == ["rule 21", "rule 31", "§9"]
     assert "2,029 tokens" in c.rules[0].text and "#0" in c.rules[1].text
 
 
@@ -102,7 +102,7 @@ def test_previous_summary_lost_in_0_80_2_kept_in_1_6_0() -> None:
     c = _compare(CASES / "m7-split-after-compaction.jsonl", 1500)
     assert c.old.cut_position == c.new.cut_position
     assert _row(c, "Previous summary") == ("lost: 'No prior history.' is sent", "sent")
-    assert _rules(c) == ["rule 38"]
+    assert _rules(c) == ["§9", "rule 38"]
 
 
 def test_the_context_size_is_unknown_after_a_compaction_on_both_sides() -> None:

@@ -19,10 +19,32 @@ from session_studio.ui.document import compute_plan_state, prepare_loaded
 from .conftest import write_session
 
 
-def _session(tmp_path: Path, provider: str, model_id: str, cwd: Path) -> Path:
+def _session(tmp_path: Path, provider: str, model_id: str, cwd: Path, answer_tokens: int = 0) -> Path:
+    """A model_change to the model and two user messages; with ``answer_tokens``, between them an
+    answer of that model whose usage is that many tokens (pi's check weighs it)."""
+    answer = {
+        "type": "message",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "ok"}],
+            "api": "anthropic-messages",
+            "provider": provider,  # the same model: an answer names the session's model
+            "model": model_id,
+            "usage": {
+                "input": answer_tokens,
+                "output": 0,
+                "cacheRead": 0,
+                "cacheWrite": 0,
+                "totalTokens": answer_tokens,
+            },
+            "stopReason": "stop",
+            "timestamp": 1735725601000,
+        },
+    }
     spec = [
         {"type": "model_change", "provider": provider, "modelId": model_id},
-        ("user", 2000),  # no assistant messages: theirs would name the model instead
+        ("user", 2000),
+        *([answer] if answer_tokens else []),
         ("user", 2000),
     ]
     return write_session(tmp_path / "s.jsonl", spec, cwd=str(cwd))
@@ -125,11 +147,12 @@ def test_auto_compaction_off_in_pi_settings_is_said_everywhere(
     from session_studio.ui.timeline import TimelinePanel
     from session_studio.ui.token_bar import BarLayout
 
-    compaction = {"reserveTokens": 999_000, "enabled": enabled}  # threshold 1,000 of opus's 1M window
+    # threshold 1,000 of opus's 1M window; keep 1,000: the first user message and the answer to compact
+    compaction = {"reserveTokens": 999_000, "keepRecentTokens": 1000, "enabled": enabled}
     (agent / "settings.json").write_text(json.dumps({"compaction": compaction}), encoding="utf-8")
     cwd = tmp_path / "proj"
     cwd.mkdir()
-    path = _session(tmp_path, "anthropic", "claude-opus-4-6", cwd)
+    path = _session(tmp_path, "anthropic", "claude-opus-4-6", cwd, answer_tokens=1500)
     res = prepare_loaded(Session.open(str(path)))
     st = compute_plan_state(res, res.keep, res.reserve, res.window, res.window_known, None)
     assert st.threshold == 1_000 and st.over_threshold

@@ -328,20 +328,46 @@ def tokens_unknown_text(st: PlanState) -> str | None:
 
 
 def threshold_check_text(st: PlanState) -> str:
-    """What pi's own check compares with the threshold (§9), in words: "context 180,820 > threshold
-    178,616", "its last answer's usage 168,018 ≤ threshold 178,616 (…)", or why it does not check."""
+    """What pi's own check compares with the threshold (:mod:`.threshold_check`), in words: "context
+    180,820 > threshold 178,616", "its last answer's usage 168,018 ≤ threshold 178,616 (…)", or why
+    it does not check."""
+    check = st.threshold_check
     checked = st.checked_tokens
-    if checked is None:
-        return "no answer with usage since the last compaction, so pi's check has nothing to weigh until the next one"
+    if check is None or checked is None:
+        why = _NO_CHECK.get(check.basis if check is not None else "", "there is no context to check")
+        return f"{why}, so pi's check has nothing to weigh until the next answer"
     sign = ">" if st.over_threshold else "≤"
-    if checked != st.context_tokens:
+    compared = f"{fmt_count(checked)} {sign} threshold {fmt_count(st.threshold)}"
+    if check.basis == "projected":
+        said = f"the context edits make pi weigh its projected estimate: context {compared} (rule 22)"
+    elif check.basis in _ESTIMATED:
+        said = f"{_ESTIMATED[check.basis]}: context {compared}"
+    elif checked != st.context_tokens:
         later = st.context_tokens - checked
-        return (
-            f"its last answer's usage {fmt_count(checked)} {sign} threshold {fmt_count(st.threshold)}, "
-            f"which is what pi checks; the ≈{fmt_count(later)} estimated tokens after that answer count "
-            "from the next one on"
+        said = (
+            f"its last answer's usage {compared}, which is what pi checks; the ≈{fmt_count(later)} "
+            "tokens counted after that answer count from the next one on"
         )
-    return f"context {fmt_count(checked)} {sign} threshold {fmt_count(st.threshold)}"
+    else:
+        said = f"context {compared}"
+    if st.over_threshold and st.nothing_to_compact and not st.manual:
+        said += ", but pi's cut leaves nothing to compact, so it does nothing"
+    return said
+
+
+#: why pi's check weighs an estimate (ThresholdCheck.basis)
+_ESTIMATED = {
+    "failed answer": "its last answer failed, so pi weighs the estimate from the last usage on",
+    "answer without usage": "its last answer reported no usage, so pi weighs the estimate from the last usage on",
+    "plain estimate": "no answer reported usage, so pi 1.6.0 weighs the chars/4 estimate of the whole context",
+}
+#: why pi's check weighs nothing (ThresholdCheck.basis)
+_NO_CHECK = {
+    "no answer": "no assistant answer in the context yet",
+    "stale answer": "the last answer is not newer than the last compaction",
+    "no usage": "no answer in the context reported usage (pi 0.80.2 gives up without one)",
+    "stale usage": "the last answer reported no usage and the last one that did is older than the last compaction",
+}
 
 
 def window_exceeded_text(

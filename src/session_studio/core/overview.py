@@ -155,8 +155,10 @@ def render_overview(
         w(
             f"threshold:   {_fmt(threshold)} (window − reserve {_fmt(reserve)}): "
             + (
-                ("pi WOULD compact now" if auto_compaction else f"over it, but {AUTO_COMPACTION_OFF}")
-                if st.over_threshold
+                "pi WOULD compact now"
+                if st.should_compact
+                else f"over it, but {AUTO_COMPACTION_OFF}"
+                if st.over_threshold and not auto_compaction
                 else "pi would not compact now"
             )
             + f": {threshold_check_text(st)}"

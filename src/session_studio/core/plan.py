@@ -35,6 +35,7 @@ from .projected_plan import PathCutPlanner, ProjectedPathPlan
 from .projection import Projection, current_system_message, system_message_snapshot
 from .record_table import column_on_path
 from .session import EntryRecord, Session
+from .threshold_check import ThresholdCheck, threshold_check
 from .tokens import ContextTokens, estimate_tokens_16, should_compact
 
 if TYPE_CHECKING:  # pydantic costs ~0.3 s to import: only the commit and export build entries
@@ -258,6 +259,8 @@ class PlanState:
     #: the history summary's path positions: (first, last) of the entries that give it messages, and
     #: the system messages between them pi 1.6.0 leaves out (rule 31); None: it covers nothing
     history_span: tuple[int, int, tuple[int, ...]] | None = None
+    #: what pi's own check weighs against the threshold, or why it weighs nothing (None: no path)
+    threshold_check: ThresholdCheck | None = None
 
     @property
     def keep(self) -> int:
@@ -291,19 +294,8 @@ class PlanState:
 
     @property
     def checked_tokens(self) -> float | None:
-        """The tokens pi's own check weighs (spec §9 steps 3 and 5); None: it does not check, having
-        no answer with usage since the last compaction (its last answer is older: stale). Under
-        pi 0.80.2 the last answer's usage alone where that answer reported it (what came after it
-        counts from the next answer on), else the context pi estimates."""
-        if self.tokens_unknown:
-            return None
-        tok = self.tokens
-        if tok is None or self.profile.projection:
-            return self.context_tokens
-        last = tok.last_usage_index
-        if last is None or any(kind == "assistant" for _, kind, _ in self.item_tokens[last + 1 :]):
-            return self.context_tokens  # an error answer (no usage) since: pi estimates
-        return _num(tok.usage_tokens)
+        """The tokens pi's own check weighs (:mod:`.threshold_check`); None: it does not check."""
+        return self.threshold_check.tokens if self.threshold_check is not None else None
 
     @property
     def should_compact(self) -> bool:
@@ -311,9 +303,9 @@ class PlanState:
         reserve. The context's size alone said "pi would compact" where pi would not: right after
         a compaction, or with estimated messages after the last answer."""
         checked = self.checked_tokens
-        return checked is not None and should_compact(
-            checked, self.window, self.reserve, self.params.auto_compaction
-        )
+        if checked is None or (self.nothing_to_compact and not self.manual):
+            return False  # with pi's cut prepareCompaction finds nothing: pi does nothing
+        return should_compact(checked, self.window, self.reserve, self.params.auto_compaction)
 
     @property
     def over_threshold(self) -> bool:
@@ -390,6 +382,18 @@ class PathPlanner:
             self._system_positions.sort()  # the projection lists a compaction's own first
         else:
             self._plan_path(summarised, unweighed)
+        self._check = (
+            threshold_check(
+                session,
+                path,
+                self.item_tokens,
+                self.tokens,
+                profile,
+                self.context if isinstance(self.context, Projection) else None,
+            )
+            if self.error is None and path
+            else None
+        )
         # running counts over the path, so a plan's "how many before the cut" is a subtraction
         yield_to_foreground()
         self._producing = array("q", itertools.accumulate(summarised, initial=0))
@@ -675,6 +679,7 @@ class PathPlanner:
             self.profile,
             self.tokens_unknown,
             self._history_span(cut) if cut is not None and pl is not None and err is None else None,
+            self._check if err is None else None,
         )
 
     def _history_span(self, cut: CutPoint) -> tuple[int, int, tuple[int, ...]] | None:

@@ -499,6 +499,28 @@ def _rules(old: PlanState, new: PlanState, o: ProfileSide, n: ProfileSide, f: Pa
                 ("tokens",),
             )
         )
+    checks = (old.threshold_check, new.threshold_check)
+    ways = tuple(c.basis if c is not None else None for c in checks)
+    if ways == ("no usage", "plain estimate"):
+        add(
+            RuleNote(
+                "§9",
+                "No usage at all: 1.6.0 still checks",
+                "No answer in the context reported usage: pi 0.80.2's automatic check gives up, pi 1.6.0 "
+                "weighs the chars/4 estimate of the whole context against the threshold.",
+                ("automatic",),
+            )
+        )
+    elif ways[1] == "projected" and ways[0] != "projected":
+        add(
+            RuleNote(
+                "rule 22",
+                "Context edits: the check weighs the projection",
+                "With a context edit in the context pi 1.6.0's automatic check weighs its projected "
+                "estimate, not the last answer's usage.",
+                ("automatic",),
+            )
+        )
     if o.tokens_unknown_reason is not None or n.tokens_unknown_reason is not None:
         add(
             RuleNote(

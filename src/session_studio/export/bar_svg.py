@@ -99,6 +99,8 @@ def bar_figure(st: PlanState) -> Figure:
             "pi would compact now"
             if st.should_compact
             else f"over it, but {AUTO_COMPACTION_OFF}"
+            if st.over_threshold and not st.params.auto_compaction
+            else "over it, but pi's cut leaves nothing to compact"
             if st.over_threshold
             else "not over it, no automatic compaction"
         ),

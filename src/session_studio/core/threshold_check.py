@@ -1,0 +1,127 @@
+"""What pi's own automatic-compaction check weighs against the threshold, for a path's last answer.
+
+pi checks before each prompt (and after each run) with the last assistant answer in its context
+(``AgentSession._checkCompaction``; spec §9 steps 3 and 5, and pi 1.6.0's version of it):
+
+1. no answer in the context, or the answer is not newer than the latest compaction on the branch
+   (its timestamp against the compaction's): no check;
+2. pi 1.6.0 only: the projection holds a ``context_edit``: the projected estimate (rule 22);
+3. the answer failed (``stopReason: "error"``) or its usage adds up to 0: ``estimateContextTokens``
+   over the context, unless the usage it finds predates the compaction (no check). With no usage
+   at all pi 0.80.2 gives up; pi 1.6.0 weighs the pure estimate;
+4. otherwise the answer's own usage (``calculateContextTokens``), whatever came after it.
+
+The overflow cases that come before the threshold in pi's check (an overflow error, a recoverable
+length stop) are not modelled: they are about the answer's error, not the context's size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .jsdate import js_date_ms
+from .jsvalue import UNDEFINED, JsTypeError, js_truthy, prop
+from .migrate import js_to_number
+from .record_table import column_on_path
+from .tokens import ContextTokens, calculate_context_tokens
+
+if TYPE_CHECKING:
+    from .profile import PiProfile
+    from .projection import Projection
+    from .session import Session
+
+__all__ = ["ThresholdCheck", "threshold_check"]
+
+#: ThresholdCheck.basis: what pi weighs: the answer's usage, the projected estimate, the estimate
+#: after an answer that failed or reported no usage, the plain estimate (1.6.0, no usage at all) ...
+USAGE, PROJECTED, AFTER_FAILURE, AFTER_NO_USAGE, PLAIN = (
+    "usage",
+    "projected",
+    "failed answer",
+    "answer without usage",
+    "plain estimate",
+)
+#: ... or why it weighs nothing
+NO_ANSWER, STALE_ANSWER, NO_USAGE, STALE_USAGE = "no answer", "stale answer", "no usage", "stale usage"
+
+
+@dataclass(frozen=True, slots=True)
+class ThresholdCheck:
+    """``tokens``: what pi compares with window − reserve (None: it does not check); ``basis``: the
+    last answer's usage, the context's estimate, the projected estimate (pi 1.6.0 with context
+    edits), or why there is no check."""
+
+    tokens: float | None
+    basis: str
+
+
+def _number(v: Any) -> float:
+    """JS ToNumber, as `>` and `<=` apply it to what pi compares."""
+    if type(v) is int or type(v) is float:
+        return float(v)
+    try:
+        return js_to_number(v)
+    except (TypeError, ValueError):  # pragma: no cover - js_to_number takes every JSON value
+        return float("nan")
+
+
+def _not_newer(message: Any, compaction_ms: float | None) -> bool:
+    """``message.timestamp <= new Date(compaction.timestamp).getTime()`` (NaN compares false)."""
+    if compaction_ms is None:
+        return False
+    return _number(prop(message, "timestamp")) <= compaction_ms
+
+
+def threshold_check(
+    session: Session,
+    path: Sequence[int],
+    items: Sequence[tuple[int, str, float]],
+    estimate: ContextTokens | None,
+    profile: PiProfile,
+    projection: Projection | None = None,
+) -> ThresholdCheck:
+    """The check for the path's context (``items``: its context items as the plan lists them, record
+    and kind; ``estimate``: pi's context estimate, the projected one under pi 1.6.0)."""
+    recs = session.records
+    answer = next((r for r, kind, _ in reversed(items) if kind == "assistant"), None)
+    if answer is None:
+        return ThresholdCheck(None, NO_ANSWER)
+    types = column_on_path(recs.types, path)
+    compaction_code = recs.code("compaction")
+    latest = next((path[k] for k in range(len(types) - 1, -1, -1) if types[k] == compaction_code), None)
+    try:
+        compaction_ms = (
+            None if latest is None else js_date_ms(session.value(latest).get("timestamp", UNDEFINED))
+        )
+    except JsTypeError:  # a timestamp V8 cannot turn into a string: pi's check would throw
+        return ThresholdCheck(None, STALE_ANSWER)
+    message = session.value(answer).get("message", UNDEFINED)
+    if _not_newer(message, compaction_ms):
+        return ThresholdCheck(None, STALE_ANSWER)
+    if profile.projection and projection is not None:
+        edit = recs.code("context_edit")
+        if edit in column_on_path(recs.types, projection.records()):
+            return ThresholdCheck(None if estimate is None else _number(estimate.tokens), PROJECTED)
+    usage = prop(message, "usage")
+    direct: Any = calculate_context_tokens(usage) if js_truthy(usage) else 0
+    failed = prop(message, "stopReason") == "error"
+    if not failed and not (type(direct) in (int, float) and direct == 0):
+        return ThresholdCheck(_number(direct), USAGE)
+    basis = AFTER_FAILURE if failed else AFTER_NO_USAGE
+    if profile.projection and projection is not None:
+        estimate = projection.estimate_context_tokens()  # estimateContextTokens(agent messages)
+    if estimate is None:
+        return ThresholdCheck(None, NO_USAGE)
+    if estimate.last_usage_index is None:
+        if not profile.projection:
+            return ThresholdCheck(None, NO_USAGE)  # 0.80.2: "No usage data at all"
+        return ThresholdCheck(_number(estimate.tokens), PLAIN)
+    source = next(
+        (r for r, _, _ in reversed(items) if recs[r].type == "message" and recs[r].usage_tokens is not None),
+        None,
+    )
+    if source is not None and _not_newer(session.value(source).get("message", UNDEFINED), compaction_ms):
+        return ThresholdCheck(None, STALE_USAGE)
+    return ThresholdCheck(_number(estimate.tokens), basis)

@@ -1,0 +1,143 @@
+""" "pi would compact now" against pi's own check: tests/oracle/threshold-check.mjs runs the real
+``AgentSession._checkCompaction`` of pi 0.80.2 and of pi 1.6.0 (the threshold case) on a session.
+
+For each session and pi, what our check weighs (``PlanState.checked_tokens``) is pinned by two
+windows: pi must compact with the threshold one below it and must not at it. Where we say pi does
+not check at all, pi must not compact even at a threshold of 0.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_studio.core import Session
+from session_studio.core.plan import PathPlanner, PlanParams
+from session_studio.core.profile import profile_named
+from tests.conftest import ORACLE16_DIR, ORACLE_DIR, Oracle, Oracle16, generate
+
+pytestmark = pytest.mark.oracle
+
+RESERVE = 1000
+CASES = sorted((ORACLE16_DIR / "cases").glob("*.jsonl"))
+
+
+def _pi_compacts(env: dict[str, str], path: Path, version: str, threshold: int) -> bool:
+    out = subprocess.run(
+        [
+            "node",
+            str(ORACLE_DIR / "threshold-check.mjs"),
+            str(path),
+            "--pi",
+            version,
+            "--context-window",
+            str(threshold + RESERVE),
+            "--reserve",
+            str(RESERVE),
+        ],
+        check=True,
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    answer = json.loads(out.stdout)
+    assert answer["compacts"] in (None, "threshold"), answer
+    return answer["compacts"] == "threshold"
+
+
+def _disagreements(env: dict[str, str], files: list[Path], version: str) -> list[str]:
+    wrong = []
+    for path in files:
+        planner = PathPlanner(Session.open(str(path)), profile=profile_named(version))
+        check = planner.plan(PlanParams(reserve_tokens=RESERVE)).threshold_check
+        if check is None:  # no path, or pi would throw planning it
+            continue
+        tokens = check.tokens
+        if tokens is None:
+            if _pi_compacts(env, path, version, 0):
+                wrong.append(f"{path.name} under pi {version}: we say no check ({check.basis}), pi compacts")
+            continue
+        if tokens != tokens or tokens < 1 or tokens > 1e15:  # NaN, 0 or Infinity: nothing to pin
+            continue
+        below, at = int(tokens) - 1 if tokens == int(tokens) else int(tokens), int(tokens)
+        if not _pi_compacts(env, path, version, below) or _pi_compacts(env, path, version, at):
+            wrong.append(f"{path.name} under pi {version}: we weigh {tokens:,} ({check.basis}), pi does not")
+    return wrong
+
+
+@pytest.mark.parametrize("version", ["0.80.2", "1.6.0"])
+def test_the_seven_cases_and_the_fixture(oracle: Oracle, oracle16: Oracle16, version: str) -> None:
+    env = {**oracle.env, **oracle16.env}
+    files = [*CASES, ORACLE_DIR / "fixtures" / "before-compaction.jsonl"]
+    assert not _disagreements(env, files, version)
+
+
+def test_the_1_6_0_scenarios(oracle16: Oracle16, tmp_path: Path) -> None:
+    subprocess.run(
+        ["node", str(ORACLE16_DIR / "gen_scenarios.mjs"), "scenarios", "--out", str(tmp_path)],
+        check=True,
+        capture_output=True,
+        env=oracle16.env,
+        timeout=300,
+    )
+    files = sorted(tmp_path.glob("*.jsonl"))
+    assert len(files) == 28
+    wrong = _disagreements(oracle16.env, files, "1.6.0")
+    assert not wrong, "\n".join(wrong)
+
+
+def _answer(line: bytes) -> dict[str, Any] | None:
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None
+    message = entry.get("message") if isinstance(entry, dict) else None
+    return message if isinstance(message, dict) and message.get("role") == "assistant" else None
+
+
+def _ending_at_answers(files: list[Path], out: Path) -> list[Path]:
+    """Copies of each session that end where pi's check takes its other ways: at an answer that
+    failed (``stopReason: "error"``: the last one, one halfway) or whose usage adds up to 0 (the
+    last one, and the first after each compaction: the usage before it may predate the compaction)."""
+    out.mkdir()
+    made = []
+    for path in files:
+        lines = path.read_bytes().splitlines(keepends=True)
+        answers = [i for i, line in enumerate(lines) if _answer(line)]
+        if not answers:
+            continue
+        after_compactions = [
+            next((k for k in answers if k > i), None)
+            for i, line in enumerate(lines)
+            if b'"type":"compaction"' in line.replace(b" ", b"")
+        ]
+        endings = [(answers[-1], "zero"), (answers[-1], "error"), (answers[len(answers) // 2], "error")]
+        endings += [(k, "zero") for k in after_compactions[:2] if k is not None]
+        for n, (end, change) in enumerate(endings):
+            kept = lines[: end + 1]
+            entry = json.loads(kept[end])
+            if change == "zero":
+                entry["message"]["usage"] = dict.fromkeys(
+                    ("input", "output", "cacheRead", "cacheWrite", "totalTokens"), 0
+                )
+            else:
+                entry["message"]["stopReason"] = "error"
+            kept[end] = json.dumps(entry).encode() + b"\n"
+            made.append(out / f"{path.stem}-{n}-{change}.jsonl")
+            made[-1].write_bytes(b"".join(kept))
+    return made
+
+
+@pytest.mark.parametrize("version", ["0.80.2", "1.6.0"])
+def test_generated_sessions(oracle: Oracle, oracle16: Oracle16, tmp_path: Path, version: str) -> None:
+    """Generated sessions (failed and aborted answers, compactions, branches, damaged lines), and
+    copies of them that end at a failed answer or at an answer without usage."""
+    files = generate(tmp_path / "plain", "--seed", "7301", "--count", "6", "--size", "small")
+    files += generate(tmp_path / "damaged", "--seed", "7302", "--count", "2", "--size", "small", "--damaged")
+    files += _ending_at_answers(files, tmp_path / "endings")
+    wrong = _disagreements({**oracle.env, **oracle16.env}, files, version)
+    assert not wrong, "\n".join(wrong)

@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+// Session Studio's addition: pi's own automatic-compaction check, run for real.
+//
+//   node threshold-check.mjs SESSION.jsonl --pi 0.80.2|1.6.0 --context-window N --reserve N
+//
+// Opens the session as pi does (SessionManager.open on a copy), sets the agent's messages as pi
+// does when it loads a session (0.80.2: buildSessionContext().messages; 1.6.0: the projection's
+// messages) and calls pi's own AgentSession._checkCompaction(lastAssistant, false), the
+// pre-prompt check, on a stand-in `this` that holds only what the check reads: the session
+// manager, the agent's messages, a model with the given context window (not the answer's, so the
+// overflow cases are skipped: the threshold case alone) and the compaction settings (enabled, the
+// given reserve). _runAutoCompaction is replaced by a recorder: the check's decision is what it
+// asks for. Prints {"lastAssistant": bool, "compacts": null | "threshold"}.
+
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
+const file = args.find((a, i) => !a.startsWith("--") && !(i > 0 && args[i - 1].startsWith("--")));
+const version = option("--pi", "0.80.2");
+const contextWindow = Number(option("--context-window", "200000"));
+const reserveTokens = Number(option("--reserve", "16384"));
+if (!file || !["0.80.2", "1.6.0"].includes(version)) {
+	console.error("usage: node threshold-check.mjs SESSION.jsonl --pi 0.80.2|1.6.0 --context-window N --reserve N");
+	process.exit(2);
+}
+const home =
+	version === "1.6.0"
+		? process.env.PI16_HOME || path.join(os.homedir(), ".cache", "pi-oracle-1.6.0")
+		: process.env.PI_ORACLE_HOME || path.join(os.homedir(), ".cache", "pi-oracle-0.80.2");
+const core = path.join(home, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "core");
+const load = (rel) => import(pathToFileURL(path.join(core, rel)).href);
+
+// agent-session.js cannot be imported on node 20 (pi 1.6.0's undici needs node 22's zstd), so pi's
+// _checkCompaction is taken out of it word for word into a sibling module, beside the imports it
+// reads (as pi-oracle.mjs exposes findProjectedCutPoint); nothing in it is changed.
+function checkCompactionModule() {
+	const source = fs.readFileSync(path.join(core, "agent-session.js"), "utf8");
+	const start = source.indexOf("    async _checkCompaction(assistantMessage, skipAbortedCheck = true) {");
+	if (start < 0) throw new Error("_checkCompaction not found in agent-session.js");
+	let depth = 0;
+	let end = source.indexOf("{", start);
+	for (; end < source.length; end++) {
+		if (source[end] === "{") depth++;
+		else if (source[end] === "}" && --depth === 0) break;
+	}
+	const method = source.slice(start, end + 1).replace("async _checkCompaction(", "export async function checkCompaction(");
+	const text = [
+		'import * as compaction from "./compaction/index.js";',
+		'import { getLatestCompactionEntry } from "./session-manager.js";',
+		'import * as ai from "@earendil-works/pi-ai/compat";',
+		"const { calculateContextTokens, estimateContextTokens, estimateProjectedContextTokens, shouldCompact } = compaction;",
+		"const { isContextOverflow, isRecoverableLength } = ai;",
+		method,
+		"",
+	].join("\n");
+	const file = path.join(core, "agent-session.threshold-oracle.js");
+	if (!fs.existsSync(file) || fs.readFileSync(file, "utf8") !== text) fs.writeFileSync(file, text);
+	return "agent-session.threshold-oracle.js";
+}
+
+const [{ SessionManager }, { checkCompaction }] = await Promise.all([
+	load("session-manager.js"),
+	load(checkCompactionModule()),
+]);
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-threshold-"));
+const work = path.join(dir, path.basename(file));
+fs.copyFileSync(file, work);
+try {
+	const manager = SessionManager.open(work, dir);
+	const messages =
+		version === "1.6.0" ? manager.buildSessionProjection().messages : manager.buildSessionContext().messages;
+	const findLast = () => {
+		for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === "assistant") return messages[i];
+		return undefined;
+	};
+	let compacts = null;
+	const self = {
+		sessionManager: manager,
+		agent: { state: { messages } },
+		settingsManager: { getCompactionSettings: () => ({ enabled: true, reserveTokens, keepRecentTokens: 20000 }) },
+		_entryIdsByMessage: new Map(),
+		_overflowRecoveryAttempted: false,
+		_emit() {},
+		async _emitSessionCompactFailed() {},
+		_omitRecoveryAttempt() {},
+		async _runAutoCompaction(reason) {
+			compacts = reason;
+			return false;
+		},
+		// 1.6.0: the message's entry on the branch (pi's _findPersistedMessageEntryId, its first way)
+		_findPersistedMessageEntryId(message) {
+			for (const entry of [...manager.getBranch()].reverse()) {
+				if (entry.type === "message" && entry.message === message) return entry.id;
+			}
+			return undefined;
+		},
+		_modelForMessage(message) {
+			return this.model?.provider === message.provider && this.model.id === message.model ? this.model : undefined;
+		},
+	};
+	const last = findLast();
+	if (last) {
+		// another model than the answer's: pi skips the overflow cases (an answer's error, not the
+		// context's size) and weighs the context against this window, the threshold case alone
+		self.model = { provider: "session-studio", id: "threshold-check", contextWindow, maxTokens: 0 };
+		await checkCompaction.call(self, last, false);
+	}
+	process.stdout.write(`${JSON.stringify({ lastAssistant: Boolean(last), compacts })}\n`);
+} finally {
+	fs.rmSync(dir, { recursive: true, force: true });
+}
