@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli_support import run_cli
 from tests.core.util import A, T, U, call, chain, to_bytes
 
@@ -117,3 +119,23 @@ def test_a_summary_file_made_for_another_cut_is_refused_with_expect_cut(tmp_path
     # without the guard it is written, with a note naming the cut it is written for
     r = run_cli(*base, "--summary-file", str(summary), "--yes")
     assert r.returncode == 0 and "--expect-cut to refuse instead" in r.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [(b"", "is empty"), (b"  \n\t\n", "is empty"), (b"## Goal\n\xff\xfe\n", "is not UTF-8 text (at byte 8)")],
+)
+def test_a_summary_file_that_is_empty_or_not_text_is_refused(
+    tmp_path: Path, content: bytes, said: str
+) -> None:
+    """An empty --summary-file was committed as an empty summary (pi then shows nothing in the
+    history's place; the window refuses it); bytes that are not UTF-8 were an internal error."""
+    session = _split_turn_session(tmp_path / "s.jsonl")
+    before = session.read_bytes()
+    summary = tmp_path / "summary.md"
+    summary.write_bytes(content)
+    r = run_cli("compact", str(session), "--keep-recent", "2000", "--summary-file", str(summary), "--yes")
+    assert r.returncode == 1, r.stderr
+    assert said in r.stderr.decode() and "nothing was written" in r.stderr.decode()
+    assert "internal error" not in r.stderr.decode()
+    assert session.read_bytes() == before

@@ -504,7 +504,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except KeyboardInterrupt:
-        err("session-studio: interrupted (nothing was written)")
+        writer = sys.modules.get("session_studio.core.writer")  # not imported: nothing was written
+        done = writer.writes_done() if writer is not None else []
+        if done:  # the interrupt came after a write, which is whole (see core.writer)
+            err(
+                f"session-studio: interrupted after it wrote {'; '.join(done)}; that is complete, and nothing else was written"
+            )
+        else:
+            err("session-studio: interrupted (nothing was written)")
         return 130
     except Exception as e:  # every failure ends in one line; a traceback only on request
         return _report_failure(a, e)

@@ -17,6 +17,25 @@ if TYPE_CHECKING:
 __all__ = ["ACTION_PARSERS", "add_provider_options"]
 
 
+def _summary_from_file(path: Path) -> str:
+    """A summary the user wrote (--summary-file): UTF-8 text with something in it. An empty one
+    would be committed as an empty summary, which pi stores and then shows nothing in the history's
+    place (the window refuses it too); bytes that are not UTF-8 were an internal error."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise ValueError(f"cannot read the summary file {path}: {e.strerror}") from e
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"the summary file {path} is not UTF-8 text (at byte {e.start:,})") from e
+    if not text.strip():
+        raise ValueError(
+            f"the summary file {path} is empty: pi would put an empty summary in the history's place"
+        )
+    return text
+
+
 def _path(text: str) -> Path:
     """argparse's `type` for file options: pathlib is imported when one is given, not by every command."""
     from pathlib import Path
@@ -207,7 +226,12 @@ def _cmd_compact(a: argparse.Namespace) -> int:
                 f"{draft.first_kept_entry_id}; if it was made for another cut, pass that one as "
                 "--expect-cut to refuse instead"
             )
-        outcome = CompactionOutcome(draft, a.summary_file.read_text(encoding="utf-8"))
+        try:
+            text = _summary_from_file(a.summary_file)
+        except ValueError as e:
+            err(f"session-studio: {e}; nothing was written")
+            return 1
+        outcome = CompactionOutcome(draft, text)
     else:
         try:
             outcome = summarize_draft(draft, summarizer, on_text=on_text)
@@ -494,7 +518,11 @@ def _cmd_export(a: argparse.Namespace) -> int:
         if why is not None:
             err(f"session-studio: cannot cut at {a.cut}: {why}")
             return 1
-    summary = a.summary_file.read_text(encoding="utf-8") if a.summary_file is not None else None
+    try:
+        summary = _summary_from_file(a.summary_file) if a.summary_file is not None else None
+    except ValueError as e:
+        err(f"session-studio: {e}")
+        return 1
     summary_tokens = float(-(-len(summary) // 4)) if summary else None
     params = PlanParams(keep, reserve, window, manual, summary_tokens, auto)
     options = ExportOptions(what=a.what, fmt=fmt, summary=summary)

@@ -517,3 +517,165 @@ def test_kill_9_during_a_real_30_mb_append_never_leaves_an_unrecognised_torn_tai
             outcomes["torn and repaired"] += 1
     print(outcomes)
     assert sum(outcomes.values()) == 12
+
+
+# ---------------------------------------------------------------- found by the write-path audit
+def test_a_backup_name_that_is_taken_is_refused_and_left_alone(tmp_path: Path) -> None:
+    """The refusal's cleanup removed the existing file of that name (another upgrade's backup:
+    the original bytes were gone)."""
+    from session_studio.engine.edits import upgrade_legacy_file
+
+    p = tmp_path / "old.jsonl"
+    p.write_bytes(to_bytes(chain(U(100), A(100), header={**HEADER, "version": 2})))
+    taken = tmp_path / "old.jsonl.precious"
+    taken.write_bytes(b"someone else's backup\n")
+    before = p.read_bytes()
+    with pytest.raises(WriteError, match="already exists; nothing was changed"):
+        upgrade_legacy_file(Session.open(p), backup_suffix=".precious")
+    assert taken.read_bytes() == b"someone else's backup\n" and p.read_bytes() == before
+
+
+def test_two_upgrades_in_one_second_keep_both_backups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The backup's name changes once a second: a second upgrade (of a copy put back) in the same
+    second was refused; now it gets a name of its own."""
+    from session_studio.engine import edits
+
+    monkeypatch.setattr(edits, "now_iso", lambda: "2026-12-03T12:00:00.000Z")
+    p = tmp_path / "old.jsonl"
+    original = to_bytes(chain(U(100), A(100), header={**HEADER, "version": 2}))
+    p.write_bytes(original)
+    _, first = edits.upgrade_legacy_file(Session.open(p))
+    p.write_bytes(original)
+    _, second = edits.upgrade_legacy_file(Session.open(p))
+    assert first != second and first.read_bytes() == second.read_bytes() == original
+
+
+def test_an_upgrade_through_a_symbolic_link_is_refused(tmp_path: Path) -> None:
+    """The rename replaced the link with a v3 file and left the real file as it was."""
+    from session_studio.engine.edits import upgrade_legacy_file
+
+    real = tmp_path / "real.jsonl"
+    real.write_bytes(to_bytes(chain(U(100), A(100), header={**HEADER, "version": 2})))
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    with pytest.raises(WriteError, match="symbolic link"):
+        upgrade_legacy_file(Session.open(link))
+    assert link.is_symlink() and sorted(x.name for x in tmp_path.iterdir() if x.name != "state") == [
+        "link.jsonl",
+        "real.jsonl",
+    ]
+
+
+def test_the_put_back_keeps_what_pi_appended_to_the_new_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pi appends to the old file just before the rename and to the new one just after: putting the
+    original back dropped the second line."""
+    from session_studio.engine.edits import upgrade_legacy_file
+
+    p = tmp_path / "old.jsonl"
+    p.write_bytes(to_bytes(chain(U(100), A(100), header={**HEADER, "version": 2})))
+    s = Session.open(p)
+    real_replace = os.replace
+    late = b'{"type":"custom","customType":"pi","data":2,"id":"pi2","parentId":"pi1","timestamp":"t"}\n'
+
+    def pi_around_the_rename(a: Any, b: Any) -> None:
+        if str(b) == str(p) and ".tmp-" in str(a):
+            _pi_appends(p)
+            real_replace(a, b)
+            with open(p, "ab") as fh:
+                fh.write(late)
+            return
+        real_replace(a, b)
+
+    with monkeypatch.context() as m, pytest.raises(StaleSessionError, match="put back"):
+        m.setattr(writer_mod.os, "replace", pi_around_the_rename)
+        upgrade_legacy_file(s)
+    assert p.read_bytes().endswith(b'"id":"pi1","parentId":"side","timestamp":"t"}\n' + late)
+
+
+CTRL_C_DURING_WRITE = """
+import os, signal, sys
+from session_studio import cli
+from session_studio.core import writer
+real = writer._os_write
+def interrupted(fd, data):
+    os.kill(os.getpid(), signal.SIGINT)  # Ctrl+C while the line is being written
+    return real(fd, data)
+writer._os_write = interrupted
+sys.exit(cli.main(["rename", sys.argv[1], "a name"]))
+"""
+
+
+def test_ctrl_c_during_a_write_waits_for_it_and_says_it_was_written(tmp_path: Path, state_here: Path) -> None:
+    """Ctrl+C right after the write said "nothing was written" (the user runs it again: two
+    entries), and a kill during a big write tore the line: both now wait for the write."""
+    import subprocess
+    import sys
+
+    p = tmp_path / "s.jsonl"
+    big_session(p)
+    before = p.read_bytes()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "SESSION_STUDIO_STATE_DIR": str(state_here)}
+    r = subprocess.run(
+        [sys.executable, "-c", CTRL_C_DURING_WRITE, str(p)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 130, r.stderr
+    assert "interrupted after it wrote an entry" in r.stderr and "nothing was written" not in r.stderr
+    data = p.read_bytes()
+    assert data.startswith(before) and data.endswith(b"\n") and b'"name":"a name"' in data[len(before) :]
+    assert Session.open(p).torn_tail is None and not list(state_here.glob("journal/*.json"))
+
+
+def test_nothing_is_appended_after_our_own_torn_line(tmp_path: Path, state_here: Path) -> None:
+    """A label appended after a line torn by a kill made that line a damaged line for good, and
+    `repair` could no longer cut it off."""
+    import subprocess
+    import sys
+
+    p = tmp_path / "s.jsonl"
+    big_session(p)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "SESSION_STUDIO_STATE_DIR": str(state_here)}
+    subprocess.run([sys.executable, "-c", KILL_MID_WRITE, str(p)], env=env, timeout=60)
+    torn = p.read_bytes()
+    s = Session.open(p)
+    assert s.torn_tail is not None
+    with pytest.raises(WriteError, match="repair FILE` before anything is appended"):
+        append_label(s, "e1", "x")
+    assert p.read_bytes() == torn
+    assert cli.main(["label", str(p), "e1", "x"]) != 0 and p.read_bytes() == torn
+
+
+def test_a_failed_label_after_the_branch_summary_says_the_summary_was_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """branch-to --summarize --label: pi appending between the two appends made the label fail,
+    and the message said nothing was written although the summary was."""
+    from session_studio.engine import edits
+
+    p = tmp_path / "s.jsonl"
+    big_session(p)
+    s = Session.open(p)
+    real_append = edits.append_entry
+    calls = []
+
+    def pi_between(session: Session, entry: dict[str, Any], *args: Any, **kw: Any) -> Any:
+        calls.append(entry["type"])
+        if len(calls) == 2:
+            _pi_appends(p)
+        return real_append(session, entry, *args, **kw)
+
+    monkeypatch.setattr(edits, "append_entry", pi_between)
+    with pytest.raises(WriteError) as info:
+        edits.branch_to(s, "e3", summarize=True, summarizer=OfflineSummarizer(), label="here")
+    assert calls == ["branch_summary", "label"]
+    message = str(info.value)
+    assert "was appended and is the new leaf, but its label was not" in message
+    assert "Nothing was written" not in message
+    assert b'"type":"branch_summary"' in p.read_bytes()

@@ -92,10 +92,14 @@ def test_the_banner_offers_to_cut_off_a_line_of_ours_torn_by_a_crash(
     assert len(p.read_bytes()) > len(before)
     window.open_path(str(p))
     qtbot.waitUntil(lambda: window.doc.session is not None and window.banner.repair.isVisible())
+    # an entry appended now would make the torn bytes a damaged line that repair can no longer cut
+    assert not window.a_label.isEnabled() and "cut it off first" in window.a_label.toolTip()
+    assert not window.a_rename.isEnabled()
     qtbot.mouseClick(window.banner.repair, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: p.read_bytes() == before)
     qtbot.waitUntil(lambda: window.doc.session is not None and window.doc.session.torn_tail is None)
     assert not window.banner.repair.isVisible()
+    assert "cut it off first" not in window.a_label.toolTip()
 
 
 @pytest.mark.parametrize("what", ["label", "rename"])

@@ -22,9 +22,12 @@ import contextlib
 import errno
 import os
 import shutil
+import signal
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from . import journal
@@ -40,6 +43,7 @@ __all__ = [
     "fingerprint",
     "rewrite_file",
     "write_new_file",
+    "writes_done",
 ]
 
 _locks: dict[str, threading.Lock] = {}
@@ -50,6 +54,48 @@ def _lock_for(path: str) -> threading.Lock:
     key = os.path.realpath(path)
     with _locks_guard:
         return _locks.setdefault(key, threading.Lock())
+
+
+#: what this process wrote and completed, in words ("an entry appended to F"), for a message
+#: after an interrupt: Ctrl+C right after a write said "nothing was written"
+_done: list[str] = []
+
+
+def writes_done() -> list[str]:
+    """The writes this process completed (a copy), oldest first."""
+    return list(_done)
+
+
+_DEFERRED = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """Ctrl+C and SIGTERM wait until the block is done: a write, its check and its record (or its
+    cut-back) are never broken off halfway (a kill during a 35 MB append left a torn line; a
+    Ctrl+C after it, a record saying nothing was written). Delivered as they would have been once
+    the block ends. Only the main thread can set handlers; elsewhere signals reach no Python code
+    of ours anyway."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived: list[int] = []
+
+    def hold(signum: int, _frame: FrameType | None) -> None:
+        arrived.append(signum)
+
+    before = {sig: signal.signal(sig, hold) for sig in _DEFERRED}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+        for signum in dict.fromkeys(arrived):
+            handler = before[signal.Signals(signum)]
+            if callable(handler):
+                handler(signum, None)  # Python's own SIGINT handler raises KeyboardInterrupt here
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), signum)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +162,7 @@ def append_line(
         raise WriteError("refusing to write an entry pi could not read back (JSON.parse would reject it)")
     line = body + b"\n"
     p = os.fspath(path)
-    with _lock_for(p):
+    with _lock_for(p), _interrupts_deferred():
         fd = open_regular_fd(p, os.O_RDWR | os.O_APPEND, opened_before=True)
         try:
             check_unchanged(fd, expected, p)
@@ -154,6 +200,7 @@ def append_line(
                     f"verification failed: the bytes read back from {p} differ from what was written; {state}"
                 )
             journal.end_append(intent)
+            _done.append(f"an entry ({len(line):,} bytes) appended to {p}")
             after = fingerprint_fd(fd)
         finally:
             os.close(fd)
@@ -221,6 +268,14 @@ def write_new_file(
     target = Path(path)
     directory = str(target.parent.resolve())
     data = "".join(lines).encode("utf-8", "surrogatepass")
+    with _interrupts_deferred():
+        _place_new_file(target, directory, data, mode, owner, overwrite)
+    return len(data)
+
+
+def _place_new_file(
+    target: Path, directory: str, data: bytes, mode: int, owner: tuple[int, int] | None, overwrite: bool
+) -> None:
     tmp = _write_temp(target, data, mode, owner)
     try:
         if overwrite:
@@ -238,7 +293,7 @@ def write_new_file(
     _fsync_dir(directory)
     if target.read_bytes() != data:
         raise WriteError(f"verification failed for {target}")
-    return len(data)
+    _done.append(f"the new file {target} ({len(data):,} bytes)")
 
 
 def rewrite_file(
@@ -249,27 +304,35 @@ def rewrite_file(
     Nothing pi appends is ever lost: the backup is a hard link to the original inode
     (a copy where links are impossible), the file is checked against `expected` right
     before the rename, and after it the original inode is checked again: if pi appended
-    in between, the original (with pi's lines) is put back and StaleSessionError says so.
-    The new file keeps the original's mode and owner.
+    in between, the original (with pi's lines) is put back, with whatever pi appended to
+    the new file meanwhile, and StaleSessionError says so. A backup name that is taken is
+    refused, and never removed: only a backup this call made is. A symbolic link is refused
+    (the rename would replace the link, not the file it names). The new file keeps the
+    original's mode and owner.
     """
     p = os.fspath(path)
     target = Path(p)
+    if target.is_symlink():
+        raise WriteError(
+            f"{p} is a symbolic link to {os.path.realpath(p)}: upgrade that file instead; nothing was changed"
+        )
     data = "".join(lines).encode("utf-8", "surrogatepass")
-    with _lock_for(p):
+    with _lock_for(p), _interrupts_deferred():
         src = open_regular_fd(p, opened_before=True)
         try:
             check_unchanged(src, expected, p)
             st = os.fstat(src)
             tmp = _write_temp(target, data, st.st_mode & 0o7777, (st.st_uid, st.st_gid))
-            linked = False
+            linked = made_backup = False
             try:
                 try:
                     os.link(p, backup)
-                    linked = True
+                    linked = made_backup = True
                 except FileExistsError as e:
                     raise WriteError(f"the backup {backup} already exists; nothing was changed") from e
                 except OSError:
                     _copy_fd(src, backup, st.st_mode & 0o7777)
+                    made_backup = True
                 b = os.stat(backup)
                 if linked and (b.st_dev, b.st_ino) != (expected.dev, expected.ino):
                     raise StaleSessionError(
@@ -284,11 +347,12 @@ def rewrite_file(
                 os.replace(tmp, p)
             except BaseException:
                 tmp.unlink(missing_ok=True)
-                backup.unlink(missing_ok=True)
+                if made_backup:  # never a file someone else (another upgrade) made under that name
+                    backup.unlink(missing_ok=True)
                 raise
             grown = os.fstat(src).st_size
             if grown != expected.size:
-                _put_back(p, src, backup, linked, st.st_mode & 0o7777)
+                _put_back(p, src, backup, linked, st.st_mode & 0o7777, len(data))
                 raise StaleSessionError(
                     f"{p}: pi appended {grown - expected.size} bytes while it was being upgraded; the original "
                     "file, with pi's new lines, was put back and nothing was changed. Reload and upgrade again."
@@ -296,10 +360,11 @@ def rewrite_file(
             _fsync_dir(str(target.parent.resolve()))
         finally:
             os.close(src)
-    with open(target, "rb") as fh:  # pi may already have appended to the new file: check our part
-        written = fh.read(len(data))
-    if written != data:
-        raise WriteError(f"verification failed for {target} (the original is kept as {backup})")
+        with open(target, "rb") as fh:  # pi may already have appended to the new file: check our part
+            written = fh.read(len(data))
+        if written != data:
+            raise WriteError(f"verification failed for {target} (the original is kept as {backup})")
+        _done.append(f"{target} rewritten as version 3 (the original kept as {backup})")
 
 
 def _copy_fd(src: int, dest: Path, mode: int) -> None:
@@ -318,12 +383,26 @@ def _copy_fd(src: int, dest: Path, mode: int) -> None:
     os.close(fd)
 
 
-def _put_back(p: str, src: int, backup: Path, linked: bool, mode: int) -> None:
-    """Restore the original inode's current content (pi's new lines included) at `p`."""
+def _put_back(p: str, src: int, backup: Path, linked: bool, mode: int, ours: int) -> None:
+    """Restore the original inode's current content (pi's new lines included) at `p`, and after
+    it what pi appended to the new file (beyond our `ours` bytes) once it was in place."""
+    late = b""
+    with contextlib.suppress(OSError), open(p, "rb") as fh:
+        fh.seek(ours)
+        late = fh.read()
     if linked:
         os.replace(backup, p)  # the backup *is* the original inode
-        return
-    tmp = Path(p).with_name(f".{Path(p).name}.restore-{os.getpid()}")
-    _copy_fd(src, tmp, mode)
-    os.replace(tmp, p)
-    backup.unlink(missing_ok=True)
+    else:
+        tmp = Path(p).with_name(f".{Path(p).name}.restore-{os.getpid()}")
+        _copy_fd(src, tmp, mode)
+        os.replace(tmp, p)
+        backup.unlink(missing_ok=True)
+    if late:
+        fd = os.open(p, os.O_WRONLY | os.O_APPEND)
+        try:
+            view = memoryview(late)
+            while view:
+                view = view[_os_write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)

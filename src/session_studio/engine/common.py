@@ -22,7 +22,13 @@ def fresh_id(session: Session, taken: set[str] | None = None) -> str:
 
 
 def ensure_appendable(session: Session) -> None:
-    """Refuse to append to files pi would rewrite on open (legacy or header-less)."""
+    """Refuse to append to files pi would rewrite on open (legacy or header-less), and to a file
+    that ends with a line of ours torn by an interrupted write (it must be cut off first)."""
+    if session.torn_tail is not None:
+        raise WriteError(
+            f"{session.torn_tail.describe()} before anything is appended: after another entry those bytes "
+            "would be a damaged line for good. Nothing was written."
+        )
     if session.reset:
         raise WriteError(
             "this file has no valid session header: pi 0.80.2 would replace it with a new empty session, "

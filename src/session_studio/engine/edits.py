@@ -10,7 +10,7 @@ from typing import Any
 
 from ..core.branch_summary import collect_entries_for_branch_summary, prepare_branch_entries
 from ..core.entries import BranchSummaryEntry, FileDetails, LabelEntry, SessionHeader, SessionInfoEntry
-from ..core.errors import EntryNotFoundError, WriteError
+from ..core.errors import EntryNotFoundError, StaleSessionError, WriteError
 from ..core.file_ops import compute_file_lists, format_file_operations
 from ..core.ids import now_iso, uuidv7
 from ..core.jsvalue import UNDEFINED, js_key, js_stringify
@@ -178,7 +178,14 @@ def branch_to(
             lab = LabelEntry(
                 id=fresh_id(session, {entry["id"]}), parent_id=entry["id"], target_id=entry["id"], label=label
             )
-            append_entry(session, lab.to_json_dict(), done.after, refresh=False)
+            try:
+                append_entry(session, lab.to_json_dict(), done.after, refresh=False)
+            except (StaleSessionError, WriteError) as e:  # the summary is in the file: never "nothing"
+                why = str(e).replace(" Nothing was written.", "").replace("; nothing was written", "")
+                raise WriteError(
+                    f"the branch summary {entry['id']} was appended and is the new leaf, but its label "
+                    f"was not: {why}"
+                ) from e
         if refresh:
             session.refresh()
         return BranchOutcome(nav, summary, entry, summarized, note)
@@ -388,6 +395,11 @@ def upgrade_legacy_file(session: Session, backup_suffix: str | None = None) -> t
     version = "1" if session.source_version is None else str(session.source_version)
     stamp = now_iso()[:19].replace(":", "")
     backup = src.with_name(src.name + (backup_suffix or f".v{version}-backup-{stamp}"))
+    if backup_suffix is None:  # a second upgrade in the same second: a name of its own, never a refusal
+        n = 1
+        while backup.exists() or backup.is_symlink():
+            n += 1
+            backup = src.with_name(f"{src.name}.v{version}-backup-{stamp}-{n}")
     values = [session.header, *session.entries()]
     lines = [js_stringify(v) + "\n" for v in values]  # type: ignore[operator]
     rewrite_file(src, lines, fp, backup)

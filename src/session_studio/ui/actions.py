@@ -82,8 +82,14 @@ def disabled_reasons(doc: SessionDocument, writing: bool = False) -> dict[str, s
     if doc.missing:  # a write to it would make a new file of the one entry written
         busy = "The session file is no longer on disk: it was deleted or moved away."
     sel = doc.selected
+    torn = (
+        "The file ends with a line torn by an interrupted write: cut it off first (the banner's "
+        "“Cut the torn line off”), or it becomes a damaged line for good."
+        if s.torn_tail is not None
+        else None
+    )
     for key in ("commit", "branch", "branch_summary", "label", "rename"):
-        out[key] = legacy or busy
+        out[key] = legacy or torn or busy
     out["upgrade"] = (
         None if (s.migrated and not s.reset) else "Only version 1/2 session files need an upgrade."
     ) or busy
