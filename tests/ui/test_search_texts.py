@@ -620,7 +620,7 @@ def test_in_content_finds_a_word_deep_in_a_tools_output(
 
     search("needle")
     assert shown() == {0}  # the row's text only
-    assert w.a_search_content.text() == "Search the whole &content" and w.search_scope.text() == "In content"
+    assert w.a_search_content.text() == "Search the whole co&ntent" and w.search_scope.text() == "In content"
     w.search_scope.click()
     qtbot.waitUntil(lambda: w.tree_model.in_content and not w.tree_model.rebuilding, timeout=20000)
     assert shown() == {0, 1}

@@ -402,6 +402,8 @@ class SessionBrowser(QWidget):
     open_requested = Signal(str)
     open_file_dialog = Signal()
     refresh_requested = Signal()
+    #: Escape: back to the session that is open, if one is
+    back_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -498,6 +500,7 @@ class SessionBrowser(QWidget):
         # Return opens it, Escape clears it
         self.search.returnPressed.connect(self._open_first)
         self.search.installEventFilter(self)
+        self.view.installEventFilter(self)  # Escape on the list: back to the open session
         self.view.doubleClicked.connect(self._activated)
         self.view.activated.connect(self._activated)
         self.recent.itemActivated.connect(
@@ -673,6 +676,14 @@ class SessionBrowser(QWidget):
             elif event.key() == Qt.Key.Key_Escape and self.search.text():
                 self.search.clear()  # as in the session's entry search
                 return True
+        if (
+            watched in (self.search, self.view)
+            and event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and event.key() == Qt.Key.Key_Escape
+        ):
+            self.back_requested.emit()  # back to the open session (Ctrl+B came here; Escape goes back)
+            return True
         return super().eventFilter(watched, event)
 
     def set_recent(self, paths: list[str], problems: dict[str, str] | None = None) -> None:

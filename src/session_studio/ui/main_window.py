@@ -23,7 +23,7 @@ from PySide6.QtGui import (
     QKeySequence,
     QShortcut,
 )
-from PySide6.QtWidgets import QFileDialog, QLayout, QMessageBox
+from PySide6.QtWidgets import QApplication, QFileDialog, QLayout, QMessageBox
 
 from session_studio import __version__
 from session_studio.core.listing import SessionInfo, default_sessions_dir, fmt_size, list_sessions
@@ -39,7 +39,7 @@ from .plain import rich_tooltip
 from .profile_compare import ProfileCompareController
 from .real_tokens import RealTokenCounts
 from .settings import AppSettings
-from .shortcuts import return_clicks_buttons
+from .shortcuts import PopupKeysFirst, return_clicks_buttons
 from .summary_comparison import SummaryComparison
 from .tasks import TaskRunner
 from .theme import apply_theme, current_theme
@@ -148,6 +148,10 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self._show_recent()
         self._update_actions()
         return_clicks_buttons(self)
+        self._popup_keys = PopupKeysFirst(self)
+        app = QApplication.instance()
+        if app is not None:
+            app.installEventFilter(self._popup_keys)
 
     # ------------------------------------------------------------------ signals
     def _connect_signals(self) -> None:
@@ -192,6 +196,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.browser.open_requested.connect(self.open_path)
         self.browser.open_file_dialog.connect(self.open_dialog)
         self.browser.refresh_requested.connect(self.show_browser)
+        self.browser.back_requested.connect(self._back_to_session)
         self.tree.selectionModel().currentChanged.connect(self._on_tree_current)
         self.tree.doubleClicked.connect(lambda ix: self._cut_at(self.tree_model.record_of(ix)))
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -333,6 +338,13 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.runner.op(work).on_success(lambda r: self.browser.set_sessions(r[0], root, r[1])).start()
         self._show_recent()
         self._update_actions()
+
+    def _back_to_session(self) -> None:
+        """Escape in the session browser: back to the open session (nothing open: stay)."""
+        if self.doc.session is not None:
+            self.stack.setCurrentIndex(PAGE_SESSION)
+            self._update_actions()
+            self._focus_tree_unless_busy_elsewhere()
 
     def open_dialog(self) -> None:
         start = os.path.dirname(self.doc.path) if self.doc.path else self.sessions_root

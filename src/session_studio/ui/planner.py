@@ -42,10 +42,13 @@ class TokenSlider(QWidget):
 
     value_changed = Signal(int)
 
-    def __init__(self, maximum: int, step: int = 500, parent: QWidget | None = None) -> None:
+    def __init__(self, maximum: int, step: int = 500, parent: QWidget | None = None, name: str = "") -> None:
         super().__init__(parent)
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.spin = QSpinBox()
+        # a screen reader names both by the setting (the form's label names only this container)
+        self.slider.setAccessibleName(name)
+        self.spin.setAccessibleName(name)
         self.spin.setGroupSeparatorShown(True)
         self.spin.setMaximum(10_000_000)
         self.spin.setSingleStep(step)
@@ -128,9 +131,10 @@ class PlannerPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.keep = TokenSlider(200000)
-        self.reserve = TokenSlider(100000, 256)
+        self.keep = TokenSlider(200000, name="keepRecentTokens")
+        self.reserve = TokenSlider(100000, 256, name="reserveTokens")
         self.window_spin = QSpinBox()
+        self.window_spin.setAccessibleName("Context window")
         self.window_spin.setRange(0, 10_000_000)
         self.window_spin.setSingleStep(1000)
         self.window_spin.setGroupSeparatorShown(True)

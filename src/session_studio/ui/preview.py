@@ -526,6 +526,7 @@ class PreviewPane(QWidget):
         self.status.setProperty("muted", True)
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.summary = QPlainTextEdit()
+        self.summary.setAccessibleName("Summary")
         # Tab moves on (a summary is Markdown, indented with spaces): tabbing through the pane
         # silently edited the summary
         self.summary.setTabChangesFocus(True)
@@ -533,11 +534,14 @@ class PreviewPane(QWidget):
             "The summary appears here as it is generated; you can edit it before committing."
         )
         self.files = QPlainTextEdit()
+        self.files.setAccessibleName("Files read and modified")
         self.files.setReadOnly(True)
         self.files.setFont(_mono())
         self.files.setMaximumHeight(140)
         self.before = QPlainTextEdit()
         self.after = QPlainTextEdit()
+        self.before.setAccessibleName("Context before compaction")
+        self.after.setAccessibleName("Context after compaction")
         for w in (self.before, self.after):
             w.setReadOnly(True)
             w.setFont(_mono())

@@ -34,6 +34,10 @@ _LINK = "entry:"
 _POSITION = re.compile(r"#(\d+)")
 
 
+#: the #positions are links for the keyboard too: Tab reaches each, Return follows it
+_LINKS = Qt.TextInteractionFlag.LinksAccessibleByMouse | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+
+
 @dataclass(frozen=True)
 class ComparedPlanners:
     """Both profiles' planners of the path the document plans (``base`` is the document's own)."""
@@ -86,13 +90,13 @@ class ProfileCompareView(QWidget):
         self.table.setTextFormat(Qt.TextFormat.RichText)
         self.table.setWordWrap(True)
         self.table.setAccessibleName("Both pis' plans")
-        self.table.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.table.setTextInteractionFlags(_LINKS)
         self.table.linkActivated.connect(self._on_link)
         self.rules = QLabel()
         self.rules.setTextFormat(Qt.TextFormat.RichText)
         self.rules.setWordWrap(True)
         self.rules.setAccessibleName("Rules that make them differ")
-        self.rules.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.rules.setTextInteractionFlags(_LINKS)
         self.rules.linkActivated.connect(self._on_link)
         body = QWidget()
         lay = QVBoxLayout(body)

@@ -3,8 +3,10 @@ cannot drift from them), and the keys that are not menu commands (the tree's, th
 
 from __future__ import annotations
 
-from PySide6.QtGui import QKeySequence, QShowEvent
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QHeaderView,
@@ -19,6 +21,7 @@ from PySide6.QtWidgets import (
 
 __all__ = [
     "OTHER_KEYS",
+    "PopupKeysFirst",
     "ShortcutsDialog",
     "menu_shortcuts",
     "return_clicks_buttons",
@@ -47,6 +50,7 @@ OTHER_KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("First session shown", "Down"),
             ("Open the session", "Return"),
             ("Clear the search", "Escape"),
+            ("Back to the open session (the search empty)", "Escape"),
         ),
     ),
 )
@@ -154,3 +158,23 @@ def return_clicks_buttons(root: QWidget) -> None:
     so this draws nothing differently."""
     for button in root.findChildren(QPushButton):
         button.setAutoDefault(True)
+
+
+class PopupKeysFirst(QObject):
+    """Alt+Down and Alt+Up open and close a focused combo box's list, as everywhere else, before the
+    window's Go ▸ Next/Previous entry take them: in the pi version box, the tree filter and the
+    Preview's provider, Alt+Down moved the tree's selection and the list stayed shut. Installed on
+    the application (the focus widget gets ShortcutOverride first; accepting it keeps the key)."""
+
+    _KEYS = (Qt.Key.Key_Down, Qt.Key.Key_Up)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.ShortcutOverride
+            and isinstance(event, QKeyEvent)
+            and event.key() in self._KEYS
+            and event.modifiers() == Qt.KeyboardModifier.AltModifier
+            and (isinstance(watched, QComboBox) or isinstance(watched.parent(), QComboBox))
+        ):
+            event.accept()
+        return False

@@ -99,12 +99,14 @@ class WindowParts(QMainWindow):
         for key, label in FILTERS.items():
             self.filter_combo.addItem(label, key)
         self.filter_combo.setToolTip("pi's /tree filters")
+        self.filter_combo.setAccessibleDescription("Which entries the tree shows (pi's /tree filters)")
         # as narrow as a short name: the search field and its scope share the row with it
         self.filter_combo.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
         self.filter_combo.setMinimumContentsLength(8)
         self.search = QLineEdit()
+        self.search.setAccessibleName("Search entries")  # its placeholder is no name to a screen reader
         self.search.setClearButtonEnabled(True)
         # what a search matches is said where it is typed (_show_search_scope)
         self.search_scope = QToolButton()
@@ -249,19 +251,19 @@ class WindowParts(QMainWindow):
         self.a_quit = act("&Quit", S.Quit)
         self.a_find = act("&Find", S.Find, "Search entries in the tree")
         self.a_search_content = act(
-            "Search the whole &content",
+            "Search the whole co&ntent",
             "Ctrl+Shift+F",
             "Find what you type anywhere in an entry (a tool's output, a call's arguments), not only in "
             "its row: reads the whole file, seconds on a big session",
         )
         self.a_search_content.setCheckable(True)
         self.a_search_content.setIconText("In content")  # the button beside the search field
-        self.a_copy_id = act("&Copy entry id", "Ctrl+Shift+C", "Copy the selected entry's id")
+        self.a_copy_id = act("Copy entry &id", "Ctrl+Shift+C", "Copy the selected entry's id")
         self.a_copy_id.setIconText("Copy id")  # the inspector's button
         self.a_next = act("&Next entry", "Alt+Down")
         self.a_prev = act("&Previous entry", "Alt+Up")
         self.a_leaf = act("Go to &leaf", "Ctrl+L")
-        self.a_goto_cut = act("Go to &cut", "Ctrl+J")
+        self.a_goto_cut = act("&Go to cut", "Ctrl+J")
         self.a_cut_here = act("&Cut here", "Ctrl+K", "Use the selected entry as the cut point")
         self.a_auto_cut = act("&Automatic cut", "Ctrl+Shift+K")
         self.a_preview = act("&Preview summary", "Ctrl+P", "Generate and preview the compaction summary")
@@ -287,13 +289,13 @@ class WindowParts(QMainWindow):
         self.a_rename = act("&Rename session…")
         self.a_upgrade = act("&Upgrade legacy file (keeps a backup)…")
         self.a_provider = act(
-            "Custom pro&vider…", tip="Base URL, model and key variable of a custom provider"
+            "Custom provi&der…", tip="Base URL, model and key variable of a custom provider"
         )
         self.a_count_provider = act(
             "Count &tokens with the provider",
             tip="Send the active path's context to the configured Anthropic provider's count_tokens endpoint",
         )
-        self.a_timeline = act("Context &timeline", "Ctrl+T", "Show how the context grew and was compacted")
+        self.a_timeline = act("Context time&line", "Ctrl+T", "Show how the context grew and was compacted")
         self.a_timeline.setCheckable(True)
         self.a_about = act("&About Session Studio")
         self.a_shortcuts = act("&Keyboard shortcuts", tip="Every command's keys, and the views' own keys")
@@ -312,7 +314,7 @@ class WindowParts(QMainWindow):
         mb = self.menuBar()
         m = mb.addMenu("&File")
         m.addActions([self.a_open, self.a_browser])
-        self.recent_menu = m.addMenu("Open &recent")
+        self.recent_menu = m.addMenu("Open recen&t")
         m.addSeparator()
         m.addActions([self.a_reload, self.a_export, self.a_close])
         m.addSeparator()

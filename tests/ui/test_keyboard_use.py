@@ -1,0 +1,109 @@
+"""What a keyboard-only and a screen-reader user met (an audit driving the real window with keys):
+a combo's own keys taken by window shortcuts, no way back from the browser, links for the mouse
+only, unnamed controls, menus whose letters clash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMenu
+
+from session_studio.ui.main_window import MainWindow
+from session_studio.ui.window_parts import PAGE_BROWSER, PAGE_SESSION
+
+
+def _open(qtbot: Any, w: MainWindow, path: Path) -> None:
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.state is not None)
+
+
+def test_alt_down_opens_a_focused_combo_box_instead_of_moving_the_tree(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    """Go ▸ Next entry is Alt+Down everywhere in the window; in a combo box the key is the combo's."""
+    _open(qtbot, window, split_turn_session)
+    window.activateWindow()
+    combo = window.planner.profile_combo
+    combo.setFocus()
+    qtbot.waitUntil(combo.hasFocus)
+    selected = window.doc.selected
+    qtbot.keyClick(combo, Qt.Key.Key_Down, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(lambda: combo.view().isVisible())
+    assert window.doc.selected == selected
+    combo.hidePopup()
+    window.tree.setFocus()  # elsewhere Alt+Up is still Previous entry (the leaf is selected: no next)
+    qtbot.waitUntil(window.tree.hasFocus)
+    qtbot.keyClick(window.tree, Qt.Key.Key_Up, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(lambda: window.doc.selected != selected)
+
+
+def test_escape_in_the_browser_goes_back_to_the_open_session(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    _open(qtbot, window, split_turn_session)
+    window.show_browser()
+    assert window.stack.currentIndex() == PAGE_BROWSER
+    window.browser.search.setText("x")
+    qtbot.keyClick(window.browser.search, Qt.Key.Key_Escape)  # first Escape: clears the search
+    assert window.browser.search.text() == "" and window.stack.currentIndex() == PAGE_BROWSER
+    qtbot.keyClick(window.browser.search, Qt.Key.Key_Escape)
+    assert window.stack.currentIndex() == PAGE_SESSION
+
+
+def test_escape_in_the_browser_with_no_session_open_stays(qtbot: Any, window: MainWindow) -> None:
+    window.show_browser()
+    qtbot.keyClick(window.browser.search, Qt.Key.Key_Escape)
+    assert window.stack.currentIndex() == PAGE_BROWSER
+
+
+def test_the_pi_versions_links_take_the_keyboard(window: MainWindow) -> None:
+    page = window.compare
+    for label in (page.table, page.rules):
+        assert label.textInteractionFlags() & Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+
+
+def test_the_planner_and_preview_controls_have_names(window: MainWindow) -> None:
+    p = window.planner
+    names = [
+        p.keep.slider.accessibleName(),
+        p.keep.spin.accessibleName(),
+        p.reserve.slider.accessibleName(),
+        p.window_spin.accessibleName(),
+        window.search.accessibleName(),
+        window.preview.summary.accessibleName(),
+        window.preview.before.accessibleName(),
+    ]
+    assert names == [
+        "keepRecentTokens",
+        "keepRecentTokens",
+        "reserveTokens",
+        "Context window",
+        "Search entries",
+        "Summary",
+        "Context before compaction",
+    ]
+
+
+def test_no_menu_gives_two_commands_one_letter(window: MainWindow) -> None:
+    """Alt+E, C turned "In content" on when Copy entry id was disabled; Alt+V, T opened Theme."""
+
+    def letters(menu: QMenu) -> list[str]:
+        out = []
+        for a in menu.actions():
+            text = a.text().replace("&&", "")
+            if "&" in text and a.isVisible():
+                out.append(text[text.index("&") + 1].lower())
+        return out
+
+    menus = [a.menu() for a in window.menuBar().actions()]
+    window.tree_menu = None
+    for menu in [*menus, *(a.menu() for m in menus if isinstance(m, QMenu) for a in m.actions() if a.menu())]:
+        if isinstance(menu, QMenu):
+            keys = letters(menu)
+            assert len(keys) == len(set(keys)), (menu.title(), keys)
+    tree_menu = [window.a_cut_here, window.a_goto_cut, window.a_branch, window.a_branch_sum]
+    tree_menu += [window.a_fork, window.a_label, window.a_copy_id]
+    keys = [a.text()[a.text().index("&") + 1].lower() for a in tree_menu]
+    assert len(keys) == len(set(keys)), keys
