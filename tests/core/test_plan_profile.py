@@ -115,7 +115,7 @@ def test_example_d_follows_rule_27_under_1_6_0_and_quirk_12_1_2_under_0_80_2() -
     old = _plan("m4-example-d.jsonl", 100, PROFILE_0_80_2)
     assert not new.nothing_to_compact and old.nothing_to_compact
     assert [q.title for q in new.quirks if q.spec == "10.5"] == [
-        "Rule 27: oversized trailing entry, last cut point kept"
+        "Rule 27: keepRecentTokens reached after the last cut point, which is kept"
     ]
     assert any(q.spec == "12.1.2" for q in old.quirks)
     assert not any(q.spec == "12.1.2" for q in new.quirks)
@@ -216,3 +216,54 @@ def test_a_manual_cut_outside_the_projection_is_an_error_not_a_crash() -> None:
     assert planner.manual_cut_error(0) is not None
     st = planner.plan(PlanParams(keep_recent_tokens=1500, manual_cut=0))
     assert st.error is not None and "projection" in st.error
+
+
+# ------------------------------------------------------- pi 1.6.0's explanations (a teacher's audit)
+def _walk(st: Any) -> str:
+    from session_studio.core.explain import explain_plan, render_text
+
+    return "\n".join(render_text(explain_plan(st)))
+
+
+def test_an_empty_history_part_after_a_compaction_keeps_the_previous_summary_under_1_6_0() -> None:
+    """m7 exists to teach rule 38; only the pi versions tab said it, and the report said no quirk."""
+    new = _plan("m7-split-after-compaction.jsonl", 1500)
+    old = _plan("m7-split-after-compaction.jsonl", 1500, PROFILE_0_80_2)
+    (rule,) = [q for q in new.quirks if q.spec == "10.7"]
+    assert "Rule 38" in rule.title and "kept word for word as the history part" in rule.text
+    assert any(q.spec == "12.1.4" for q in old.quirks) and not any(q.spec == "12.1.4" for q in new.quirks)
+
+
+def test_the_range_is_told_as_pi_1_6_0_projects_the_previous_compaction() -> None:
+    """ "…at #4 inside the range" was 0.80.2's wording: 1.6.0 puts the compaction before the range,
+    and one that kept nothing (rule 5) starts the range after itself."""
+    new = _walk(_plan("m7-split-after-compaction.jsonl", 1500))
+    assert "after the previous compaction at #4, which kept nothing" in new and "inside the range" not in new
+    assert "inside the range" in _walk(_plan("m7-split-after-compaction.jsonl", 1500, PROFILE_0_80_2))
+
+
+def test_nothing_to_compact_before_only_system_messages_says_why() -> None:
+    walk = _walk(_plan("m1-system-first.jsonl", 20000))
+    assert "Nothing to compact (session too small): what stands before the cut are system messages" in walk
+    assert "rule 31" in walk
+
+
+def test_rule_27_says_when_the_trailing_results_reach_the_budget_together(tmp_path: Path) -> None:
+    """Two tool results of 300 each and keepRecentTokens 500: "the newest tool result alone reaches
+    keepRecentTokens" was false (300 < 500) and neither is oversized."""
+    from tests.core.util import A, T, U, call, chain, to_bytes
+
+    calls = [call("read", path="a"), call("read", path="b")]
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(to_bytes(chain(U(400), A(400), U(400), A("", blocks=calls), T(1200), T(1200))))
+    st = PathPlanner(Session.open(p), profile=PROFILE_1_6_0).plan(PlanParams(keep_recent_tokens=500))
+    (rule,) = [q for q in st.quirks if q.spec == "10.5"]
+    assert "reach keepRecentTokens only together" in rule.text and "alone" not in rule.text
+
+
+def test_the_keep_zone_is_described_by_each_pi() -> None:
+    from session_studio.core.explain import keep_zone_text
+
+    assert "never a tool result" in keep_zone_text(PROFILE_0_80_2)
+    new = keep_zone_text(PROFILE_1_6_0)
+    assert "rule 27" in new and "never a tool result" not in new

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from .jsvalue import UNDEFINED
 from .plan import PlanState, Quirk
+from .profile import PiProfile
 from .projected_plan import PathCutPlanner
 from .session import EntryRecord
 
@@ -25,6 +26,7 @@ __all__ = [
     "CutExplanation",
     "Step",
     "explain_plan",
+    "keep_zone_text",
     "render_text",
     "tokens_unknown_text",
     "window_exceeded_text",
@@ -100,12 +102,20 @@ def explain_plan(st: PlanState) -> CutExplanation:
     b = st.plan.boundary
     recs = pl.path
     keep = st.keep
-    where = (
-        f"from the kept start #{b.start} of the previous compaction, which is at #{b.prev_compaction} "
-        "inside the range and is no cut point"
-        if b.prev_compaction >= 0
-        else "no previous compaction"
-    )
+    if b.prev_compaction < 0:
+        where = "no previous compaction"
+    elif pi16 is None:
+        where = (
+            f"from the kept start #{b.start} of the previous compaction, which is at #{b.prev_compaction} "
+            "inside the range and is no cut point"
+        )
+    elif b.start > b.prev_compaction:  # rule 5: its firstKeptEntryId is its own id
+        where = f"after the previous compaction at #{b.prev_compaction}, which kept nothing"
+    else:
+        where = (
+            f"from #{b.start}, the first entry the previous compaction at #{b.prev_compaction} kept; pi 1.6.0 "
+            "puts that compaction before what it kept, outside the range: rule 17"
+        )
     add(
         Step(
             "range",
@@ -188,8 +198,8 @@ def explain_plan(st: PlanState) -> CutExplanation:
                         "candidate",
                         "No valid cut point at or after the budget",
                         f"the budget is reached at #{reached}, after the last cut point: pi 1.6.0 takes the "
-                        f"last cut point #{cps[-1]} (rule 27: the tool call before an oversized trailing tool "
-                        "result stays; pi 0.80.2 fell back to the first cut point)",
+                        f"last cut point #{cps[-1]} (rule 27: the tool call before the trailing tool results "
+                        "stays; pi 0.80.2 fell back to the first cut point)",
                     )
                 )
                 cand = cps[-1]
@@ -278,11 +288,27 @@ def explain_plan(st: PlanState) -> CutExplanation:
                 "outcome",
                 "Nothing to compact",
                 "pi would say: "
-                + ("Already compacted" if last_is_compaction else "Nothing to compact (session too small)"),
+                + ("Already compacted" if last_is_compaction else "Nothing to compact (session too small)")
+                + _only_system_messages_before(st),
                 warning=True,
             )
         )
     return ex
+
+
+def _only_system_messages_before(st: PlanState) -> str:
+    """Why there is nothing although entries stand before the cut, when they are system messages:
+    pi 1.6.0 never summarises those (rule 31), and a student sees #0 before the cut and no reason."""
+    if st.session is None or st.first_kept_item is None or not st.profile.system_messages:
+        return ""
+    recs = st.session.records
+    before = [k for r, k, _ in st.item_tokens[: st.first_kept_item] if recs[r].type != "compaction"]
+    if not before or any(k != "system" for k in before):
+        return ""
+    return (
+        ": what stands before the cut are system messages, which pi 1.6.0 never summarises (rule 31), "
+        "so there is no message to summarise"
+    )
 
 
 def summarised_span_text(st: PlanState) -> str | None:
@@ -324,6 +350,23 @@ def tokens_unknown_text(st: PlanState) -> str | None:
     return (
         f"pi {st.profile.version} shows the context size as unknown: no assistant answer with usage came "
         f"after the compaction{where} yet, so it has no figure until the next answer (§4.7)"
+    )
+
+
+def keep_zone_text(profile: PiProfile) -> str:
+    """What the keep-recent zone is and how pi cuts in it, for the token bar's mark and legend and
+    the report's bar (one sentence for all). Under pi 1.6.0 rule 27 can keep much more, and a
+    hidden tool result can be the cut (the backward scan takes it in)."""
+    if profile.projection:
+        return (
+            "the newest context entries that reach keepRecentTokens, walking back (custom messages, branch "
+            "summaries and system messages count); pi 1.6.0 cuts at the first valid cut point at or after "
+            "where they reach it, or at the last one before it when none follows (rule 27), so it keeps "
+            "about this much, often less, and more when a big tool result comes last"
+        )
+    return (
+        "the newest messages that reach keepRecentTokens, walking back; pi cuts at the first valid cut "
+        "point at or after where they reach it (never a tool result), so it keeps about this much, often less"
     )
 
 

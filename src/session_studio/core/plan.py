@@ -744,8 +744,24 @@ class PathPlanner:
         n_hist = produced[max(hist_end, b.start)] - produced[b.start]
         n_pre = produced[fk] - produced[cut.turn_start_index] if cut.is_split_turn else 0
         nothing = n_hist == 0 and n_pre == 0
+        # a split turn whose history part is empty, after a compaction: 0.80.2 loses the previous
+        # summary (§12.1.4), 1.6.0 sends it as the history (rule 38)
+        previous_as_history = cut.is_split_turn and n_hist == 0 and n_pre > 0 and b.prev_compaction >= 0
         if isinstance(pl, ProjectedPathPlan):
-            return nothing, self._rules_1_6_0(pl.planner, cut, budget, params)
+            rules = self._rules_1_6_0(pl.planner, cut, budget, params)
+            if previous_as_history:
+                rules.append(
+                    Quirk(
+                        "10.7",
+                        "Rule 38: the previous summary is the history",
+                        f"Nothing before the split turn's start #{cut.turn_start_index} is left to summarise, "
+                        "so pi 1.6.0 makes no history request: the previous compaction's summary "
+                        f"(#{b.prev_compaction}) is kept word for word as the history part, and the turn "
+                        "prefix's summary follows it (pi 0.80.2 put 'No prior history.' there and lost the "
+                        "previous summary, §12.1.4).",
+                    )
+                )
+            return nothing, rules
         planner = pl.planner
         if (
             nothing
@@ -789,7 +805,7 @@ class PathPlanner:
                     "summary or custom message). The summary is unaffected; extensions see isSplitTurn = true.",
                 )
             )
-        if cut.is_split_turn and n_hist == 0 and n_pre > 0 and b.prev_compaction >= 0:
+        if previous_as_history:
             q.append(
                 Quirk(
                     "12.1.4",
@@ -820,16 +836,28 @@ class PathPlanner:
         fk = cut.first_kept_index
         cps = planner.cut_points
         if params.manual_cut is None and cps and budget is not None and budget > cps[-1]:
+            produced = self._producing
+            alone = produced[len(path)] - produced[budget + 1] == 0  # no message after the budget's entry
             big = recs[path[budget]]
-            what = "tool result" if big.role == "toolResult" else "entries"
+            if alone:
+                what = "tool result" if big.role == "toolResult" else "entry"
+                reached = (
+                    f"The newest {what} alone reaches keepRecentTokens (at path #{budget}), after the "
+                    f"last valid cut point #{cps[-1]}"
+                )
+                stays = f"the tool call before that {what} stays"
+            else:
+                reached = (
+                    f"The entries after the last valid cut point #{cps[-1]} reach keepRecentTokens only "
+                    f"together (at path #{budget}, walking back from the newest)"
+                )
+                stays = "the tool call before them stays"
             q.append(
                 Quirk(
                     "10.5",
-                    "Rule 27: oversized trailing entry, last cut point kept",
-                    f"The newest {what} alone {'reaches' if what == 'tool result' else 'reach'} keepRecentTokens (at path #{budget}), after the last valid "
-                    f"cut point #{cps[-1]}. pi 1.6.0 cuts at that last cut point, so the tool call before an "
-                    "oversized tool result stays (pi 0.80.2 fell back to the first cut point and compacted "
-                    "nothing, quirk §12.1.2).",
+                    "Rule 27: keepRecentTokens reached after the last cut point, which is kept",
+                    f"{reached}. pi 1.6.0 cuts at that last cut point, so {stays} (pi 0.80.2 fell back to "
+                    "the first cut point and compacted nothing, quirk §12.1.2).",
                 )
             )
         if params.manual_cut is None and cps and planner.candidate(params.keep_recent_tokens)[1]:

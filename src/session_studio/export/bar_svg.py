@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core.bar_geometry import Span, after_items, plan_bar
-from ..core.explain import AUTO_COMPACTION_OFF
+from ..core.explain import AUTO_COMPACTION_OFF, keep_zone_text
 from ..core.plan import PlanState
 from .writer import Figure
 
@@ -147,9 +147,7 @@ def bar_figure(st: PlanState) -> Figure:
         f'height="{_ROW_H + 6}"/>'
     )
     lines.append(
-        f"keep-recent zone (dashed): the newest messages that reach keepRecentTokens = {_fmt(st.keep)}; "
-        "pi cuts at the first valid cut point at or after where they reach it, so it keeps about "
-        "that much, often less"
+        f"keep-recent zone (dashed, keepRecentTokens = {_fmt(st.keep)}): {keep_zone_text(st.profile)}"
     )
     add(
         f'<line class="threshold" x1="{x_thr:.1f}" y1="{_ROW_NOW - 10}" x2="{x_thr:.1f}" '

@@ -28,7 +28,7 @@ from session_studio.core.bar_geometry import (
     span_at,
     token_x,
 )
-from session_studio.core.explain import AUTO_COMPACTION_OFF, tokens_unknown_text
+from session_studio.core.explain import AUTO_COMPACTION_OFF, keep_zone_text, tokens_unknown_text
 from session_studio.core.plan import PlanState
 
 from .plain import rich_tooltip
@@ -185,9 +185,7 @@ class BarLayout:
         )
         cx = self.item_x(st.first_kept_item)
         if cx is not None:
-            out.append(
-                ("cut", cx - 2, cx + 2, "Cut: the first kept entry; everything left of it is summarised")
-            )
+            out.append(("cut", cx - 2, cx + 2, _LEGEND["cut"]))
         tok = st.tokens
         if self.unknown is not None and self.fill_total > 0:
             out.append(("unknown", self.x0, self.x(self.fill_total), _unknown_tip(self.unknown)))
@@ -218,9 +216,8 @@ class BarLayout:
                     "keep",
                     bx,
                     self.x(self.fill_total),
-                    f"Keep zone: the newest messages that reach keepRecentTokens = {_fmt(st.keep)} "
-                    "(estimated tokens), walking back; pi cuts at the first valid cut point at or after "
-                    "where they reach it (never a tool result), so it keeps about this much, often less",
+                    f"Keep zone (keepRecentTokens = {_fmt(st.keep)}, estimated tokens): "
+                    + keep_zone_text(st.profile),
                 )
             )
         return out
@@ -312,7 +309,11 @@ class TokenBar(QWidget):
         if lay.legend_y <= y < lay.legend_y + LEGEND_H:
             for name, a, b in self._legend_boxes:
                 if a <= x < b:
-                    return _unknown_tip(lay.unknown) if name == "unknown" and lay.unknown else _LEGEND[name]
+                    if name == "unknown" and lay.unknown:
+                        return _unknown_tip(lay.unknown)
+                    if name == "keep" and self.state is not None:  # pi 1.6.0 cuts otherwise
+                        return f"Keep zone: {keep_zone_text(self.state.profile)}"
+                    return _LEGEND[name]
             if self.real is not None and self._legend_boxes and x >= self._legend_boxes[-1][2]:
                 return rich_tooltip(self.real.tooltip())  # names the session's model: never HTML
             return ""
@@ -657,7 +658,10 @@ _LEGEND = {
         "Keep zone: the newest messages that reach keepRecentTokens, walking back; pi cuts at the first "
         "valid cut point at or after where they reach it, so it keeps about this much, often less"
     ),
-    "cut": "Cut: the first kept entry; what lies left of it is summarised",
+    "cut": (
+        "Cut: the first kept entry; the messages left of it are summarised (pi 1.6.0 leaves out system "
+        "messages and entries hidden by context edits)"
+    ),
     "unknown": "pi shows the context size as unknown (§4.7)",
 }
 
