@@ -107,3 +107,11 @@ def test_no_menu_gives_two_commands_one_letter(window: MainWindow) -> None:
     tree_menu += [window.a_fork, window.a_label, window.a_copy_id]
     keys = [a.text()[a.text().index("&") + 1].lower() for a in tree_menu]
     assert len(keys) == len(set(keys)), keys
+
+
+def test_scroll_areas_are_no_tab_stops_of_their_own(window: MainWindow) -> None:
+    """Tab stopped on the planner's scroll area and drew nothing: one press seemed lost."""
+    from PySide6.QtWidgets import QScrollArea
+
+    areas = window.findChildren(QScrollArea)
+    assert areas and all(a.focusPolicy() == Qt.FocusPolicy.NoFocus for a in areas if type(a) is QScrollArea)

@@ -98,7 +98,10 @@ def open_regular_fd(path: str, flags: int = os.O_RDONLY, *, opened_before: bool 
     except IsADirectoryError as e:
         raise SessionFileError(f"session path is a directory: {path}") from e
     except OSError as e:
-        raise SessionFileError(f"cannot open {path}: {e.strerror}") from e
+        writing = flags & (os.O_WRONLY | os.O_RDWR)
+        raise SessionFileError(
+            f"cannot open {path}: {e.strerror}" + ("; nothing was written" if writing else "")
+        ) from e
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

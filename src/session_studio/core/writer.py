@@ -112,7 +112,7 @@ class AppendResult:
         if not self.interleaved_bytes:
             return None
         return (
-            f"pi appended {self.interleaved_bytes} bytes while this entry was being written; the entry "
+            f"another program (pi) appended {self.interleaved_bytes} bytes while this entry was being written; the entry "
             f"was written after them (at byte {self.offset}) and is in the file, as a branch from the "
             "entry it was planned on"
         )

@@ -246,6 +246,8 @@ class PlannerPanel(QWidget):
         body_lay.addWidget(self.quirk_box)
         body_lay.addStretch(1)
         self.body_scroll = QScrollArea()
+        # no Tab stop of its own (it drew no focus; Tab went on to its controls one press later)
+        self.body_scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.body_scroll.setWidgetResizable(True)
         self.body_scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.body_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

@@ -107,6 +107,8 @@ class ProfileCompareView(QWidget):
         lay.addWidget(self.rules)
         lay.addStretch(1)
         scroll = QScrollArea()
+        # no Tab stop of its own (it drew no focus; Tab went on to its controls one press later)
+        scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         scroll.setWidget(body)

@@ -450,6 +450,8 @@ class CompareView(QWidget):
         self.row = QSplitter(Qt.Orientation.Horizontal)
         self.row.setChildrenCollapsible(False)
         self.scroll_area = QScrollArea()
+        # no Tab stop of its own (it drew no focus; Tab went on to its controls one press later)
+        self.scroll_area.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.scroll_area.setWidgetResizable(True)
         self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
         self.scroll_area.setWidget(self.row)
