@@ -173,6 +173,20 @@ def oracle_compare_module() -> ModuleType:
     return mod
 
 
+def generate_scenarios(out: Path, env: dict[str, str] | None = None) -> list[Path]:
+    """pi 1.6.0's 28 hand-built scenarios (``gen_scenarios.mjs scenarios``), written to ``out``."""
+    subprocess.run(
+        ["node", str(ORACLE16_DIR / "gen_scenarios.mjs"), "scenarios", "--out", str(out)],
+        check=True,
+        capture_output=True,
+        env=env,
+        timeout=300,
+    )
+    files = sorted(out.glob("*.jsonl"))
+    assert len(files) == 28
+    return files
+
+
 def generate(out: Path, *args: str) -> list[Path]:
     subprocess.run(
         [sys.executable, str(ORACLE_DIR / "gen_sessions.py"), *args, "--out", str(out)],

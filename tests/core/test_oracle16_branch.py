@@ -21,7 +21,7 @@ from session_studio.core.jsvalue import js_stringify
 from session_studio.core.oracle_schema import BRANCH_FIELDS, branch_output
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
 from session_studio.core.session import Session
-from tests.conftest import ORACLE16_DIR, ROOT, Oracle16
+from tests.conftest import ORACLE16_DIR, ROOT, Oracle16, generate_scenarios
 
 pytestmark = pytest.mark.oracle
 
@@ -74,16 +74,7 @@ def _differences(oracle16: Oracle16, path: Path) -> list[str]:
 
 
 def _scenarios(oracle16: Oracle16, out: Path) -> list[Path]:
-    subprocess.run(
-        ["node", str(ORACLE16_DIR / "gen_scenarios.mjs"), "scenarios", "--out", str(out)],
-        check=True,
-        capture_output=True,
-        env=oracle16.env,
-        timeout=300,
-    )
-    files = sorted(out.glob("*.jsonl"))
-    assert len(files) == 28
-    return files
+    return generate_scenarios(out, oracle16.env)
 
 
 def test_branch_agrees_on_the_scenarios(oracle16: Oracle16, tmp_path: Path) -> None:

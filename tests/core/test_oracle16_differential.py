@@ -21,7 +21,14 @@ from session_studio.core.jsvalue import js_stringify
 from session_studio.core.oracle_schema import PLAN_FIELDS, plan_output
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0, detect_profile
 from session_studio.core.session import Session
-from tests.conftest import ORACLE16_DIR, ORACLE_DIR, Oracle16, generate, oracle_compare_module
+from tests.conftest import (
+    ORACLE16_DIR,
+    ORACLE_DIR,
+    Oracle16,
+    generate,
+    generate_scenarios,
+    oracle_compare_module,
+)
 
 pytestmark = pytest.mark.oracle
 
@@ -101,16 +108,7 @@ def test_the_oracles_extra_fields_agree(oracle16: Oracle16) -> None:
 
 
 def _scenarios(oracle16: Oracle16, out: Path) -> list[Path]:
-    subprocess.run(
-        ["node", str(ORACLE16_DIR / "gen_scenarios.mjs"), "scenarios", "--out", str(out)],
-        check=True,
-        capture_output=True,
-        env=oracle16.env,
-        timeout=300,
-    )
-    files = sorted(out.glob("*.jsonl"))
-    assert len(files) == 28
-    return files
+    return generate_scenarios(out, oracle16.env)
 
 
 def test_scenarios_agree(oracle16: Oracle16, tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ every keepRecentTokens where pi's answer changes, not only at one.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from session_studio.core.oracle_schema import plan_output
 from session_studio.core.plan import PathPlanner, PlanParams
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
 from session_studio.core.session import Session
-from tests.conftest import ORACLE16_DIR, Oracle16
+from tests.conftest import ORACLE16_DIR, Oracle16, generate_scenarios
 
 CASES_DIR = ORACLE16_DIR / "cases"
 CASE_KEEPS: dict[str, int] = json.loads((CASES_DIR / "cases.json").read_text())
@@ -91,15 +90,7 @@ def test_path_planner_1_6_0_equals_plan_command_on_the_cases(case: str) -> None:
 
 @pytest.mark.oracle
 def test_path_planner_1_6_0_equals_plan_command_on_the_scenarios(oracle16: Oracle16, tmp_path: Path) -> None:
-    subprocess.run(
-        ["node", str(ORACLE16_DIR / "gen_scenarios.mjs"), "scenarios", "--out", str(tmp_path)],
-        check=True,
-        capture_output=True,
-        env=oracle16.env,
-        timeout=300,
-    )
-    files = sorted(tmp_path.glob("*.jsonl"))
-    assert len(files) == 28
+    files = generate_scenarios(tmp_path, oracle16.env)
     diffs = [d for f in files for d in _disagreements(f, 2000)]
     assert not diffs, "\n".join(diffs)
 

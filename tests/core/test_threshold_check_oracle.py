@@ -18,7 +18,7 @@ import pytest
 from session_studio.core import Session
 from session_studio.core.plan import PathPlanner, PlanParams
 from session_studio.core.profile import profile_named
-from tests.conftest import ORACLE16_DIR, ORACLE_DIR, Oracle, Oracle16, generate
+from tests.conftest import ORACLE16_DIR, ORACLE_DIR, Oracle, Oracle16, generate, generate_scenarios
 
 pytestmark = pytest.mark.oracle
 
@@ -77,15 +77,7 @@ def test_the_seven_cases_and_the_fixture(oracle: Oracle, oracle16: Oracle16, ver
 
 
 def test_the_1_6_0_scenarios(oracle16: Oracle16, tmp_path: Path) -> None:
-    subprocess.run(
-        ["node", str(ORACLE16_DIR / "gen_scenarios.mjs"), "scenarios", "--out", str(tmp_path)],
-        check=True,
-        capture_output=True,
-        env=oracle16.env,
-        timeout=300,
-    )
-    files = sorted(tmp_path.glob("*.jsonl"))
-    assert len(files) == 28
+    files = generate_scenarios(tmp_path, oracle16.env)
     wrong = _disagreements(oracle16.env, files, "1.6.0")
     assert not wrong, "\n".join(wrong)
 

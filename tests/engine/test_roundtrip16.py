@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from session_studio.core.profile import PROFILE_1_6_0
 from session_studio.engine import commit_compaction, draft_compaction, summarize_draft
 from session_studio.engine.compaction import NothingToCompactError
 from session_studio.llm.base import SummaryRequest, SummaryResult
-from tests.conftest import ORACLE16_DIR, Oracle16
+from tests.conftest import ORACLE16_DIR, Oracle16, generate_scenarios
 from tests.engine.test_roundtrip import openai
 
 pytestmark = pytest.mark.oracle
@@ -95,15 +94,8 @@ def test_compact_under_1_6_0_matches_pi_on_the_cases(
 def test_compact_under_1_6_0_matches_pi_on_scenarios(
     oracle16: Oracle16, mock_llm: dict[str, str], tmp_path: Path
 ) -> None:
-    subprocess.run(
-        ["node", str(ORACLE16_DIR / "gen_scenarios.mjs"), "scenarios", "--out", str(tmp_path / "sc")],
-        check=True,
-        capture_output=True,
-        env=oracle16.env,
-        timeout=300,
-    )
     done = 0
-    for src in sorted((tmp_path / "sc").glob("*.jsonl"))[::3]:
+    for src in generate_scenarios(tmp_path / "sc", oracle16.env)[::3]:
         session = Session.open(src)
         rows = plan_output(session, fields=["sweep"], profile=PROFILE_1_6_0)[0].get("sweep") or []
         keep = rows[len(rows) // 2]["keepRecentTokens"] if len(rows) >= 2 else 2000

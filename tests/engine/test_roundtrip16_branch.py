@@ -25,7 +25,7 @@ from session_studio.core.oracle_schema import context_output
 from session_studio.core.profile import PROFILE_1_6_0
 from session_studio.engine.edits import branch_to
 from session_studio.llm.base import SummaryRequest, SummaryResult
-from tests.conftest import ORACLE16_DIR, ROOT, Oracle16
+from tests.conftest import ORACLE16_DIR, ROOT, Oracle16, generate_scenarios
 from tests.engine.test_roundtrip import openai
 
 pytestmark = pytest.mark.oracle
@@ -104,14 +104,7 @@ def _roundtrip(oracle16: Oracle16, mock: dict[str, str], src: Path, work: Path) 
 
 
 def _scenarios(oracle16: Oracle16, out: Path) -> list[Path]:
-    subprocess.run(
-        ["node", str(ORACLE16_DIR / "gen_scenarios.mjs"), "scenarios", "--out", str(out)],
-        check=True,
-        capture_output=True,
-        env=oracle16.env,
-        timeout=300,
-    )
-    return sorted(out.glob("*.jsonl"))
+    return generate_scenarios(out, oracle16.env)
 
 
 @pytest.mark.parametrize(

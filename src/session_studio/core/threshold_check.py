@@ -59,12 +59,7 @@ class ThresholdCheck:
 
 def _number(v: Any) -> float:
     """JS ToNumber, as `>` and `<=` apply it to what pi compares."""
-    if type(v) is int or type(v) is float:
-        return float(v)
-    try:
-        return js_to_number(v)
-    except (TypeError, ValueError):  # pragma: no cover - js_to_number takes every JSON value
-        return float("nan")
+    return float(v) if type(v) is int or type(v) is float else js_to_number(v)
 
 
 def _not_newer(message: Any, compaction_ms: float | None) -> bool:
