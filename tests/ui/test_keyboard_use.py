@@ -115,3 +115,35 @@ def test_scroll_areas_are_no_tab_stops_of_their_own(window: MainWindow) -> None:
 
     areas = window.findChildren(QScrollArea)
     assert areas and all(a.focusPolicy() == Qt.FocusPolicy.NoFocus for a in areas if type(a) is QScrollArea)
+
+
+def test_the_focused_control_is_outlined_in_the_focus_colour_not_the_pale_selection(
+    qtbot: Any, window: MainWindow
+) -> None:
+    """Fusion outlines the focused control in the highlight colour, the light theme's pale selection
+    blue (about 1.3:1 on the window): a keyboard user could not find the focus. A focused spin box's
+    outline now carries the theme's focus colour; an item view's selection stays pale."""
+    from PySide6.QtGui import QColor, QPalette
+    from PySide6.QtWidgets import QSpinBox, QStyle, QStyleOptionViewItem, QVBoxLayout, QWidget
+
+    from session_studio.ui.theme import _focus_drawn, current_theme
+
+    host = QWidget()  # in the window's theme and style (the fixture applied them)
+    qtbot.addWidget(host)
+    spin = QSpinBox(host)
+    QVBoxLayout(host).addWidget(spin)
+    host.show()
+    host.activateWindow()
+    spin.setFocus()
+    qtbot.waitUntil(spin.hasFocus)
+    img = spin.grab().toImage()
+    focus = current_theme().focus
+    drawn = {img.pixelColor(x, y).rgb() for x in range(img.width()) for y in range(img.height())}
+    assert any(_close(QColor(c), focus) for c in drawn)
+    item = QStyleOptionViewItem()
+    item.state |= QStyle.StateFlag.State_HasFocus | QStyle.StateFlag.State_Selected
+    assert _focus_drawn(item, False).palette.color(QPalette.ColorRole.Highlight) == current_theme().highlight
+
+
+def _close(a: Any, b: Any) -> bool:
+    return abs(a.red() - b.red()) + abs(a.green() - b.green()) + abs(a.blue() - b.blue()) < 90
