@@ -258,3 +258,10 @@ def test_the_keep_zone_is_described_by_each_pi() -> None:
     assert "never a tool result" in keep_zone_text(PROFILE_0_80_2)
     new = keep_zone_text(PROFILE_1_6_0)
     assert "rule 27" in new and "never a tool result" not in new
+
+
+def test_the_scan_names_the_context_edit_that_hid_an_entry() -> None:
+    """m2: "#2 is toolResult (no context message)" beside a cut at that tool result read as a
+    contradiction of rule 25; the edit at #4 hid it (rule 18)."""
+    walk = _walk(_plan("m2-edit-null.jsonl", 300))
+    assert "#2 is toolResult (hidden by the context edit at #4, rule 18)" in walk

@@ -10,7 +10,7 @@ HTML (``ui/why.py``). Everything here is plain text taken from the plan; rendere
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -228,7 +228,7 @@ def explain_plan(st: PlanState) -> CutExplanation:
             )
             cand = advanced
     if pi16 is not None:
-        add(Step("scan", "Backward scan", _scan_projected(pi16, cand, st.cut.first_kept_index)))
+        add(Step("scan", "Backward scan", _scan_projected(pi16, cand, st.cut.first_kept_index, st.positions)))
     else:
         add(Step("scan", "Backward scan", _scan(recs, b.start, cand, st.cut.first_kept_index)))
     c = st.cut
@@ -442,8 +442,9 @@ def _reason(st: PlanState, pos: int) -> str:
     return st.mark_reason(st.path[pos]) if 0 <= pos < len(st.path) else ""
 
 
-def _scan_projected(pl: PathCutPlanner, cand: int, final: int) -> str:
-    """pi 1.6.0's backward scan (rule 28) over the projection, in path positions."""
+def _scan_projected(pl: PathCutPlanner, cand: int, final: int, positions: Mapping[int, int]) -> str:
+    """pi 1.6.0's backward scan (rule 28) over the projection, in path positions (``positions``:
+    record → path position, to name the context edit that hid an entry)."""
     steps: list[str] = []
     j = pl.projected_index(cand)
     pp = pl.projected
@@ -453,7 +454,10 @@ def _scan_projected(pl: PathCutPlanner, cand: int, final: int) -> str:
         if pp.stops_scan(j - 1):
             steps.append(f"#{prev} is {_who(recs[prev])} with context messages → stop")
             break
-        steps.append(f"#{prev} is {_who(recs[prev])} (no context message) → move the cut back to #{prev}")
+        edit = pp.projection.entries[j - 1].edit
+        at = positions.get(edit) if edit is not None else None
+        hidden = f"hidden by the context edit at #{at}, rule 18" if at is not None else "no context message"
+        steps.append(f"#{prev} is {_who(recs[prev])} ({hidden}) → move the cut back to #{prev}")
         j -= 1
     if not steps:
         steps.append("at the start of the range → stop")
