@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMenu
 
@@ -147,3 +148,25 @@ def test_the_focused_control_is_outlined_in_the_focus_colour_not_the_pale_select
 
 def _close(a: Any, b: Any) -> bool:
     return abs(a.red() - b.red()) + abs(a.green() - b.green()) + abs(a.blue() - b.blue()) < 90
+
+
+def test_status_messages_are_announced_to_a_screen_reader(
+    window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "Not a cut point: …" after Ctrl+K reached only the eyes."""
+    from session_studio.ui import main_window
+
+    said: list[str] = []
+
+    class Listening:
+        @staticmethod
+        def isActive() -> bool:
+            return True
+
+        @staticmethod
+        def updateAccessibility(event: Any) -> None:
+            said.append(event.message())
+
+    monkeypatch.setattr(main_window, "QAccessible", Listening)
+    window.statusBar().showMessage("Not a cut point: a tool result must stay after its tool call")
+    assert said == ["Not a cut point: a tool result must stay after its tool call"]

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import QPersistentModelIndex, QPoint, QSize, QStandardPaths, Qt, QTimer, qVersion
 from PySide6.QtGui import (
+    QAccessible,
+    QAccessibleAnnouncementEvent,
     QAction,
     QCloseEvent,
     QDragEnterEvent,
@@ -168,6 +170,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         d.selection_changed.connect(self._on_selection)
         d.preparation_ready.connect(self._on_preparation)
         d.message.connect(lambda t: self.statusBar().showMessage(t, 6000))
+        self.statusBar().messageChanged.connect(self._announce)
         d.disk_changed.connect(self._on_disk_changed)
         d.closed.connect(self._on_closed)
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._on_color_scheme_changed)
@@ -338,6 +341,12 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.runner.op(work).on_success(lambda r: self.browser.set_sessions(r[0], root, r[1])).start()
         self._show_recent()
         self._update_actions()
+
+    def _announce(self, text: str) -> None:
+        """Say a status message to a screen reader, if one listens: "Not a cut point: …" after Ctrl+K
+        and "Compaction appended" reached only the eyes."""
+        if text and QAccessible.isActive():
+            QAccessible.updateAccessibility(QAccessibleAnnouncementEvent(self.statusBar(), text))
 
     def _back_to_session(self) -> None:
         """Escape in the session browser: back to the open session (nothing open: stay)."""
