@@ -199,6 +199,66 @@ def test_real_fixtures_after_upgrade(oracle: Oracle, mock_llm, tmp_path: Path) -
         assert_same_as_pi(oracle, entry, preview, pi, ours)
 
 
+PI_MIGRATES = """
+const [home, file] = process.argv.slice(1);
+const sm = await import(`${home}/node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js`);
+sm.SessionManager.open(file, require("node:path").dirname(file));
+"""
+
+
+def test_an_upgrade_is_pi_s_own_migration_rewrite_byte_for_byte(oracle: Oracle, tmp_path: Path) -> None:
+    """pi rewrites a version 2 file when it opens it, keeping every line it parsed: a second session
+    header (version set to 3) too, which the upgrade dropped. Both rewrites must be the same bytes."""
+    header = {
+        "type": "session",
+        "version": 2,
+        "id": "s1",
+        "timestamp": "2025-01-01T00:00:00.000Z",
+        "cwd": "/x",
+    }
+    second = {
+        "type": "session",
+        "id": "s2",
+        "timestamp": "2025-01-01T00:00:02.000Z",
+        "cwd": "/y",
+        "version": 2,
+    }
+    user = {"role": "user", "content": "hi", "timestamp": 1}
+    lines = [
+        header,
+        {
+            "type": "message",
+            "id": "a1",
+            "parentId": None,
+            "timestamp": "2025-01-01T00:00:01.000Z",
+            "message": user,
+        },
+        second,
+        {
+            "type": "message",
+            "id": "a2",
+            "parentId": "a1",
+            "timestamp": "2025-01-01T00:00:03.000Z",
+            "message": user,
+        },
+        {**second, "id": "s3"},
+    ]
+    original = "".join(json.dumps(v) + "\n" for v in lines).encode()
+    ours, theirs = tmp_path / "ours.jsonl", tmp_path / "pi" / "theirs.jsonl"
+    theirs.parent.mkdir()
+    ours.write_bytes(original)
+    theirs.write_bytes(original)
+    upgrade_legacy_file(Session.open(ours))
+    home = oracle.env["PI_ORACLE_HOME"]
+    subprocess.run(
+        ["node", "--input-type=commonjs", "-e", f"(async () => {{ {PI_MIGRATES} }})()", home, str(theirs)],
+        check=True,
+        env=oracle.env,
+        timeout=60,
+    )
+    assert ours.read_bytes() == theirs.read_bytes()
+
+
 def test_branch_summary_and_fork_load_in_pi(
     oracle: Oracle, mock_llm, sessions: list[Path], tmp_path: Path
 ) -> None:

@@ -400,10 +400,32 @@ def upgrade_legacy_file(session: Session, backup_suffix: str | None = None) -> t
         while backup.exists() or backup.is_symlink():
             n += 1
             backup = src.with_name(f"{src.name}.v{version}-backup-{stamp}-{n}")
-    values = [session.header, *session.entries()]
+    values = [session.header, *_with_extra_headers(session)]
     lines = [js_stringify(v) + "\n" for v in values]  # type: ignore[operator]
     rewrite_file(src, lines, fp, backup)
     return src, backup
+
+
+def _with_extra_headers(session: Session) -> list[Any]:
+    """The entries in file order with any later session header between them, as pi's own migration
+    rewrites the file: it keeps every line it parsed and sets each header's version (we ignore those
+    headers as pi's tree does, so the upgrade dropped them and differed from pi's rewrite)."""
+    extra = [i for i in session.issues if i.kind == "extra_header"]
+    entries = session.entries()
+    if not extra:
+        return entries
+    from ..core.reader import parse_line
+
+    placed = [(rec.line, v) for rec, v in zip(session.records, entries, strict=True)]
+    with open(session.path, "rb") as fh:
+        for issue in extra:
+            fh.seek(issue.offset)
+            value, _kind, _msg = parse_line(fh.readline().rstrip(b"\r\n"))
+            if isinstance(value, dict):
+                value["version"] = 3  # migrateV1ToV2 / migrateV2ToV3 on every "session" entry
+                placed.append((issue.line, value))
+    placed.sort(key=lambda item: item[0])
+    return [v for _, v in placed]
 
 
 def repair_torn_tail(session: Session) -> str:
