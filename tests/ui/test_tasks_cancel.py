@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import threading
 import time
+import weakref
 from typing import Any
 
 from session_studio.ui.tasks import TaskRunner
@@ -77,3 +78,34 @@ def test_a_write_progress_dialog_has_no_cancel_and_escape_keeps_its_report(qtbot
     release.set()
     qtbot.waitUntil(lambda: got == ["written"], timeout=5000)
     assert not op.cancelled.is_set() and not runner.busy
+
+
+def test_an_operation_is_never_freed_on_its_worker_thread(qtbot: Any, monkeypatch: Any) -> None:
+    """Its worker kept the last reference when the GUI thread had handled the result and let the
+    operation go first: the Operation (a QObject of the GUI thread, with its timer) was destroyed on
+    the pool thread (a segfault in libshiboken on a "Thread (pooled)", seen once by a keyboard
+    audit). The runner now holds it until the worker has dropped every reference."""
+    from session_studio.ui import tasks
+
+    real = tasks.Operation._execute
+    lingering = threading.Event()
+
+    def execute_then_linger(self: Any) -> None:
+        real(self)  # the result is on its way to the GUI thread ...
+        lingering.wait(5)  # ... which handles it and lets go while this worker is still here
+
+    monkeypatch.setattr(tasks.Operation, "_execute", execute_then_linger)
+    runner = TaskRunner()
+    freed_on: list[str] = []
+    got: list[str] = []
+    op = runner.op(lambda: "done").on_success(got.append)
+    # the thread that drops the last reference frees the Python side and destroys the QObject
+    weakref.finalize(op, lambda: freed_on.append(threading.current_thread().name))
+    op.start()
+    del op
+    qtbot.waitUntil(lambda: got == ["done"], timeout=5000)
+    gc.collect()
+    lingering.set()
+    assert runner.pool("compute").waitForDone(5000)
+    qtbot.waitUntil(lambda: bool(freed_on), timeout=5000)
+    assert freed_on == [threading.main_thread().name]

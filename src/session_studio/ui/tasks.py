@@ -44,11 +44,23 @@ SHUTDOWN_WAIT_MS = 3000
 class _Job(QRunnable):
     def __init__(self, op: Operation) -> None:
         super().__init__()
-        self.op = op
+        self.op: Operation | None = op
         self.setAutoDelete(True)
 
     def run(self) -> None:
-        self.op._execute()
+        # The worker must never hold the operation's last reference: an Operation is a QObject of
+        # the GUI thread (its timer, its queued signals), and one freed here, once the GUI thread
+        # had handled its result and let it go, was destroyed on this pool thread (a segfault in
+        # libshiboken on a "Thread (pooled)"). The runner keeps it (TaskRunner._alive) until this
+        # thread has dropped every reference and said so; the GUI thread lets it go then.
+        op, self.op = self.op, None
+        assert op is not None
+        runner, key = op.runner, id(op)
+        try:
+            op._execute()
+        finally:
+            del op
+            runner.worker_done.emit(key)
 
 
 class Operation(QObject):
@@ -147,6 +159,7 @@ class Operation(QObject):
         return self
 
     def _launch(self) -> None:
+        self.runner._alive[id(self)] = self  # until its worker is done with it (see _Job.run)
         self.runner.pool(self.pool).start(_Job(self))
 
     # ---------------------------------------------------------------- worker side
@@ -234,6 +247,8 @@ class TaskRunner(QObject):
 
     unhandled = Signal(object, str)
     busy_changed = Signal(bool)
+    #: a worker dropped its references to the operation (id): the GUI thread may let it go
+    worker_done = Signal(object)
 
     def __init__(self, parent: QObject | None = None, *, synchronous: bool = False) -> None:
         super().__init__(parent)
@@ -242,11 +257,18 @@ class TaskRunner(QObject):
         self._running: set[Operation] = set()
         #: cancelled operations whose worker has not reported back yet (see Operation.cancel)
         self._finishing: set[Operation] = set()
+        #: every launched operation until its worker thread holds no reference to it (_Job.run)
+        self._alive: dict[int, Operation] = {}
+        self.worker_done.connect(self._let_go)
         for name in POOLS:
             pool = QThreadPool(self)
             # network: each summary candidate (Compare summaries) streams in its own worker, mostly waiting
             pool.setMaxThreadCount(1 if name == "write" else (6 if name == "network" else 4))
             self._pools[name] = pool
+
+    @Slot(object)
+    def _let_go(self, key: int) -> None:
+        self._alive.pop(key, None)  # the last reference may go here: on the GUI thread
 
     def pool(self, name: str) -> QThreadPool:
         return self._pools[name]
