@@ -75,6 +75,7 @@ def test_the_planner_and_preview_controls_have_names(window: MainWindow) -> None
         window.search.accessibleName(),
         window.preview.summary.accessibleName(),
         window.preview.before.accessibleName(),
+        window.why.accessibleName(),
     ]
     assert names == [
         "keepRecentTokens",
@@ -84,6 +85,7 @@ def test_the_planner_and_preview_controls_have_names(window: MainWindow) -> None
         "Search entries",
         "Summary",
         "Context before compaction",
+        "Why this cut",
     ]
 
 

@@ -201,6 +201,7 @@ class CandidatePane(QFrame):
         self.kept_title = QLabel("<b>What it kept</b>")
         self.kept_title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.kept = QTextBrowser()
+        self.kept.setAccessibleName("What this candidate kept")
         self.kept.setOpenLinks(False)
         self.kept.setPlaceholderText("The sections pi's prompt asks for and the file lists, once generated")
         self.after_title = QLabel("<b>After</b>")

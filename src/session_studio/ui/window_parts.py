@@ -156,6 +156,7 @@ class WindowParts(QMainWindow):
         self.inspector.edit_facts = lambda: self.tree_model.edits  # the tree's active path decides
         self.inspector.usage_totals = lambda: self.tree_model.usage()
         self.why = SafeTextBrowser()
+        self.why.setAccessibleName("Why this cut")
         self.preview = PreviewPane()
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
