@@ -66,6 +66,14 @@ def writes_done() -> list[str]:
     return list(_done)
 
 
+def _record_done(what: str) -> None:
+    _done.append(what)
+    del _done[:-_DONE_KEPT]  # a window open for days writes many times: only the last few are told
+
+
+_DONE_KEPT = 20
+
+
 _DEFERRED = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -200,7 +208,7 @@ def append_line(
                     f"verification failed: the bytes read back from {p} differ from what was written; {state}"
                 )
             journal.end_append(intent)
-            _done.append(f"an entry ({len(line):,} bytes) appended to {p}")
+            _record_done(f"an entry ({len(line):,} bytes) appended to {p}")
             after = fingerprint_fd(fd)
         finally:
             os.close(fd)
@@ -293,7 +301,7 @@ def _place_new_file(
     _fsync_dir(directory)
     if target.read_bytes() != data:
         raise WriteError(f"verification failed for {target}")
-    _done.append(f"the new file {target} ({len(data):,} bytes)")
+    _record_done(f"the new file {target} ({len(data):,} bytes)")
 
 
 def rewrite_file(
@@ -364,7 +372,7 @@ def rewrite_file(
             written = fh.read(len(data))
         if written != data:
             raise WriteError(f"verification failed for {target} (the original is kept as {backup})")
-        _done.append(f"{target} rewritten as version 3 (the original kept as {backup})")
+        _record_done(f"{target} rewritten as version 3 (the original kept as {backup})")
 
 
 def _copy_fd(src: int, dest: Path, mode: int) -> None:
