@@ -473,6 +473,23 @@ def _mistyped_command(first: str) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    writer = sys.modules.get("session_studio.core.writer")  # not imported yet: nothing written yet
+    mark = writer.writes_so_far() if writer is not None else 0
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # also before the command runs (a Ctrl+C at once printed a traceback)
+        writer = sys.modules.get("session_studio.core.writer")
+        done = writer.writes_done(mark) if writer is not None else []  # this command's writes
+        if done:  # the interrupt came after a write, which is whole (see core.writer)
+            err(
+                f"session-studio: interrupted after it wrote {'; '.join(done)}; that is complete, and nothing else was written"
+            )
+        else:
+            err("session-studio: interrupted (nothing was written)")
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if argv is None:  # this process is ours (not a test calling main)
         tune_allocator()
@@ -503,16 +520,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except BrokenPipeError:
         return EXIT_OK
-    except KeyboardInterrupt:
-        writer = sys.modules.get("session_studio.core.writer")  # not imported: nothing was written
-        done = writer.writes_done() if writer is not None else []
-        if done:  # the interrupt came after a write, which is whole (see core.writer)
-            err(
-                f"session-studio: interrupted after it wrote {'; '.join(done)}; that is complete, and nothing else was written"
-            )
-        else:
-            err("session-studio: interrupted (nothing was written)")
-        return 130
     except Exception as e:  # every failure ends in one line; a traceback only on request
         return _report_failure(a, e)
 

@@ -679,3 +679,17 @@ def test_a_failed_label_after_the_branch_summary_says_the_summary_was_written(
     assert "was appended and is the new leaf, but its label was not" in message
     assert "Nothing was written" not in message
     assert b'"type":"branch_summary"' in p.read_bytes()
+
+
+def test_ctrl_c_before_the_command_runs_is_a_sentence_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Ctrl+C while the command line was still being read printed a raw KeyboardInterrupt
+    traceback (the write audit: 11 of 150 early interrupts)."""
+
+    def interrupted(*_a: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["plan", "x.jsonl"]) == 130
+    assert capsys.readouterr().err.strip() == "session-studio: interrupted (nothing was written)"

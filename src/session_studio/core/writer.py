@@ -44,6 +44,7 @@ __all__ = [
     "rewrite_file",
     "write_new_file",
     "writes_done",
+    "writes_so_far",
 ]
 
 _locks: dict[str, threading.Lock] = {}
@@ -56,22 +57,27 @@ def _lock_for(path: str) -> threading.Lock:
         return _locks.setdefault(key, threading.Lock())
 
 
-#: what this process wrote and completed, in words ("an entry appended to F"), for a message
-#: after an interrupt: Ctrl+C right after a write said "nothing was written"
-_done: list[str] = []
+#: what this process wrote and completed, numbered, in words ("an entry appended to F"), for a
+#: message after an interrupt: Ctrl+C right after a write said "nothing was written"
+_done: list[tuple[int, str]] = []
+_DONE_KEPT = 20
 
 
-def writes_done() -> list[str]:
-    """The writes this process completed (a copy), oldest first."""
-    return list(_done)
+def writes_done(since: int = 0) -> list[str]:
+    """The writes this process completed from number ``since`` on (see :func:`writes_so_far`),
+    oldest first; a window open for days keeps only the last few."""
+    return [what for n, what in _done if n >= since]
+
+
+def writes_so_far() -> int:
+    """How many writes this process completed: a command's own are ``writes_done(writes_so_far())``
+    taken before it."""
+    return _done[-1][0] + 1 if _done else 0
 
 
 def _record_done(what: str) -> None:
-    _done.append(what)
-    del _done[:-_DONE_KEPT]  # a window open for days writes many times: only the last few are told
-
-
-_DONE_KEPT = 20
+    _done.append((writes_so_far(), what))
+    del _done[:-_DONE_KEPT]
 
 
 _DEFERRED = (signal.SIGINT, signal.SIGTERM)
