@@ -172,3 +172,15 @@ def test_status_messages_are_announced_to_a_screen_reader(
     monkeypatch.setattr(main_window, "QAccessible", Listening)
     window.statusBar().showMessage("Not a cut point: a tool result must stay after its tool call")
     assert said == ["Not a cut point: a tool result must stay after its tool call"]
+
+
+def test_the_token_bar_says_in_text_what_it_paints(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    """The bar is painted: a screen reader got only its name. Its description carries the header
+    lines, the cut and what pi's check weighs."""
+    _open(qtbot, window, split_turn_session)
+    qtbot.waitUntil(lambda: "cut at path #" in window.bar.accessibleDescription())
+    said = window.bar.accessibleDescription()
+    assert "threshold 183,616" in said and "keep 20,000" in said and "pi would not compact" not in said
+    assert "context" in said and "·" not in said

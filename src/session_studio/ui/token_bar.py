@@ -28,7 +28,12 @@ from session_studio.core.bar_geometry import (
     span_at,
     token_x,
 )
-from session_studio.core.explain import AUTO_COMPACTION_OFF, keep_zone_text, tokens_unknown_text
+from session_studio.core.explain import (
+    AUTO_COMPACTION_OFF,
+    keep_zone_text,
+    threshold_check_text,
+    tokens_unknown_text,
+)
 from session_studio.core.plan import PlanState
 
 from .plain import rich_tooltip
@@ -288,6 +293,16 @@ class TokenBar(QWidget):
     def _relayout(self) -> None:
         self.layout_ = BarLayout(self.state, self.width())
         self.update()
+        st = self.state
+        if st is None or st.session is None:
+            self.setAccessibleDescription("")
+            return
+        # what the painted bar says, as text for a screen reader: its header lines and pi's check
+        left, right = _header_texts(st, self.layout_)
+        cut = f"cut at path #{st.cut.first_kept_index}" if st.cut is not None else "no cut"
+        self.setAccessibleDescription(
+            f"{left}. {right}. {cut}. {threshold_check_text(st)}.".replace("  ·  ", "; ")
+        )
 
     def resizeEvent(self, e: QResizeEvent) -> None:
         self._relayout()
@@ -477,23 +492,7 @@ class TokenBar(QWidget):
             p.drawLine(ux, lay.row_y - 2, ux, lay.row_y + ROW_H + 4)
         # header text
         p.setPen(th.text)
-        usage = ""
-        if tok is not None and tok.last_usage_index is not None and lay.unknown is None:
-            usage = f"  (usage {_fmt(_f(tok.usage_tokens))} + est. {_fmt(_f(tok.trailing_tokens))})"
-        left = (
-            f"unknown / {_fmt(st.window)} tokens (pi {st.profile.version} has no figure since the compaction)"
-            f"  ·  chars/4 estimate {_fmt(lay.est_now)}"
-            if lay.unknown is not None
-            else f"{_fmt(st.context_tokens)} / {_fmt(st.window)} tokens{usage}  ·  chars/4 estimate "
-            f"{_fmt(lay.est_now)}"
-        )
-        threshold = f"threshold {_fmt(st.threshold)}" + ("" if st.params.auto_compaction else " (auto off)")
-        stand_in = " (with a stand-in summary)" if st.params.summary_tokens is None else ""
-        right = (
-            f"{threshold}  ·  keep {_fmt(st.keep)}  ·  after ≈ {_fmt(lay.after_total)}{stand_in}"
-            if lay.after
-            else f"{threshold}  ·  keep {_fmt(st.keep)}  ·  nothing to compact"
-        )
+        left, right = _header_texts(st, lay)
         p.drawText(
             QRect(x0, lay.top_text, w, 16),
             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
@@ -664,6 +663,29 @@ _LEGEND = {
     ),
     "unknown": "pi shows the context size as unknown (§4.7)",
 }
+
+
+def _header_texts(st: PlanState, lay: BarLayout) -> tuple[str, str]:
+    """The bar's two header lines: the context now (against the window), and threshold, keep and after."""
+    tok = st.tokens
+    usage = ""
+    if tok is not None and tok.last_usage_index is not None and lay.unknown is None:
+        usage = f"  (usage {_fmt(_f(tok.usage_tokens))} + est. {_fmt(_f(tok.trailing_tokens))})"
+    left = (
+        f"unknown / {_fmt(st.window)} tokens (pi {st.profile.version} has no figure since the compaction)"
+        f"  ·  chars/4 estimate {_fmt(lay.est_now)}"
+        if lay.unknown is not None
+        else f"{_fmt(st.context_tokens)} / {_fmt(st.window)} tokens{usage}  ·  chars/4 estimate "
+        f"{_fmt(lay.est_now)}"
+    )
+    threshold = f"threshold {_fmt(st.threshold)}" + ("" if st.params.auto_compaction else " (auto off)")
+    stand_in = " (with a stand-in summary)" if st.params.summary_tokens is None else ""
+    right = (
+        f"{threshold}  ·  keep {_fmt(st.keep)}  ·  after ≈ {_fmt(lay.after_total)}{stand_in}"
+        if lay.after
+        else f"{threshold}  ·  keep {_fmt(st.keep)}  ·  nothing to compact"
+    )
+    return left, right
 
 
 def _f(v: object) -> float:
