@@ -475,3 +475,35 @@ def test_a_candidates_summariser_is_named_whole_in_its_tooltip(
     pane.set_provider("offline")
     assert pane.provider.toolTip() == pane.provider.currentText() != ""
     assert "default model" not in pane.provider.toolTip()
+
+
+def test_tab_goes_from_the_compare_tab_through_add_candidate_and_each_candidate(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    """The Compare summaries page joined the focus chain at its end: from its tab, Tab went to the
+    planner, and reached Add candidate and the candidates last (the keyboard audit)."""
+    comp = _open_compare(qtbot, window, split_turn_session)
+    view = comp.view
+    a, b = view.panes
+    tabs = window.preview.modes.tabBar()
+    window.activateWindow()
+    tabs.setFocus()
+    qtbot.waitUntil(tabs.hasFocus)
+    owners: list[str] = []
+    for _ in range(60):
+        qtbot.keyClick(window.focusWidget(), Qt.Key.Key_Tab)
+        now = window.focusWidget()
+        owner = (
+            "add"
+            if now is view.add_button
+            else "A"
+            if a.isAncestorOf(now)
+            else "B"
+            if b.isAncestorOf(now)
+            else "other"
+        )
+        if not owners or owners[-1] != owner:
+            owners.append(owner)
+        if owner == "other":
+            break
+    assert owners == ["add", "A", "B", "other"], owners

@@ -40,6 +40,7 @@ from session_studio.core.tokens import estimator_for
 
 from .document import PlanState
 from .plain import break_long_lines
+from .shortcuts import chain_tab_order
 
 if TYPE_CHECKING:
     from session_studio.llm import ProviderConfig
@@ -789,6 +790,7 @@ class PreviewPane(QWidget):
         """The second mode: candidate summaries of the same plan side by side."""
         self.compare = view
         i = self.modes.addTab(view, "Compare summaries")
+        chain_tab_order(self.modes.tabBar(), view)  # Tab from the mode's tabs into it, not the planner
         self.modes.setTabToolTip(i, "Generate two or more candidate summaries of this plan and commit one")
 
     def show_compare(self) -> None:

@@ -23,6 +23,8 @@ __all__ = [
     "OTHER_KEYS",
     "PopupKeysFirst",
     "ShortcutsDialog",
+    "chain_tab_order",
+    "focusable",
     "menu_shortcuts",
     "return_clicks_buttons",
     "shortcuts_action_keys",
@@ -178,3 +180,32 @@ class PopupKeysFirst(QObject):
         ):
             event.accept()
         return False
+
+
+def focusable(root: QWidget | None) -> list[QWidget]:
+    """The widgets under ``root`` that Tab stops at, in the order they were made (their layout's):
+    not the inner parts of a control that takes the focus itself (a spin box's line edit), nor those
+    in another window (a combo box's popup)."""
+    if root is None:
+        return []
+    tab = Qt.FocusPolicy.TabFocus
+
+    def stops_at(w: QWidget) -> bool:
+        if not w.focusPolicy() & tab or w.focusProxy() is not None or w.window() is not root.window():
+            return False
+        up = w.parentWidget()
+        while up is not None and up is not root:
+            if up.focusPolicy() & tab:
+                return False
+            up = up.parentWidget()
+        return True
+
+    return [w for w in root.findChildren(QWidget) if stops_at(w)]
+
+
+def chain_tab_order(anchor: QWidget, root: QWidget) -> None:
+    """Tab goes from ``anchor`` through ``root``'s widgets in turn: widgets made after the window
+    joined the focus chain at its end (the Compare summaries page came after the planner)."""
+    for w in focusable(root):
+        QWidget.setTabOrder(anchor, w)
+        anchor = w

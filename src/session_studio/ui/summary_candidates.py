@@ -46,7 +46,7 @@ from .preview import (
     name_pi_default,
     titled_column,
 )
-from .shortcuts import return_clicks_buttons
+from .shortcuts import chain_tab_order, focusable, return_clicks_buttons
 from .theme import current_theme
 
 if TYPE_CHECKING:
@@ -479,6 +479,10 @@ class CompareView(QWidget):
         self.row.addWidget(pane)
         self._fit()
         self._update_remove()
+        previous = self.panes[-2] if len(self.panes) > 1 else None
+        chain_tab_order(
+            next(reversed(focusable(previous)), self.add_button) if previous else self.add_button, pane
+        )
         return pane
 
     def remove_pane(self, pane: CandidatePane) -> None:
