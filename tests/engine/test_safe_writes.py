@@ -693,3 +693,17 @@ def test_ctrl_c_before_the_command_runs_is_a_sentence_not_a_traceback(
     monkeypatch.setattr(cli, "build_parser", interrupted)
     assert cli.main(["plan", "x.jsonl"]) == 130
     assert capsys.readouterr().err.strip() == "session-studio: interrupted (nothing was written)"
+
+
+def test_a_label_after_an_incomplete_last_line_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The entry was right (after a line end written first), but nothing said the file ended in a
+    broken line (the write audit)."""
+    p = tmp_path / "s.jsonl"
+    big_session(p)
+    with open(p, "ab") as fh:
+        fh.write(b'{"type":"message","id":"half"')  # pi crashed mid-line
+    assert cli.main(["label", str(p), "e1", "x"]) == 0
+    assert "the file's last line was incomplete" in capsys.readouterr().err
+    assert p.read_bytes().endswith(b'"id":"half"\n' + p.read_bytes().split(b"\n")[-2] + b"\n")

@@ -77,6 +77,11 @@ def append_entry(
     if result.interleaved_bytes:
         # the entry is in the file (after pi's lines); nothing more may be appended from this view
         session.notes.append(result.note() or "")
+    if result.repaired_missing_newline:  # said nothing: the user did not learn the file was damaged
+        session.notes.append(
+            "the file's last line was incomplete (a program stopped while writing it): a line end was "
+            "written before the entry, and that line stays a damaged line, which pi skips"
+        )
     if refresh:
         session.refresh()
     return result
