@@ -473,6 +473,8 @@ def _mistyped_command(first: str) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # this process is ours (not a test calling main)
+        tune_allocator()
     writer = sys.modules.get("session_studio.core.writer")  # not imported yet: nothing written yet
     mark = writer.writes_so_far() if writer is not None else 0
     try:
@@ -491,8 +493,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if argv is None:  # this process is ours (not a test calling main)
-        tune_allocator()
     if opens_window(args_list):
         typo = _mistyped_command(args_list[0]) if args_list else None
         if typo is not None:
