@@ -265,3 +265,14 @@ def test_the_scan_names_the_context_edit_that_hid_an_entry() -> None:
     contradiction of rule 25; the edit at #4 hid it (rule 18)."""
     walk = _walk(_plan("m2-edit-null.jsonl", 300))
     assert "#2 is toolResult (hidden by the context edit at #4, rule 18)" in walk
+
+
+def test_info_says_when_pi_1_6_0_does_not_count_the_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    """m6: "usage 0 + estimated 300" beside an answer that reported 300 read as a bug (rule 22)."""
+    from session_studio.cli import main
+
+    case = str(CASES_DIR / "m6-recovery.jsonl")
+    assert main(["info", case, "--pi-version", "1.6.0"]) == 0
+    assert "does not count the last reported usage" in capsys.readouterr().out
+    assert main(["info", case, "--pi-version", "0.80.2"]) == 0
+    assert "does not count the last reported usage" not in capsys.readouterr().out

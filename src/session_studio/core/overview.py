@@ -139,9 +139,21 @@ def render_overview(
             if context_window and isinstance(ct.tokens, (int, float))
             else 0
         )
+        # rule 22: an answer's usage before the last compaction or context edit is not counted
+        untrusted = (
+            isinstance(ctx, Projection)
+            and ct.last_usage_index is None
+            and ctx.estimate_context_tokens().last_usage_index is not None
+        )
         w(
             f"context:     {_fmt(ct.tokens)} tokens of {_fmt(context_window)} ({pct:.1f}%); "
             f"usage {_fmt(ct.usage_tokens)} + estimated {_fmt(ct.trailing_tokens)}"
+            + (
+                " (pi 1.6.0 does not count the last reported usage: it is older than the last "
+                "compaction or context edit, rule 22)"
+                if untrusted
+                else ""
+            )
         )
         # pi's own check (§9) weighs its last answer's usage, and nothing right after a compaction
         st = PathPlanner(session, path[-1] if path else None, profile=profile).plan(
