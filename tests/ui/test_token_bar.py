@@ -295,3 +295,24 @@ def test_what_real_tokens_change_comes_first_where_the_row_is_short() -> None:
     assert short.startswith("with real tokens the cut moves #24 → #16  ·  real 161,325")
     quiet = SimpleNamespace(header=view.header, notes=lambda: [])
     assert real_legend_text(quiet, 10, len) == view.header()  # type: ignore[arg-type]
+
+
+def test_no_usage_swatch_when_no_usage_is_counted(qtbot: Any) -> None:
+    """m6 under pi 1.6.0: its answer's usage is older than the context edits (rule 22), so the bar
+    counts none and draws no usage, yet the legend showed "usage" and "usage tick"."""
+    from session_studio.core import Session
+    from session_studio.core.plan import PathPlanner, PlanParams
+    from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
+
+    case = Path(__file__).resolve().parents[1] / "oracle" / "pi-1.6.0" / "cases" / "m6-recovery.jsonl"
+    session = Session.open(case)
+    for profile, counted in ((PROFILE_1_6_0, False), (PROFILE_0_80_2, True)):
+        state = PathPlanner(session, profile=profile).plan(PlanParams())
+        assert state.tokens is not None and (state.tokens.last_usage_index is not None) == counted
+        bar = TokenBar()
+        qtbot.addWidget(bar)
+        bar.resize(1000, bar.sizeHint().height())
+        bar.set_state(state)
+        bar.grab()  # the legend is laid out while painting
+        shown = {name for name, *_ in bar._legend_boxes}
+        assert ("usage" in shown) == counted and ("usage_fill" in shown) == counted, (profile.version, shown)

@@ -552,11 +552,15 @@ class TokenBar(QWidget):
         x = lay.x0
         y = lay.legend_y
         boxes: list[tuple[str, int, int]] = []
+        tok = self.state.tokens if self.state is not None else None
+        counted = tok is not None and tok.last_usage_index is not None
         for name in _LEGEND:
             if name == "unknown" and lay.unknown is None:
                 continue
-            if name in ("usage_fill", "usage") and lay.unknown is not None:
-                continue  # no usage is shown: pi has no figure
+            if name in ("usage_fill", "usage") and (lay.unknown is not None or not counted):
+                # no usage is drawn: pi has no figure, no answer reported one, or pi 1.6.0 does not
+                # count it (rule 22); a "usage" swatch explained nothing on the bar
+                continue
             label = _LEGEND_LABEL[name]
             start = x
             sw = QRect(x, y + 3, 10, LEGEND_H - 6)
