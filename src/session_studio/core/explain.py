@@ -18,6 +18,7 @@ from .jsvalue import UNDEFINED
 from .plan import PlanState, Quirk
 from .profile import PiProfile
 from .projected_plan import PathCutPlanner
+from .record_table import last_on_path
 from .session import EntryRecord
 
 __all__ = [
@@ -342,10 +343,8 @@ def tokens_unknown_text(st: PlanState) -> str | None:
         return None
     where = ""
     if st.session is not None:
-        recs = st.session.records
-        path = st.path
-        last = next((k for k in range(len(path) - 1, -1, -1) if recs[path[k]].type == "compaction"), None)
-        if last is not None:
+        last = last_on_path(st.session.records, st.path, "compaction")
+        if last >= 0:
             where = f" at path #{last}"
     return (
         f"pi {st.profile.version} shows the context size as unknown: no assistant answer with usage came "
@@ -375,7 +374,7 @@ def threshold_check_text(st: PlanState) -> str:
     180,820 > threshold 178,616", "its last answer's usage 168,018 ≤ threshold 178,616 (…)", or why
     it does not check."""
     check = st.threshold_check
-    checked = st.checked_tokens
+    checked = check.tokens if check is not None else None
     if check is None or checked is None:
         why = _NO_CHECK.get(check.basis if check is not None else "", "there is no context to check")
         return f"{why}, so pi's check has nothing to weigh until the next answer"

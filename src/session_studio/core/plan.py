@@ -33,7 +33,7 @@ from .priority import STEP_ITEMS, yield_to_foreground
 from .profile import PROFILE_0_80_2, PiProfile
 from .projected_plan import PathCutPlanner, ProjectedPathPlan
 from .projection import Projection, current_system_message, system_message_snapshot
-from .record_table import column_on_path
+from .record_table import column_on_path, last_on_path
 from .session import EntryRecord, Session
 from .threshold_check import ThresholdCheck, threshold_check
 from .tokens import ContextTokens, estimate_tokens_16, should_compact
@@ -537,9 +537,7 @@ class PathPlanner:
         not aborted or failed, usage > 0) makes the size known again (§4.7)."""
         recs = self.session.records
         path = self.path
-        compaction = recs.code("compaction")
-        types = column_on_path(recs.types, path)  # gathered in C: paths are long
-        last = next((k for k in range(len(path) - 1, -1, -1) if types[k] == compaction), -1)
+        last = last_on_path(recs, path, "compaction")
         if last < 0:
             return False
         for i in path[last + 1 :]:

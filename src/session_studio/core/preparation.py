@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -16,7 +15,7 @@ from .history import HistoryMessages
 from .jsvalue import UNDEFINED, js_truthy
 from .messages import branch_summary_message, custom_message
 from .profile import PROFILE_0_80_2, PiProfile
-from .record_table import INT_ESTIMATE_FLAGS, TOKENS_INT, column_on_path, records_at
+from .record_table import INT_ESTIMATE_FLAGS, TOKENS_INT, column_on_path, last_on_path, records_at
 from .serialize import serialize_conversation
 from .session import Session
 from .tokens import ContextTokens
@@ -33,13 +32,7 @@ class Boundary(NamedTuple):
 
 
 def compaction_boundary(session: Session, path: list[int]) -> Boundary:
-    recs = session.records
-    prev = -1
-    compaction = recs.code("compaction")
-    if compaction >= 0:
-        types = column_on_path(recs.types, path)
-        with contextlib.suppress(ValueError):
-            prev = len(types) - 1 - types[::-1].index(compaction)
+    prev = last_on_path(session.records, path, "compaction")
     start = 0
     if prev >= 0:
         fk = session.value(path[prev]).get("firstKeptEntryId", UNDEFINED)

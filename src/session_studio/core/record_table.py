@@ -44,6 +44,7 @@ __all__ = [
     "column_on_path",
     "find_code",
     "indexes_of",
+    "last_on_path",
     "message_facts",
     "pack_timestamp",
     "records_at",
@@ -823,6 +824,20 @@ def column_on_path(column: Sequence[Any], path: Sequence[int]) -> tuple[Any, ...
         return tuple(column[i] for i in path)
     values: tuple[Any, ...] = itemgetter(*path)(column)
     return values
+
+
+def last_on_path(records: RecordTable, path: Sequence[int], type_name: str) -> int:
+    """The position on ``path`` of its last entry of type ``type_name``, or -1 (pi's
+    getLatestCompactionEntry, by position): the path's types gathered and searched from the end
+    in C, not walked in Python (a path of 900k entries without a compaction)."""
+    code = records.code(type_name)
+    if code < 0 or not path:
+        return -1
+    types = column_on_path(records.types, path)
+    try:
+        return len(types) - 1 - types[::-1].index(code)
+    except ValueError:
+        return -1
 
 
 def find_code(column_bytes: bytes, code: int, start: int, end: int) -> int:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .jsdate import js_date_ms
 from .jsvalue import UNDEFINED, JsTypeError, js_truthy, prop
 from .migrate import js_to_number
-from .record_table import column_on_path
+from .record_table import column_on_path, last_on_path
 from .tokens import ContextTokens, calculate_context_tokens
 
 if TYPE_CHECKING:
@@ -83,9 +83,8 @@ def threshold_check(
     answer = next((r for r, kind, _ in reversed(items) if kind == "assistant"), None)
     if answer is None:
         return ThresholdCheck(None, NO_ANSWER)
-    types = column_on_path(recs.types, path)
-    compaction_code = recs.code("compaction")
-    latest = next((path[k] for k in range(len(types) - 1, -1, -1) if types[k] == compaction_code), None)
+    at = last_on_path(recs, path, "compaction")
+    latest = path[at] if at >= 0 else None
     try:
         compaction_ms = (
             None if latest is None else js_date_ms(session.value(latest).get("timestamp", UNDEFINED))
