@@ -764,6 +764,8 @@ def stylesheet() -> str:
         " padding: 2px 6px; }"
         f"QToolButton#scopeToggle:checked {{ background: {th.highlight.name()};"
         f" border-color: {th.highlight.darker(130).name()}; }}"
+        # its own border replaces the style's focus outline: the theme's focus colour, as elsewhere
+        f"QToolButton#scopeToggle:focus {{ border-color: {th.focus.name()}; }}"
         # the warnings (banners, notes, a failed candidate): here, not on each widget, so that a
         # switch of theme restyles those already shown (they kept the old theme's colours)
         f"#banner, #legacy, #disk {{ background: {warn_bg}; border-bottom: 1px solid {grid}; }}"

@@ -9,6 +9,7 @@ check, and a cancelled operation never calls its callbacks.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import threading
@@ -60,7 +61,8 @@ class _Job(QRunnable):
             op._execute()
         finally:
             del op
-            runner.worker_done.emit(key)
+            with contextlib.suppress(RuntimeError):  # the runner is gone (the process is ending)
+                runner.worker_done.emit(key)
 
 
 class Operation(QObject):

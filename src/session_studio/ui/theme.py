@@ -173,11 +173,12 @@ class _Style(QProxyStyle):
         super().drawComplexControl(control, _focus_drawn(option, control in _FOCUS_CONTROLS), painter, widget)
 
 
-#: what Fusion outlines in the highlight colour when it has the keyboard focus: a button (combo
-#: boxes draw theirs), a line edit, the focus rectangle (check boxes, tabs), spin boxes, sliders
+#: what Fusion outlines in the highlight colour when it has the keyboard focus: a button or tool
+#: button (combo boxes draw theirs), a line edit, the focus rectangle (check boxes, tabs), spin boxes, sliders
 _FOCUS_PRIMITIVES = frozenset(
     {
         QStyle.PrimitiveElement.PE_PanelButtonCommand,
+        QStyle.PrimitiveElement.PE_PanelButtonTool,
         QStyle.PrimitiveElement.PE_PanelLineEdit,
         QStyle.PrimitiveElement.PE_FrameLineEdit,
         QStyle.PrimitiveElement.PE_FrameFocusRect,
