@@ -156,7 +156,7 @@ def test_status_messages_are_announced_to_a_screen_reader(
     window: MainWindow, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """ "Not a cut point: …" after Ctrl+K reached only the eyes."""
-    from session_studio.ui import main_window
+    from session_studio.ui import announce
 
     said: list[str] = []
 
@@ -169,7 +169,7 @@ def test_status_messages_are_announced_to_a_screen_reader(
         def updateAccessibility(event: Any) -> None:
             said.append(event.message())
 
-    monkeypatch.setattr(main_window, "QAccessible", Listening)
+    monkeypatch.setattr(announce, "QAccessible", Listening)
     window.statusBar().showMessage("Not a cut point: a tool result must stay after its tool call")
     assert said == ["Not a cut point: a tool result must stay after its tool call"]
 

@@ -29,9 +29,11 @@ __all__ = [
     "bar_spans",
     "cumulative",
     "fill_tokens",
+    "item_span",
     "pixel_spans",
     "plan_bar",
     "span_at",
+    "stepped_item",
     "tile",
     "token_x",
 ]
@@ -116,6 +118,45 @@ def span_at(spans: Sequence[Span], x: float, xs: Sequence[int] | None = None) ->
         return None
     s = spans[k]
     return s if s.x <= x < s.x + s.w else None
+
+
+def item_span(
+    keys: Sequence[int],
+    kinds: Sequence[str],
+    cum: Sequence[float],
+    item: int,
+    scale: float,
+    width: int,
+    x0: int = 0,
+    *,
+    estimated_from: int | None = None,
+) -> Span:
+    """Context item ``item``'s own span on a row placed from ``cum`` (as :func:`pixel_spans` places
+    the row from its first item): its exact extent however thin, where a pixel span shows only the
+    item under its column. What the token bar's keyboard cursor points at."""
+    start, end = cum[item], cum[item + 1]
+    x = token_x(start, scale, width, x0)
+    n = len(cum) - 1
+    estimated = item >= (n if estimated_from is None else estimated_from)
+    return Span(
+        keys[item], kinds[item], x, token_x(end, scale, width, x0) - x, start, end - start, item, estimated
+    )
+
+
+def stepped_item(cum: Sequence[float], item: int, direction: int, tokens: float = 0.0) -> int:
+    """The item a keyboard step reaches from ``item`` on a row of ``cum`` (:func:`cumulative`):
+    the next one (``direction`` +1) or the previous one (-1); with ``tokens`` the item ``tokens``
+    further along, and at least the next one (a page of the bar). Clamped to the row's items."""
+    n = len(cum) - 1
+    if n <= 0:
+        return -1
+    item = min(max(item, 0), n - 1)
+    step = min(max(item + direction, 0), n - 1)
+    if tokens <= 0:
+        return step
+    target = cum[item] + direction * tokens
+    reached = min(max(bisect.bisect_right(cum, target, 0, n + 1) - 1, 0), n - 1)
+    return reached if (reached - item) * direction > 0 else step
 
 
 def fill_tokens(estimates: Sequence[float], last_usage_index: int | None, usage_tokens: float) -> list[float]:

@@ -28,8 +28,10 @@ __all__ = [
     "Run",
     "TimelineLayout",
     "column_count",
+    "hit_position",
     "layout_timeline",
     "nice_ticks",
+    "stepped_hit",
     "svg_label_width",
     "tokens_label",
     "with_plan_of",
@@ -233,6 +235,93 @@ class TimelineLayout:
         if k is None:
             return None
         return Hit("point", k, self.timeline.records[k])
+
+
+def hit_position(timeline: Timeline, hit: Hit) -> float:
+    """The path position a hit stands at (a point's, a drop's or a marker's entry; the planned drop
+    one step after the leaf)."""
+    if hit.kind == "drop":
+        return float(timeline.drops[hit.index].position)
+    if hit.kind == "marker":
+        return float(timeline.markers[hit.index].position)
+    if hit.kind == "planned":
+        return float(timeline.planned.position) if timeline.planned is not None else float(timeline.x_end)
+    return float(timeline.positions[hit.index])
+
+
+#: what a key does on the chart (ui.timeline maps the keys): one point, a tenth of the path, the
+#: ends, the previous/next compaction (the planned one last), the previous/next branch summary or
+#: model change
+STEPS = (
+    "previous",
+    "next",
+    "page_back",
+    "page_forward",
+    "first",
+    "last",
+    "previous_compaction",
+    "next_compaction",
+    "previous_marker",
+    "next_marker",
+)
+
+
+def _events(timeline: Timeline, markers: bool) -> list[tuple[float, int, Hit]]:
+    """The compactions and the planned one (or the markers), in the order of their positions."""
+    if markers:
+        out = [(float(m.position), 1, Hit("marker", i, m.record)) for i, m in enumerate(timeline.markers)]
+    else:
+        out = [(float(d.position), 0, Hit("drop", i, d.record)) for i, d in enumerate(timeline.drops)]
+        if timeline.planned is not None:
+            out.append((float(timeline.planned.position), 2, Hit("planned", 0, None)))
+    out.sort(key=lambda e: (e[0], e[1]))
+    return out
+
+
+def _point(timeline: Timeline, k: int) -> Hit:
+    return Hit("point", k, timeline.records[k])
+
+
+def stepped_hit(timeline: Timeline, hit: Hit | None, step: str) -> Hit | None:
+    """Where a keyboard step (one of :data:`STEPS`) moves the chart's cursor from ``hit`` (None: from
+    before the first point). Points step along the path; compactions (the planned one last) and
+    markers are visited in the order of their positions; None when there is nothing to reach."""
+    n = len(timeline)
+    if step.endswith(("_compaction", "_marker")):
+        events = _events(timeline, markers=step.endswith("_marker"))
+        if not events:
+            return hit
+        order = (-1.0, -1) if hit is None else (hit_position(timeline, hit), _KIND_ORDER.get(hit.kind, -1))
+        keys = [(p, o) for p, o, _ in events]
+        if step.startswith("next"):
+            k = bisect.bisect_right(keys, order)
+            return events[k][2] if k < len(events) else hit
+        k = bisect.bisect_left(keys, order) - 1
+        return events[k][2] if k >= 0 else hit
+    if n == 0:
+        return hit
+    if step == "first" or (hit is None and step in ("next", "page_forward")):
+        return _point(timeline, 0)
+    if step == "last" or hit is None:
+        return _point(timeline, n - 1)
+    here = hit_position(timeline, hit)
+    if step in ("page_back", "page_forward"):
+        sign = 1 if step == "page_forward" else -1
+        near = timeline.nearest_point(here + sign * timeline.x_end / 10)
+        if near is not None and (timeline.positions[near] - here) * sign > 0:
+            return _point(timeline, near)
+        step = "next" if sign > 0 else "previous"
+    if hit.kind == "point":
+        k = hit.index + (1 if step == "next" else -1)
+    elif step == "next":  # from an event: the first point after it (the drop's own entry is one)
+        k = bisect.bisect_right(timeline.positions, here)
+        k = k if k < n else n - 1
+    else:
+        k = bisect.bisect_left(timeline.positions, here) - 1
+    return _point(timeline, min(max(k, 0), n - 1))
+
+
+_KIND_ORDER = {"point": -1, "drop": 0, "marker": 1, "planned": 2}
 
 
 def y_scale_top(timeline: Timeline) -> float:

@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import QPersistentModelIndex, QPoint, QSize, QStandardPaths, Qt, QTimer, qVersion
 from PySide6.QtGui import (
-    QAccessible,
-    QAccessibleAnnouncementEvent,
     QAction,
     QCloseEvent,
     QDragEnterEvent,
@@ -33,6 +31,7 @@ from session_studio.core.migrate import CURRENT_SESSION_VERSION, version_name
 from session_studio.core.profile import PROFILES, headerless_verdict
 
 from . import actions
+from .announce import announce
 from .document import Loaded, Partial, PlanState, SessionDocument
 from .errors import Failure, explain_failure, report_failure, report_unexpected
 from .export_dialog import ExportChoice, ExportDialog
@@ -345,8 +344,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
     def _announce(self, text: str) -> None:
         """Say a status message to a screen reader, if one listens: "Not a cut point: …" after Ctrl+K
         and "Compaction appended" reached only the eyes."""
-        if text and QAccessible.isActive():
-            QAccessible.updateAccessibility(QAccessibleAnnouncementEvent(self.statusBar(), text))
+        announce(self.statusBar(), text)
 
     def _back_to_session(self) -> None:
         """Escape in the session browser: back to the open session (nothing open: stay)."""
@@ -554,7 +552,10 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         search, editing a summary while the file is read again)."""
         focused = self.focusWidget()  # the window's, even while another window is active
         page = self.stack.widget(PAGE_SESSION)
-        if focused is None or page is None or not page.isAncestorOf(focused) or focused is self.filter_combo:
+        handed_out = focused is self.filter_combo or (  # the page's first widgets that take the keys
+            focused in (self.bar, self.timeline.chart) and not getattr(focused, "focused_by_user", False)
+        )
+        if focused is None or page is None or not page.isAncestorOf(focused) or handed_out:
             self.tree.setFocus()
 
     def _offer_summariser(self, pi_model: str | None) -> None:

@@ -40,6 +40,27 @@ OTHER_KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ),
     ),
     (
+        "Token bar",
+        (
+            ("Previous / next context message", "Left, Right"),
+            ("A tenth of the bar back / on", "PgUp, PgDown"),
+            ("First / last message", "Home, End"),
+            ("The 'after' row / back to 'now'", "Down, Up"),
+            ("Select the message's entry", "Return"),
+        ),
+    ),
+    (
+        "Context timeline",
+        (
+            ("Previous / next entry", "Left, Right"),
+            ("Previous / next compaction (the planned one last)", "Ctrl+Left, Ctrl+Right"),
+            ("Previous / next branch summary or model change", "Ctrl+Shift+Left, Ctrl+Shift+Right"),
+            ("A tenth of the path back / on", "PgUp, PgDown"),
+            ("First / last entry", "Home, End"),
+            ("Select the entry", "Return"),
+        ),
+    ),
+    (
         "Entry search",
         (
             ("Clear the search", "Escape"),

@@ -16,8 +16,10 @@ from collections.abc import Callable
 from PySide6.QtCore import QLineF, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
+    QFocusEvent,
     QFont,
     QFontMetricsF,
+    QKeyEvent,
     QMouseEvent,
     QPainter,
     QPainterPath,
@@ -41,19 +43,48 @@ from session_studio.core.timeline_layout import (
     TimelineLayout,
     column_count,
     drop_text,
+    hit_position,
     layout_timeline,
     marker_text,
     planned_text,
     point_text,
+    stepped_hit,
     with_plan_of,
 )
 
+from .announce import announce
 from .tasks import Operation, TaskRunner
 from .theme import current_theme, role_color
 
 __all__ = ["SegmentPlanners", "TimelineChart", "TimelinePanel"]
 
 _MARGIN_LEFT, _MARGIN_RIGHT, _MARGIN_TOP, _MARGIN_BOTTOM = 46.0, 92.0, 8.0, 20.0
+
+#: (key, modifiers) → the cursor's step (core.timeline_layout.STEPS): Ctrl+Left/Right go from
+#: compaction to compaction (the planned one last), Ctrl+Shift+Left/Right from marker to marker
+_CTRL = Qt.KeyboardModifier.ControlModifier
+_CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+_NONE = Qt.KeyboardModifier.NoModifier
+_STEPS = {
+    (Qt.Key.Key_Left, _NONE): "previous",
+    (Qt.Key.Key_Right, _NONE): "next",
+    (Qt.Key.Key_PageUp, _NONE): "page_back",
+    (Qt.Key.Key_PageDown, _NONE): "page_forward",
+    (Qt.Key.Key_Home, _NONE): "first",
+    (Qt.Key.Key_End, _NONE): "last",
+    (Qt.Key.Key_Left, _CTRL): "previous_compaction",
+    (Qt.Key.Key_Right, _CTRL): "next_compaction",
+    (Qt.Key.Key_Left, _CTRL_SHIFT): "previous_marker",
+    (Qt.Key.Key_Right, _CTRL_SHIFT): "next_marker",
+}
+#: how the focus came that says where the cursor is (see ui.token_bar)
+_SAID_ON_FOCUS = (
+    Qt.FocusReason.TabFocusReason,
+    Qt.FocusReason.BacktabFocusReason,
+    Qt.FocusReason.ShortcutFocusReason,
+)
+#: how a user's own move gives the focus (the window hands its first focus out otherwise)
+_USER_FOCUS = (*_SAID_ON_FOCUS, Qt.FocusReason.MouseFocusReason)
 
 
 class SegmentPlanners:
@@ -116,9 +147,15 @@ class TimelineChart(QWidget):
         self._drawables: _Drawables | None = None
         #: the downsampled columns and what they were made from (history arrays, width)
         self._columns: tuple[tuple[int, int, int], Columns] | None = None
+        #: the keyboard's place on the chart (a point, a drop, a marker or the planned drop); None:
+        #: the next key starts from the selected entry
+        self.key_cursor: Hit | None = None
+        #: the focus came by Tab, a click or a shortcut (see ui.token_bar)
+        self.focused_by_user = False
         self.setMouseTracking(True)
         self.setMinimumHeight(90)  # the plot and its axis, in a short window too
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Context timeline")
         self.building = False
 
@@ -133,6 +170,10 @@ class TimelineChart(QWidget):
 
     def set_timeline(self, timeline: Timeline | None, session: Session | None) -> None:
         self.building = False
+        if timeline is None or self.timeline is None or timeline.positions is not self.timeline.positions:
+            self.key_cursor = None  # another history: its indexes mean other entries
+        elif self.key_cursor is not None and self.key_cursor.kind == "planned" and timeline.planned is None:
+            self.key_cursor = None
         self.timeline = timeline
         self.session = session
         # a new plan over the same history keeps the drawn history (only lines and planned drop move)
@@ -142,6 +183,10 @@ class TimelineChart(QWidget):
 
     def set_selected(self, record: int) -> None:
         self.selected = record
+        if not self.hasFocus():
+            self.key_cursor = None  # the next key starts from the selected entry
+        elif self.key_cursor is None or self.key_cursor.record != record:  # chosen elsewhere (Alt+Down)
+            self.key_cursor = self._hit_of(record) or self.key_cursor
         self.update()
 
     def plot_area(self) -> PlotArea:
@@ -212,8 +257,103 @@ class TimelineChart(QWidget):
             return
         p = e.position()
         hit = self.hit_at(p.x(), p.y())
+        if hit is not None:  # the keyboard goes on from what was clicked
+            self.key_cursor = hit
+            self.update()
         if hit is not None and hit.record is not None and hit.record >= 0:
             self.entry_clicked.emit(hit.record)
+
+    # ---------------------------------------------------------------- keyboard
+    def _hit_of(self, record: int) -> Hit | None:
+        """The chart's item for entry ``record``: its compaction's drop, its marker or its point."""
+        tl = self.timeline
+        if tl is None or record < 0:
+            return None
+        for i, d in enumerate(tl.drops):
+            if d.record == record:
+                return Hit("drop", i, record)
+        for i, m in enumerate(tl.markers):
+            if m.record == record:
+                return Hit("marker", i, record)
+        if record in tl.records:
+            return Hit("point", tl.records.index(record), record)
+        return None
+
+    def cursor_text(self) -> str:
+        return (
+            self.describe(self.key_cursor)
+            if self.key_cursor is not None and self.timeline is not None
+            else ""
+        )
+
+    def keyPressEvent(self, e: QKeyEvent) -> None:
+        tl = self.timeline
+        mods = e.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        step = _STEPS.get((Qt.Key(e.key()), mods))
+        activate = e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space) and mods == _NONE
+        if tl is None or not (activate or step is not None):
+            super().keyPressEvent(e)
+            return
+        e.accept()
+        if self.key_cursor is None:
+            self.key_cursor = self._hit_of(self.selected)
+        if activate:
+            hit = self.key_cursor or stepped_hit(tl, None, "last")
+            self.key_cursor = hit
+            if hit is not None and hit.record is not None and hit.record >= 0:
+                self.entry_clicked.emit(hit.record)
+            return
+        assert step is not None
+        self.key_cursor = stepped_hit(tl, self.key_cursor, step)
+        self._show_cursor()
+
+    def _show_cursor(self, say: bool = True) -> None:
+        """Draw the cursor, show its item's text where the hover text would be, and ``say`` it to
+        a screen reader."""
+        self.update()
+        lay, text = self.current_layout(), self.cursor_text()
+        if lay is None or self.key_cursor is None or not text:
+            return
+        x = lay.x(hit_position(lay.timeline, self.key_cursor))
+        QToolTip.showText(self.mapToGlobal(QPointF(x, lay.area.bottom).toPoint()), text, self)
+        if say:
+            announce(self, text)
+
+    def keyReleaseEvent(self, e: QKeyEvent) -> None:
+        # Qt hides a tooltip at every key press and release (see ui.token_bar)
+        super().keyReleaseEvent(e)
+        stepping = any(key == e.key() for key, _ in _STEPS) or e.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab)
+        if not e.isAutoRepeat() and stepping:
+            self._show_cursor(say=False)
+
+    def focusInEvent(self, e: QFocusEvent) -> None:
+        super().focusInEvent(e)
+        self.focused_by_user = e.reason() in _USER_FOCUS
+        if self.key_cursor is None and self.timeline is not None:
+            self.key_cursor = self._hit_of(self.selected) or stepped_hit(self.timeline, None, "last")
+        if e.reason() in _SAID_ON_FOCUS:
+            self._show_cursor()  # a click shows its own hover text
+        self.update()
+
+    def focusOutEvent(self, e: QFocusEvent) -> None:
+        super().focusOutEvent(e)
+        QToolTip.hideText()
+        self.update()
+
+    def _paint_cursor(self, p: QPainter, lay: TimelineLayout) -> None:
+        """The keyboard cursor: a line in the focus colour through its place, and the plot framed."""
+        th = current_theme()
+        a = lay.area
+        p.setPen(QPen(th.focus, 2))
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawRect(QRectF(a.left, a.top, a.width, a.height))
+        if self.key_cursor is None:
+            return
+        x = lay.x(hit_position(lay.timeline, self.key_cursor))
+        p.drawLine(QPointF(x, a.top), QPointF(x, a.bottom))
+        if self.key_cursor.kind == "point":
+            tokens = lay.timeline.tokens[self.key_cursor.index]
+            p.drawEllipse(QPointF(x, lay.y(tokens)), 4.0, 4.0)
 
     # ---------------------------------------------------------------- painting
     def paintEvent(self, _e: QPaintEvent) -> None:
@@ -266,6 +406,8 @@ class TimelineChart(QWidget):
         p.setPen(QPen(th.grid, 1))
         p.setBrush(Qt.BrushStyle.NoBrush)
         p.drawRect(QRectF(a.left, a.top, a.width, a.height))
+        if self.hasFocus():
+            self._paint_cursor(p, lay)
         p.end()
 
     def _paint_limits(self, p: QPainter, lay: TimelineLayout) -> None:

@@ -9,12 +9,23 @@ the provider-usage mark, the chosen cut and the turn prefix of a split turn.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QFont, QMouseEvent, QPainter, QPaintEvent, QPen, QResizeEvent
+from PySide6.QtGui import (
+    QBrush,
+    QFocusEvent,
+    QFont,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPen,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from session_studio.core.bar_geometry import (
@@ -24,8 +35,10 @@ from session_studio.core.bar_geometry import (
     after_spans,
     cumulative,
     fill_tokens,
+    item_span,
     pixel_spans,
     span_at,
+    stepped_item,
     token_x,
 )
 from session_studio.core.explain import (
@@ -36,6 +49,7 @@ from session_studio.core.explain import (
 )
 from session_studio.core.plan import PlanState
 
+from .announce import announce
 from .plain import rich_tooltip
 from .theme import current_theme
 
@@ -79,6 +93,14 @@ class _Items:
         self.now_key: tuple[float, int, int] | None = None
         self.now: list[Span] = []
         self.now_xs: list[int] = []
+        self._item_of: dict[int, int] | None = None
+
+    def item_of(self, record: int) -> int | None:
+        """The context item of entry ``record`` on this path (None: not in the context). The map is
+        made at the first question: only the keyboard asks, and a 100k-item path takes ~10 ms."""
+        if self._item_of is None:
+            self._item_of = {key: j for j, key in enumerate(self.keys) if key >= 0}
+        return self._item_of.get(record)
 
 
 class BarLayout:
@@ -228,6 +250,59 @@ class BarLayout:
         return out
 
 
+#: the keys the bar's keyboard cursor takes (without modifiers); the rest go on (Tab, shortcuts)
+_CURSOR_KEYS = frozenset(
+    {
+        Qt.Key.Key_Left,
+        Qt.Key.Key_Right,
+        Qt.Key.Key_Up,
+        Qt.Key.Key_Down,
+        Qt.Key.Key_Home,
+        Qt.Key.Key_End,
+        Qt.Key.Key_PageUp,
+        Qt.Key.Key_PageDown,
+        Qt.Key.Key_Return,
+        Qt.Key.Key_Enter,
+        Qt.Key.Key_Space,
+    }
+)
+
+
+#: how the focus came that says where the cursor is (a click shows its own hover text; a window
+#: activated again says nothing new)
+_SAID_ON_FOCUS = (
+    Qt.FocusReason.TabFocusReason,
+    Qt.FocusReason.BacktabFocusReason,
+    Qt.FocusReason.ShortcutFocusReason,
+)
+
+
+#: the keys after whose release the cursor's text is shown again (see TokenBar.keyReleaseEvent)
+_TEXT_KEPT_KEYS = frozenset(
+    {Qt.Key.Key_Tab, Qt.Key.Key_Backtab}
+    | {k for k in _CURSOR_KEYS if k not in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space)}
+)
+
+
+def _after_index_of(after: list[Span], item: int) -> int:
+    """Where context item ``item`` is on the 'after' row: its own span if it is kept (or the span
+    drawn over it, for an item thinner than a pixel), else the projected summary that replaces it."""
+    kept = [k for k, sp in enumerate(after) if sp.item >= 0]
+    if not kept or item < after[kept[0]].item:
+        return 0
+    items = [after[k].item for k in kept]
+    return kept[max(bisect.bisect_right(items, item) - 1, 0)]
+
+
+#: how a user's own move gives the focus (the window hands its first focus out otherwise)
+_USER_FOCUS = (*_SAID_ON_FOCUS, Qt.FocusReason.MouseFocusReason)
+
+
+def _index_at(xs: list[int], x: int) -> int:
+    """The span of a row (its spans' ``xs``) at or before ``x``; the first if ``x`` is before all."""
+    return max(bisect.bisect_right(xs, x) - 1, 0)
+
+
 def _fmt(n: float) -> str:
     return f"{n:,.0f}"
 
@@ -265,9 +340,15 @@ class TokenBar(QWidget):
         )
         #: the path's real token count (ui.real_tokens.PathTokensView), drawn at the legend's right
         self.real: PathTokensView | None = None
+        #: the keyboard's place on the bar: ("now", context item) or ("after", span of that row);
+        #: None: the next key starts from the selected entry
+        self._cursor: tuple[str, int] | None = None
+        #: the focus came by Tab, a click or a shortcut (not as the window's first focus widget)
+        self.focused_by_user = False
         self.setMouseTracking(True)
         self.setMinimumHeight(self.sizeHint().height())
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Token bar")
 
     def sizeHint(self) -> QSize:
@@ -288,10 +369,19 @@ class TokenBar(QWidget):
 
     def set_selected(self, record: int) -> None:
         self.selected = record
+        if self.hasFocus():  # an entry chosen elsewhere (Alt+Down, Enter here): the cursor goes to it
+            here = self.cursor_span()
+            if here is None or here.key != record:
+                item = self.layout_.items.item_of(record) if self.layout_.state is not None else None
+                self._cursor = ("now", item) if item is not None else self._cursor
+        else:
+            self._cursor = None  # the next key starts from the selected entry
         self.update()
 
     def _relayout(self) -> None:
+        before = self.layout_
         self.layout_ = BarLayout(self.state, self.width())
+        self._keep_cursor(before)
         self.update()
         st = self.state
         if st is None or st.session is None:
@@ -358,7 +448,7 @@ class TokenBar(QWidget):
                     return text
         return ""
 
-    def describe(self, sp: Span) -> str:
+    def describe(self, sp: Span, row: str | None = None) -> str:
         st = self.state
         if sp.key < 0:
             if sp.kind == "system":  # pi 1.6.0: the new compaction carries the current system message
@@ -378,7 +468,8 @@ class TokenBar(QWidget):
             "turn_start": " · turn start",
             "prefix": " · split-turn prefix",
         }
-        share = not sp.estimated and any(s is sp for s in self.layout_.now)
+        on_now = row == "now" if row is not None else any(s is sp for s in self.layout_.now)
+        share = not sp.estimated and on_now
         own = (
             st.item_tokens[sp.item][2]
             if share and st is not None and 0 <= sp.item < len(st.item_tokens)
@@ -401,9 +492,152 @@ class TokenBar(QWidget):
 
     def mousePressEvent(self, e: QMouseEvent) -> None:
         if e.button() == Qt.MouseButton.LeftButton:
-            sp = self.layout_.hit(e.position().toPoint())
+            lay = self.layout_
+            sp = lay.hit(e.position().toPoint())
+            if sp is not None:  # the keyboard goes on from what was clicked
+                on_now = any(s is sp for s in lay.now)
+                self._cursor = ("now", sp.item) if on_now else ("after", lay.after.index(sp))
+                self.update()
             if sp is not None and sp.key >= 0:
                 self.entry_clicked.emit(sp.key)
+
+    # ---------------------------------------------------------------- keyboard
+    def _keep_cursor(self, before: BarLayout) -> None:
+        """After a relayout: the cursor stays on its item while the path is the same (a plan's
+        parameters moved the cut, the width changed); another path starts from the selection."""
+        cur, lay = self._cursor, self.layout_
+        if cur is None:
+            return
+        same_path = lay.state is not None and before.state is not None and lay.items is before.items
+        if not same_path:
+            self._cursor = None
+        elif cur[0] == "after":
+            self._cursor = ("after", min(cur[1], len(lay.after) - 1)) if lay.after else None
+
+    def _start(self) -> tuple[str, int] | None:
+        """Where the keyboard starts: the selected entry's item, else the newest item."""
+        lay = self.layout_
+        if lay.state is None or not lay.items.keys:
+            return None
+        item = lay.items.item_of(self.selected)
+        return ("now", item if item is not None else len(lay.items.keys) - 1)
+
+    def cursor_span(self) -> Span | None:
+        """The span the keyboard cursor is on (a 'now' item's exact extent, however thin)."""
+        cur, lay = self._cursor, self.layout_
+        if cur is None or lay.state is None:
+            return None
+        row, i = cur
+        if row == "after":
+            return lay.after[i] if 0 <= i < len(lay.after) else None
+        c = lay.items
+        if not 0 <= i < len(c.keys):
+            return None
+        return item_span(
+            c.keys, c.kinds, c.fill_cum, i, lay.scale, lay.w, lay.x0, estimated_from=c.estimated_from
+        )
+
+    def cursor_text(self) -> str:
+        """What the cursor's item is, as its hover text says it (with the row it is on)."""
+        sp = self.cursor_span()
+        if sp is None or self._cursor is None:
+            return ""
+        row = self._cursor[0]
+        text = f"{'now' if row == 'now' else 'after the compaction'}: {self.describe(sp, row=row)}"
+        unknown = self.layout_.unknown
+        return f"{text}\n{_unknown_tip(unknown)}" if row == "now" and unknown is not None else text
+
+    def keyPressEvent(self, e: QKeyEvent) -> None:
+        key = e.key()
+        plain = not (e.modifiers() & ~Qt.KeyboardModifier.KeypadModifier)
+        cur = self._cursor if self._cursor is not None else self._start()
+        if cur is None or not plain or key not in _CURSOR_KEYS:
+            super().keyPressEvent(e)
+            return
+        e.accept()
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
+            self._cursor = cur
+            sp = self.cursor_span()
+            if sp is not None and sp.key >= 0:
+                self.entry_clicked.emit(sp.key)
+            return
+        self._cursor = self._moved(cur, key)
+        self._show_cursor()
+
+    def _moved(self, cur: tuple[str, int], key: int) -> tuple[str, int]:
+        lay = self.layout_
+        row, i = cur
+        self._cursor = cur
+        here = self.cursor_span()
+        middle = here.x + here.w // 2 if here is not None else lay.x0
+        if key in (Qt.Key.Key_Up, Qt.Key.Key_Down):
+            if key == Qt.Key.Key_Down and row == "now" and lay.after:
+                return ("after", _after_index_of(lay.after, i))
+            if key == Qt.Key.Key_Up and row == "after":
+                if here is not None and here.item >= 0:  # a kept item: the same item above
+                    return ("now", here.item)
+                above = span_at(lay.now, middle, lay.now_xs)
+                return ("now", above.item if above is not None else 0)
+            return cur
+        last = (len(lay.items.keys) if row == "now" else len(lay.after)) - 1
+        if key == Qt.Key.Key_Home:
+            return (row, 0)
+        if key == Qt.Key.Key_End:
+            return (row, last)
+        direction = 1 if key in (Qt.Key.Key_Right, Qt.Key.Key_PageDown) else -1
+        page = key in (Qt.Key.Key_PageUp, Qt.Key.Key_PageDown)
+        if row == "now":
+            return (row, stepped_item(lay.items.fill_cum, i, direction, lay.scale / 10 if page else 0.0))
+        if page:  # a tenth of the bar along the row
+            k = _index_at(lay.after_xs, middle + direction * lay.w // 10)
+            return (row, k if (k - i) * direction > 0 else min(max(i + direction, 0), last))
+        return (row, min(max(i + direction, 0), last))
+
+    def _show_cursor(self, say: bool = True) -> None:
+        """Draw the cursor, show its item's text where the hover text would be, and ``say`` it to
+        a screen reader."""
+        self.update()
+        sp, text = self.cursor_span(), self.cursor_text()
+        if sp is None or not text or self._cursor is None:
+            return
+        lay = self.layout_
+        below = lay.row_y + ROW_H + 4 if self._cursor[0] == "now" else lay.after_y + AFTER_H + 2
+        QToolTip.showText(self.mapToGlobal(QPoint(sp.x + sp.w // 2, below)), text, self)
+        if say:
+            announce(self, text)
+
+    def keyReleaseEvent(self, e: QKeyEvent) -> None:
+        # Qt hides a tooltip at every key press and release: the text shown at the press (or at the
+        # focus a Tab gave) would vanish as the key comes up
+        super().keyReleaseEvent(e)
+        if not e.isAutoRepeat() and e.key() in _TEXT_KEPT_KEYS:
+            self._show_cursor(say=False)
+
+    def focusInEvent(self, e: QFocusEvent) -> None:
+        super().focusInEvent(e)
+        self.focused_by_user = e.reason() in _USER_FOCUS
+        if self._cursor is None:
+            self._cursor = self._start()
+        if e.reason() in _SAID_ON_FOCUS:
+            self._show_cursor()  # a click shows its own hover text
+        self.update()
+
+    def focusOutEvent(self, e: QFocusEvent) -> None:
+        super().focusOutEvent(e)
+        QToolTip.hideText()
+        self.update()
+
+    def _draw_cursor(self, p: QPainter, lay: BarLayout) -> None:
+        """The keyboard cursor: a frame in the focus colour around its item (3 px at least: an item
+        thinner than a pixel is still found)."""
+        sp = self.cursor_span()
+        if sp is None or self._cursor is None:
+            return
+        y, h = (lay.row_y, ROW_H) if self._cursor[0] == "now" else (lay.after_y, AFTER_H)
+        w = max(sp.w, 3)
+        p.setPen(QPen(current_theme().focus, 2))
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawRect(QRect(sp.x - (w - sp.w) // 2, y - 2, w, h + 4))
 
     # ---------------------------------------------------------------- painting
     def paintEvent(self, e: QPaintEvent) -> None:
@@ -504,6 +738,8 @@ class TokenBar(QWidget):
         )
         self._draw_legend(p, lay)
         self._draw_real(p, lay)
+        if self.hasFocus():
+            self._draw_cursor(p, lay)
         p.end()
 
     def _draw_unknown(self, p: QPainter, lay: BarLayout) -> None:
