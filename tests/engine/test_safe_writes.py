@@ -6,6 +6,8 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -693,6 +695,33 @@ def test_ctrl_c_before_the_command_runs_is_a_sentence_not_a_traceback(
     monkeypatch.setattr(cli, "build_parser", interrupted)
     assert cli.main(["plan", "x.jsonl"]) == 130
     assert capsys.readouterr().err.strip() == "session-studio: interrupted (nothing was written)"
+
+
+def test_ctrl_c_while_the_program_is_imported_is_a_sentence_not_a_traceback() -> None:
+    """The console script imported the whole command line before anything could catch a Ctrl+C:
+    pressed in that second (the write audit), it printed a traceback. The interrupt is simulated at
+    the import of session_studio.cli, in a process of its own."""
+    code = (
+        "import sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'session_studio.cli':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+        "sys.argv = ['session-studio', 'plan', 'x.jsonl']\n"
+        "import runpy\n"
+        "runpy.run_module('session_studio', run_name='__main__')\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 130, p.stderr
+    assert p.stderr.strip() == "session-studio: interrupted (nothing was written)"
+
+
+def test_the_console_script_is_the_guarded_entry() -> None:
+    from importlib.metadata import entry_points
+
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "session-studio"]
+    assert script.value == "session_studio.launcher:main"
 
 
 def test_a_label_after_an_incomplete_last_line_says_so(
