@@ -76,6 +76,10 @@ def test_the_planner_and_preview_controls_have_names(window: MainWindow) -> None
         window.preview.summary.accessibleName(),
         window.preview.before.accessibleName(),
         window.why.accessibleName(),
+        window.filter_combo.accessibleName(),
+        p.profile_combo.accessibleName(),
+        window.bar.accessibleName(),
+        window.timeline.chart.accessibleName(),
     ]
     assert names == [
         "keepRecentTokens",
@@ -86,6 +90,10 @@ def test_the_planner_and_preview_controls_have_names(window: MainWindow) -> None
         "Summary",
         "Context before compaction",
         "Why this cut",
+        "Entry filter",
+        "pi version",
+        "Token bar",
+        "Context timeline",
     ]
 
 

@@ -159,6 +159,7 @@ class PlannerPanel(QWidget):
         form.addRow("Context window", wrow)
         form.addRow("", self.source_note)
         self.profile_combo = QComboBox()
+        self.profile_combo.setAccessibleName("pi version")  # else its current item names it
         for setting in PIN_SETTINGS:
             self.profile_combo.addItem("auto (detect)" if setting == "auto" else f"pi {setting}", setting)
         self.profile_combo.setToolTip(

@@ -99,6 +99,7 @@ class WindowParts(QMainWindow):
         for key, label in FILTERS.items():
             self.filter_combo.addItem(label, key)
         self.filter_combo.setToolTip("pi's /tree filters")
+        self.filter_combo.setAccessibleName("Entry filter")  # else its current item ("Default") names it
         self.filter_combo.setAccessibleDescription("Which entries the tree shows (pi's /tree filters)")
         # as narrow as a short name: the search field and its scope share the row with it
         self.filter_combo.setSizeAdjustPolicy(
