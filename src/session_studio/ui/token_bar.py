@@ -550,8 +550,10 @@ class TokenBar(QWidget):
     def keyPressEvent(self, e: QKeyEvent) -> None:
         key = e.key()
         plain = not (e.modifiers() & ~Qt.KeyboardModifier.KeypadModifier)
-        cur = self._cursor if self._cursor is not None else self._start()
-        if cur is None or not plain or key not in _CURSOR_KEYS:
+        cur = None
+        if plain and key in _CURSOR_KEYS:
+            cur = self._cursor if self._cursor is not None else self._start()
+        if cur is None:
             super().keyPressEvent(e)
             return
         e.accept()
