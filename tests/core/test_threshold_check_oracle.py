@@ -133,3 +133,107 @@ def test_generated_sessions(oracle: Oracle, oracle16: Oracle16, tmp_path: Path, 
     files += _ending_at_answers(files, tmp_path / "endings")
     wrong = _disagreements({**oracle.env, **oracle16.env}, files, version)
     assert not wrong, "\n".join(wrong)
+
+
+#: how a copy's last answer is made an overflow, or almost one (the window is WINDOW)
+WINDOW = 50_000
+ENDINGS: dict[str, dict[str, Any]] = {
+    "overflow-error": {
+        "stopReason": "error",
+        "errorMessage": "prompt is too long: 213462 tokens > 200000 maximum",
+    },
+    "zai-error": {
+        "stopReason": "error",
+        "errorMessage": '{"code":"1261","message":"Prompt too long"}',
+    },  # 1.6.0 only
+    "rate-limit": {"stopReason": "error", "errorMessage": "rate limit: too many tokens"},
+    "other-error": {"stopReason": "error", "errorMessage": "Internal server error"},
+    "input-over": {"stopReason": "stop", "usage": {"input": WINDOW - 100, "cacheRead": 101, "output": 9}},
+    "input-at": {"stopReason": "stop", "usage": {"input": WINDOW - 100, "cacheRead": 100, "output": 9}},
+    "length-full": {
+        "stopReason": "length",
+        "usage": {"input": int(WINDOW * 0.99), "cacheRead": 0, "output": 0},
+    },
+    "length-short": {
+        "stopReason": "length",
+        "usage": {"input": int(WINDOW * 0.99) - 1, "cacheRead": 0, "output": 0},
+    },
+}
+
+
+def _ending_at_overflows(files: list[Path], out: Path) -> list[Path]:
+    """Copies of each session whose last answer is made each of ENDINGS (its usage's other fields
+    kept), at the end of the file."""
+    out.mkdir()
+    made = []
+    for path in files:
+        lines = path.read_bytes().splitlines(keepends=True)
+        answers = [i for i, line in enumerate(lines) if _answer(line)]
+        if not answers:
+            continue
+        for name, change in ENDINGS.items():
+            kept = lines[: answers[-1] + 1]
+            entry = json.loads(kept[-1])
+            message = entry["message"]
+            message.update({k: v for k, v in change.items() if k != "usage"})
+            if "usage" in change:
+                message["usage"] = {**(message.get("usage") or {}), **change["usage"]}
+                message["usage"]["totalTokens"] = sum(
+                    message["usage"].get(k, 0) for k in ("input", "output", "cacheRead", "cacheWrite")
+                )
+            kept[-1] = json.dumps(entry).encode() + b"\n"
+            made.append(out / f"{path.stem}-{name}.jsonl")
+            made[-1].write_bytes(b"".join(kept))
+    return made
+
+
+def _pi_overflows(env: dict[str, str], path: Path, version: str) -> bool:
+    out = subprocess.run(
+        [
+            "node",
+            str(ORACLE_DIR / "threshold-check.mjs"),
+            str(path),
+            "--pi",
+            version,
+            "--context-window",
+            str(WINDOW),
+            "--reserve",
+            str(RESERVE),
+            "--same-model",
+        ],
+        check=True,
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    return bool(json.loads(out.stdout)["compacts"] == "overflow")
+
+
+@pytest.mark.parametrize("version", ["0.80.2", "1.6.0"])
+def test_the_overflow_case_before_the_threshold(
+    oracle: Oracle, oracle16: Oracle16, tmp_path: Path, version: str
+) -> None:
+    """pi's check takes an answer for a context overflow before any threshold (an overflow error,
+    a completed answer whose input passes the window, a length stop with no output and a full
+    window): ``PlanState.overflow`` says so exactly where pi's own check, on the answer's model,
+    compacts for "overflow"."""
+    env = {**oracle.env, **oracle16.env}
+    files = generate(tmp_path / "plain", "--seed", "7303", "--count", "3", "--size", "small")
+    files = _ending_at_overflows(files, tmp_path / "overflows")
+    if version == "1.6.0":
+        files += _ending_at_overflows(
+            generate_scenarios(tmp_path / "sc", oracle16.env)[:6], tmp_path / "sc-overflows"
+        )
+    wrong, found = [], 0
+    for path in files:
+        state = PathPlanner(Session.open(str(path)), profile=profile_named(version)).plan(
+            PlanParams(reserve_tokens=RESERVE, context_window=WINDOW)
+        )
+        ours = state.overflow is not None
+        found += ours
+        if ours != _pi_overflows(env, path, version):
+            wrong.append(
+                f"{path.name} under pi {version}: we say {state.overflow}, pi does {'not ' * ours}compact for it"
+            )
+    assert not wrong, "\n".join(wrong)
+    assert found >= len(files) // 4  # overflows and near misses both

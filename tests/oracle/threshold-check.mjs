@@ -1,16 +1,20 @@
 #!/usr/bin/env node
 // Session Studio's addition: pi's own automatic-compaction check, run for real.
 //
-//   node threshold-check.mjs SESSION.jsonl --pi 0.80.2|1.6.0 --context-window N --reserve N
+//   node threshold-check.mjs SESSION.jsonl --pi 0.80.2|1.6.0 --context-window N --reserve N [--same-model]
+//
+// --same-model: pi runs the last answer's own model (its provider and id, this window, no output
+// limit), so the overflow cases come first, as for a session pi resumes on that model: the check
+// then answers "overflow" where pi takes the answer for a context overflow.
 //
 // Opens the session as pi does (SessionManager.open on a copy), sets the agent's messages as pi
 // does when it loads a session (0.80.2: buildSessionContext().messages; 1.6.0: the projection's
 // messages) and calls pi's own AgentSession._checkCompaction(lastAssistant, false), the
 // pre-prompt check, on a stand-in `this` that holds only what the check reads: the session
-// manager, the agent's messages, a model with the given context window (not the answer's, so the
+// manager, the agent's messages, a model with the given context window (unless --same-model, not the answer's, so the
 // overflow cases are skipped: the threshold case alone) and the compaction settings (enabled, the
 // given reserve). _runAutoCompaction is replaced by a recorder: the check's decision is what it
-// asks for. Prints {"lastAssistant": bool, "compacts": null | "threshold"}.
+// asks for. Prints {"lastAssistant": bool, "compacts": null | "threshold" | "overflow"}.
 
 import fs from "node:fs";
 import os from "node:os";
@@ -19,10 +23,13 @@ import { pathToFileURL } from "node:url";
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
-const file = args.find((a, i) => !a.startsWith("--") && !(i > 0 && args[i - 1].startsWith("--")));
+const file = args.find(
+	(a, i) => !a.startsWith("--") && !(i > 0 && args[i - 1].startsWith("--") && args[i - 1] !== "--same-model"),
+);
 const version = option("--pi", "0.80.2");
 const contextWindow = Number(option("--context-window", "200000"));
 const reserveTokens = Number(option("--reserve", "16384"));
+const sameModel = args.includes("--same-model");
 if (!file || !["0.80.2", "1.6.0"].includes(version)) {
 	console.error("usage: node threshold-check.mjs SESSION.jsonl --pi 0.80.2|1.6.0 --context-window N --reserve N");
 	process.exit(2);
@@ -107,7 +114,9 @@ try {
 	if (last) {
 		// another model than the answer's: pi skips the overflow cases (an answer's error, not the
 		// context's size) and weighs the context against this window, the threshold case alone
-		self.model = { provider: "session-studio", id: "threshold-check", contextWindow, maxTokens: 0 };
+		self.model = sameModel
+			? { provider: last.provider, id: last.model, contextWindow, maxTokens: 0 }
+			: { provider: "session-studio", id: "threshold-check", contextWindow, maxTokens: 0 };
 		await checkCompaction.call(self, last, false);
 	}
 	process.stdout.write(`${JSON.stringify({ lastAssistant: Boolean(last), compacts })}\n`);

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .jsvalue import UNDEFINED
+from .jsvalue import UNDEFINED, js_string
 from .plan import PlanState, Quirk
 from .profile import PiProfile
 from .projected_plan import PathCutPlanner
@@ -393,6 +393,38 @@ def threshold_check_text(st: PlanState) -> str:
     else:
         said = f"context {compared}"
     if st.over_threshold and st.nothing_to_compact and not st.manual:
+        said += ", but pi's cut leaves nothing to compact, so it does nothing"
+    return said
+
+
+def overflow_text(st: PlanState) -> str | None:
+    """pi's overflow case, which its check weighs before the threshold (:attr:`PlanState.overflow`),
+    in words; None when the answer it checks is no overflow."""
+    found = st.overflow
+    if found is None:
+        return None
+    if found.kind == "error":
+        facts = st.threshold_check.answer_facts if st.threshold_check is not None else None
+        error = " ".join(js_string((facts or {}).get("errorMessage", "")).split())
+        error = error if len(error) <= 80 else error[:79] + "…"
+        why = f"its last answer failed with a context overflow (“{error}” is one of pi's overflow errors)"
+    elif found.kind == "input":
+        why = (
+            f"its last answer's input, {fmt_count(found.used or 0)} tokens with cache reads, is over the "
+            f"context window {fmt_count(st.window)}, which pi takes for a context overflow"
+        )
+    else:
+        why = (
+            f"its last answer stopped for length with no output and an input of {fmt_count(found.used or 0)} "
+            f"tokens, 99 % of the context window {fmt_count(st.window)} or more, which pi takes for a context overflow"
+        )
+    if not st.params.auto_compaction:
+        return f"{why}; pi would compact for it, but {AUTO_COMPACTION_OFF}"
+    then = (
+        "compacts and retries the request" if found.retries else "compacts (the answer completed: no retry)"
+    )
+    said = f"{why}: pi {then} at once, whatever the threshold, when that answer came from the model it runs"
+    if st.nothing_to_compact and not st.manual:  # _runAutoCompaction prepares with pi's cut first
         said += ", but pi's cut leaves nothing to compact, so it does nothing"
     return said
 

@@ -9,6 +9,7 @@ from .context import SessionContext, build_session_context
 from .explain import (
     AUTO_COMPACTION_OFF,
     explain_plan,
+    overflow_text,
     render_text,
     threshold_check_text,
     window_exceeded_text,
@@ -172,9 +173,13 @@ def render_overview(
                 else f"over it, but {AUTO_COMPACTION_OFF}"
                 if st.over_threshold and not auto_compaction
                 else "pi would not compact now"
+                + (" by the threshold alone" if st.overflow is not None else "")
             )
             + f": {threshold_check_text(st)}"
         )
+        overflow = overflow_text(st)
+        if overflow is not None:
+            w(f"overflow:    {overflow}")
         over = window_exceeded_text(ct.tokens, ct.usage_tokens, context_window, auto_compaction)
         if over is not None:
             w(f"window:      {over}")

@@ -15,6 +15,7 @@ maps everything it exposes back to path positions, so every caller sees the same
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import math
 import operator
@@ -27,6 +28,7 @@ from .context import SessionContext, build_session_context
 from .cut_points import CutPoint, cut_point_reason, is_valid_cut_point
 from .defaults import DEFAULT_CONTEXT_WINDOW, DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from .jsvalue import JsTypeError, js_truthy
+from .overflow import Overflow, answer_overflow
 from .path_positions import PathPositions
 from .preparation import CompactionPlan, Preparation, plan_compaction
 from .priority import STEP_ITEMS, yield_to_foreground
@@ -296,6 +298,16 @@ class PlanState:
     def checked_tokens(self) -> float | None:
         """The tokens pi's own check weighs (:mod:`.threshold_check`); None: it does not check."""
         return self.threshold_check.tokens if self.threshold_check is not None else None
+
+    @functools.cached_property
+    def overflow(self) -> Overflow | None:
+        """The context overflow pi's check finds in the answer it checks, before the threshold
+        (:func:`.overflow.answer_overflow`): pi compacts for it at once when the answer came from
+        the model it runs."""
+        check = self.threshold_check
+        if check is None or check.answer_facts is None:
+            return None
+        return answer_overflow(dict(check.answer_facts), self.window, self.profile, check.edited_after)
 
     @property
     def should_compact(self) -> bool:

@@ -18,7 +18,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .explain import AUTO_COMPACTION_OFF, summarised_span_text, threshold_check_text, tokens_unknown_text
+from .explain import (
+    AUTO_COMPACTION_OFF,
+    overflow_text,
+    summarised_span_text,
+    threshold_check_text,
+    tokens_unknown_text,
+)
 from .plan import STAND_IN_NOTE, ItemTokens, PathPlanner, PlanState, item_kind
 from .profile import PROFILE_0_80_2, PROFILE_1_6_0
 from .session import Session
@@ -270,6 +276,9 @@ def _automatic(st: PlanState) -> str:
     if st.session is None or not st.path:
         return "—"
     over = threshold_check_text(st)  # what pi's own check weighs (§9)
+    overflow = overflow_text(st)  # before the threshold: pi's overflow case (the patterns differ)
+    if overflow is not None:
+        over += f"; before that, {overflow}"
     if not st.params.auto_compaction:
         return f"no: {AUTO_COMPACTION_OFF} ({over})"
     return f"{'yes' if st.should_compact else 'no'}: {over}"

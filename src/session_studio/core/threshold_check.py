@@ -17,7 +17,7 @@ length stop) are not modelled: they are about the answer's error, not the contex
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,12 @@ class ThresholdCheck:
 
     tokens: float | None
     basis: str
+    #: the answer pi checks (its record; None: no newer answer in the context), the fields of its
+    #: message pi's overflow case reads, and (pi 1.6.0) whether a context edit follows it on the
+    #: path: what :func:`.overflow.answer_overflow` asks before the threshold
+    answer: int | None = None
+    answer_facts: Mapping[str, Any] | None = None
+    edited_after: bool = False
 
 
 def _number(v: Any) -> float:
@@ -94,6 +100,39 @@ def threshold_check(
     message = session.value(answer).get("message", UNDEFINED)
     if _not_newer(message, compaction_ms):
         return ThresholdCheck(None, STALE_ANSWER)
+    checked = _checked(session, path, items, estimate, profile, projection, message, compaction_ms)
+    edited = profile.projection and _edited_after(session, path, answer)
+    facts = {k: message[k] for k in _OVERFLOW_FIELDS if k in message} if type(message) is dict else None
+    return ThresholdCheck(checked.tokens, checked.basis, answer, facts, edited)
+
+
+#: what pi's overflow case reads of the answer (core.overflow)
+_OVERFLOW_FIELDS = ("stopReason", "errorMessage", "provider", "usage")
+
+
+def _edited_after(session: Session, path: Sequence[int], answer: int) -> bool:
+    """A ``context_edit`` on the path after the answer (pi 1.6.0's hasPostAssistantContextEdit)."""
+    at = last_on_path(session.records, path, "context_edit")
+    if at < 0:
+        return False
+    try:
+        return at > path.index(answer)
+    except ValueError:
+        return False
+
+
+def _checked(
+    session: Session,
+    path: Sequence[int],
+    items: Sequence[tuple[int, str, float]],
+    estimate: ContextTokens | None,
+    profile: PiProfile,
+    projection: Projection | None,
+    message: Any,
+    compaction_ms: float | None,
+) -> ThresholdCheck:
+    """What the threshold case weighs for a checked (newer) answer."""
+    recs = session.records
     if profile.projection and projection is not None:
         edit = recs.code("context_edit")
         if edit in column_on_path(recs.types, projection.records()):

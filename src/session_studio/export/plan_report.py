@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.bar_geometry import after_items
-from ..core.explain import AUTO_COMPACTION_OFF, explain_plan, threshold_check_text
+from ..core.explain import AUTO_COMPACTION_OFF, explain_plan, overflow_text, threshold_check_text
 from ..core.plan import PlanState
 from ..core.preparation import Preparation
 from .bar_svg import bar_figure
@@ -134,6 +134,9 @@ def _overview(st: PlanState) -> Callable[[ReportWriter], None]:
                 + f": {threshold_check_text(st)}",
             )
         )
+        overflow = overflow_text(st)
+        if overflow is not None:
+            rows.append(("pi's overflow case", overflow))
         rows.append(("path", f"{len(st.path):,} entries, {len(st.item_tokens):,} context messages"))
         if st.manual:
             rows.append(("cut", "manual (chosen in Session Studio)"))

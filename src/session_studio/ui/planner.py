@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from session_studio.core.explain import (
     AUTO_COMPACTION_OFF,
+    overflow_text,
     summarised_span_text,
     threshold_check_text,
     tokens_unknown_text,
@@ -429,6 +430,7 @@ class PlannerPanel(QWidget):
                 )
             )
             summarised = summarised_span_text(st)
+            overflow = overflow_text(st)  # pi's overflow case comes before the threshold
             lines = [
                 f"Summarise path {summarised}" if summarised is not None else "No history part",
                 (
@@ -438,6 +440,7 @@ class PlannerPanel(QWidget):
                 ),
                 f"Keep #{fk}…#{len(st.path) - 1} · ≈{_fmt(kept_t)} tokens",
                 html.escape(unknown) if unknown is not None else "",
+                html.escape(overflow[:1].upper() + overflow[1:]) if overflow is not None else "",
                 self._automatic_line(st),
                 html.escape(over) if over is not None else "",
             ]
@@ -452,7 +455,8 @@ class PlannerPanel(QWidget):
         line = html.escape(said[:1].upper() + said[1:]) + ": "
         if not st.params.auto_compaction:
             return line + f"{self._pi} would not compact automatically: {AUTO_COMPACTION_OFF}"
-        return line + f"{self._pi} {'would' if st.should_compact else 'would not'} compact automatically"
+        by = " by the threshold alone" if st.overflow is not None else ""  # the overflow line says the rest
+        return line + f"{self._pi} {'would' if st.should_compact else 'would not'} compact automatically{by}"
 
     def _quirk_labels(self) -> list[QWidget | None]:
         """The widgets now in the quirk box, in order (``None`` for a non-widget item)."""

@@ -44,6 +44,7 @@ from session_studio.core.bar_geometry import (
 from session_studio.core.explain import (
     AUTO_COMPACTION_OFF,
     keep_zone_text,
+    overflow_text,
     threshold_check_text,
     tokens_unknown_text,
 )
@@ -390,8 +391,11 @@ class TokenBar(QWidget):
         # what the painted bar says, as text for a screen reader: its header lines and pi's check
         left, right = _header_texts(st, self.layout_)
         cut = f"cut at path #{st.cut.first_kept_index}" if st.cut is not None else "no cut"
+        overflow = overflow_text(st)
         self.setAccessibleDescription(
-            f"{left}. {right}. {cut}. {threshold_check_text(st)}.".replace("  ·  ", "; ")
+            f"{left}. {right}. {cut}. {threshold_check_text(st)}.{f' {overflow}.' if overflow else ''}".replace(
+                "  ·  ", "; "
+            )
         )
 
     def resizeEvent(self, e: QResizeEvent) -> None:
