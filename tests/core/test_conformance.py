@@ -9,12 +9,13 @@ from session_studio.core.cut_points import find_cut_point
 from session_studio.core.file_ops import FileOps, compute_file_lists, format_file_operations
 from session_studio.core.jsvalue import js_number_to_string, js_sort_key, js_stringify, u16len
 from session_studio.core.messages import convert_to_llm
+from session_studio.core.overflow import is_context_overflow
+from session_studio.core.profile import PROFILE_0_80_2
 from session_studio.core.serialize import serialize_conversation
 from session_studio.core.tokens import (
     calculate_context_tokens,
     estimate_context_tokens,
     estimate_tokens,
-    is_context_overflow,
     should_compact,
 )
 from tests.core.util import HEADER, A, T, U, call, session_of, to_bytes
@@ -290,12 +291,20 @@ def test_estimate_context_tokens_example() -> None:
 
 def test_should_compact_and_overflow() -> None:
     assert should_compact(183617, 200000, 16384) and not should_compact(183616, 200000, 16384)
+
+    def overflows(message: dict[str, object], window: int = 0) -> bool:
+        return is_context_overflow(message, window, PROFILE_0_80_2)
+
     err = {"stopReason": "error", "errorMessage": "ThrottlingException: Too many tokens, please wait"}
-    assert is_context_overflow(err)
-    assert not is_context_overflow({"stopReason": "error", "errorMessage": "Rate limit: prompt is too long"})
-    assert is_context_overflow({"stopReason": "stop", "usage": {"input": 60000, "cacheRead": 40001}}, 100000)
-    assert is_context_overflow({"stopReason": "length", "usage": {"input": 99000, "output": 0}}, 100000)
-    assert not is_context_overflow({"stopReason": "length", "usage": {"input": 98999, "output": 0}}, 100000)
+    assert overflows(err)
+    assert not overflows({"stopReason": "error", "errorMessage": "Rate limit: prompt is too long"})
+    assert overflows({"stopReason": "stop", "usage": {"input": 60000, "cacheRead": 40001}}, 100000)
+    assert overflows({"stopReason": "length", "usage": {"input": 99000, "cacheRead": 0, "output": 0}}, 100000)
+    assert not overflows(
+        {"stopReason": "length", "usage": {"input": 98999, "cacheRead": 0, "output": 0}}, 100000
+    )
+    # pi adds usage.input + usage.cacheRead as JavaScript does: without cacheRead that is NaN
+    assert not overflows({"stopReason": "length", "usage": {"input": 99000, "output": 0}}, 100000)
 
 
 # --- cut points (examples A-G) -----------------------------------------------------------------

@@ -26,7 +26,8 @@ RESERVE = 1000
 CASES = sorted((ORACLE16_DIR / "cases").glob("*.jsonl"))
 
 
-def _pi_compacts(env: dict[str, str], path: Path, version: str, threshold: int) -> bool:
+def _check(env: dict[str, str], path: Path, version: str, window: int, *options: str) -> Any:
+    """What pi's own check asks for on the session (null, "threshold" or "overflow")."""
     out = subprocess.run(
         [
             "node",
@@ -35,18 +36,23 @@ def _pi_compacts(env: dict[str, str], path: Path, version: str, threshold: int) 
             "--pi",
             version,
             "--context-window",
-            str(threshold + RESERVE),
+            str(window),
             "--reserve",
             str(RESERVE),
+            *options,
         ],
         check=True,
         capture_output=True,
         env=env,
         timeout=120,
     )
-    answer = json.loads(out.stdout)
-    assert answer["compacts"] in (None, "threshold"), answer
-    return answer["compacts"] == "threshold"
+    return json.loads(out.stdout)["compacts"]
+
+
+def _pi_compacts(env: dict[str, str], path: Path, version: str, threshold: int) -> bool:
+    compacts = _check(env, path, version, threshold + RESERVE)
+    assert compacts in (None, "threshold"), compacts
+    return bool(compacts == "threshold")
 
 
 def _disagreements(env: dict[str, str], files: list[Path], version: str) -> list[str]:
@@ -188,25 +194,7 @@ def _ending_at_overflows(files: list[Path], out: Path) -> list[Path]:
 
 
 def _pi_overflows(env: dict[str, str], path: Path, version: str) -> bool:
-    out = subprocess.run(
-        [
-            "node",
-            str(ORACLE_DIR / "threshold-check.mjs"),
-            str(path),
-            "--pi",
-            version,
-            "--context-window",
-            str(WINDOW),
-            "--reserve",
-            str(RESERVE),
-            "--same-model",
-        ],
-        check=True,
-        capture_output=True,
-        env=env,
-        timeout=120,
-    )
-    return bool(json.loads(out.stdout)["compacts"] == "overflow")
+    return bool(_check(env, path, version, WINDOW, "--same-model") == "overflow")
 
 
 @pytest.mark.parametrize("version", ["0.80.2", "1.6.0"])

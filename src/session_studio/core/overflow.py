@@ -25,13 +25,23 @@ from typing import TYPE_CHECKING, Any
 
 from .jsvalue import JsTypeError, js_string, js_truthy, prop
 from .migrate import js_to_number
+from .profile import PROFILE_0_80_2, PROFILE_1_6_0
 from .tokens import js_plus
 
 if TYPE_CHECKING:
     from .profile import PiProfile
 
-__all__ = ["Overflow", "answer_overflow", "is_context_overflow", "js_pattern"]
+__all__ = [
+    "Overflow",
+    "answer_overflow",
+    "error_is_overflow",
+    "is_context_overflow",
+    "is_overflow_error_text",
+    "js_pattern",
+]
 
+#: Cerebras' bodiless 400/413: an overflow from any provider to pi 0.80.2, from "cerebras" only to 1.6.0
+_CEREBRAS_BODYLESS = r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)"
 #: pi 0.80.2's OVERFLOW_PATTERNS, in its order (JavaScript source, all with the i flag)
 _PATTERNS_0_80_2 = (
     r"prompt is too long",
@@ -56,43 +66,24 @@ _PATTERNS_0_80_2 = (
     r"context[_ ]length[_ ]exceeded",
     r"too many tokens",
     r"token limit exceeded",
-    r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",
+    _CEREBRAS_BODYLESS,
 )
-#: pi 1.6.0's (overflow.js of pi-ai 1.6.0)
+#: pi 1.6.0's: "prompt is too long" widened to z.ai's "prompt too long", five patterns added, and
+#: Cerebras' bodiless 400/413 taken from Cerebras only (_CEREBRAS_BODYLESS; spec §10 rule 23)
 _PATTERNS_1_6_0 = (
-    r"prompt (?:is )?too long",
+    *(
+        r"prompt (?:is )?too long" if p == r"prompt is too long" else p
+        for p in _PATTERNS_0_80_2
+        if p != _CEREBRAS_BODYLESS
+    ),
     r"prompt exceeds max length",
-    r"request_too_large",
-    r"input is too long for requested model",
-    r"exceeds the context window",
     r"context window exceeded",
-    r"exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))",
-    r"input token count.*exceeds the maximum",
-    r"maximum prompt length is \d+",
-    r"reduce the length of the messages",
-    r"maximum context length is \d+ tokens",
-    r"exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?",
-    r"input \(\d+ tokens\) is longer than the model'?s context length \(\d+ tokens\)",
-    r"exceeds the limit of \d+",
-    r"exceeds the available context size",
-    r"greater than the context length",
-    r"context window exceeds limit",
-    r"exceeded model token limit",
-    r"too large for model with \d+ maximum context length",
     r"prompt has [\d,]+ tokens?, but the configured context size is [\d,]+ tokens?",
-    r"model_context_window_exceeded",
     r"range of input length should be",
-    r"prompt too long; exceeded (?:max )?context length",
-    r"context[_ ]length[_ ]exceeded",
-    r"too many tokens",
-    r"token limit exceeded",
     r"^(?:[\w -]+ API error \(413\):|413(?:\s|:|$))",
 )
 #: both versions' NON_OVERFLOW_PATTERNS: rate limits and throttling are never an overflow
 _NOT_OVERFLOW = (r"^(Throttling error|Service unavailable):", r"rate limit", r"too many requests")
-#: pi 1.6.0: Cerebras' bodiless 400/413, an overflow only from provider "cerebras"
-_CEREBRAS_BODYLESS = r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)"
-
 #: JavaScript's \s: WhiteSpace and LineTerminator (ECMA-262), wider and narrower than Python's
 _JS_SPACE = "[\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]"
 #: JavaScript's `.` without the s flag: anything but a line terminator
@@ -145,6 +136,33 @@ def _patterns(profile: PiProfile) -> tuple[tuple[re.Pattern[str], ...], tuple[re
     return got
 
 
+def error_is_overflow(text: str, profile: PiProfile, provider: Any = None) -> bool:
+    """Case 1 of that pi's ``isContextOverflow``: does a provider's error text mean a context
+    overflow (one of its patterns, none of its rate-limit ones; pi 1.6.0 takes Cerebras' bodiless
+    400/413 from ``provider`` "cerebras" only)?"""
+    overflow, not_overflow = _patterns(profile)
+    if any(p.search(text) for p in not_overflow):
+        return False
+    if any(p.search(text) for p in overflow):
+        return True
+    return bool(profile.projection and provider == "cerebras" and _cerebras_bodiless().search(text))
+
+
+def is_overflow_error_text(text: str) -> bool:
+    """An error of Session Studio's own requests (the summariser's) that either pi takes for a
+    context overflow: what the LLM layer calls a context-overflow failure."""
+    return any(error_is_overflow(text, profile, "cerebras") for profile in (PROFILE_0_80_2, PROFILE_1_6_0))
+
+
+_cerebras: list[re.Pattern[str]] = []
+
+
+def _cerebras_bodiless() -> re.Pattern[str]:
+    if not _cerebras:
+        _cerebras.append(js_pattern(_CEREBRAS_BODYLESS))
+    return _cerebras[0]
+
+
 def _number(v: Any) -> float:
     if type(v) is int or type(v) is float:
         return float(v)
@@ -165,18 +183,12 @@ def is_context_overflow(message: Any, context_window: float, profile: PiProfile)
         return False
     stop = message.get("stopReason")
     error = message.get("errorMessage")
-    if stop == "error" and js_truthy(error):
-        text = js_string(error)
-        overflow, not_overflow = _patterns(profile)
-        if not any(p.search(text) for p in not_overflow):
-            if any(p.search(text) for p in overflow):
-                return True
-            if (
-                profile.projection
-                and message.get("provider") == "cerebras"
-                and js_pattern(_CEREBRAS_BODYLESS).search(text)
-            ):
-                return True
+    if (
+        stop == "error"
+        and js_truthy(error)
+        and error_is_overflow(js_string(error), profile, message.get("provider"))
+    ):
+        return True
     if not js_truthy(context_window) or stop not in ("stop", "length"):
         return False
     try:

@@ -8,7 +8,6 @@ Results can be `nan` where JavaScript arithmetic gives `NaN`.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -29,8 +28,6 @@ from .jsvalue import (
 
 __all__ = [
     "ESTIMATED_IMAGE_CHARS",
-    "NON_OVERFLOW_SOURCES",
-    "OVERFLOW_SOURCES",
     "ContextTokens",
     "assistant_usage_tokens",
     "calculate_context_tokens",
@@ -39,8 +36,6 @@ __all__ = [
     "estimate_tokens",
     "estimate_tokens_16",
     "estimator_for",
-    "is_context_overflow",
-    "is_overflow_error_text",
     "js_plus",
     "should_compact",
 ]
@@ -356,66 +351,3 @@ def should_compact(
         return False
     x = context_tokens if type(context_tokens) in (int, float) else _to_num(context_tokens)
     return bool(x > context_window - reserve_tokens)
-
-
-#: pi-ai's patterns, as sources: compiled when first needed (an LLM error), not by every start
-NON_OVERFLOW_SOURCES = (r"^(Throttling error|Service unavailable):", r"rate limit", r"too many requests")
-OVERFLOW_SOURCES = (
-    r"prompt is too long",
-    r"request_too_large",
-    r"input is too long for requested model",
-    r"exceeds the context window",
-    r"exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))",
-    r"input token count.*exceeds the maximum",
-    r"maximum prompt length is \d+",
-    r"reduce the length of the messages",
-    r"maximum context length is \d+ tokens",
-    r"exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?",
-    r"input \(\d+ tokens\) is longer than the model'?s context length \(\d+ tokens\)",
-    r"exceeds the limit of \d+",
-    r"exceeds the available context size",
-    r"greater than the context length",
-    r"context window exceeds limit",
-    r"exceeded model token limit",
-    r"too large for model with \d+ maximum context length",
-    r"model_context_window_exceeded",
-    r"prompt too long; exceeded (?:max )?context length",
-    r"context[_ ]length[_ ]exceeded",
-    r"too many tokens",
-    r"token limit exceeded",
-    r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",
-)
-
-
-@functools.cache
-def overflow_patterns() -> tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]:
-    """(NON_OVERFLOW_SOURCES, OVERFLOW_SOURCES) compiled as pi-ai's ``/…/i`` (ASCII case folding)."""
-    return (
-        tuple(re.compile(p, re.I | re.A) for p in NON_OVERFLOW_SOURCES),
-        tuple(re.compile(p, re.I | re.A) for p in OVERFLOW_SOURCES),
-    )
-
-
-def is_overflow_error_text(text: str) -> bool:
-    """Case 1 of `isContextOverflow`: does a provider error message mean context overflow?"""
-    not_overflow, overflow = overflow_patterns()
-    if any(p.search(text) for p in not_overflow):
-        return False
-    return any(p.search(text) for p in overflow)
-
-
-def is_context_overflow(message: dict[str, Any], context_window: int | None = None) -> bool:
-    """pi-ai's `isContextOverflow` (three cases, §4.6)."""
-    stop = message.get("stopReason")
-    err = message.get("errorMessage")
-    if stop == "error" and isinstance(err, str) and err and is_overflow_error_text(err):
-        return True
-    usage = message.get("usage") or {}
-    inp = (
-        _to_num(usage.get("input", 0)) + _to_num(usage.get("cacheRead", 0)) if isinstance(usage, dict) else 0
-    )
-    if context_window and stop == "stop" and inp > context_window:
-        return True
-    if context_window and stop == "length" and isinstance(usage, dict) and usage.get("output") == 0:
-        return bool(inp >= context_window * 0.99)
-    return False

@@ -29,7 +29,7 @@ import re
 import threading
 from collections.abc import Iterable
 
-from ..core import tokens as _core_tokens
+from ..core.overflow import is_overflow_error_text
 
 __all__ = [
     "LlmAuthError",
@@ -116,13 +116,13 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Context-overflow classification (pi-ai 0.80.2 isContextOverflow, case 1; spec §4.6)
+# Context-overflow classification (pi-ai's isContextOverflow, case 1; spec §4.6)
 
 
 def is_context_overflow_message(message: str) -> bool:
-    """True if an error text means "context too long", using pi's patterns (spec §4.6 case 1), which
-    live with the rest of pi's token rules in the core."""
-    return bool(message) and _core_tokens.is_overflow_error_text(message)
+    """True if an error text means "context too long" to either pi (spec §4.6 case 1): the patterns
+    live in core.overflow, where pi's compaction check uses them too."""
+    return bool(message) and is_overflow_error_text(message)
 
 
 def summary_failure_message(kind: str, error_message: str | None) -> str:
