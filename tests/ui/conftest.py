@@ -191,3 +191,23 @@ def window(qtbot: Any, tmp_path: Path, runner: Any) -> Any:
     w.resize(1280, 800)
     w.show()
     return w
+
+
+@pytest.fixture
+def screen_reader(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """An assistive technology that listens: what ui.announce says to it, in order."""
+    from session_studio.ui import announce
+
+    said: list[str] = []
+
+    class Listening:
+        @staticmethod
+        def isActive() -> bool:
+            return True
+
+        @staticmethod
+        def updateAccessibility(event: Any) -> None:
+            said.append(event.message())
+
+    monkeypatch.setattr(announce, "QAccessible", Listening)
+    return said

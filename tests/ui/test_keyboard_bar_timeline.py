@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QToolTip
 
@@ -101,28 +100,16 @@ def test_down_goes_to_the_after_row_and_up_back_to_the_same_item(
 
 
 def test_each_step_is_said_to_a_screen_reader(
-    qtbot: Any, window: MainWindow, split_turn_session: Path, monkeypatch: pytest.MonkeyPatch
+    qtbot: Any, window: MainWindow, split_turn_session: Path, screen_reader: list[str]
 ) -> None:
-    from session_studio.ui import announce
-
-    said: list[str] = []
-
-    class Listening:
-        @staticmethod
-        def isActive() -> bool:
-            return True
-
-        @staticmethod
-        def updateAccessibility(event: Any) -> None:
-            said.append(event.message())
-
-    monkeypatch.setattr(announce, "QAccessible", Listening)
     bar = _bar_ready(qtbot, window, split_turn_session)
     qtbot.keyClick(bar, Key.Key_Home)
-    assert said[-1] == bar.cursor_text() and "path #" in said[-1]
-    count = len(said)
+    assert screen_reader[-1] == bar.cursor_text() and "path #" in screen_reader[-1]
+    count = len(screen_reader)
     qtbot.keyClick(bar, Key.Key_Right)
-    assert len(said) == count + 1  # once a step: the text shown again at the key's release is not said
+    assert (
+        len(screen_reader) == count + 1
+    )  # once a step: the text shown again at the key's release is not said
 
 
 def test_tab_passes_through_the_bar_and_other_keys_go_on(

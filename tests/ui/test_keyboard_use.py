@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMenu
 
@@ -161,25 +160,11 @@ def _close(a: Any, b: Any) -> bool:
 
 
 def test_status_messages_are_announced_to_a_screen_reader(
-    window: MainWindow, monkeypatch: pytest.MonkeyPatch
+    window: MainWindow, screen_reader: list[str]
 ) -> None:
     """ "Not a cut point: …" after Ctrl+K reached only the eyes."""
-    from session_studio.ui import announce
-
-    said: list[str] = []
-
-    class Listening:
-        @staticmethod
-        def isActive() -> bool:
-            return True
-
-        @staticmethod
-        def updateAccessibility(event: Any) -> None:
-            said.append(event.message())
-
-    monkeypatch.setattr(announce, "QAccessible", Listening)
     window.statusBar().showMessage("Not a cut point: a tool result must stay after its tool call")
-    assert said == ["Not a cut point: a tool result must stay after its tool call"]
+    assert screen_reader == ["Not a cut point: a tool result must stay after its tool call"]
 
 
 def test_the_token_bar_says_in_text_what_it_paints(

@@ -35,6 +35,7 @@ from .announce import announce
 from .document import Loaded, Partial, PlanState, SessionDocument
 from .errors import Failure, explain_failure, report_failure, report_unexpected
 from .export_dialog import ExportChoice, ExportDialog
+from .key_cursor import KeyCursorView
 from .navigation import TreeNavigation
 from .plain import rich_tooltip
 from .profile_compare import ProfileCompareController
@@ -552,8 +553,9 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         search, editing a summary while the file is read again)."""
         focused = self.focusWidget()  # the window's, even while another window is active
         page = self.stack.widget(PAGE_SESSION)
-        handed_out = focused is self.filter_combo or (  # the page's first widgets that take the keys
-            focused in (self.bar, self.timeline.chart) and not getattr(focused, "focused_by_user", False)
+        # the page's first widgets that take the keys, given them by the window, not by the user
+        handed_out = focused is self.filter_combo or (
+            isinstance(focused, KeyCursorView) and not focused.focused_by_user
         )
         if focused is None or page is None or not page.isAncestorOf(focused) or handed_out:
             self.tree.setFocus()

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from PySide6.QtCore import QLineF, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
-    QFocusEvent,
     QFont,
     QFontMetricsF,
     QKeyEvent,
@@ -53,6 +52,7 @@ from session_studio.core.timeline_layout import (
 )
 
 from .announce import announce
+from .key_cursor import KeyCursorView
 from .tasks import Operation, TaskRunner
 from .theme import current_theme, role_color
 
@@ -77,14 +77,6 @@ _STEPS = {
     (Qt.Key.Key_Left, _CTRL_SHIFT): "previous_marker",
     (Qt.Key.Key_Right, _CTRL_SHIFT): "next_marker",
 }
-#: how the focus came that says where the cursor is (see ui.token_bar)
-_SAID_ON_FOCUS = (
-    Qt.FocusReason.TabFocusReason,
-    Qt.FocusReason.BacktabFocusReason,
-    Qt.FocusReason.ShortcutFocusReason,
-)
-#: how a user's own move gives the focus (the window hands its first focus out otherwise)
-_USER_FOCUS = (*_SAID_ON_FOCUS, Qt.FocusReason.MouseFocusReason)
 
 
 class SegmentPlanners:
@@ -133,7 +125,7 @@ class _Drawables:
             )
 
 
-class TimelineChart(QWidget):
+class TimelineChart(KeyCursorView):
     """The chart: context line, window/threshold/reserve, drops, markers, planned drop."""
 
     entry_clicked = Signal(int)
@@ -150,12 +142,9 @@ class TimelineChart(QWidget):
         #: the keyboard's place on the chart (a point, a drop, a marker or the planned drop); None:
         #: the next key starts from the selected entry
         self.key_cursor: Hit | None = None
-        #: the focus came by Tab, a click or a shortcut (see ui.token_bar)
-        self.focused_by_user = False
         self.setMouseTracking(True)
         self.setMinimumHeight(90)  # the plot and its axis, in a short window too
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Context timeline")
         self.building = False
 
@@ -305,9 +294,9 @@ class TimelineChart(QWidget):
             return
         assert step is not None
         self.key_cursor = stepped_hit(tl, self.key_cursor, step)
-        self._show_cursor()
+        self.show_cursor()
 
-    def _show_cursor(self, say: bool = True) -> None:
+    def show_cursor(self, say: bool = True) -> None:
         """Draw the cursor, show its item's text where the hover text would be, and ``say`` it to
         a screen reader."""
         self.update()
@@ -324,21 +313,11 @@ class TimelineChart(QWidget):
         super().keyReleaseEvent(e)
         stepping = any(key == e.key() for key, _ in _STEPS) or e.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab)
         if not e.isAutoRepeat() and stepping:
-            self._show_cursor(say=False)
+            self.show_cursor(say=False)
 
-    def focusInEvent(self, e: QFocusEvent) -> None:
-        super().focusInEvent(e)
-        self.focused_by_user = e.reason() in _USER_FOCUS
+    def place_cursor(self) -> None:
         if self.key_cursor is None and self.timeline is not None:
             self.key_cursor = self._hit_of(self.selected) or stepped_hit(self.timeline, None, "last")
-        if e.reason() in _SAID_ON_FOCUS:
-            self._show_cursor()  # a click shows its own hover text
-        self.update()
-
-    def focusOutEvent(self, e: QFocusEvent) -> None:
-        super().focusOutEvent(e)
-        QToolTip.hideText()
-        self.update()
 
     def _paint_cursor(self, p: QPainter, lay: TimelineLayout) -> None:
         """The keyboard cursor: a line in the focus colour through its place, and the plot framed."""

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import (
     QBrush,
-    QFocusEvent,
     QFont,
     QKeyEvent,
     QMouseEvent,
@@ -51,6 +50,7 @@ from session_studio.core.explain import (
 from session_studio.core.plan import PlanState
 
 from .announce import announce
+from .key_cursor import KeyCursorView
 from .plain import rich_tooltip
 from .theme import current_theme
 
@@ -269,15 +269,6 @@ _CURSOR_KEYS = frozenset(
 )
 
 
-#: how the focus came that says where the cursor is (a click shows its own hover text; a window
-#: activated again says nothing new)
-_SAID_ON_FOCUS = (
-    Qt.FocusReason.TabFocusReason,
-    Qt.FocusReason.BacktabFocusReason,
-    Qt.FocusReason.ShortcutFocusReason,
-)
-
-
 #: the keys after whose release the cursor's text is shown again (see TokenBar.keyReleaseEvent)
 _TEXT_KEPT_KEYS = frozenset(
     {Qt.Key.Key_Tab, Qt.Key.Key_Backtab}
@@ -293,10 +284,6 @@ def _after_index_of(after: list[Span], item: int) -> int:
         return 0
     items = [after[k].item for k in kept]
     return kept[max(bisect.bisect_right(items, item) - 1, 0)]
-
-
-#: how a user's own move gives the focus (the window hands its first focus out otherwise)
-_USER_FOCUS = (*_SAID_ON_FOCUS, Qt.FocusReason.MouseFocusReason)
 
 
 def _index_at(xs: list[int], x: int) -> int:
@@ -326,7 +313,7 @@ def real_legend_text(view: PathTokensView, width: int, advance: Callable[[str], 
     return both if advance(both) <= width else "  ·  ".join(notes) + "  ·  " + text
 
 
-class TokenBar(QWidget):
+class TokenBar(KeyCursorView):
     entry_clicked = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -344,12 +331,9 @@ class TokenBar(QWidget):
         #: the keyboard's place on the bar: ("now", context item) or ("after", span of that row);
         #: None: the next key starts from the selected entry
         self._cursor: tuple[str, int] | None = None
-        #: the focus came by Tab, a click or a shortcut (not as the window's first focus widget)
-        self.focused_by_user = False
         self.setMouseTracking(True)
         self.setMinimumHeight(self.sizeHint().height())
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Token bar")
 
     def sizeHint(self) -> QSize:
@@ -568,7 +552,7 @@ class TokenBar(QWidget):
                 self.entry_clicked.emit(sp.key)
             return
         self._cursor = self._moved(cur, key)
-        self._show_cursor()
+        self.show_cursor()
 
     def _moved(self, cur: tuple[str, int], key: int) -> tuple[str, int]:
         lay = self.layout_
@@ -599,7 +583,7 @@ class TokenBar(QWidget):
             return (row, k if (k - i) * direction > 0 else min(max(i + direction, 0), last))
         return (row, min(max(i + direction, 0), last))
 
-    def _show_cursor(self, say: bool = True) -> None:
+    def show_cursor(self, say: bool = True) -> None:
         """Draw the cursor, show its item's text where the hover text would be, and ``say`` it to
         a screen reader."""
         self.update()
@@ -617,21 +601,11 @@ class TokenBar(QWidget):
         # focus a Tab gave) would vanish as the key comes up
         super().keyReleaseEvent(e)
         if not e.isAutoRepeat() and e.key() in _TEXT_KEPT_KEYS:
-            self._show_cursor(say=False)
+            self.show_cursor(say=False)
 
-    def focusInEvent(self, e: QFocusEvent) -> None:
-        super().focusInEvent(e)
-        self.focused_by_user = e.reason() in _USER_FOCUS
+    def place_cursor(self) -> None:
         if self._cursor is None:
             self._cursor = self._start()
-        if e.reason() in _SAID_ON_FOCUS:
-            self._show_cursor()  # a click shows its own hover text
-        self.update()
-
-    def focusOutEvent(self, e: QFocusEvent) -> None:
-        super().focusOutEvent(e)
-        QToolTip.hideText()
-        self.update()
 
     def _draw_cursor(self, p: QPainter, lay: BarLayout) -> None:
         """The keyboard cursor: a frame in the focus colour around its item (3 px at least: an item
