@@ -30,6 +30,8 @@ LAYER_RANK = {"core": 0, "llm": 1, "engine": 2, "export": 2, "ui": 3, "cli": 3}
 MAY_IMPORT_ONLY = {"export": frozenset({"core"})}
 CLI_MODULES = frozenset(
     {
+        "session_studio.__main__",
+        "session_studio.launcher",  # the console script's entry: imports the command line only
         "session_studio.cli",
         "session_studio.cli_actions",
         "session_studio.cli_common",
