@@ -112,6 +112,18 @@ def test_each_step_is_said_to_a_screen_reader(
     )  # once a step: the text shown again at the key's release is not said
 
 
+def test_a_window_shortcut_takes_the_cursor_s_text_away(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    """Ctrl+T on the bar left its text standing over the timeline it opened, until Qt's timeout."""
+    bar = _bar_ready(qtbot, window, split_turn_session)
+    qtbot.keyClick(bar, Key.Key_Home)
+    qtbot.waitUntil(QToolTip.isVisible)
+    qtbot.keyClick(window.windowHandle(), Key.Key_T, Qt.KeyboardModifier.ControlModifier)
+    assert window.timeline.isVisible()  # the shortcut did its work
+    qtbot.waitUntil(lambda: not QToolTip.isVisible())
+
+
 def test_tab_passes_through_the_bar_and_other_keys_go_on(
     qtbot: Any, window: MainWindow, split_turn_session: Path
 ) -> None:

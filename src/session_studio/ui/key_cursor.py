@@ -3,7 +3,7 @@ comes and goes. Each view places its cursor and shows it; this says when."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFocusEvent
 from PySide6.QtWidgets import QToolTip, QWidget
 
@@ -34,6 +34,13 @@ class KeyCursorView(QWidget):
 
     def show_cursor(self, say: bool = True) -> None:
         """Draw the cursor and show its item's text (``say``: to a screen reader too)."""
+
+    def event(self, e: QEvent) -> bool:
+        # a window shortcut pressed here (Ctrl+T, Ctrl+L) never reaches the tooltip, which Qt hides
+        # at every other key: the cursor's text stood over what the shortcut showed until its timeout
+        if e.type() == QEvent.Type.ShortcutOverride and QToolTip.isVisible():
+            QToolTip.hideText()
+        return super().event(e)
 
     def focusInEvent(self, e: QFocusEvent) -> None:
         super().focusInEvent(e)
