@@ -18,7 +18,7 @@ terminator, ``$`` only at the very end.
 
 from __future__ import annotations
 
-import math
+import functools
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -121,89 +121,29 @@ def js_pattern(source: str) -> re.Pattern[str]:
     return re.compile("".join(out), re.IGNORECASE | re.ASCII)
 
 
-_compiled: dict[str, tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]] = {}
-
-
-def _patterns(profile: PiProfile) -> tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]:
-    """(overflow, not-overflow) patterns of ``profile``'s pi, compiled when first asked."""
-    got = _compiled.get(profile.version)
-    if got is None:
-        sources = _PATTERNS_1_6_0 if profile.projection else _PATTERNS_0_80_2
-        got = _compiled[profile.version] = (
-            tuple(js_pattern(s) for s in sources),
-            tuple(js_pattern(s) for s in _NOT_OVERFLOW),
-        )
-    return got
+@functools.cache
+def _compiled(sources: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """pi's patterns compiled when first asked (an error or an answer to check, not every start)."""
+    return tuple(js_pattern(s) for s in sources)
 
 
 def error_is_overflow(text: str, profile: PiProfile, provider: Any = None) -> bool:
     """Case 1 of that pi's ``isContextOverflow``: does a provider's error text mean a context
     overflow (one of its patterns, none of its rate-limit ones; pi 1.6.0 takes Cerebras' bodiless
     400/413 from ``provider`` "cerebras" only)?"""
-    overflow, not_overflow = _patterns(profile)
-    if any(p.search(text) for p in not_overflow):
+    if any(p.search(text) for p in _compiled(_NOT_OVERFLOW)):
         return False
-    if any(p.search(text) for p in overflow):
+    if any(p.search(text) for p in _compiled(_PATTERNS_1_6_0 if profile.projection else _PATTERNS_0_80_2)):
         return True
-    return bool(profile.projection and provider == "cerebras" and _cerebras_bodiless().search(text))
+    return bool(
+        profile.projection and provider == "cerebras" and _compiled((_CEREBRAS_BODYLESS,))[0].search(text)
+    )
 
 
 def is_overflow_error_text(text: str) -> bool:
     """An error of Session Studio's own requests (the summariser's) that either pi takes for a
     context overflow: what the LLM layer calls a context-overflow failure."""
     return any(error_is_overflow(text, profile, "cerebras") for profile in (PROFILE_0_80_2, PROFILE_1_6_0))
-
-
-_cerebras: list[re.Pattern[str]] = []
-
-
-def _cerebras_bodiless() -> re.Pattern[str]:
-    if not _cerebras:
-        _cerebras.append(js_pattern(_CEREBRAS_BODYLESS))
-    return _cerebras[0]
-
-
-def _number(v: Any) -> float:
-    if type(v) is int or type(v) is float:
-        return float(v)
-    if v is True or v is False:
-        return float(v)
-    if v is None:
-        return 0.0
-    if type(v) is str:
-        return js_to_number(v)
-    return math.nan  # undefined, an object, an array with more than one element (close enough)
-
-
-def is_context_overflow(message: Any, context_window: float, profile: PiProfile) -> bool:
-    """``isContextOverflow(message, contextWindow)`` of ``profile``'s pi for a stored assistant
-    message. Where pi's function would throw (a completed answer without ``usage``), False: pi's
-    check fails there, and compacts for no overflow."""
-    if type(message) is not dict:
-        return False
-    stop = message.get("stopReason")
-    error = message.get("errorMessage")
-    if (
-        stop == "error"
-        and js_truthy(error)
-        and error_is_overflow(js_string(error), profile, message.get("provider"))
-    ):
-        return True
-    if not js_truthy(context_window) or stop not in ("stop", "length"):
-        return False
-    try:
-        usage = prop(message, "usage")
-        if stop == "length" and not _strictly_zero(prop(usage, "output")):
-            return False
-        used = _number(js_plus(prop(usage, "input"), prop(usage, "cacheRead")))
-    except JsTypeError:
-        return False
-    return used > context_window if stop == "stop" else used >= context_window * 0.99
-
-
-def _strictly_zero(v: Any) -> bool:
-    """``v === 0`` (0 and -0; not "0", not false)."""
-    return (type(v) is int or type(v) is float) and v == 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,23 +159,58 @@ class Overflow:
     retries: bool
 
 
+def _overflow(message: Any, context_window: float, profile: PiProfile) -> Overflow | None:
+    """``isContextOverflow(message, contextWindow)`` of ``profile``'s pi, with which of its cases
+    holds. Where pi's function would throw (a completed answer without ``usage``), None: pi's check
+    fails there, and compacts for no overflow."""
+    if type(message) is not dict:
+        return None
+    stop = message.get("stopReason")
+    error = message.get("errorMessage")
+    if (
+        stop == "error"
+        and js_truthy(error)
+        and error_is_overflow(js_string(error), profile, message.get("provider"))
+    ):
+        return Overflow("error", None, True)
+    if not js_truthy(context_window) or stop not in ("stop", "length"):
+        return None
+    try:
+        usage = prop(message, "usage")
+        if stop == "length" and not _strictly_zero(prop(usage, "output")):
+            return None
+        used = js_to_number(js_plus(prop(usage, "input"), prop(usage, "cacheRead")))
+    except JsTypeError:
+        return None
+    if stop == "stop":
+        return Overflow("input", used, False) if used > context_window else None
+    return Overflow("length", used, True) if used >= context_window * 0.99 else None
+
+
+def is_context_overflow(message: Any, context_window: float, profile: PiProfile) -> bool:
+    """``isContextOverflow(message, contextWindow)`` of ``profile``'s pi for a stored assistant
+    message (False where pi's function would throw: see :func:`answer_overflow`)."""
+    return _overflow(message, context_window, profile) is not None
+
+
+def _strictly_zero(v: Any) -> bool:
+    """``v === 0`` (0 and -0; not "0", not false)."""
+    return (type(v) is int or type(v) is float) and v == 0
+
+
 def answer_overflow(
     message: Any, window: float, profile: PiProfile, edited_after: bool = False
 ) -> Overflow | None:
     """The overflow pi's ``_checkCompaction`` finds in the answer it checks, before any threshold,
     or None. pi compacts for it only when the answer came from the model it runs (0.80.2: the
     session's model, by provider and id; 1.6.0: a model of its registry), which this cannot see.
+    Where pi's ``isContextOverflow`` would throw (a completed answer without ``usage``), None:
+    pi's check fails there, and compacts for no overflow.
 
     pi 1.6.0 takes an error's overflow from the patterns alone and an overflow by usage only when
     no context edit follows the answer (``edited_after``); a length stop below the model's output
     limit (1.6.0's recoverable length) is not modelled: it needs the model's maxTokens."""
-    if type(message) is not dict:
+    found = _overflow(message, window, profile)
+    if found is not None and found.kind != "error" and profile.projection and edited_after:
         return None
-    stop = message.get("stopReason")
-    if stop == "error":
-        return Overflow("error", None, True) if is_context_overflow(message, 0, profile) else None
-    if (profile.projection and edited_after) or not is_context_overflow(message, window, profile):
-        return None
-    usage = message.get("usage")
-    used = _number(js_plus(prop(usage, "input"), prop(usage, "cacheRead")))
-    return Overflow("input" if stop == "stop" else "length", used, stop != "stop")
+    return found
