@@ -254,7 +254,8 @@ class TimelineChart(KeyCursorView):
 
     # ---------------------------------------------------------------- keyboard
     def _hit_of(self, record: int) -> Hit | None:
-        """The chart's item for entry ``record``: its compaction's drop, its marker or its point."""
+        """The chart's item for entry ``record``: its compaction's drop, its marker or its point
+        (what the selection line marks and where the keyboard starts)."""
         tl = self.timeline
         if tl is None or record < 0:
             return None
@@ -408,16 +409,10 @@ class TimelineChart(KeyCursorView):
             p.drawText(label_rect.translated(0, y_label), text)
 
     def _paint_selection(self, p: QPainter, lay: TimelineLayout) -> None:
-        tl = lay.timeline
-        if self.selected < 0 or self.session is None or tl is None:
+        hit = self._hit_of(self.selected) if self.session is not None else None
+        if hit is None:
             return
-        positions = [d.position for d in tl.drops if d.record == self.selected]
-        positions += [m.position for m in tl.markers if m.record == self.selected]
-        if not positions and self.selected in tl.records:
-            positions.append(tl.positions[tl.records.index(self.selected)])
-        if not positions:
-            return
-        x = lay.x(positions[0])
+        x = lay.x(hit_position(lay.timeline, hit))
         p.setPen(QPen(current_theme().highlight.darker(130), 1, Qt.PenStyle.DotLine))
         p.drawLine(QPointF(x, lay.area.top), QPointF(x, lay.area.bottom))
 

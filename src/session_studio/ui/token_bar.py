@@ -510,9 +510,10 @@ class TokenBar(KeyCursorView):
         item = lay.items.item_of(self.selected)
         return ("now", item if item is not None else len(lay.items.keys) - 1)
 
-    def cursor_span(self) -> Span | None:
-        """The span the keyboard cursor is on (a 'now' item's exact extent, however thin)."""
-        cur, lay = self._cursor, self.layout_
+    def cursor_span(self, cur: tuple[str, int] | None = None) -> Span | None:
+        """The span the keyboard cursor (or ``cur``) is on (a 'now' item's exact extent, however
+        thin)."""
+        cur, lay = cur or self._cursor, self.layout_
         if cur is None or lay.state is None:
             return None
         row, i = cur
@@ -547,7 +548,7 @@ class TokenBar(KeyCursorView):
         e.accept()
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
             self._cursor = cur
-            sp = self.cursor_span()
+            sp = self.cursor_span(cur)
             if sp is not None and sp.key >= 0:
                 self.entry_clicked.emit(sp.key)
             return
@@ -557,8 +558,7 @@ class TokenBar(KeyCursorView):
     def _moved(self, cur: tuple[str, int], key: int) -> tuple[str, int]:
         lay = self.layout_
         row, i = cur
-        self._cursor = cur
-        here = self.cursor_span()
+        here = self.cursor_span(cur)
         middle = here.x + here.w // 2 if here is not None else lay.x0
         if key in (Qt.Key.Key_Up, Qt.Key.Key_Down):
             if key == Qt.Key.Key_Down and row == "now" and lay.after:
