@@ -97,6 +97,12 @@ def _answer(line: bytes) -> dict[str, Any] | None:
     return message if isinstance(message, dict) and message.get("role") == "assistant" else None
 
 
+def _lines_and_answers(path: Path) -> tuple[list[bytes], list[int]]:
+    """The session's lines (with their ends) and the numbers of those that are assistant answers."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    return lines, [i for i, line in enumerate(lines) if _answer(line)]
+
+
 def _ending_at_answers(files: list[Path], out: Path) -> list[Path]:
     """Copies of each session that end where pi's check takes its other ways: at an answer that
     failed (``stopReason: "error"``: the last one, one halfway) or whose usage adds up to 0 (the
@@ -104,8 +110,7 @@ def _ending_at_answers(files: list[Path], out: Path) -> list[Path]:
     out.mkdir()
     made = []
     for path in files:
-        lines = path.read_bytes().splitlines(keepends=True)
-        answers = [i for i, line in enumerate(lines) if _answer(line)]
+        lines, answers = _lines_and_answers(path)
         if not answers:
             continue
         after_compactions = [
@@ -173,8 +178,7 @@ def _ending_at_overflows(files: list[Path], out: Path) -> list[Path]:
     out.mkdir()
     made = []
     for path in files:
-        lines = path.read_bytes().splitlines(keepends=True)
-        answers = [i for i, line in enumerate(lines) if _answer(line)]
+        lines, answers = _lines_and_answers(path)
         if not answers:
             continue
         for name, change in ENDINGS.items():
