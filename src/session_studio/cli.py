@@ -106,7 +106,7 @@ def _cmd_info(a: argparse.Namespace) -> int:
 
     session = _open(a.session)
     choice = profile_for(session, a)
-    keep, reserve, window, source, auto = settings_for(session, a, choice.profile)
+    keep, reserve, window, source, auto, max_tokens = settings_for(session, a, choice.profile)
     if a.leaf is not None and session.get_index(a.leaf) is None:
         err(f"session-studio info: no entry {a.leaf!r} in {a.session}")
         return EXIT_FAILURE
@@ -120,6 +120,7 @@ def _cmd_info(a: argparse.Namespace) -> int:
             leaf=a.leaf,
             profile=choice.profile,
             auto_compaction=auto,
+            model_max_tokens=max_tokens,
         ),
         end="",
     )

@@ -508,7 +508,7 @@ def _cmd_export(a: argparse.Namespace) -> int:
     fmt = a.format or ("html" if a.out and a.out.lower().endswith((".html", ".htm")) else "md")
     session = Session.open(a.session)
     profile = profile_for(session, a).profile
-    keep, reserve, window, _source, auto = settings_for(session, a, profile)
+    keep, reserve, window, _source, auto, max_tokens = settings_for(session, a, profile)
     leaf = session.require(a.leaf) if a.leaf is not None else None
     planner = PathPlanner(session, leaf, profile=profile)
     manual = None
@@ -524,7 +524,7 @@ def _cmd_export(a: argparse.Namespace) -> int:
         err(f"session-studio: {e}")
         return 1
     summary_tokens = float(-(-len(summary) // 4)) if summary else None
-    params = PlanParams(keep, reserve, window, manual, summary_tokens, auto)
+    params = PlanParams(keep, reserve, window, manual, summary_tokens, auto, max_tokens)
     options = ExportOptions(what=a.what, fmt=fmt, summary=summary)
     if not a.out or a.out == "-":
         stream = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", errors="surrogatepass", newline="\n")

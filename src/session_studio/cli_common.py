@@ -32,6 +32,8 @@ class PlanSettings(NamedTuple):
     source: str  # where they come from, in words
     #: pi's settings' compaction.enabled: False, pi compacts only on /compact (core.plan.PlanParams)
     auto_compaction: bool
+    #: the session model's output limit from pi's registry, 0 if unknown (core.plan.PlanParams)
+    model_max_tokens: int
 
 
 def profile_for(session: Any, a: argparse.Namespace) -> Any:
@@ -74,4 +76,4 @@ def settings_for(session: Any, a: argparse.Namespace, profile: Any) -> PlanSetti
     if a.context_window is not None:
         notes.append("context window from the options")
     source = pi.source if not notes else "; ".join(notes) + f" (pi: {pi.source})"
-    return PlanSettings(keep, reserve, window, source, pi.enabled)
+    return PlanSettings(keep, reserve, window, source, pi.enabled, pi.max_tokens)

@@ -79,3 +79,50 @@ def test_the_versions_differ_where_their_patterns_do() -> None:
     zai = _ending(stopReason="error", errorMessage='{"code":"1261","message":"Prompt too long"}')
     assert _state(PROFILE_0_80_2, zai).overflow is None
     assert _state(PROFILE_1_6_0, zai).overflow is not None
+
+
+def _length_stop(output: Any, **usage: Any) -> dict[str, Any]:
+    return _ending(stopReason="length", usage={"input": 900, "cacheRead": 0, "output": output, **usage})
+
+
+def test_pi_1_6_0_recovers_a_length_stop_below_the_model_s_output_limit() -> None:
+    """pi 1.6.0's isRecoverableLength: a length stop whose output is below the model's maxTokens
+    compacts and retries; pi 0.80.2 has no such case, and an unknown limit (0) never holds."""
+    st = _state(PROFILE_1_6_0, _length_stop(4_000), model_max_tokens=8_192)
+    assert st.overflow is not None and (st.overflow.kind, st.overflow.used, st.overflow.retries) == (
+        "truncated",
+        4_000,
+        True,
+    )
+    said = overflow_text(st)
+    assert said is not None and "after 4,000 output tokens, below the model's output limit 8,192" in said
+    assert "compacts and retries the request at once" in said
+    text = render_overview(st.session, context_window=10_000, profile=PROFILE_1_6_0, model_max_tokens=8_192)
+    assert f"overflow:    {said}" in text
+    assert _state(PROFILE_0_80_2, _length_stop(4_000), model_max_tokens=8_192).overflow is None
+    assert _state(PROFILE_1_6_0, _length_stop(4_000)).overflow is None  # the limit unknown
+    assert _state(PROFILE_1_6_0, _length_stop(8_192), model_max_tokens=8_192).overflow is None
+
+
+@pytest.mark.parametrize(
+    ("output", "recovers"),
+    [("8191", True), (None, True), ([], True), ([8_192], False), ({}, False), (True, True), ("x", False)],
+)
+def test_the_output_is_compared_as_javascript_s_less_than(output: Any, recovers: bool) -> None:
+    """``usage.output < maxTokens`` on a JSON value: ToNumber ("8191" → 8191, null → 0, [] → 0,
+    an object → NaN: false)."""
+    st = _state(PROFILE_1_6_0, _length_stop(output), model_max_tokens=8_192)
+    assert (st.overflow is not None) is recovers
+
+
+def test_a_length_stop_that_fills_the_window_is_the_context_overflow_first() -> None:
+    st = _state(PROFILE_1_6_0, _length_stop(0, input=9_900), model_max_tokens=8_192)
+    assert st.overflow is not None and st.overflow.kind == "length"
+
+
+def test_a_length_stop_without_usage_fails_pi_s_check() -> None:
+    """pi 1.6.0 reads ``message.usage.output``: without usage its check throws and compacts for no
+    overflow."""
+    answer = _ending(stopReason="length")
+    del answer["message"]["usage"]
+    assert _state(PROFILE_1_6_0, answer, model_max_tokens=8_192).overflow is None

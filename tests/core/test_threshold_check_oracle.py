@@ -169,19 +169,32 @@ ENDINGS: dict[str, dict[str, Any]] = {
         "stopReason": "length",
         "usage": {"input": int(WINDOW * 0.99) - 1, "cacheRead": 0, "output": 0},
     },
+    # pi 1.6.0's recoverable length: a length stop below the model's output limit (MAX_TOKENS)
+    "length-truncated": {"stopReason": "length", "usage": {"input": 900, "cacheRead": 0, "output": 4000}},
+    "length-at-limit": {
+        "stopReason": "length",
+        "usage": {"input": 900, "cacheRead": 0, "output": 8192},
+    },
+    "length-string-output": {"stopReason": "length", "usage": {"input": 900, "output": "8191"}},
+    "length-no-output": {"stopReason": "length", "usage": {"input": 900, "cacheRead": 0, "output": None}},
 }
+#: the output limit of the answer's model (--max-tokens), which the truncated endings stop under
+MAX_TOKENS = 8192
 
 
-def _ending_at_overflows(files: list[Path], out: Path) -> list[Path]:
-    """Copies of each session whose last answer is made each of ENDINGS (its usage's other fields
-    kept), at the end of the file."""
+def _ending_at_overflows(
+    files: list[Path], out: Path, endings: tuple[str, ...] = tuple(ENDINGS)
+) -> list[Path]:
+    """Copies of each session whose last answer is made each of ``endings`` (ENDINGS' names; its
+    usage's other fields kept), at the end of the file."""
     out.mkdir()
     made = []
     for path in files:
         lines, answers = _lines_and_answers(path)
         if not answers:
             continue
-        for name, change in ENDINGS.items():
+        for name in endings:
+            change = ENDINGS[name]
             kept = lines[: answers[-1] + 1]
             entry = json.loads(kept[-1])
             message = entry["message"]
@@ -189,7 +202,9 @@ def _ending_at_overflows(files: list[Path], out: Path) -> list[Path]:
             if "usage" in change:
                 message["usage"] = {**(message.get("usage") or {}), **change["usage"]}
                 message["usage"]["totalTokens"] = sum(
-                    message["usage"].get(k, 0) for k in ("input", "output", "cacheRead", "cacheWrite")
+                    n
+                    for k in ("input", "output", "cacheRead", "cacheWrite")
+                    if type(n := message["usage"].get(k, 0)) is int
                 )
             kept[-1] = json.dumps(entry).encode() + b"\n"
             made.append(out / f"{path.stem}-{name}.jsonl")
@@ -198,7 +213,9 @@ def _ending_at_overflows(files: list[Path], out: Path) -> list[Path]:
 
 
 def _pi_overflows(env: dict[str, str], path: Path, version: str) -> bool:
-    return bool(_check(env, path, version, WINDOW, "--same-model") == "overflow")
+    return bool(
+        _check(env, path, version, WINDOW, "--same-model", "--max-tokens", str(MAX_TOKENS)) == "overflow"
+    )
 
 
 @pytest.mark.parametrize("version", ["0.80.2", "1.6.0"])
@@ -207,8 +224,8 @@ def test_the_overflow_case_before_the_threshold(
 ) -> None:
     """pi's check takes an answer for a context overflow before any threshold (an overflow error,
     a completed answer whose input passes the window, a length stop with no output and a full
-    window): ``PlanState.overflow`` says so exactly where pi's own check, on the answer's model,
-    compacts for "overflow"."""
+    window; pi 1.6.0 a length stop below the model's output limit too): ``PlanState.overflow``
+    says so exactly where pi's own check, on the answer's model, compacts for "overflow"."""
     env = {**oracle.env, **oracle16.env}
     files = generate(tmp_path / "plain", "--seed", "7303", "--count", "3", "--size", "small")
     files = _ending_at_overflows(files, tmp_path / "overflows")
@@ -219,7 +236,7 @@ def test_the_overflow_case_before_the_threshold(
     wrong, found = [], 0
     for path in files:
         state = PathPlanner(Session.open(str(path)), profile=profile_named(version)).plan(
-            PlanParams(reserve_tokens=RESERVE, context_window=WINDOW)
+            PlanParams(reserve_tokens=RESERVE, context_window=WINDOW, model_max_tokens=MAX_TOKENS)
         )
         ours = state.overflow is not None
         found += ours
@@ -229,3 +246,85 @@ def test_the_overflow_case_before_the_threshold(
             )
     assert not wrong, "\n".join(wrong)
     assert found >= len(files) // 4  # overflows and near misses both
+
+
+def _entry(kind: str, n: int, parent: str, stamp: str, **fields: Any) -> bytes:
+    return (
+        json.dumps(
+            {"type": kind, "id": f"f000000{n}", "parentId": parent, "timestamp": stamp, **fields}
+        ).encode()
+        + b"\n"
+    )
+
+
+#: what is appended after the last answer (its id ANSWER): pi 1.6.0 takes an overflow by usage
+#: only with no context edit after the answer, an overflow error unless a compaction (or an edit
+#: omitting it) follows it too, a recoverable length stop whatever follows
+FOLLOWERS: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    "nothing": [],
+    "edit-of-the-answer": [
+        (
+            "context_edit",
+            {"targetId": "ANSWER", "replacement": {"content": [{"type": "text", "text": "edited"}]}},
+        )
+    ],
+    "edit-of-another": [("context_edit", {"targetId": "FIRST", "replacement": {"content": "first, edited"}})],
+    "compaction-and-edit": [
+        ("compaction", {"summary": "s", "firstKeptEntryId": "ANSWER", "tokensBefore": 10, "details": {}}),
+        ("context_edit", {"targetId": "ANSWER", "replacement": {"content": [{"type": "text", "text": "e"}]}}),
+    ],
+    "compaction-alone": [
+        ("compaction", {"summary": "s", "firstKeptEntryId": "ANSWER", "tokensBefore": 10, "details": {}}),
+    ],
+}
+
+
+#: one ending of each overflow case, the followers' subjects
+FOLLOWED_ENDINGS = ("overflow-error", "input-over", "length-full", "length-truncated")
+
+
+def _followed(files: list[Path], out: Path) -> list[Path]:
+    """Copies of each session ending at an overflow (each of ENDINGS) and then each of FOLLOWERS,
+    their timestamps older than the answer's (so pi's check does not take the answer for stale)."""
+    out.mkdir()
+    made = []
+    for path in _ending_at_overflows(files, out / "endings", FOLLOWED_ENDINGS):
+        lines = path.read_bytes().splitlines(keepends=True)
+        last = json.loads(lines[-1])
+        first = next(
+            (json.loads(x)["id"] for x in lines[1:] if b'"role":"user"' in x.replace(b" ", b"")), None
+        )
+        if first is None:
+            continue
+        for name, followers in FOLLOWERS.items():
+            kept, parent = list(lines), last["id"]
+            for n, (kind, fields) in enumerate(followers):
+                ids = {"ANSWER": last["id"], "FIRST": first}
+                fields = {k: ids.get(v, v) if isinstance(v, str) else v for k, v in fields.items()}
+                kept.append(_entry(kind, n, parent, "2000-01-01T00:00:00.000Z", **fields))
+                parent = f"f000000{n}"
+            made.append(out / f"{path.stem}-then-{name}.jsonl")
+            made[-1].write_bytes(b"".join(kept))
+    return made
+
+
+def test_what_follows_the_answer_under_1_6_0(oracle16: Oracle16, tmp_path: Path) -> None:
+    """pi 1.6.0's overflow case reads what follows the answer on the path (its
+    hasPostAssistantContextEdit and assistantRetainedForExplicitRecovery): ``PlanState.overflow``
+    agrees with pi's own check on answers followed by context edits and compactions."""
+    files = _followed(
+        [*generate_scenarios(tmp_path / "sc", oracle16.env)[:2], CASES[0]], tmp_path / "followed"
+    )
+    wrong, found = [], set()
+    for path in files:
+        state = PathPlanner(Session.open(str(path)), profile=profile_named("1.6.0")).plan(
+            PlanParams(reserve_tokens=RESERVE, context_window=WINDOW, model_max_tokens=MAX_TOKENS)
+        )
+        ours = state.overflow is not None
+        found.add((path.stem.rsplit("-then-", 1)[1], ours))
+        if ours != _pi_overflows(oracle16.env, path, "1.6.0"):
+            wrong.append(f"{path.name}: we say {state.overflow}, pi does {'not ' * ours}compact for it")
+    assert not wrong, "\n".join(wrong)
+    # each follower lets some overflow stand; the edits after the answer take some away
+    assert {name for name, ours in found if ours} == set(FOLLOWERS)
+    assert {name for name, ours in found if not ours} == {name for name in FOLLOWERS if "edit" in name}

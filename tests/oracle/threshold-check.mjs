@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // Session Studio's addition: pi's own automatic-compaction check, run for real.
 //
-//   node threshold-check.mjs SESSION.jsonl --pi 0.80.2|1.6.0 --context-window N --reserve N [--same-model]
+//   node threshold-check.mjs SESSION.jsonl --pi 0.80.2|1.6.0 --context-window N --reserve N [--same-model] [--max-tokens N]
 //
-// --same-model: pi runs the last answer's own model (its provider and id, this window, no output
-// limit), so the overflow cases come first, as for a session pi resumes on that model: the check
-// then answers "overflow" where pi takes the answer for a context overflow.
+// --same-model: pi runs the last answer's own model (its provider and id, this window, the output
+// limit --max-tokens, 0 when not given), so the overflow cases come first, as for a session pi
+// resumes on that model: the check then answers "overflow" where pi takes the answer for a context
+// overflow or (pi 1.6.0) for a recoverable length stop.
 //
 // Opens the session as pi does (SessionManager.open on a copy), sets the agent's messages as pi
 // does when it loads a session (0.80.2: buildSessionContext().messages; 1.6.0: the projection's
@@ -13,7 +14,8 @@
 // pre-prompt check, on a stand-in `this` that holds only what the check reads: the session
 // manager, the agent's messages, a model with the given context window (unless --same-model, not the answer's, so the
 // overflow cases are skipped: the threshold case alone) and the compaction settings (enabled, the
-// given reserve). _runAutoCompaction is replaced by a recorder: the check's decision is what it
+// given reserve), and (1.6.0) pi's own _findPersistedMessageEntryId, taken out word for word as the
+// check is. _runAutoCompaction is replaced by a recorder: the check's decision is what it
 // asks for. Prints {"lastAssistant": bool, "compacts": null | "threshold" | "overflow"}.
 
 import fs from "node:fs";
@@ -30,6 +32,7 @@ const version = option("--pi", "0.80.2");
 const contextWindow = Number(option("--context-window", "200000"));
 const reserveTokens = Number(option("--reserve", "16384"));
 const sameModel = args.includes("--same-model");
+const maxTokens = Number(option("--max-tokens", "0"));
 if (!file || !["0.80.2", "1.6.0"].includes(version)) {
 	console.error("usage: node threshold-check.mjs SESSION.jsonl --pi 0.80.2|1.6.0 --context-window N --reserve N");
 	process.exit(2);
@@ -42,26 +45,33 @@ const core = path.join(home, "node_modules", "@earendil-works", "pi-coding-agent
 const load = (rel) => import(pathToFileURL(path.join(core, rel)).href);
 
 // agent-session.js cannot be imported on node 20 (pi 1.6.0's undici needs node 22's zstd), so pi's
-// _checkCompaction is taken out of it word for word into a sibling module, beside the imports it
-// reads (as pi-oracle.mjs exposes findProjectedCutPoint); nothing in it is changed.
-function checkCompactionModule() {
-	const source = fs.readFileSync(path.join(core, "agent-session.js"), "utf8");
-	const start = source.indexOf("    async _checkCompaction(assistantMessage, skipAbortedCheck = true) {");
-	if (start < 0) throw new Error("_checkCompaction not found in agent-session.js");
+// _checkCompaction (and 1.6.0's _findPersistedMessageEntryId, which it calls) are taken out of it
+// word for word into a sibling module, beside the imports they read (as pi-oracle.mjs exposes
+// findProjectedCutPoint); nothing in them is changed.
+function methodSource(source, head, name) {
+	const start = source.indexOf(head);
+	if (start < 0) return null;
 	let depth = 0;
 	let end = source.indexOf("{", start);
 	for (; end < source.length; end++) {
 		if (source[end] === "{") depth++;
 		else if (source[end] === "}" && --depth === 0) break;
 	}
-	const method = source.slice(start, end + 1).replace("async _checkCompaction(", "export async function checkCompaction(");
+	return source.slice(start, end + 1).replace(head.trim(), head.trim().replace(/^(async )?_\w+\(/, `export $1function ${name}(`));
+}
+function checkCompactionModule() {
+	const source = fs.readFileSync(path.join(core, "agent-session.js"), "utf8");
+	const check = methodSource(source, "    async _checkCompaction(assistantMessage, skipAbortedCheck = true) {", "checkCompaction");
+	if (check === null) throw new Error("_checkCompaction not found in agent-session.js");
+	const find = methodSource(source, "    _findPersistedMessageEntryId(message) {", "findPersistedMessageEntryId");
 	const text = [
 		'import * as compaction from "./compaction/index.js";',
 		'import { getLatestCompactionEntry } from "./session-manager.js";',
 		'import * as ai from "@earendil-works/pi-ai/compat";',
 		"const { calculateContextTokens, estimateContextTokens, estimateProjectedContextTokens, shouldCompact } = compaction;",
 		"const { isContextOverflow, isRecoverableLength } = ai;",
-		method,
+		check,
+		find ?? "export const findPersistedMessageEntryId = undefined;",
 		"",
 	].join("\n");
 	const file = path.join(core, "agent-session.threshold-oracle.js");
@@ -69,7 +79,7 @@ function checkCompactionModule() {
 	return "agent-session.threshold-oracle.js";
 }
 
-const [{ SessionManager }, { checkCompaction }] = await Promise.all([
+const [{ SessionManager }, { checkCompaction, findPersistedMessageEntryId }] = await Promise.all([
 	load("session-manager.js"),
 	load(checkCompactionModule()),
 ]);
@@ -99,13 +109,8 @@ try {
 			compacts = reason;
 			return false;
 		},
-		// 1.6.0: the message's entry on the branch (pi's _findPersistedMessageEntryId, its first way)
-		_findPersistedMessageEntryId(message) {
-			for (const entry of [...manager.getBranch()].reverse()) {
-				if (entry.type === "message" && entry.message === message) return entry.id;
-			}
-			return undefined;
-		},
+		// 1.6.0: the message's entry (on the branch, or the projection's source entry of an edited copy)
+		_findPersistedMessageEntryId: findPersistedMessageEntryId,
 		_modelForMessage(message) {
 			return this.model?.provider === message.provider && this.model.id === message.model ? this.model : undefined;
 		},
@@ -115,8 +120,8 @@ try {
 		// another model than the answer's: pi skips the overflow cases (an answer's error, not the
 		// context's size) and weighs the context against this window, the threshold case alone
 		self.model = sameModel
-			? { provider: last.provider, id: last.model, contextWindow, maxTokens: 0 }
-			: { provider: "session-studio", id: "threshold-check", contextWindow, maxTokens: 0 };
+			? { provider: last.provider, id: last.model, contextWindow, maxTokens }
+			: { provider: "session-studio", id: "threshold-check", contextWindow, maxTokens };
 		await checkCompaction.call(self, last, false);
 	}
 	process.stdout.write(`${JSON.stringify({ lastAssistant: Boolean(last), compacts })}\n`);

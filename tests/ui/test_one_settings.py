@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import html
 import io
 import json
 import re
@@ -50,10 +51,10 @@ def _session(tmp_path: Path, provider: str, model_id: str, cwd: Path, answer_tok
     return write_session(tmp_path / "s.jsonl", spec, cwd=str(cwd))
 
 
-def _info(path: Path) -> str:
+def _info(path: Path, *options: str) -> str:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["info", str(path)]) == 0
+        assert main(["info", str(path), *options]) == 0
     return out.getvalue()
 
 
@@ -194,3 +195,42 @@ def test_auto_compaction_off_in_pi_settings_is_said_everywhere(
     assert small.context_tokens > 1_500
     panel.set_state(small)
     assert ("more than the context window 1,500" in panel.cut_details.text()) is not enabled
+
+
+def test_the_model_s_output_limit_reaches_the_window_and_info(
+    qtbot: Any, tmp_path: Path, agent: Path
+) -> None:
+    """pi 1.6.0 compacts and retries for a length stop below the model's maxTokens (its registry:
+    models.json over pi-ai's catalogue): the planner and `info` read the same limit."""
+    from session_studio.core.explain import overflow_text
+    from session_studio.ui.planner import PlannerPanel
+
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    path = _session(tmp_path, "anthropic", "claude-opus-4-6", cwd, answer_tokens=1500)
+    text = (
+        path.read_text()
+        .replace('"output": 0,', '"output": 9000,')
+        .replace('"stopReason": "stop"', '"stopReason": "length"')
+    )
+    lines = text.splitlines(keepends=True)
+    path.write_text("".join(lines[:-1]))  # the length stop last: the answer pi checks
+    for max_tokens, recovers in ((None, True), (9000, False), (9001, True)):
+        if max_tokens is not None:  # else the catalogue's 128,000
+            override = {"modelOverrides": {"claude-opus-4-6": {"maxTokens": max_tokens}}}
+            (agent / "models.json").write_text(json.dumps({"providers": {"anthropic": override}}))
+        res = prepare_loaded(Session.open(str(path)), pin="1.6.0")
+        assert res.model_max_tokens == (max_tokens or 128_000)
+        st = compute_plan_state(res, res.keep, res.reserve, res.window, res.window_known, None)
+        said = overflow_text(st)
+        assert (said is not None) is recovers
+        panel = PlannerPanel()
+        qtbot.addWidget(panel)
+        panel.set_state(st)
+        info = _info(path, "--pi-version", "1.6.0")
+        if recovers:
+            assert f"below the model's output limit {res.model_max_tokens:,}" in said  # type: ignore[operator]
+            assert html.escape(said[:1].upper() + said[1:]) in panel.cut_details.text()  # type: ignore[index]
+            assert f"overflow:    {said}" in info
+        else:
+            assert "overflow:" not in info

@@ -413,10 +413,16 @@ def overflow_text(st: PlanState) -> str | None:
             f"its last answer's input, {fmt_count(found.used or 0)} tokens with cache reads, is over the "
             f"context window {fmt_count(st.window)}, which pi takes for a context overflow"
         )
-    else:
+    elif found.kind == "length":
         why = (
             f"its last answer stopped for length with no output and an input of {fmt_count(found.used or 0)} "
             f"tokens, 99 % of the context window {fmt_count(st.window)} or more, which pi takes for a context overflow"
+        )
+    else:
+        why = (
+            f"its last answer stopped for length after {fmt_count(found.used or 0)} output tokens, below "
+            f"the model's output limit {fmt_count(st.params.model_max_tokens)}, which pi 1.6.0 takes for a "
+            "truncation it can recover from"
         )
     if not st.params.auto_compaction:
         return f"{why}; pi would compact for it, but {AUTO_COMPACTION_OFF}"

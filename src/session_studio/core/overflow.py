@@ -8,7 +8,9 @@ matches one of pi's provider patterns and none of its rate-limit patterns, (2) i
 (``"stop"``) with ``usage.input + usage.cacheRead`` over the context window (providers that accept
 an oversized prompt silently), or (3) it stopped for length with no output and an input filling
 99 % of the window. pi 1.6.0 added patterns (z.ai, LiteLLM, DS4, DashScope, any HTTP 413) and takes
-Cerebras' bodiless 400/413 from Cerebras only.
+Cerebras' bodiless 400/413 from Cerebras only; its check also compacts and retries for a *recoverable
+length* stop (pi-ai's ``isRecoverableLength``): a length stop whose output ended below the model's
+output limit (its ``maxTokens``), which may be the context's pressure or the provider's truncation.
 
 The patterns are pi's JavaScript regular expressions, translated so that Python matches exactly
 what V8 does: ASCII ``\\d``/``\\w`` and case folding (a non-unicode ``/i`` never maps a non-ASCII
@@ -38,6 +40,7 @@ __all__ = [
     "is_context_overflow",
     "is_overflow_error_text",
     "js_pattern",
+    "recoverable_length",
 ]
 
 #: Cerebras' bodiless 400/413: an overflow from any provider to pi 0.80.2, from "cerebras" only to 1.6.0
@@ -149,10 +152,11 @@ def is_overflow_error_text(text: str) -> bool:
 @dataclass(frozen=True, slots=True)
 class Overflow:
     """Why pi's check takes an answer for a context overflow: ``kind`` "error" (its error matches
-    pi's patterns), "input" (it completed with an input over the window) or "length" (it stopped
-    for length with no output, the input filling the window); ``used``: the answer's input and
-    cache reads (None for an error); ``retries``: pi retries after compacting (it does not when the
-    answer completed)."""
+    pi's patterns), "input" (it completed with an input over the window), "length" (it stopped
+    for length with no output, the input filling the window) or "truncated" (pi 1.6.0: it stopped
+    for length with its output below the model's output limit); ``used``: the answer's input and
+    cache reads (None for an error; the output for "truncated"); ``retries``: pi retries after
+    compacting (it does not when the answer completed)."""
 
     kind: str
     used: float | None
@@ -198,19 +202,44 @@ def _strictly_zero(v: Any) -> bool:
     return (type(v) is int or type(v) is float) and v == 0
 
 
+def recoverable_length(message: Any, max_tokens: float) -> Overflow | None:
+    """pi 1.6.0's ``isRecoverableLength(message, model.maxTokens)``: a length stop whose output
+    ended below the model's output limit (``max_tokens``; 0: unknown, never). Raises
+    :class:`.jsvalue.JsTypeError` where pi's would throw (a length stop without ``usage``)."""
+    if prop(message, "stopReason") != "length" or not max_tokens > 0:
+        return None
+    output = js_to_number(prop(prop(message, "usage"), "output"))  # `<` on a JSON value: ToNumber
+    return Overflow("truncated", output, True) if output < max_tokens else None
+
+
 def answer_overflow(
-    message: Any, window: float, profile: PiProfile, edited_after: bool = False
+    message: Any,
+    window: float,
+    profile: PiProfile,
+    edited_after: bool = False,
+    max_tokens: float = 0,
+    retained: bool = True,
 ) -> Overflow | None:
     """The overflow pi's ``_checkCompaction`` finds in the answer it checks, before any threshold,
     or None. pi compacts for it only when the answer came from the model it runs (0.80.2: the
-    session's model, by provider and id; 1.6.0: a model of its registry), which this cannot see.
-    Where pi's ``isContextOverflow`` would throw (a completed answer without ``usage``), None:
-    pi's check fails there, and compacts for no overflow.
+    session's model, by provider and id; 1.6.0: a model of its registry), which this cannot see:
+    ``window`` and ``max_tokens`` (its output limit, 0 if unknown) are taken for that model's.
+    Where pi's check would throw (an answer without ``usage`` that it reads), None: pi's check
+    fails there, and compacts for no overflow.
 
-    pi 1.6.0 takes an error's overflow from the patterns alone and an overflow by usage only when
-    no context edit follows the answer (``edited_after``); a length stop below the model's output
-    limit (1.6.0's recoverable length) is not modelled: it needs the model's maxTokens."""
-    found = _overflow(message, window, profile)
-    if found is not None and found.kind != "error" and profile.projection and edited_after:
+    pi 1.6.0 (its ``_checkCompaction``) takes an overflow by usage only when no context edit
+    follows the answer on the path (``edited_after``), an overflow error by its patterns alone
+    unless it is also not ``retained`` (a compaction follows the answer on the path, or its last
+    context edit omits it) with an edit after it, and adds the recoverable length stop."""
+    if type(message) is not dict:
         return None
-    return found
+    found = _overflow(message, window, profile)
+    if profile.projection and found is not None and edited_after and (found.kind != "error" or not retained):
+        found = None
+    if not profile.projection:
+        return found
+    try:  # evaluated whatever the overflow case found, so its throw fails the whole check
+        truncated = recoverable_length(message, max_tokens)
+    except JsTypeError:
+        return None
+    return found or truncated

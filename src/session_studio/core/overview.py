@@ -70,8 +70,10 @@ def render_overview(
     leaf: str | None = None,
     profile: PiProfile = PROFILE_0_80_2,
     auto_compaction: bool = True,
+    model_max_tokens: int = 0,
 ) -> str:
-    """``auto_compaction``: pi's settings' compaction.enabled (False: pi compacts only on /compact).
+    """``auto_compaction``: pi's settings' compaction.enabled (False: pi compacts only on /compact);
+    ``model_max_tokens``: the session model's output limit (0: unknown; :class:`.plan.PlanParams`).
     A ``leaf`` that is no entry raises EntryNotFoundError (`info` says so before any output)."""
     out: list[str] = []
     w = out.append
@@ -163,6 +165,7 @@ def render_overview(
                 reserve_tokens=reserve,
                 context_window=context_window,
                 auto_compaction=auto_compaction,
+                model_max_tokens=model_max_tokens,
             )
         )
         w(

@@ -99,6 +99,9 @@ class PlanParams:
     #: pi's settings.json ``compaction.enabled`` (its /settings "auto-compact"): False, pi never
     #: compacts by itself (shouldCompact is false), /compact still does
     auto_compaction: bool = True
+    #: the output limit (``maxTokens``) of the model pi runs, from its registry (models.json, pi-ai's
+    #: catalogue); 0: unknown. pi 1.6.0's check compacts and retries for a length stop below it
+    model_max_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,7 +310,14 @@ class PlanState:
         check = self.threshold_check
         if check is None or check.answer_facts is None:
             return None
-        return answer_overflow(dict(check.answer_facts), self.window, self.profile, check.edited_after)
+        return answer_overflow(
+            dict(check.answer_facts),
+            self.window,
+            self.profile,
+            check.edited_after,
+            self.params.model_max_tokens,
+            check.retained,
+        )
 
     @property
     def should_compact(self) -> bool:

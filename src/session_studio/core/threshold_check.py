@@ -11,8 +11,9 @@ pi checks before each prompt (and after each run) with the last assistant answer
    at all pi 0.80.2 gives up; pi 1.6.0 weighs the pure estimate;
 4. otherwise the answer's own usage (``calculateContextTokens``), whatever came after it.
 
-The overflow cases that come before the threshold in pi's check (an overflow error, a recoverable
-length stop) are not modelled: they are about the answer's error, not the context's size.
+The overflow cases that come before the threshold in pi's check (an overflow error or usage, pi
+1.6.0's recoverable length stop) are :mod:`.overflow`'s: this gathers what they read of the answer
+(:attr:`ThresholdCheck.answer_facts`) and of the path after it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .jsdate import js_date_ms
-from .jsvalue import UNDEFINED, JsTypeError, js_truthy, prop
+from .jsvalue import UNDEFINED, JsTypeError, js_key, js_truthy, prop
 from .migrate import js_to_number
 from .record_table import column_on_path, last_on_path
 from .tokens import ContextTokens, calculate_context_tokens
@@ -57,10 +58,12 @@ class ThresholdCheck:
     basis: str
     #: the answer pi checks (its record; None: no newer answer in the context), the fields of its
     #: message pi's overflow case reads, and (pi 1.6.0) whether a context edit follows it on the
-    #: path: what :func:`.overflow.answer_overflow` asks before the threshold
+    #: path and whether pi keeps it for an overflow error's recovery (no compaction follows it, its
+    #: last edit does not omit it): what :func:`.overflow.answer_overflow` asks before the threshold
     answer: int | None = None
     answer_facts: Mapping[str, Any] | None = None
     edited_after: bool = False
+    retained: bool = True
 
 
 def _number(v: Any) -> float:
@@ -102,8 +105,9 @@ def threshold_check(
         return ThresholdCheck(None, STALE_ANSWER)
     checked = _checked(session, path, items, estimate, profile, projection, message, compaction_ms)
     edited = profile.projection and _edited_after(session, path, answer)
+    retained = not edited or _retained(session, path, answer)
     facts = {k: message[k] for k in _OVERFLOW_FIELDS if k in message} if type(message) is dict else None
-    return ThresholdCheck(checked.tokens, checked.basis, answer, facts, edited)
+    return ThresholdCheck(checked.tokens, checked.basis, answer, facts, edited, retained)
 
 
 #: what pi's overflow case reads of the answer (core.overflow)
@@ -119,6 +123,26 @@ def _edited_after(session: Session, path: Sequence[int], answer: int) -> bool:
         return at > path.index(answer)
     except ValueError:
         return False
+
+
+def _retained(session: Session, path: Sequence[int], answer: int) -> bool:
+    """pi 1.6.0's assistantRetainedForExplicitRecovery: no compaction follows the answer on the
+    path, and the last context edit after it that targets it does not omit it (``replacement``
+    not null)."""
+    try:
+        at = path.index(answer)
+    except ValueError:
+        return True
+    if last_on_path(session.records, path, "compaction") > at:
+        return False
+    recs = session.records
+    answer_id, edit = js_key(recs[answer].id), recs.code("context_edit")
+    for r in reversed(path[at + 1 :]):
+        if recs.types[r] == edit:
+            value = session.value(r)
+            if js_key(value.get("targetId", UNDEFINED)) == answer_id:  # pi's ===
+                return value.get("replacement", UNDEFINED) is not None
+    return True
 
 
 def _checked(

@@ -94,6 +94,8 @@ class Loaded:
     pi_default_model: str | None = None
     #: pi's settings' ``compaction.enabled``: False, pi compacts only on /compact (PlanParams)
     auto_compaction: bool = True
+    #: the session model's output limit from pi's registry, 0 if unknown (PlanParams)
+    model_max_tokens: int = 0
 
     @property
     def path_indices(self) -> list[int]:
@@ -296,6 +298,7 @@ def prepare_loaded(
         profile=choice,
         pi_default_model=d.default_model,
         auto_compaction=d.enabled,
+        model_max_tokens=d.max_tokens,
     )
     # the token bar's sums over the path, here rather than in the GUI step that shows it
     BarLayout.prime(
@@ -944,5 +947,7 @@ def compute_plan_state(
 ) -> PlanState:
     """The core's plan for the current parameters (a binary search over precomputed sums)."""
     summary_tokens = _summary_tokens(summary_text) if summary_text else None
-    params = PlanParams(keep, reserve, window, manual, summary_tokens, res.auto_compaction)
+    params = PlanParams(
+        keep, reserve, window, manual, summary_tokens, res.auto_compaction, res.model_max_tokens
+    )
     return res.planner.plan(params, window_known=window_known)

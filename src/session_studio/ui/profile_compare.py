@@ -235,7 +235,12 @@ class ProfileCompareController(QObject):
         # the sides say they count a stand-in (they kept the stand-in after a generation)
         summary = doc.state.params.summary_tokens if doc.state is not None else None
         params = PlanParams(
-            doc.keep, doc.reserve, doc.window, summary_tokens=summary, auto_compaction=res.auto_compaction
+            doc.keep,
+            doc.reserve,
+            doc.window,
+            summary_tokens=summary,
+            auto_compaction=res.auto_compaction,
+            model_max_tokens=res.model_max_tokens,
         )
         old = pair.old.plan(params, window_known=doc.window_known)
         new = pair.new.plan(params, window_known=doc.window_known)
