@@ -449,6 +449,7 @@ COMMANDS = frozenset(
         "branch-to",
         "fork",
         "label",
+        "omit-attempt",
         "rename",
         "upgrade",
         "repair",

@@ -456,6 +456,54 @@ def _cmd_label(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_omit_attempt(a: argparse.Namespace) -> int:
+    from .cli_common import profile_for, settings_for
+    from .core import Session
+    from .core.explain import overflow_text
+    from .core.plan import PathPlanner, PlanParams
+    from .engine.context_edits import append_omissions, recovery_omission
+
+    session = Session.open(a.session)
+    choice = profile_for(session, a)
+    if not choice.profile.projection:
+        _print(
+            f"session-studio omit-attempt: this file is read as pi {choice.profile.version} ({choice.reason}); "
+            "context edits are pi 1.6.0's, and pi 0.80.2 would not read them. Pass --pi-version 1.6.0 "
+            "if pi 1.6.0 runs this session. Nothing was written."
+        )
+        return 2
+    keep, reserve, window, _source, auto, max_tokens = settings_for(session, a, choice.profile)
+    state = PathPlanner(session, profile=choice.profile).plan(
+        PlanParams(keep, reserve, window, None, None, auto, max_tokens)
+    )
+    if state.error is not None:
+        _print(f"session-studio omit-attempt: {state.error}. Nothing was written.")
+        return 1
+    targets = recovery_omission(state)
+    if not targets:
+        found = state.overflow
+        why = (
+            "its last answer is no context overflow and no length stop pi 1.6.0 recovers from"
+            if found is None
+            else f"{overflow_text(state)}; it keeps that answer"
+        )
+        _print(f"session-studio omit-attempt: nothing to omit: {why}. Nothing was written.")
+        return 1
+    ids = [session.records[r].id for r in targets]
+    if a.dry_run:
+        _print(f"would omit {', '.join(map(str, ids))} from the context (dry run: nothing written)")
+        return 0
+    written = append_omissions(session, ids)
+    _print_notes(session)
+    _print(
+        f"omitted {', '.join(map(str, ids))} from the context with {len(written)} context edit"
+        f"{'s' if len(written) != 1 else ''} ({written[-1]['id']} is the new leaf), as pi 1.6.0's "
+        "recovery does before it compacts: plan the compaction now (session-studio compact)"
+        + ("" if auto else "; pi itself would not have: automatic compaction is off in its settings")
+    )
+    return 0
+
+
 def _cmd_rename(a: argparse.Namespace) -> int:
     from .core import Session
     from .engine.edits import append_session_name
@@ -612,6 +660,20 @@ def _label_parser(sub: Any, plan_options: Any) -> None:
     p.set_defaults(func=_cmd_label)
 
 
+def _omit_attempt_parser(sub: Any, plan_options: Any) -> None:
+    p = sub.add_parser(
+        "omit-attempt",
+        help="take the failed last answer (and its tool results) out of the context with context edits, "
+        "as pi 1.6.0 does before it compacts for an overflow",
+    )
+    p.add_argument("session")
+    p.add_argument(
+        "--context-window", type=whole_number(1), metavar="N", help="default: the session model's window"
+    )
+    p.add_argument("--dry-run", action="store_true", help="say what would be omitted; write nothing")
+    p.set_defaults(func=_cmd_omit_attempt, keep_recent=None, reserve=None, leaf=None)
+
+
 def _rename_parser(sub: Any, plan_options: Any) -> None:
     p = sub.add_parser("rename", help="set the session's display name")
     p.add_argument("session")
@@ -667,6 +729,7 @@ ACTION_PARSERS: dict[str, Callable[[Any, Any], None]] = {
     "branch-to": _branch_to_parser,
     "fork": _fork_parser,
     "label": _label_parser,
+    "omit-attempt": _omit_attempt_parser,
     "rename": _rename_parser,
     "upgrade": _upgrade_parser,
     "export": _export_parser,

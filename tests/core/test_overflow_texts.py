@@ -37,7 +37,12 @@ def test_an_overflow_error_is_said_before_the_threshold(profile: PiProfile) -> N
         said is not None
         and "failed with a context overflow (“prompt is too long: 12000 tokens > 10000 maximum”" in said
     )
-    assert "compacts and retries the request at once" in said
+    if profile.projection:  # pi 1.6.0 persists the failed attempt's omission first
+        assert "pi first omits it and its tool results from the context" in said
+        assert said.endswith("finds nothing to compact and stops there, without a retry")  # keep 20,000
+    else:
+        assert "compacts and retries the request at once" in said
+        assert said.endswith("pi's cut leaves nothing to compact, so it does nothing")
     assert not st.should_compact  # the threshold alone: the overflow line says the rest
     text = render_overview(st.session, context_window=10_000, profile=profile)  # type: ignore[arg-type]
     assert f"overflow:    {said}" in text and "pi would not compact now by the threshold alone" in text
@@ -96,7 +101,11 @@ def test_pi_1_6_0_recovers_a_length_stop_below_the_model_s_output_limit() -> Non
     )
     said = overflow_text(st)
     assert said is not None and "after 4,000 output tokens, below the model's output limit 8,192" in said
-    assert "compacts and retries the request at once" in said
+    assert "pi first omits it and its tool results from the context" in said
+    compacts = _state(PROFILE_1_6_0, _length_stop(4_000), model_max_tokens=8_192, keep_recent_tokens=10)
+    assert "then compacts and retries the request; its cut without the failed answer" in (
+        overflow_text(compacts) or ""
+    )
     text = render_overview(st.session, context_window=10_000, profile=PROFILE_1_6_0, model_max_tokens=8_192)
     assert f"overflow:    {said}" in text
     assert _state(PROFILE_0_80_2, _length_stop(4_000), model_max_tokens=8_192).overflow is None

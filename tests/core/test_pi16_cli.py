@@ -115,6 +115,7 @@ def test_a_command_builds_only_its_own_parser_and_parses_as_the_whole_one() -> N
         "branch-to": ["branch-to", "s.jsonl", "e2", "--summarize", "--label", "L"],
         "fork": ["fork", "s.jsonl", "--leaf", "e4"],
         "label": ["label", "s.jsonl", "e1", "checkpoint"],
+        "omit-attempt": ["omit-attempt", "s.jsonl", "--context-window", "1000", "--dry-run"],
         "rename": ["rename", "s.jsonl", "a name"],
         "upgrade": ["upgrade", "s.jsonl", "--yes"],
         "export": ["export", "s.jsonl", "--what", "context", "-o", "r.md"],

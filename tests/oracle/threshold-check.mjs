@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // Session Studio's addition: pi's own automatic-compaction check, run for real.
 //
-//   node threshold-check.mjs SESSION.jsonl --pi 0.80.2|1.6.0 --context-window N --reserve N [--same-model] [--max-tokens N]
+//   node threshold-check.mjs SESSION.jsonl --pi 0.80.2|1.6.0 --context-window N --reserve N [--same-model] [--max-tokens N] [--omit-out FILE]
 //
 // --same-model: pi runs the last answer's own model (its provider and id, this window, the output
 // limit --max-tokens, 0 when not given), so the overflow cases come first, as for a session pi
 // resumes on that model: the check then answers "overflow" where pi takes the answer for a context
 // overflow or (pi 1.6.0) for a recoverable length stop.
+// --omit-out FILE (1.6.0): where the check retries for an overflow, pi's own _omitRecoveryAttempt
+// (taken out word for word) appends its context edits to the session's copy, written to FILE.
 //
 // Opens the session as pi does (SessionManager.open on a copy), sets the agent's messages as pi
 // does when it loads a session (0.80.2: buildSessionContext().messages; 1.6.0: the projection's
@@ -33,6 +35,7 @@ const contextWindow = Number(option("--context-window", "200000"));
 const reserveTokens = Number(option("--reserve", "16384"));
 const sameModel = args.includes("--same-model");
 const maxTokens = Number(option("--max-tokens", "0"));
+const omitOut = option("--omit-out", undefined);
 if (!file || !["0.80.2", "1.6.0"].includes(version)) {
 	console.error("usage: node threshold-check.mjs SESSION.jsonl --pi 0.80.2|1.6.0 --context-window N --reserve N");
 	process.exit(2);
@@ -64,6 +67,7 @@ function checkCompactionModule() {
 	const check = methodSource(source, "    async _checkCompaction(assistantMessage, skipAbortedCheck = true) {", "checkCompaction");
 	if (check === null) throw new Error("_checkCompaction not found in agent-session.js");
 	const find = methodSource(source, "    _findPersistedMessageEntryId(message) {", "findPersistedMessageEntryId");
+	const omit = methodSource(source, "    _omitRecoveryAttempt(message) {", "omitRecoveryAttempt");
 	const text = [
 		'import * as compaction from "./compaction/index.js";',
 		'import { getLatestCompactionEntry } from "./session-manager.js";',
@@ -72,6 +76,7 @@ function checkCompactionModule() {
 		"const { isContextOverflow, isRecoverableLength } = ai;",
 		check,
 		find ?? "export const findPersistedMessageEntryId = undefined;",
+		omit ?? "export const omitRecoveryAttempt = undefined;",
 		"",
 	].join("\n");
 	const file = path.join(core, "agent-session.threshold-oracle.js");
@@ -79,7 +84,7 @@ function checkCompactionModule() {
 	return "agent-session.threshold-oracle.js";
 }
 
-const [{ SessionManager }, { checkCompaction, findPersistedMessageEntryId }] = await Promise.all([
+const [{ SessionManager }, { checkCompaction, findPersistedMessageEntryId, omitRecoveryAttempt }] = await Promise.all([
 	load("session-manager.js"),
 	load(checkCompactionModule()),
 ]);
@@ -104,7 +109,9 @@ try {
 		_overflowRecoveryAttempted: false,
 		_emit() {},
 		async _emitSessionCompactFailed() {},
-		_omitRecoveryAttempt() {},
+		// --omit-out: pi 1.6.0's own omission of the failed attempt, appended to the copy
+		_omitRecoveryAttempt: omitOut && omitRecoveryAttempt ? omitRecoveryAttempt : () => {},
+		_refreshFinalizedContext() {},
 		async _runAutoCompaction(reason) {
 			compacts = reason;
 			return false;
@@ -124,6 +131,7 @@ try {
 			: { provider: "session-studio", id: "threshold-check", contextWindow, maxTokens };
 		await checkCompaction.call(self, last, false);
 	}
+	if (omitOut) fs.copyFileSync(work, omitOut);
 	process.stdout.write(`${JSON.stringify({ lastAssistant: Boolean(last), compacts })}\n`);
 } finally {
 	fs.rmSync(dir, { recursive: true, force: true });

@@ -17,6 +17,7 @@ from .jsvalue import js_stringify
 __all__ = [
     "BranchSummaryEntry",
     "CompactionEntry",
+    "ContextEditEntry",
     "FileDetails",
     "LabelEntry",
     "SessionHeader",
@@ -110,4 +111,18 @@ class SessionInfoEntry(_Entry):
     name: str
 
 
-WrittenEntry = CompactionEntry | BranchSummaryEntry | LabelEntry | SessionInfoEntry
+class ContextEditEntry(_Entry):
+    """pi 1.6.0's context_edit (spec §10 rule 2) as its appendContextEdit(targetId, null) writes it:
+    ``replacement`` null (written, not omitted) leaves the target out of the model's context."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    _NULLABLE: ClassVar[frozenset[str]] = frozenset({"parentId", "replacement"})
+    type: Literal["context_edit"] = "context_edit"
+    id: str
+    parent_id: str | None = Field(alias="parentId")
+    timestamp: str = Field(default_factory=now_iso)
+    target_id: str = Field(alias="targetId")
+    replacement: None = None
+
+
+WrittenEntry = CompactionEntry | BranchSummaryEntry | LabelEntry | SessionInfoEntry | ContextEditEntry

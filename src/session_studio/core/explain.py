@@ -426,13 +426,31 @@ def overflow_text(st: PlanState) -> str | None:
         )
     if not st.params.auto_compaction:
         return f"{why}; pi would compact for it, but {AUTO_COMPACTION_OFF}"
-    then = (
-        "compacts and retries the request" if found.retries else "compacts (the answer completed: no retry)"
+    # _runAutoCompaction prepares with pi's cut first: nothing to compact, nothing written
+    nothing = st.nothing_to_compact and not st.manual
+    if not (found.retries and st.profile.projection):
+        then = (
+            "compacts and retries the request"
+            if found.retries
+            else "compacts (the answer completed: no retry)"
+        )
+        said = (
+            f"{why}: pi {then} at once, whatever the threshold, when that answer came from the model it runs"
+        )
+        return said + (", but pi's cut leaves nothing to compact, so it does nothing" if nothing else "")
+    # pi 1.6.0 persists the failed attempt's omission before it compacts (_omitRecoveryAttempt),
+    # and cuts the context without it. Without the omitted answer the kept tail only reaches
+    # further back, so a cut that keeps everything here keeps everything there too
+    said = (
+        f"{why}: when that answer came from the model it runs, pi first omits it and its tool results "
+        "from the context (it appends context edits), whatever the threshold, then "
     )
-    said = f"{why}: pi {then} at once, whatever the threshold, when that answer came from the model it runs"
-    if st.nothing_to_compact and not st.manual:  # _runAutoCompaction prepares with pi's cut first
-        said += ", but pi's cut leaves nothing to compact, so it does nothing"
-    return said
+    if nothing:
+        return said + "finds nothing to compact and stops there, without a retry"
+    return (
+        said + "compacts and retries the request; its cut without the failed answer can lie further back "
+        "than this plan's"
+    )
 
 
 #: why pi's check weighs an estimate (ThresholdCheck.basis)

@@ -49,7 +49,7 @@ ENGINE_MISSING = "The compaction engine (session_studio.engine) is not available
 #: the calls below are wired to session_studio.engine and covered by tests/ui/test_actions.py
 WIRED = True
 
-ACTIONS = ("commit", "branch", "branch_summary", "fork", "label", "rename", "upgrade")
+ACTIONS = ("commit", "branch", "branch_summary", "fork", "label", "rename", "upgrade", "omit_attempt")
 
 
 def legacy_reason(session: Session | None) -> str | None:
@@ -88,7 +88,7 @@ def disabled_reasons(doc: SessionDocument, writing: bool = False) -> dict[str, s
         if s.torn_tail is not None
         else None
     )
-    for key in ("commit", "branch", "branch_summary", "label", "rename"):
+    for key in ("commit", "branch", "branch_summary", "label", "rename", "omit_attempt"):
         out[key] = legacy or torn or busy
     out["upgrade"] = (
         None if (s.migrated and not s.reset) else "Only version 1/2 session files need an upgrade."
@@ -106,6 +106,8 @@ def disabled_reasons(doc: SessionDocument, writing: bool = False) -> dict[str, s
             out["commit"] = "Generate a summary first (Preview tab); you can edit it before committing."
         elif not doc.summary_text.strip():
             out["commit"] = "The summary is empty."
+    if out["omit_attempt"] is None:
+        out["omit_attempt"] = omit_attempt_reason(st)
     if sel < 0:
         for key in ("branch", "branch_summary", "label"):
             out[key] = out[key] or "Select an entry first."
@@ -114,6 +116,21 @@ def disabled_reasons(doc: SessionDocument, writing: bool = False) -> dict[str, s
     if out["branch_summary"] is None and sel >= 0 and s.leaf_index() == sel:
         out["branch_summary"] = "The selected entry is the file's leaf: there is no branch to leave."
     return out
+
+
+def omit_attempt_reason(st: PlanState | None) -> str | None:
+    """Why there is no failed attempt to omit as pi 1.6.0's overflow recovery does (None: there
+    is one; engine.context_edits.recovery_omission finds it)."""
+    if st is None or st.error:
+        return "There is no plan for this session."
+    if not st.profile.projection:
+        return (
+            f"Context edits are pi 1.6.0's: this file is read as pi {st.profile.version}, which would not "
+            "read them (the pi version box switches)."
+        )
+    if st.overflow is None or not st.overflow.retries:
+        return "The last answer is no context overflow or length stop that pi 1.6.0 recovers from."
+    return None
 
 
 def _id(session: Session, record: int | None) -> str | None:
@@ -280,6 +297,12 @@ def label_job(session: Session, target_id: str, label: str | None) -> dict[str, 
     from session_studio.engine import append_label
 
     return append_label(session, target_id, label or None, refresh=False)
+
+
+def omit_attempt_job(session: Session, target_ids: list[str]) -> list[dict[str, Any]]:
+    from session_studio.engine.context_edits import append_omissions
+
+    return append_omissions(session, target_ids, refresh=False)
 
 
 def rename_job(session: Session, name: str) -> dict[str, Any]:

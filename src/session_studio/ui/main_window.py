@@ -305,6 +305,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.a_fork.triggered.connect(self.fork)
         self.a_label.triggered.connect(self.label_entry)
         self.a_rename.triggered.connect(self.rename_session)
+        self.a_omit_attempt.triggered.connect(self.omit_failed_attempt)
         self.a_upgrade.triggered.connect(self.upgrade)
         self.a_provider.triggered.connect(self.edit_provider)
         self.preview.provider_settings_requested.connect(self.edit_provider)

@@ -32,6 +32,7 @@ from session_studio.core.explain import (
 from session_studio.core.plan import PlanState, Quirk
 from session_studio.core.profile import PIN_SETTINGS, ProfileChoice
 
+from .actions import omit_attempt_reason
 from .text_lines import unbroken_options
 from .theme import current_theme
 
@@ -110,6 +111,9 @@ def _show_no_value(spin: QSpinBox) -> None:
     spin.blockSignals(False)
 
 
+#: under pi 1.6.0's overflow line: the command that writes the recovery's first step
+OMIT_ATTEMPT_HINT = "Session ▸ Omit failed attempt appends the context edits pi appends first."
+
 #: a slider step re-plans after the values stayed this long (a drag sends one value per pixel)
 PARAMS_DEBOUNCE_MS = 30
 
@@ -158,7 +162,7 @@ class PlannerPanel(QWidget):
         wrow.addWidget(self.window_spin)
         wrow.addWidget(self.window_note, 1)
         form.addRow("Context window", wrow)
-        form.addRow("", self.source_note)
+        form.addRow(self.source_note)  # the whole width: narrow, it wrapped into five lines
         self.profile_combo = QComboBox()
         self.profile_combo.setAccessibleName("pi version")  # else its current item names it
         for setting in PIN_SETTINGS:
@@ -177,7 +181,7 @@ class PlannerPanel(QWidget):
         )
         self.compare_button.clicked.connect(self.compare_requested)
         form.addRow("pi version", self.profile_combo)
-        form.addRow("", self.profile_note)
+        form.addRow(self.profile_note)
         # the preference for plain files had no control in the window (only the settings file)
         self.plain_default_button = QPushButton()
         self.plain_default_button.setVisible(False)
@@ -441,6 +445,11 @@ class PlannerPanel(QWidget):
                 f"Keep #{fk}…#{len(st.path) - 1} · ≈{_fmt(kept_t)} tokens",
                 html.escape(unknown) if unknown is not None else "",
                 html.escape(overflow[:1].upper() + overflow[1:]) if overflow is not None else "",
+                (
+                    f"<i>{OMIT_ATTEMPT_HINT}</i>"
+                    if overflow is not None and omit_attempt_reason(st) is None
+                    else ""
+                ),
                 self._automatic_line(st),
                 html.escape(over) if over is not None else "",
             ]

@@ -289,6 +289,7 @@ class WindowParts(QMainWindow):
         self.a_fork = act("&Fork to new file…")
         self.a_label = act("&Label entry…")
         self.a_rename = act("&Rename session…")
+        self.a_omit_attempt = act("&Omit failed attempt…")
         self.a_upgrade = act("&Upgrade legacy file (keeps a backup)…")
         self.a_provider = act(
             "Custom provi&der…", tip="Base URL, model and key variable of a custom provider"
@@ -335,6 +336,7 @@ class WindowParts(QMainWindow):
         m.addActions(
             [self.a_cut_here, self.a_auto_cut, self.a_preview, self.a_generate, self.a_commit, self.a_compare]
         )
+        m.addAction(self.a_omit_attempt)
         m.addSeparator()
         m.addActions([self.a_branch, self.a_branch_sum, self.a_fork, self.a_label, self.a_rename])
         m.addSeparator()
@@ -365,6 +367,11 @@ class WindowParts(QMainWindow):
             "label": (self.a_label, "Add, change or clear the label of the selected entry"),
             "rename": (self.a_rename, "Set the session's display name"),
             "upgrade": (self.a_upgrade, "Rewrite this v1/v2 file as version 3, keeping a backup"),
+            "omit_attempt": (
+                self.a_omit_attempt,
+                "Take the failed last answer and its tool results out of the context with context edits, "
+                "as pi 1.6.0 does before it compacts for an overflow",
+            ),
         }
 
     def _update_actions(self) -> None:

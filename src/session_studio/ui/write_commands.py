@@ -405,6 +405,47 @@ class WriteCommands(SummaryGeneration):
             on_ok=labelled,
         )
 
+    def omit_failed_attempt(self) -> None:
+        """pi 1.6.0's overflow recovery, its first step: the failed answer and its tool results
+        leave the context through context edits (the plan after them is the one pi compacts)."""
+        from session_studio.core.errors import WriteError
+        from session_studio.engine.context_edits import recovery_omission
+
+        d = self.doc
+        s, st = d.session, d.state
+        why = actions.disabled_reasons(d, d.writing)["omit_attempt"]
+        if why or s is None or st is None:
+            self.statusBar().showMessage(why or "", 8000)
+            return
+        try:
+            targets = recovery_omission(st)
+        except WriteError as e:
+            report_failure(self, explain_failure(e, "", "Omitting the failed attempt failed"))
+            return
+        if not targets:
+            return
+        ids = [str(s.records[r].id) for r in targets]
+        answer = f"the failed answer #{st.positions.get(targets[0], 0)} ({html.escape(ids[0])})"
+        results = len(targets) - 1
+        also = f" and its {results} tool result{'s' if results != 1 else ''}" if results else ""
+        if not self.ask_yes_no(
+            "Omit failed attempt",
+            f"Take {answer}{also} out of the context?<br><br>pi 1.6.0 does this before it compacts for "
+            f"an overflow: it appends a <code>context_edit</code> entry (replacement null) for each. The "
+            "entries stay in the file; the plan then shows the compaction pi's recovery makes.",
+            yes="Omit",
+            default_yes=False,
+        ):
+            return
+        sel = self._entry_id(d.selected)
+
+        def done(written: object) -> None:
+            self.doc.after_write(sel)
+            count = len(written) if isinstance(written, list) else 0
+            self.statusBar().showMessage(f"Omitted from the context: {count} context edit(s) appended", 8000)
+
+        self._write("Omitting the failed attempt", actions.omit_attempt_job, s, ids, on_ok=done)
+
     def rename_session(self) -> None:
         d = self.doc
         s = d.session

@@ -1,0 +1,127 @@
+"""pi 1.6.0's context edits that omit entries from the model's context (spec §10 rule 2).
+
+pi appends them itself when it recovers from a context overflow or a recoverable length stop
+(``AgentSession._omitRecoveryAttempt``, rule 44): the failed answer and its tool results leave the
+context before pi compacts and retries. :func:`recovery_omission` finds those entries as pi does,
+and :func:`append_omissions` writes the edits as pi's ``SessionManager.appendContextEdit(id, null)``
+does, one under the other, so a compaction planned next sees what pi's recovery compacts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..core.entries import ContextEditEntry
+from ..core.errors import EntryNotFoundError, StaleSessionError, WriteError
+from ..core.jsvalue import UNDEFINED, js_key
+from .common import append_entry, ensure_appendable, fresh_id, loaded_fingerprint
+
+if TYPE_CHECKING:
+    from ..core.plan import PlanState
+    from ..core.session import Session
+
+__all__ = ["OMITTABLE", "append_omissions", "omission_refusal", "recovery_omission"]
+
+#: what pi's appendContextEdit edits: a custom message, or a message of these roles
+OMITTABLE = ("user", "assistant", "toolResult")
+
+
+def recovery_omission(state: PlanState) -> list[int]:
+    """The records pi 1.6.0's overflow recovery omits for the plan's path (``_omitRecoveryAttempt``):
+    the answer its check takes for an overflow it retries, and the tool results of that answer's
+    tool calls that follow it in the context (up to the next answer). Empty when pi's check would
+    not retry for an overflow (:attr:`.plan.PlanState.overflow`) or the plan is not pi 1.6.0's.
+    With automatic compaction off in pi's settings pi does not recover by itself, but the answer
+    to omit is the same.
+
+    Raises :class:`WriteError` where pi's own recovery throws (an answer whose content is no list)."""
+    check, found, session = state.threshold_check, state.overflow, state.session
+    if not state.profile.projection or check is None or check.answer is None or found is None:
+        return []
+    if session is None:
+        return []
+    if not found.retries:
+        return []
+    content = session.value(check.answer).get("message", {}).get("content", UNDEFINED)
+    if not isinstance(content, list):  # pi: message.content.flatMap(...) throws
+        raise WriteError(
+            "the failed answer's content is not a list of blocks, so pi's own recovery fails on it too; "
+            "nothing was written"
+        )
+    calls = {
+        js_key(block.get("id", UNDEFINED))
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "toolCall"
+    }
+    records = [r for r, _kind, _tokens in state.item_tokens]
+    try:
+        at = records.index(check.answer)
+    except ValueError:
+        return []
+    targets = [check.answer]
+    for r, kind, _tokens in state.item_tokens[at + 1 :]:
+        if kind == "assistant":
+            break
+        if kind == "toolResult":
+            call = session.value(r).get("message", {}).get("toolCallId", UNDEFINED)
+            if js_key(call) in calls:
+                targets.append(r)
+    return targets
+
+
+def omission_refusal(session: Session, target_id: Any) -> str | None:
+    """Why pi's appendContextEdit refuses to edit ``target_id`` (None: it edits it): no such entry,
+    not on the session's active branch, or an entry that gives the model no editable content."""
+    index = session.get_index(target_id)
+    if index is None:
+        return f"there is no entry {target_id!r}"
+    if index not in set(session.path_indices(session.get_index(session.leaf_id))):
+        return "the entry is not on the active branch (pi edits only the branch it continues)"
+    value = session.value(index)
+    message = value.get("message") if value.get("type") == "message" else None
+    editable = value.get("type") == "custom_message" or (
+        isinstance(message, dict) and message.get("role") in OMITTABLE
+    )
+    return None if editable else "the entry gives the model no content a context edit can take out"
+
+
+def append_omissions(
+    session: Session, target_ids: Sequence[Any], *, refresh: bool = True
+) -> list[dict[str, Any]]:
+    """Append a ``context_edit`` with ``replacement: null`` for each of ``target_ids``, in order,
+    each under the one before (pi's appendContextEdit(id, null) one after the other). All are
+    checked before the first is written; once one is written, a failure says which are in the file."""
+    ensure_appendable(session)
+    if not target_ids:
+        raise WriteError("there is nothing to omit; nothing was written")
+    for target in target_ids:
+        why = omission_refusal(session, target)
+        if why is not None:
+            if session.get_index(target) is None:
+                raise EntryNotFoundError(str(target))
+            raise WriteError(f"cannot omit {target}: {why}; nothing was written")
+    fp = loaded_fingerprint(session)
+    parent = session.leaf_id if isinstance(session.leaf_id, str) else None
+    written: list[dict[str, Any]] = []
+    taken: set[str] = set()
+    for target in target_ids:
+        entry = ContextEditEntry(
+            id=fresh_id(session, taken), parent_id=parent, target_id=target
+        ).to_json_dict()
+        try:
+            fp = append_entry(session, entry, fp, refresh=False).after
+        except (StaleSessionError, WriteError) as e:
+            if not written:
+                raise
+            why = str(e).replace(" Nothing was written.", "").replace("; nothing was written", "")
+            raise WriteError(
+                f"{len(written)} of the {len(target_ids)} context edits were appended "
+                f"({', '.join(w['id'] for w in written)}), the rest were not: {why}"
+            ) from e
+        written.append(entry)
+        taken.add(entry["id"])
+        parent = entry["id"]
+    if refresh:
+        session.refresh()
+    return written

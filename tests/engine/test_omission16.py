@@ -1,0 +1,151 @@
+"""The failed attempt's omission against pi 1.6.0's own: tests/oracle/threshold-check.mjs runs pi's
+``_checkCompaction`` and, where it retries for an overflow, pi's ``_omitRecoveryAttempt`` on a
+copy (``--omit-out``); ``engine.context_edits`` must append the same edits (the same targets, in
+the same order, each under the one before), and pi must load our file with the context its own
+gives."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_studio.core import Session
+from session_studio.core.plan import PathPlanner, PlanParams
+from session_studio.core.profile import PROFILE_1_6_0
+from session_studio.engine.context_edits import append_omissions, recovery_omission
+from tests.conftest import ORACLE_DIR, Oracle16, generate, generate_scenarios
+
+pytestmark = pytest.mark.oracle
+
+WINDOW, MAX_TOKENS = 50_000, 8192
+
+
+def _lines(path: Path) -> list[dict[str, Any] | None]:
+    out: list[dict[str, Any] | None] = []
+    for line in path.read_bytes().splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            out.append(None)
+    return out
+
+
+def _failed_with_tools(files: list[Path], out: Path) -> list[Path]:
+    """Copies of each session cut after the tool results of its last answer with tool calls, that
+    answer made an overflow error (one copy) and a recoverable length stop (another)."""
+    out.mkdir()
+    made = []
+    for path in files:
+        raw = path.read_bytes().splitlines(keepends=True)
+        entries = _lines(path)
+        calls = [
+            i
+            for i, e in enumerate(entries)
+            if e
+            and e.get("type") == "message"
+            and isinstance(e.get("message"), dict)
+            and e["message"].get("role") == "assistant"
+            and any(
+                isinstance(b, dict) and b.get("type") == "toolCall" for b in e["message"].get("content") or []
+            )
+        ]
+        if not calls:
+            continue
+        at = calls[-1]
+        end = at + 1
+        while (
+            end < len(entries)
+            and (e := entries[end])
+            and (e.get("message") or {}).get("role") == "toolResult"
+        ):
+            end += 1
+        for name, change in (
+            (
+                "error",
+                {"stopReason": "error", "errorMessage": "prompt is too long: 60000 tokens > 50000 maximum"},
+            ),
+            ("length", {"stopReason": "length"}),
+        ):
+            entry = json.loads(raw[at])
+            entry["message"].update(change)
+            if name == "length":
+                entry["message"]["usage"] = {**(entry["message"].get("usage") or {}), "output": 100}
+            kept = [*raw[:at], json.dumps(entry).encode() + b"\n", *raw[at + 1 : end]]
+            made.append(out / f"{path.stem}-{name}.jsonl")
+            made[-1].write_bytes(b"".join(kept))
+    return made
+
+
+def _pi_omits(env: dict[str, str], path: Path, out: Path) -> Any:
+    r = subprocess.run(
+        [
+            "node",
+            str(ORACLE_DIR / "threshold-check.mjs"),
+            str(path),
+            "--pi",
+            "1.6.0",
+            "--context-window",
+            str(WINDOW),
+            "--reserve",
+            "1000",
+            "--same-model",
+            "--max-tokens",
+            str(MAX_TOKENS),
+            "--omit-out",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    return json.loads(r.stdout)["compacts"]
+
+
+def _appended(before: Path, after: Path) -> list[tuple[Any, Any, Any, Any]]:
+    """(type, targetId, replacement, whether its parent is the entry before it) of each new line."""
+    old = before.read_bytes().splitlines()
+    new = [json.loads(x) for x in after.read_bytes().splitlines()[len(old) :]]
+    parents = [json.loads(old[-1])["id"], *(e["id"] for e in new)]
+    return [
+        (e["type"], e["targetId"], e["replacement"], e["parentId"] == parents[k]) for k, e in enumerate(new)
+    ]
+
+
+def test_the_recovery_omission_is_pi_s(oracle16: Oracle16, tmp_path: Path) -> None:
+    files = generate(tmp_path / "gen", "--seed", "7304", "--count", "4", "--size", "small")
+    files += generate_scenarios(tmp_path / "sc", oracle16.env)
+    cases = _failed_with_tools(files, tmp_path / "failed")
+    assert len(cases) >= 20
+    wrong, with_results = [], 0
+    for case in cases:
+        theirs_file, ours_file = case.with_suffix(".pi.jsonl"), case.with_suffix(".ours.jsonl")
+        compacts = _pi_omits(oracle16.env, case, theirs_file)
+        shutil.copyfile(case, ours_file)
+        session = Session.open(str(ours_file))
+        state = PathPlanner(session, profile=PROFILE_1_6_0).plan(
+            PlanParams(reserve_tokens=1000, context_window=WINDOW, model_max_tokens=MAX_TOKENS)
+        )
+        targets = recovery_omission(state)
+        if compacts != "overflow" or not targets:
+            if bool(targets) != (compacts == "overflow"):
+                wrong.append(f"{case.name}: we omit {targets}, pi's check says {compacts}")
+            continue
+        append_omissions(session, [session.records[r].id for r in targets])
+        ours, theirs = _appended(case, ours_file), _appended(case, theirs_file)
+        with_results += len(theirs) > 1
+        if ours != theirs:
+            wrong.append(f"{case.name}: we append {ours}, pi {theirs}")
+            continue
+        # pi loads our file with the context its own omission leaves
+        mine, pis = oracle16.run("context", str(ours_file)), oracle16.run("context", str(theirs_file))
+        for k in ("context", "llmMessages"):  # (the edits' own ids and times differ)
+            if mine[k] != pis[k]:
+                wrong.append(f"{case.name}: pi's {k} of our file differs from its own omission's")
+    assert not wrong, "\n".join(wrong)
+    assert with_results >= 5  # answers whose tool results are omitted with them

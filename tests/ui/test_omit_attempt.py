@@ -1,0 +1,94 @@
+"""Session ▸ Omit failed attempt: pi 1.6.0's overflow recovery omits the failed answer and its tool
+results with context edits before it compacts; the window offers the same step where the plan says
+pi would take it, and the plan after it is the one pi's recovery compacts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_studio.ui.main_window import MainWindow
+
+from .conftest import settle_window, write_session
+
+OVERFLOW = {"stopReason": "error", "errorMessage": "prompt is too long: 300000 tokens > 200000 maximum"}
+
+
+def _failed_session(tmp_path: Path) -> Path:
+    calls = [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a"}}]
+    failed = {
+        "type": "message",
+        "message": {
+            "role": "assistant",
+            "content": calls,
+            "api": "anthropic-messages",
+            "provider": "anthropic",
+            "model": "claude-test",
+            "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0},
+            "timestamp": 1_700_000_100_000,
+            **OVERFLOW,
+        },
+    }
+    result = {
+        "type": "message",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": "c1",
+            "toolName": "read",
+            "content": [{"type": "text", "text": "x" * 400}],
+            "isError": False,
+            "timestamp": 1_700_000_100_001,
+        },
+    }
+    spec: list[Any] = [("user", 3000), ("assistant", 3000), ("user", 400), ("assistant", 500), ("user", 300)]
+    return write_session(tmp_path / "failed.jsonl", [*spec, failed, result])
+
+
+def _open(qtbot: Any, w: MainWindow, path: Path) -> None:
+    w.open_path(str(path))
+    qtbot.waitUntil(lambda: w.doc.state is not None and not w.doc.preparing, timeout=10000)
+
+
+@pytest.mark.parametrize("version", ["1.6.0", "0.80.2"])
+def test_the_failed_attempt_is_omitted_as_pi_1_6_0_does(
+    qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str
+) -> None:
+    path = _failed_session(tmp_path)
+    window.doc.profile_plain = version  # the file has no 1.6.0 entry: the setting decides
+    _open(qtbot, window, path)
+    st = window.doc.state
+    assert st is not None and st.profile.version == version and st.overflow is not None
+    details = window.planner.cut_details.text()
+    action = window.a_omit_attempt
+    if version == "0.80.2":  # context edits are 1.6.0's: offered, greyed, saying why
+        assert not action.isEnabled() and "read as pi 0.80.2" in action.toolTip()
+        assert "Omit failed attempt" not in details
+        settle_window(qtbot, window)
+        return
+    assert action.isEnabled() and "Omit failed attempt appends the context edits" in details
+    asked: list[str] = []
+
+    def answer(self: MainWindow, title: str, text: str, *args: Any, **kw: Any) -> bool:
+        asked.append(text)
+        return len(asked) > 1  # the first time: Cancel
+
+    monkeypatch.setattr(MainWindow, "ask_yes_no", answer)
+    before = path.read_bytes()
+    action.trigger()
+    assert "the failed answer #5 (e0005) and its 1 tool result" in asked[0]
+    assert path.read_bytes() == before  # cancelled: nothing written
+    action.trigger()
+    qtbot.waitUntil(lambda: not window.doc.writing and path.read_bytes() != before, timeout=10000)
+    written = [json.loads(x) for x in path.read_bytes()[len(before) :].splitlines()]
+    assert [(e["type"], e["targetId"], e["replacement"]) for e in written] == [
+        ("context_edit", "e0005", None),
+        ("context_edit", "e0006", None),
+    ]
+    # reloaded: the answer pi checks now is the one before, which needs no recovery
+    qtbot.waitUntil(lambda: window.doc.state is not None and window.doc.state.overflow is None, timeout=10000)
+    assert not window.a_omit_attempt.isEnabled()
+    assert "Omit failed attempt" not in window.planner.cut_details.text()
+    settle_window(qtbot, window)
