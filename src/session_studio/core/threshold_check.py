@@ -64,6 +64,9 @@ class ThresholdCheck:
     answer_facts: Mapping[str, Any] | None = None
     edited_after: bool = False
     retained: bool = True
+    #: pi 1.6.0: the context edit the projection applies to the answer (its record; None: none):
+    #: pi's check and recovery read the projected copy (a replaced content)
+    answer_edit: int | None = None
 
 
 def _number(v: Any) -> float:
@@ -107,7 +110,20 @@ def threshold_check(
     edited = profile.projection and _edited_after(session, path, answer)
     retained = not edited or _retained(session, path, answer)
     facts = {k: message[k] for k in _OVERFLOW_FIELDS if k in message} if type(message) is dict else None
-    return ThresholdCheck(checked.tokens, checked.basis, answer, facts, edited, retained)
+    return ThresholdCheck(
+        checked.tokens, checked.basis, answer, facts, edited, retained, _applied_edit(projection, answer)
+    )
+
+
+def _applied_edit(projection: Projection | None, answer: int) -> int | None:
+    """The context edit the projection applies to the answer's entry (None: none, or no projection)."""
+    if projection is None:
+        return None
+    entries = projection.entries
+    try:
+        return entries[entries.records.index(answer)].edit
+    except ValueError:
+        return None
 
 
 #: what pi's overflow case reads of the answer (core.overflow)

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.entries import ContextEditEntry
 from ..core.errors import EntryNotFoundError, StaleSessionError, WriteError
-from ..core.jsvalue import UNDEFINED, js_key
+from ..core.jsvalue import UNDEFINED, js_key, prop
+from ..core.projection import project_context_entry
 from .common import append_entry, ensure_appendable, fresh_id, loaded_fingerprint
 
 if TYPE_CHECKING:
@@ -43,7 +44,9 @@ def recovery_omission(state: PlanState) -> list[int]:
         return []
     if not found.retries:
         return []
-    content = session.value(check.answer).get("message", {}).get("content", UNDEFINED)
+    # pi reads the projected copy of the answer: a context edit may have replaced its content
+    projected = project_context_entry(session, check.answer, check.answer_edit)
+    content = prop(projected[0], "content") if projected else UNDEFINED
     if not isinstance(content, list):  # pi: message.content.flatMap(...) throws
         raise WriteError(
             "the failed answer's content is not a list of blocks, so pi's own recovery fails on it too; "
