@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -171,6 +172,30 @@ def oracle_compare_module() -> ModuleType:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def pi_check(env: dict[str, str], path: Path, version: str, window: int, reserve: int, *options: str) -> Any:
+    """What pi's own compaction check asks for on the session (tests/oracle/threshold-check.mjs):
+    null, "threshold" or "overflow"."""
+    out = subprocess.run(
+        [
+            "node",
+            str(ORACLE_DIR / "threshold-check.mjs"),
+            str(path),
+            "--pi",
+            version,
+            "--context-window",
+            str(window),
+            "--reserve",
+            str(reserve),
+            *options,
+        ],
+        check=True,
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    return json.loads(out.stdout)["compacts"]
 
 
 def generate_scenarios(out: Path, env: dict[str, str] | None = None) -> list[Path]:

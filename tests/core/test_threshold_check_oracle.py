@@ -9,7 +9,6 @@ not check at all, pi must not compact even at a threshold of 0.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import pytest
 from session_studio.core import Session
 from session_studio.core.plan import PathPlanner, PlanParams
 from session_studio.core.profile import profile_named
-from tests.conftest import ORACLE16_DIR, ORACLE_DIR, Oracle, Oracle16, generate, generate_scenarios
+from tests.conftest import ORACLE16_DIR, ORACLE_DIR, Oracle, Oracle16, generate, generate_scenarios, pi_check
 
 pytestmark = pytest.mark.oracle
 
@@ -28,25 +27,7 @@ CASES = sorted((ORACLE16_DIR / "cases").glob("*.jsonl"))
 
 def _check(env: dict[str, str], path: Path, version: str, window: int, *options: str) -> Any:
     """What pi's own check asks for on the session (null, "threshold" or "overflow")."""
-    out = subprocess.run(
-        [
-            "node",
-            str(ORACLE_DIR / "threshold-check.mjs"),
-            str(path),
-            "--pi",
-            version,
-            "--context-window",
-            str(window),
-            "--reserve",
-            str(RESERVE),
-            *options,
-        ],
-        check=True,
-        capture_output=True,
-        env=env,
-        timeout=120,
-    )
-    return json.loads(out.stdout)["compacts"]
+    return pi_check(env, path, version, window, RESERVE, *options)
 
 
 def _pi_compacts(env: dict[str, str], path: Path, version: str, threshold: int) -> bool:

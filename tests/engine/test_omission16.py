@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from session_studio.core import Session
 from session_studio.core.plan import PathPlanner, PlanParams
 from session_studio.core.profile import PROFILE_1_6_0
 from session_studio.engine.context_edits import append_omissions, recovery_omission
-from tests.conftest import ORACLE_DIR, Oracle16, generate, generate_scenarios
+from tests.conftest import Oracle16, generate, generate_scenarios, pi_check
 
 pytestmark = pytest.mark.oracle
 
@@ -94,29 +93,9 @@ def _failed_with_tools(files: list[Path], out: Path) -> list[Path]:
 
 
 def _pi_omits(env: dict[str, str], path: Path, out: Path) -> Any:
-    r = subprocess.run(
-        [
-            "node",
-            str(ORACLE_DIR / "threshold-check.mjs"),
-            str(path),
-            "--pi",
-            "1.6.0",
-            "--context-window",
-            str(WINDOW),
-            "--reserve",
-            "1000",
-            "--same-model",
-            "--max-tokens",
-            str(MAX_TOKENS),
-            "--omit-out",
-            str(out),
-        ],
-        check=True,
-        capture_output=True,
-        env=env,
-        timeout=120,
-    )
-    return json.loads(r.stdout)["compacts"]
+    """pi's check on the answer's model; where it retries for an overflow, its omission, into ``out``."""
+    options = ("--same-model", "--max-tokens", str(MAX_TOKENS), "--omit-out", str(out))
+    return pi_check(env, path, "1.6.0", WINDOW, 1000, *options)
 
 
 def _appended(before: Path, after: Path) -> list[tuple[Any, Any, Any, Any]]:
