@@ -35,7 +35,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QPushButton,
-    QSplitter,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QToolButton,
@@ -48,6 +47,7 @@ from session_studio.core.content_search import file_holds_text
 from session_studio.core.file_search_memo import FileSearchMemo
 from session_studio.core.listing import SessionInfo, fmt_date, fmt_size
 
+from .pane_keys import KeySplitter
 from .plain import rich_tooltip, visible
 from .roles import Roles
 from .tasks import Operation, TaskRunner
@@ -482,7 +482,7 @@ class SessionBrowser(QWidget):
         rl.addWidget(QLabel("<b>Recent files</b>"))
         rl.addWidget(self.recent, 1)
         rl.addWidget(self.drop_hint)
-        split = QSplitter(Qt.Orientation.Horizontal)
+        split = KeySplitter(Qt.Orientation.Horizontal)
         split.addWidget(left)
         split.addWidget(right)
         split.setStretchFactor(0, 4)

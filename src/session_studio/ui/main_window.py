@@ -37,6 +37,7 @@ from .errors import Failure, explain_failure, report_failure, report_unexpected
 from .export_dialog import ExportChoice, ExportDialog
 from .key_cursor import KeyCursorView
 from .navigation import TreeNavigation
+from .pane_keys import cycle_divider_focus
 from .plain import rich_tooltip
 from .profile_compare import ProfileCompareController
 from .real_tokens import RealTokenCounts
@@ -306,6 +307,9 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.a_label.triggered.connect(self.label_entry)
         self.a_rename.triggered.connect(self.rename_session)
         self.a_omit_attempt.triggered.connect(self.omit_failed_attempt)
+        self.a_divider.triggered.connect(
+            lambda: cycle_divider_focus(self.stack.currentWidget() or self, QApplication.focusWidget())
+        )
         self.a_upgrade.triggered.connect(self.upgrade)
         self.a_provider.triggered.connect(self.edit_provider)
         self.preview.provider_settings_requested.connect(self.edit_provider)

@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSizePolicy,
-    QSplitter,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -39,6 +38,7 @@ from session_studio.core.serialize import serialize_conversation
 from session_studio.core.tokens import estimator_for
 
 from .document import PlanState
+from .pane_keys import KeySplitter
 from .plain import break_long_lines
 from .shortcuts import chain_tab_order
 
@@ -579,18 +579,18 @@ class PreviewPane(QWidget):
             lab.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.files.setMaximumHeight(16777215)
         self.files.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        upper = QSplitter(Qt.Orientation.Horizontal)
+        upper = KeySplitter(Qt.Orientation.Horizontal)
         upper.addWidget(titled_column(summary_title, self.summary))
         upper.addWidget(titled_column(files_title, self.files))
         upper.setStretchFactor(0, 3)
         upper.setStretchFactor(1, 2)
         upper.setChildrenCollapsible(False)
-        ctx = QSplitter(Qt.Orientation.Horizontal)
+        ctx = KeySplitter(Qt.Orientation.Horizontal)
         ctx.addWidget(titled_column(self.before_title, self.before))
         ctx.addWidget(titled_column(self.after_title, self.after))
         ctx.setChildrenCollapsible(False)
         # summary + files above, the two contexts below: every pane keeps a readable width
-        split = QSplitter(Qt.Orientation.Vertical)
+        split = KeySplitter(Qt.Orientation.Vertical)
         split.addWidget(upper)
         split.addWidget(ctx)
         split.setStretchFactor(0, 2)

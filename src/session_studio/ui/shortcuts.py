@@ -61,6 +61,15 @@ OTHER_KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ),
     ),
     (
+        "Pane divider (after F8)",
+        (
+            ("Move it (Up, Down for one between panes above and below)", "Left, Right"),
+            ("A tenth of its panes back / on", "PgUp, PgDown"),
+            ("To its ends", "Home, End"),
+            ("Keep it there / put it back", "Return, Escape"),
+        ),
+    ),
+    (
         "Entry search",
         (
             ("Clear the search", "Escape"),

@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSizePolicy,
-    QSplitter,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -35,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from session_studio.core.summary_sections import FileListKept, SummaryKept
 
+from .pane_keys import KeySplitter
 from .plain import break_long_lines
 from .preview import (
     CHARS4_TIP,
@@ -231,7 +231,7 @@ class CandidatePane(QFrame):
         commit.addWidget(self.commit_button)
 
         summary_title = QLabel("<b>Summary</b> (editable)")
-        split = QSplitter(Qt.Orientation.Vertical)
+        split = KeySplitter(Qt.Orientation.Vertical)
         split.addWidget(titled_column(summary_title, self.summary))
         split.addWidget(titled_column(self.kept_title, self.kept))
         split.addWidget(titled_column(self.after_title, self.after))
@@ -448,7 +448,7 @@ class CompareView(QWidget):
         self.add_button = QPushButton("Add candidate")
         self.add_button.setToolTip("Another summary of the same plan, with its own provider and instructions")
         self.panes: list[CandidatePane] = []
-        self.row = QSplitter(Qt.Orientation.Horizontal)
+        self.row = KeySplitter(Qt.Orientation.Horizontal)
         self.row.setChildrenCollapsible(False)
         self.scroll_area = QScrollArea()
         # no Tab stop of its own (it drew no focus; Tab went on to its controls one press later)

@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QMenu,
     QMessageBox,
     QSizePolicy,
-    QSplitter,
     QStackedWidget,
     QTabWidget,
     QToolButton,
@@ -42,6 +41,7 @@ from .document import SessionDocument
 from .errors import show_error
 from .inspector import EntryInspector, SafeTextBrowser
 from .outline import FILTERS
+from .pane_keys import KeySplitter
 from .plain import rich_escaped, rich_tooltip, visible
 from .planner import PlannerPanel
 from .preview import PreviewPane
@@ -177,7 +177,7 @@ class WindowParts(QMainWindow):
 
         self.planner = PlannerPanel()  # its minimumSizeHint keeps its settings whole
 
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter = KeySplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(tree_panel)
         self.splitter.addWidget(self.tabs)
         self.splitter.addWidget(self.planner)
@@ -198,7 +198,7 @@ class WindowParts(QMainWindow):
         self.timeline.setVisible(False)  # View → Context timeline
         # the timeline above the panes, its height the user's to drag: fixed at ~230 px it left the
         # Preview's summary 40 px of a 700 px window
-        self.vsplit = QSplitter(Qt.Orientation.Vertical)
+        self.vsplit = KeySplitter(Qt.Orientation.Vertical)
         self.vsplit.addWidget(self.timeline)
         self.vsplit.addWidget(self.splitter)
         self.vsplit.setStretchFactor(0, 0)
@@ -300,6 +300,12 @@ class WindowParts(QMainWindow):
         )
         self.a_timeline = act("Context time&line", "Ctrl+T", "Show how the context grew and was compacted")
         self.a_timeline.setCheckable(True)
+        self.a_divider = act(
+            "Move pane &divider",
+            "F8",
+            "Put the keys on a pane divider (again: the next one): the arrow keys move it, Return keeps "
+            "it, Escape puts it back",
+        )
         self.a_about = act("&About Session Studio")
         self.a_shortcuts = act("&Keyboard shortcuts", tip="Every command's keys, and the views' own keys")
         self.a_shortcuts.setShortcuts(shortcuts_action_keys())
@@ -330,6 +336,7 @@ class WindowParts(QMainWindow):
         tm.addActions(list(self.theme_actions.values()))
         m.addAction(self.a_compare)
         m.addMenu("T&ab").addActions(self.tab_actions)
+        m.addAction(self.a_divider)
         m = mb.addMenu("&Go")
         m.addActions([self.a_next, self.a_prev, self.a_leaf, self.a_goto_cut])
         m = mb.addMenu("&Session")
