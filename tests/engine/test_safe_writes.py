@@ -602,6 +602,9 @@ CTRL_C_DURING_WRITE = """
 import os, signal, sys
 from session_studio import cli
 from session_studio.core import writer
+# as in a terminal: a non-interactive shell starts a background job with Ctrl+C ignored, and a
+# Python started so keeps ignoring it (then there is no Ctrl+C to wait for)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 real = writer._os_write
 def interrupted(fd, data):
     os.kill(os.getpid(), signal.SIGINT)  # Ctrl+C while the line is being written
