@@ -169,7 +169,8 @@ def _cmd_compact(a: argparse.Namespace) -> int:
         _print(_cannot_ask(dry_run=True) + "; nothing was sent or written")
         return 1
     profile = profile_for(session, a).profile
-    a.keep_recent, a.reserve, *_ = settings_for(session, a, profile)
+    settings = settings_for(session, a, profile)
+    a.keep_recent, a.reserve = settings.keep_recent, settings.reserve
     summarizer, resolved = _summarizer(a, session)
     info = resolved.model_info
     prompts = _prompts(a)
@@ -189,6 +190,7 @@ def _cmd_compact(a: argparse.Namespace) -> int:
         profile=profile,
     )
     if not a.json:
+        _print_recovery_note(draft, settings)
         _print(
             f"compacting {len(draft.preparation.messages_to_summarize)} message(s)"
             + (
@@ -454,6 +456,37 @@ def _cmd_label(a: argparse.Namespace) -> int:
     _print_notes(session)
     _print(("label set" if text else "label cleared") + f" (entry {entry['id']})")
     return 0
+
+
+def _print_recovery_note(draft: Any, settings: Any) -> None:
+    """A manual compaction (pi's /compact) keeps a failed last answer; pi 1.6.0's automatic
+    recovery omits it first (engine.context_edits): say so where that differs."""
+    from .core.errors import WriteError
+    from .core.plan import PlanParams
+    from .engine.context_edits import recovery_omission
+
+    if draft.planner is None or not draft.profile.projection:
+        return
+    state = draft.planner.plan(
+        PlanParams(
+            settings.keep_recent,
+            settings.reserve,
+            settings.window,
+            auto_compaction=settings.auto_compaction,
+            model_max_tokens=settings.model_max_tokens,
+        )
+    )
+    try:
+        omitted = recovery_omission(state)
+    except WriteError:
+        return
+    if omitted:
+        ids = ", ".join(str(draft.session.records[r].id) for r in omitted)
+        _print(
+            f"note: pi 1.6.0's own recovery from the failed last answer would first take {ids} out of the "
+            "context (session-studio omit-attempt does that), then compact; this compacts as pi's /compact "
+            "does, with them"
+        )
 
 
 def _cmd_omit_attempt(a: argparse.Namespace) -> int:

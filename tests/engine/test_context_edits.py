@@ -151,3 +151,19 @@ def test_the_omit_attempt_command(tmp_path: Path, capsys: pytest.CaptureFixture[
     # once omitted, the answer pi checks is the one before: nothing more to omit
     assert main(["omit-attempt", str(path)]) == 1  # auto: the file now has a 1.6.0 entry
     assert "nothing to omit" in capsys.readouterr().err
+
+
+def test_compact_says_what_pi_s_recovery_would_omit_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from session_studio.cli import main
+
+    path = _write(tmp_path, U(4000), A(4000), U("q2"), _failed())
+    args = ["compact", str(path), "--dry-run", "--provider", "offline", "--keep-recent", "100"]
+    assert main([*args, "--pi-version", "1.6.0"]) == 0
+    assert (
+        "pi 1.6.0's own recovery from the failed last answer would first take e3 out"
+        in capsys.readouterr().err
+    )
+    assert main([*args, "--pi-version", "0.80.2"]) == 0  # pi 0.80.2 omits nothing
+    assert "recovery" not in capsys.readouterr().err

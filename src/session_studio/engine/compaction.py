@@ -91,6 +91,8 @@ class CompactionDraft:
     keep_recent_tokens: int
     reserve_tokens: int
     profile: PiProfile = PROFILE_0_80_2
+    #: the path's planner the draft was made with (other plans of the same path are a binary search)
+    planner: PathPlanner | None = None
 
     @property
     def first_kept_entry_id(self) -> str:
@@ -350,6 +352,7 @@ def draft_compaction(
         keep_recent_tokens,
         reserve_tokens,
         profile,
+        planner,
     )
 
 
