@@ -24,10 +24,12 @@ def _menu_actions(menu: QMenu, prefix: str = "") -> list[tuple[str, QAction]]:
     return out
 
 
-def test_f1_opens_the_list_of_every_menu_commands_keys(qtbot: Any, window: MainWindow) -> None:
+def test_ctrl_question_mark_opens_the_list_of_every_menu_commands_keys(
+    qtbot: Any, window: MainWindow
+) -> None:
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow, timeout=2000)
-    qtbot.keyClick(window, Qt.Key.Key_F1)
+    qtbot.keyClick(window, Qt.Key.Key_Question, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(
         lambda: isinstance(window.last_dialog, ShortcutsDialog) and window.last_dialog.isVisible()
     )
@@ -67,3 +69,34 @@ def test_the_list_follows_the_menus(qtbot: Any, window: MainWindow) -> None:
     expected = QKeySequence("Ctrl+Alt+F").toString(QKeySequence.SequenceFormat.NativeText)
     assert ("Go", "Frobnicate", expected) in dialog.rows()
     dialog.close()
+
+
+def test_f1_opens_how_pi_compacts(qtbot: Any, window: MainWindow) -> None:
+    """F1 is help, as everywhere: a page on what compaction is and where the window shows it, read
+    beside the window (not modal), with no link that leaves it."""
+    from PySide6.QtWidgets import QApplication
+
+    from session_studio.ui.help_page import HELP_HTML, HelpDialog
+
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+    qtbot.keyClick(window, Qt.Key.Key_F1)
+    qtbot.waitUntil(lambda: isinstance(window.last_dialog, HelpDialog) and window.last_dialog.isVisible())
+    page = window.last_dialog
+    assert isinstance(page, HelpDialog) and not page.isModal() and QApplication.activeModalWidget() is None
+    text = page.text.toPlainText()
+    for term in ("keepRecentTokens", "reserveTokens", "valid cut point", "split turn", "CompactionEntry"):
+        assert term in text, term
+    assert "http" not in HELP_HTML and "<a " not in HELP_HTML and not page.text.openLinks()
+    # the commands it names are the menus' own
+    names = {
+        a.text().replace("&", "").removesuffix("…")
+        for m in window.menuBar().actions()
+        if m.menu()
+        for a in m.menu().actions()
+    }
+    for command in ("Omit failed attempt", "Cut here", "Commit compaction", "Keyboard shortcuts"):
+        assert command in names and command in text, command
+    qtbot.keyClick(window, Qt.Key.Key_F1)  # again: the same page, not a second one
+    assert window.last_dialog is page
+    page.close()

@@ -54,6 +54,8 @@ from .write_commands import WriteCommands
 if TYPE_CHECKING:
     from session_studio.core.preparation import Preparation
 
+    from .help_page import HelpDialog
+
 __all__ = ["MainWindow", "sample_sessions_dir"]
 
 
@@ -128,6 +130,8 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self._gen_op = None
         self._gen_cancel = None
         self.last_dialog = None
+        #: Help ▸ How pi compacts, made on its first F1
+        self.help_dialog: HelpDialog | None = None
         self.tree_menu = None
         self._ctx_op = None
         self._branch_count_op = None
@@ -315,6 +319,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.preview.provider_settings_requested.connect(self.edit_provider)
         self.a_about.triggered.connect(self.about)
         self.a_shortcuts.triggered.connect(self.show_shortcuts)
+        self.a_help.triggered.connect(self.show_help)
         self.theme_group.triggered.connect(self._set_theme)
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
 
@@ -724,6 +729,17 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.last_dialog = dialog
         dialog.open()
+
+    def show_help(self) -> None:
+        """Help ▸ How pi compacts (F1): one page, kept while the window lives (read beside it)."""
+        from .help_page import HelpDialog
+
+        if self.help_dialog is None:
+            self.help_dialog = HelpDialog(self)
+        self.help_dialog.show()
+        self.help_dialog.raise_()
+        self.help_dialog.activateWindow()
+        self.last_dialog = self.help_dialog
 
     def about(self) -> None:
         QMessageBox.about(

@@ -179,8 +179,8 @@ class ShortcutsDialog(QDialog):
 
 
 def shortcuts_action_keys() -> list[QKeySequence]:
-    """Help ▸ Keyboard shortcuts' own keys: Ctrl+? (GNOME's), and F1 (this app has no other help)."""
-    return [QKeySequence("Ctrl+?"), QKeySequence("F1")]
+    """Help ▸ Keyboard shortcuts' own key: Ctrl+? (GNOME's; F1 is the help page's, as everywhere)."""
+    return [QKeySequence("Ctrl+?")]
 
 
 def return_clicks_buttons(root: QWidget) -> None:

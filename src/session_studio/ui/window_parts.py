@@ -307,6 +307,11 @@ class WindowParts(QMainWindow):
             "it, Escape puts it back",
         )
         self.a_about = act("&About Session Studio")
+        self.a_help = act(
+            "&How pi compacts",
+            QKeySequence.StandardKey.HelpContents,
+            "What compaction is, and where this window shows it",
+        )
         self.a_shortcuts = act("&Keyboard shortcuts", tip="Every command's keys, and the views' own keys")
         self.a_shortcuts.setShortcuts(shortcuts_action_keys())
         self.a_recent_menu = None
@@ -350,7 +355,7 @@ class WindowParts(QMainWindow):
         m.addActions([self.a_upgrade, self.a_provider, self.a_count_provider])
         m.setToolTipsVisible(True)
         m = mb.addMenu("&Help")
-        m.addAction(self.a_shortcuts)
+        m.addActions([self.a_help, self.a_shortcuts])
         m.addSeparator()
         m.addAction(self.a_about)
 
