@@ -107,8 +107,12 @@ def test_pi_1_6_0_recovers_a_length_stop_below_the_model_s_output_limit() -> Non
         overflow_text(compacts) or ""
     )
     text = render_overview(st.session, context_window=10_000, profile=PROFILE_1_6_0, model_max_tokens=8_192)
-    assert f"overflow:    {said}" in text
+    assert f"overflow:    {said}\n             (`session-studio omit-attempt` appends" in text
+    assert st.omits_failed_attempt
     assert _state(PROFILE_0_80_2, _length_stop(4_000), model_max_tokens=8_192).overflow is None
+    old_pi = _state(PROFILE_0_80_2, _ending(stopReason="error", errorMessage="prompt is too long"))
+    assert old_pi.overflow is not None and not old_pi.omits_failed_attempt  # 0.80.2 omits nothing
+    assert "omit-attempt" not in render_overview(old_pi.session, context_window=10_000)
     assert _state(PROFILE_1_6_0, _length_stop(4_000)).overflow is None  # the limit unknown
     assert _state(PROFILE_1_6_0, _length_stop(8_192), model_max_tokens=8_192).overflow is None
 

@@ -428,7 +428,7 @@ def overflow_text(st: PlanState) -> str | None:
         return f"{why}; pi would compact for it, but {AUTO_COMPACTION_OFF}"
     # _runAutoCompaction prepares with pi's cut first: nothing to compact, nothing written
     nothing = st.nothing_to_compact and not st.manual
-    if not (found.retries and st.profile.projection):
+    if not st.omits_failed_attempt:
         then = (
             "compacts and retries the request"
             if found.retries

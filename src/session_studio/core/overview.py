@@ -183,6 +183,8 @@ def render_overview(
         overflow = overflow_text(st)
         if overflow is not None:
             w(f"overflow:    {overflow}")
+        if st.omits_failed_attempt:  # the step pi takes first, as a command
+            w("             (`session-studio omit-attempt` appends the context edits pi appends first)")
         over = window_exceeded_text(ct.tokens, ct.usage_tokens, context_window, auto_compaction)
         if over is not None:
             w(f"window:      {over}")

@@ -320,6 +320,14 @@ class PlanState:
         )
 
     @property
+    def omits_failed_attempt(self) -> bool:
+        """pi 1.6.0's recovery from the overflow its check finds (:attr:`overflow`) takes the failed
+        answer and its tool results out of the context before it compacts (``_omitRecoveryAttempt``):
+        an overflow it retries for. pi 0.80.2 drops the answer from its memory only."""
+        found = self.overflow
+        return found is not None and found.retries and self.profile.projection
+
+    @property
     def should_compact(self) -> bool:
         """pi's own check (§9): enabled, and what it weighs (:attr:`checked_tokens`) over window −
         reserve. The context's size alone said "pi would compact" where pi would not: right after

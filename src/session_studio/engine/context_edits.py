@@ -37,12 +37,8 @@ def recovery_omission(state: PlanState) -> list[int]:
     to omit is the same.
 
     Raises :class:`WriteError` where pi's own recovery throws (an answer whose content is no list)."""
-    check, found, session = state.threshold_check, state.overflow, state.session
-    if not state.profile.projection or check is None or check.answer is None or found is None:
-        return []
-    if session is None:
-        return []
-    if not found.retries:
+    check, session = state.threshold_check, state.session
+    if not state.omits_failed_attempt or check is None or check.answer is None or session is None:
         return []
     # pi reads the projected copy of the answer: a context edit may have replaced its content
     projected = project_context_entry(session, check.answer, check.answer_edit)

@@ -128,7 +128,7 @@ def omit_attempt_reason(st: PlanState | None) -> str | None:
             f"Context edits are pi 1.6.0's: this file is read as pi {st.profile.version}, which would not "
             "read them (the pi version box switches)."
         )
-    if st.overflow is None or not st.overflow.retries:
+    if not st.omits_failed_attempt:
         return "The last answer is no context overflow or length stop that pi 1.6.0 recovers from."
     return None
 

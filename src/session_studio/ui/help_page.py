@@ -4,7 +4,6 @@ cut are the planner's and the Why this cut tab's (core.explain), never restated 
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
 
 __all__ = ["HELP_HTML", "HelpDialog"]
@@ -93,4 +92,3 @@ class HelpDialog(QDialog):
         lay.addWidget(self.text, 1)
         lay.addWidget(buttons)
         self.resize(620, 640)
-        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
