@@ -462,20 +462,11 @@ def _print_recovery_note(draft: Any, settings: Any) -> None:
     """A manual compaction (pi's /compact) keeps a failed last answer; pi 1.6.0's automatic
     recovery omits it first (engine.context_edits): say so where that differs."""
     from .core.errors import WriteError
-    from .core.plan import PlanParams
     from .engine.context_edits import recovery_omission
 
     if draft.planner is None or not draft.profile.projection:
         return
-    state = draft.planner.plan(
-        PlanParams(
-            settings.keep_recent,
-            settings.reserve,
-            settings.window,
-            auto_compaction=settings.auto_compaction,
-            model_max_tokens=settings.model_max_tokens,
-        )
-    )
+    state = draft.planner.plan(settings.plan_params())
     try:
         omitted = recovery_omission(state)
     except WriteError:
@@ -493,7 +484,7 @@ def _cmd_omit_attempt(a: argparse.Namespace) -> int:
     from .cli_common import profile_for, settings_for
     from .core import Session
     from .core.explain import overflow_text
-    from .core.plan import PathPlanner, PlanParams
+    from .core.plan import PathPlanner
     from .engine.context_edits import append_omissions, recovery_omission
 
     session = Session.open(a.session)
@@ -505,10 +496,8 @@ def _cmd_omit_attempt(a: argparse.Namespace) -> int:
             "if pi 1.6.0 runs this session. Nothing was written."
         )
         return 2
-    keep, reserve, window, _source, auto, max_tokens = settings_for(session, a, choice.profile)
-    state = PathPlanner(session, profile=choice.profile).plan(
-        PlanParams(keep, reserve, window, None, None, auto, max_tokens)
-    )
+    settings = settings_for(session, a, choice.profile)
+    state = PathPlanner(session, profile=choice.profile).plan(settings.plan_params())
     if state.error is not None:
         _print(f"session-studio omit-attempt: {state.error}. Nothing was written.")
         return 1
@@ -532,7 +521,11 @@ def _cmd_omit_attempt(a: argparse.Namespace) -> int:
         f"omitted {', '.join(map(str, ids))} from the context with {len(written)} context edit"
         f"{'s' if len(written) != 1 else ''} ({written[-1]['id']} is the new leaf), as pi 1.6.0's "
         "recovery does before it compacts: plan the compaction now (session-studio compact)"
-        + ("" if auto else "; pi itself would not have: automatic compaction is off in its settings")
+        + (
+            ""
+            if settings.auto_compaction
+            else "; pi itself would not have: automatic compaction is off in its settings"
+        )
     )
     return 0
 
@@ -582,14 +575,14 @@ def _cmd_export(a: argparse.Namespace) -> int:
 
     from .cli_common import profile_for, settings_for
     from .core import Session
-    from .core.plan import PathPlanner, PlanParams
+    from .core.plan import PathPlanner
     from .export import ExportOptions, export_report, write_report
 
     # as --help says: HTML for .html/.htm, else Markdown (a report.txt is text, not a web page)
     fmt = a.format or ("html" if a.out and a.out.lower().endswith((".html", ".htm")) else "md")
     session = Session.open(a.session)
     profile = profile_for(session, a).profile
-    keep, reserve, window, _source, auto, max_tokens = settings_for(session, a, profile)
+    settings = settings_for(session, a, profile)
     leaf = session.require(a.leaf) if a.leaf is not None else None
     planner = PathPlanner(session, leaf, profile=profile)
     manual = None
@@ -605,7 +598,7 @@ def _cmd_export(a: argparse.Namespace) -> int:
         err(f"session-studio: {e}")
         return 1
     summary_tokens = float(-(-len(summary) // 4)) if summary else None
-    params = PlanParams(keep, reserve, window, manual, summary_tokens, auto, max_tokens)
+    params = settings.plan_params(manual, summary_tokens)
     options = ExportOptions(what=a.what, fmt=fmt, summary=summary)
     if not a.out or a.out == "-":
         stream = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", errors="surrogatepass", newline="\n")

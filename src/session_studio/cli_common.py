@@ -35,6 +35,20 @@ class PlanSettings(NamedTuple):
     #: the session model's output limit from pi's registry, 0 if unknown (core.plan.PlanParams)
     model_max_tokens: int
 
+    def plan_params(self, manual_cut: int | None = None, summary_tokens: float | None = None) -> Any:
+        """The core's PlanParams for these settings (imported here: most commands never plan)."""
+        from .core.plan import PlanParams
+
+        return PlanParams(
+            self.keep_recent,
+            self.reserve,
+            self.window,
+            manual_cut,
+            summary_tokens,
+            self.auto_compaction,
+            self.model_max_tokens,
+        )
+
 
 def profile_for(session: Any, a: argparse.Namespace) -> Any:
     """The pi profile for this file and `--pi-version` (a ProfileChoice); remembered on ``a`` so a

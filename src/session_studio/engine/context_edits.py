@@ -53,13 +53,13 @@ def recovery_omission(state: PlanState) -> list[int]:
         for block in content
         if isinstance(block, dict) and block.get("type") == "toolCall"
     }
-    records = [r for r, _kind, _tokens in state.item_tokens]
-    try:
-        at = records.index(check.answer)
-    except ValueError:
+    items = state.item_tokens
+    # the answer pi checks is the context's last one: found from the end (a path has 100k items)
+    at = next((k for k in range(len(items) - 1, -1, -1) if items[k][0] == check.answer), None)
+    if at is None:
         return []
     targets = [check.answer]
-    for r, kind, _tokens in state.item_tokens[at + 1 :]:
+    for r, kind, _tokens in items[at + 1 :]:
         if kind == "assistant":
             break
         if kind == "toolResult":
@@ -69,13 +69,19 @@ def recovery_omission(state: PlanState) -> list[int]:
     return targets
 
 
-def omission_refusal(session: Session, target_id: Any) -> str | None:
+def _active_branch(session: Session) -> set[int]:
+    """The records of pi's getBranch(): the path to the session's leaf."""
+    return set(session.path_indices(session.get_index(session.leaf_id)))
+
+
+def omission_refusal(session: Session, target_id: Any, branch: set[int] | None = None) -> str | None:
     """Why pi's appendContextEdit refuses to edit ``target_id`` (None: it edits it): no such entry,
-    not on the session's active branch, or an entry that gives the model no editable content."""
+    not on the session's active branch (``branch``: its records, when known), or an entry that gives
+    the model no editable content."""
     index = session.get_index(target_id)
     if index is None:
         return f"there is no entry {target_id!r}"
-    if index not in set(session.path_indices(session.get_index(session.leaf_id))):
+    if index not in (branch if branch is not None else _active_branch(session)):
         return "the entry is not on the active branch (pi edits only the branch it continues)"
     value = session.value(index)
     message = value.get("message") if value.get("type") == "message" else None
@@ -94,11 +100,12 @@ def append_omissions(
     ensure_appendable(session)
     if not target_ids:
         raise WriteError("there is nothing to omit; nothing was written")
+    branch = _active_branch(session)  # once: a long path is 100k records
     for target in target_ids:
-        why = omission_refusal(session, target)
+        if session.get_index(target) is None:
+            raise EntryNotFoundError(str(target))
+        why = omission_refusal(session, target, branch)
         if why is not None:
-            if session.get_index(target) is None:
-                raise EntryNotFoundError(str(target))
             raise WriteError(f"cannot omit {target}: {why}; nothing was written")
     fp = loaded_fingerprint(session)
     parent = session.leaf_id if isinstance(session.leaf_id, str) else None
