@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -174,28 +174,28 @@ def oracle_compare_module() -> ModuleType:
     return mod
 
 
-def pi_check(env: dict[str, str], path: Path, version: str, window: int, reserve: int, *options: str) -> Any:
-    """What pi's own compaction check asks for on the session (tests/oracle/threshold-check.mjs):
-    null, "threshold" or "overflow"."""
+def pi_checks(env: dict[str, str], version: str, jobs: Sequence[Sequence[str | Path | int]]) -> list[Any]:
+    """What pi's own compaction check asks for on each job's session (tests/oracle/threshold-check.mjs
+    --batch, one node process for all): null, "threshold" or "overflow". A job is the single form's
+    arguments without --pi: the session's path, then its options."""
+    if not jobs:
+        return []
     out = subprocess.run(
-        [
-            "node",
-            str(ORACLE_DIR / "threshold-check.mjs"),
-            str(path),
-            "--pi",
-            version,
-            "--context-window",
-            str(window),
-            "--reserve",
-            str(reserve),
-            *options,
-        ],
+        ["node", str(ORACLE_DIR / "threshold-check.mjs"), "--batch", "--pi", version],
+        input=json.dumps([[str(a) for a in job] for job in jobs]).encode(),
         check=True,
         capture_output=True,
         env=env,
-        timeout=120,
+        timeout=120 + 10 * len(jobs),
     )
-    return json.loads(out.stdout)["compacts"]
+    answers = json.loads(out.stdout)
+    assert len(answers) == len(jobs)
+    return [answer["compacts"] for answer in answers]
+
+
+def pi_check_job(path: Path, window: int, reserve: int, *options: str) -> list[str | Path | int]:
+    """One job of ``pi_checks``: pi's check of the session for a model of this context window."""
+    return [path, "--context-window", window, "--reserve", reserve, *options]
 
 
 def generate_scenarios(out: Path, env: dict[str, str] | None = None) -> list[Path]:

@@ -17,7 +17,16 @@ import pytest
 from session_studio.core import Session
 from session_studio.core.plan import PathPlanner, PlanParams
 from session_studio.core.profile import profile_named
-from tests.conftest import ORACLE16_DIR, ORACLE_DIR, Oracle, Oracle16, generate, generate_scenarios, pi_check
+from tests.conftest import (
+    ORACLE16_DIR,
+    ORACLE_DIR,
+    Oracle,
+    Oracle16,
+    generate,
+    generate_scenarios,
+    pi_check_job,
+    pi_checks,
+)
 
 pytestmark = pytest.mark.oracle
 
@@ -25,34 +34,48 @@ RESERVE = 1000
 CASES = sorted((ORACLE16_DIR / "cases").glob("*.jsonl"))
 
 
-def _check(env: dict[str, str], path: Path, version: str, window: int, *options: str) -> Any:
-    """What pi's own check asks for on the session (null, "threshold" or "overflow")."""
-    return pi_check(env, path, version, window, RESERVE, *options)
+def _threshold_job(path: Path, threshold: int) -> list[str | Path | int]:
+    """pi's check of the session on another model than the answer's, whose window puts pi's
+    threshold at ``threshold``: the threshold case alone."""
+    return pi_check_job(path, threshold + RESERVE, RESERVE)
 
 
-def _pi_compacts(env: dict[str, str], path: Path, version: str, threshold: int) -> bool:
-    compacts = _check(env, path, version, threshold + RESERVE)
-    assert compacts in (None, "threshold"), compacts
-    return bool(compacts == "threshold")
+def _compacts(answer: Any) -> bool:
+    assert answer in (None, "threshold"), answer
+    return bool(answer == "threshold")
 
 
 def _disagreements(env: dict[str, str], files: list[Path], version: str) -> list[str]:
-    wrong = []
+    # our check first, for every file; then pi's checks that pin it, all in one run of pi
+    pinned: list[tuple[Path, Any, tuple[int, int] | None]] = []
+    jobs = []
     for path in files:
         planner = PathPlanner(Session.open(str(path)), profile=profile_named(version))
         check = planner.plan(PlanParams(reserve_tokens=RESERVE)).threshold_check
         if check is None:  # no path, or pi would throw planning it
             continue
         tokens = check.tokens
-        if tokens is None:
-            if _pi_compacts(env, path, version, 0):
-                wrong.append(f"{path.name} under pi {version}: we say no check ({check.basis}), pi compacts")
+        if tokens is None:  # we say pi does not check: it must not compact even at a threshold of 0
+            pinned.append((path, check, None))
+            jobs.append(_threshold_job(path, 0))
             continue
         if tokens != tokens or tokens < 1 or tokens > 1e15:  # NaN, 0 or Infinity: nothing to pin
             continue
         below, at = int(tokens) - 1 if tokens == int(tokens) else int(tokens), int(tokens)
-        if not _pi_compacts(env, path, version, below) or _pi_compacts(env, path, version, at):
-            wrong.append(f"{path.name} under pi {version}: we weigh {tokens:,} ({check.basis}), pi does not")
+        pinned.append((path, check, (below, at)))
+        jobs += [_threshold_job(path, below), _threshold_job(path, at)]
+    answers = iter(pi_checks(env, version, jobs))
+    wrong = []
+    for path, check, bounds in pinned:
+        if bounds is None:
+            if _compacts(next(answers)):
+                wrong.append(f"{path.name} under pi {version}: we say no check ({check.basis}), pi compacts")
+            continue
+        compacts_below, compacts_at = _compacts(next(answers)), _compacts(next(answers))
+        if not compacts_below or compacts_at:
+            wrong.append(
+                f"{path.name} under pi {version}: we weigh {check.tokens:,} ({check.basis}), pi does not"
+            )
     return wrong
 
 
@@ -193,10 +216,29 @@ def _ending_at_overflows(
     return made
 
 
-def _pi_overflows(env: dict[str, str], path: Path, version: str) -> bool:
-    return bool(
-        _check(env, path, version, WINDOW, "--same-model", "--max-tokens", str(MAX_TOKENS)) == "overflow"
-    )
+def _overflow_disagreements(
+    env: dict[str, str], files: list[Path], version: str
+) -> tuple[list[str], list[bool]]:
+    """Where ``PlanState.overflow`` and pi's own check on the answer's model (one run of pi for all
+    files) disagree on whether pi compacts for an overflow; and ours for each file."""
+    states = [
+        PathPlanner(Session.open(str(path)), profile=profile_named(version)).plan(
+            PlanParams(reserve_tokens=RESERVE, context_window=WINDOW, model_max_tokens=MAX_TOKENS)
+        )
+        for path in files
+    ]
+    jobs = [
+        pi_check_job(path, WINDOW, RESERVE, "--same-model", "--max-tokens", str(MAX_TOKENS)) for path in files
+    ]
+    wrong, found = [], []
+    for path, state, answer in zip(files, states, pi_checks(env, version, jobs), strict=True):
+        ours = state.overflow is not None
+        found.append(ours)
+        if ours != (answer == "overflow"):
+            wrong.append(
+                f"{path.name} under pi {version}: we say {state.overflow}, pi does {'not ' * ours}compact for it"
+            )
+    return wrong, found
 
 
 @pytest.mark.parametrize("version", ["0.80.2", "1.6.0"])
@@ -214,19 +256,9 @@ def test_the_overflow_case_before_the_threshold(
         files += _ending_at_overflows(
             generate_scenarios(tmp_path / "sc", oracle16.env)[:6], tmp_path / "sc-overflows"
         )
-    wrong, found = [], 0
-    for path in files:
-        state = PathPlanner(Session.open(str(path)), profile=profile_named(version)).plan(
-            PlanParams(reserve_tokens=RESERVE, context_window=WINDOW, model_max_tokens=MAX_TOKENS)
-        )
-        ours = state.overflow is not None
-        found += ours
-        if ours != _pi_overflows(env, path, version):
-            wrong.append(
-                f"{path.name} under pi {version}: we say {state.overflow}, pi does {'not ' * ours}compact for it"
-            )
+    wrong, found = _overflow_disagreements(env, files, version)
     assert not wrong, "\n".join(wrong)
-    assert found >= len(files) // 4  # overflows and near misses both
+    assert sum(found) >= len(files) // 4  # overflows and near misses both
 
 
 def _entry(kind: str, n: int, parent: str, stamp: str, **fields: Any) -> bytes:
@@ -296,15 +328,8 @@ def test_what_follows_the_answer_under_1_6_0(oracle16: Oracle16, tmp_path: Path)
     files = _followed(
         [*generate_scenarios(tmp_path / "sc", oracle16.env)[:2], CASES[0]], tmp_path / "followed"
     )
-    wrong, found = [], set()
-    for path in files:
-        state = PathPlanner(Session.open(str(path)), profile=profile_named("1.6.0")).plan(
-            PlanParams(reserve_tokens=RESERVE, context_window=WINDOW, model_max_tokens=MAX_TOKENS)
-        )
-        ours = state.overflow is not None
-        found.add((path.stem.rsplit("-then-", 1)[1], ours))
-        if ours != _pi_overflows(oracle16.env, path, "1.6.0"):
-            wrong.append(f"{path.name}: we say {state.overflow}, pi does {'not ' * ours}compact for it")
+    wrong, ours_each = _overflow_disagreements(oracle16.env, files, "1.6.0")
+    found = {(path.stem.rsplit("-then-", 1)[1], ours) for path, ours in zip(files, ours_each, strict=True)}
     assert not wrong, "\n".join(wrong)
     # each follower lets some overflow stand; the edits after the answer take some away
     assert {name for name, ours in found if ours} == set(FOLLOWERS)

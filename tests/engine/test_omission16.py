@@ -17,7 +17,7 @@ from session_studio.core import Session
 from session_studio.core.plan import PathPlanner, PlanParams
 from session_studio.core.profile import PROFILE_1_6_0
 from session_studio.engine.context_edits import append_omissions, recovery_omission
-from tests.conftest import Oracle16, generate, generate_scenarios, pi_check
+from tests.conftest import Oracle16, generate, generate_scenarios, pi_check_job, pi_checks
 
 pytestmark = pytest.mark.oracle
 
@@ -92,10 +92,27 @@ def _failed_with_tools(files: list[Path], out: Path) -> list[Path]:
     return made
 
 
-def _pi_omits(env: dict[str, str], path: Path, out: Path) -> Any:
-    """pi's check on the answer's model; where it retries for an overflow, its omission, into ``out``."""
-    options = ("--same-model", "--max-tokens", str(MAX_TOKENS), "--omit-out", str(out))
-    return pi_check(env, path, "1.6.0", WINDOW, 1000, *options)
+def _pi_omits(env: dict[str, str], cases: list[Path]) -> list[Any]:
+    """pi's check on each case's answer's model (one run of pi for all); where it retries for an
+    overflow, its omission, into the case's ``.pi.jsonl`` copy."""
+    jobs = [
+        pi_check_job(
+            case,
+            WINDOW,
+            1000,
+            "--same-model",
+            "--max-tokens",
+            str(MAX_TOKENS),
+            "--omit-out",
+            str(_theirs(case)),
+        )
+        for case in cases
+    ]
+    return pi_checks(env, "1.6.0", jobs)
+
+
+def _theirs(case: Path) -> Path:
+    return case.with_suffix(".pi.jsonl")
 
 
 def _appended(before: Path, after: Path) -> list[tuple[Any, Any, Any, Any]]:
@@ -114,9 +131,8 @@ def test_the_recovery_omission_is_pi_s(oracle16: Oracle16, tmp_path: Path) -> No
     cases = _failed_with_tools(files, tmp_path / "failed")
     assert len(cases) >= 20
     wrong, with_results = [], 0
-    for case in cases:
-        theirs_file, ours_file = case.with_suffix(".pi.jsonl"), case.with_suffix(".ours.jsonl")
-        compacts = _pi_omits(oracle16.env, case, theirs_file)
+    for case, compacts in zip(cases, _pi_omits(oracle16.env, cases), strict=True):
+        theirs_file, ours_file = _theirs(case), case.with_suffix(".ours.jsonl")
         shutil.copyfile(case, ours_file)
         session = Session.open(str(ours_file))
         state = PathPlanner(session, profile=PROFILE_1_6_0).plan(

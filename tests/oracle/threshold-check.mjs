@@ -2,7 +2,11 @@
 // Session Studio's addition: pi's own automatic-compaction check, run for real.
 //
 //   node threshold-check.mjs SESSION.jsonl --pi 0.80.2|1.6.0 --context-window N --reserve N [--same-model] [--max-tokens N] [--omit-out FILE]
+//   node threshold-check.mjs --batch --pi 0.80.2|1.6.0 < JOBS.json
 //
+// --batch: many checks in one process (importing pi's modules is most of a single check's time):
+// JOBS.json is a JSON array, each job the single form's arguments without --pi; prints a JSON array
+// of the single form's answers, in order. Each check opens its own copy, as a single run does.
 // --same-model: pi runs the last answer's own model (its provider and id, this window, the output
 // limit --max-tokens, 0 when not given), so the overflow cases come first, as for a session pi
 // resumes on that model: the check then answers "overflow" where pi takes the answer for a context
@@ -26,18 +30,28 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 
 const args = process.argv.slice(2);
-const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
-const file = args.find(
-	(a, i) => !a.startsWith("--") && !(i > 0 && args[i - 1].startsWith("--") && args[i - 1] !== "--same-model"),
-);
-const version = option("--pi", "0.80.2");
-const contextWindow = Number(option("--context-window", "200000"));
-const reserveTokens = Number(option("--reserve", "16384"));
-const sameModel = args.includes("--same-model");
-const maxTokens = Number(option("--max-tokens", "0"));
-const omitOut = option("--omit-out", undefined);
-if (!file || !["0.80.2", "1.6.0"].includes(version)) {
-	console.error("usage: node threshold-check.mjs SESSION.jsonl --pi 0.80.2|1.6.0 --context-window N --reserve N");
+const option = (argv, name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
+const version = option(args, "--pi", "0.80.2");
+const batch = args.includes("--batch");
+// one check's arguments: the session and its options (all but --pi and --batch)
+function parseJob(argv) {
+	return {
+		file: argv.find(
+			(a, i) => !a.startsWith("--") && !(i > 0 && argv[i - 1].startsWith("--") && !FLAGS.includes(argv[i - 1])),
+		),
+		contextWindow: Number(option(argv, "--context-window", "200000")),
+		reserveTokens: Number(option(argv, "--reserve", "16384")),
+		sameModel: argv.includes("--same-model"),
+		maxTokens: Number(option(argv, "--max-tokens", "0")),
+		omitOut: option(argv, "--omit-out", undefined),
+	};
+}
+const FLAGS = ["--same-model", "--batch"];
+if ((!batch && !parseJob(args).file) || !["0.80.2", "1.6.0"].includes(version)) {
+	console.error(
+		"usage: node threshold-check.mjs SESSION.jsonl --pi 0.80.2|1.6.0 --context-window N --reserve N\n" +
+			"       node threshold-check.mjs --batch --pi 0.80.2|1.6.0 < JOBS.json",
+	);
 	process.exit(2);
 }
 const home =
@@ -80,7 +94,12 @@ function checkCompactionModule() {
 		"",
 	].join("\n");
 	const file = path.join(core, "agent-session.threshold-oracle.js");
-	if (!fs.existsSync(file) || fs.readFileSync(file, "utf8") !== text) fs.writeFileSync(file, text);
+	if (!fs.existsSync(file) || fs.readFileSync(file, "utf8") !== text) {
+		// written whole under another name, then renamed: a second process never imports half of it
+		const partial = `${file}.${process.pid}.tmp`;
+		fs.writeFileSync(partial, text);
+		fs.renameSync(partial, file);
+	}
 	return "agent-session.threshold-oracle.js";
 }
 
@@ -89,50 +108,64 @@ const [{ SessionManager }, { checkCompaction, findPersistedMessageEntryId, omitR
 	load(checkCompactionModule()),
 ]);
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-threshold-"));
-const work = path.join(dir, path.basename(file));
-fs.copyFileSync(file, work);
-try {
-	const manager = SessionManager.open(work, dir);
-	const messages =
-		version === "1.6.0" ? manager.buildSessionProjection().messages : manager.buildSessionContext().messages;
-	const findLast = () => {
-		for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === "assistant") return messages[i];
-		return undefined;
-	};
-	let compacts = null;
-	const self = {
-		sessionManager: manager,
-		agent: { state: { messages } },
-		settingsManager: { getCompactionSettings: () => ({ enabled: true, reserveTokens, keepRecentTokens: 20000 }) },
-		_entryIdsByMessage: new Map(),
-		_overflowRecoveryAttempted: false,
-		_emit() {},
-		async _emitSessionCompactFailed() {},
-		// --omit-out: pi 1.6.0's own omission of the failed attempt, appended to the copy
-		_omitRecoveryAttempt: omitOut && omitRecoveryAttempt ? omitRecoveryAttempt : () => {},
-		_refreshFinalizedContext() {},
-		async _runAutoCompaction(reason) {
-			compacts = reason;
-			return false;
-		},
-		// 1.6.0: the message's entry (on the branch, or the projection's source entry of an edited copy)
-		_findPersistedMessageEntryId: findPersistedMessageEntryId,
-		_modelForMessage(message) {
-			return this.model?.provider === message.provider && this.model.id === message.model ? this.model : undefined;
-		},
-	};
-	const last = findLast();
-	if (last) {
-		// another model than the answer's: pi skips the overflow cases (an answer's error, not the
-		// context's size) and weighs the context against this window, the threshold case alone
-		self.model = sameModel
-			? { provider: last.provider, id: last.model, contextWindow, maxTokens }
-			: { provider: "session-studio", id: "threshold-check", contextWindow, maxTokens };
-		await checkCompaction.call(self, last, false);
+async function checkOne({ file, contextWindow, reserveTokens, sameModel, maxTokens, omitOut }) {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-threshold-"));
+	const work = path.join(dir, path.basename(file));
+	fs.copyFileSync(file, work);
+	try {
+		const manager = SessionManager.open(work, dir);
+		const messages =
+			version === "1.6.0" ? manager.buildSessionProjection().messages : manager.buildSessionContext().messages;
+		const findLast = () => {
+			for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === "assistant") return messages[i];
+			return undefined;
+		};
+		let compacts = null;
+		const self = {
+			sessionManager: manager,
+			agent: { state: { messages } },
+			settingsManager: { getCompactionSettings: () => ({ enabled: true, reserveTokens, keepRecentTokens: 20000 }) },
+			_entryIdsByMessage: new Map(),
+			_overflowRecoveryAttempted: false,
+			_emit() {},
+			async _emitSessionCompactFailed() {},
+			// --omit-out: pi 1.6.0's own omission of the failed attempt, appended to the copy
+			_omitRecoveryAttempt: omitOut && omitRecoveryAttempt ? omitRecoveryAttempt : () => {},
+			_refreshFinalizedContext() {},
+			async _runAutoCompaction(reason) {
+				compacts = reason;
+				return false;
+			},
+			// 1.6.0: the message's entry (on the branch, or the projection's source entry of an edited copy)
+			_findPersistedMessageEntryId: findPersistedMessageEntryId,
+			_modelForMessage(message) {
+				return this.model?.provider === message.provider && this.model.id === message.model ? this.model : undefined;
+			},
+		};
+		const last = findLast();
+		if (last) {
+			// another model than the answer's: pi skips the overflow cases (an answer's error, not the
+			// context's size) and weighs the context against this window, the threshold case alone
+			self.model = sameModel
+				? { provider: last.provider, id: last.model, contextWindow, maxTokens }
+				: { provider: "session-studio", id: "threshold-check", contextWindow, maxTokens };
+			await checkCompaction.call(self, last, false);
+		}
+		if (omitOut) fs.copyFileSync(work, omitOut);
+		return { lastAssistant: Boolean(last), compacts };
+	} finally {
+		fs.rmSync(dir, { recursive: true, force: true });
 	}
-	if (omitOut) fs.copyFileSync(work, omitOut);
-	process.stdout.write(`${JSON.stringify({ lastAssistant: Boolean(last), compacts })}\n`);
-} finally {
-	fs.rmSync(dir, { recursive: true, force: true });
+}
+
+if (batch) {
+	// --batch: a JSON array of jobs on stdin, each one check's arguments as the single form takes
+	// them (["SESSION.jsonl", "--context-window", "N", ...]); prints a JSON array of the answers.
+	// pi's modules are imported once for all (a single check spends most of its time on that).
+	const jobs = JSON.parse(fs.readFileSync(0, "utf8"));
+	const answers = [];
+	for (const job of jobs) answers.push(await checkOne(parseJob(job)));
+	process.stdout.write(`${JSON.stringify(answers)}\n`);
+} else {
+	process.stdout.write(`${JSON.stringify(await checkOne(parseJob(args)))}\n`);
 }
