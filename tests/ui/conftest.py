@@ -18,6 +18,19 @@ ARTIFACTS = Path(__file__).resolve().parents[1] / "_artifacts"
 SAMPLES = Path(__file__).resolve().parents[2] / "src" / "session_studio" / "resources" / "samples"
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Any:
+    """Delete the test's widgets now. pytest-qt closes them and calls deleteLater, but
+    processEvents() does not run deferred deletes, so every test's window stayed alive until some
+    later test ran an event loop: each apply_theme/setStyleSheet then re-polished all of them
+    (a fixture's setup grew from 0.3 s to 10 s), and their timers kept firing in later tests."""
+    result = yield
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)
+    return result
+
+
 @pytest.fixture(autouse=True)
 def _isolated_dirs(
     qapp: Any, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
