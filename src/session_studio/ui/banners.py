@@ -115,6 +115,7 @@ class IssueBanner(QFrame):
         lay.addWidget(buttons)
         dlg.resize(820, 360)
         self.dialog = dlg
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # read: not left a child of the window
         dlg.open()
 
 

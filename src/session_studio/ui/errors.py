@@ -182,6 +182,7 @@ def show_error(parent: QWidget | None, title: str, text: str, details: str = "")
     box.setInformativeText(rich_plain(first + (("\n\n" + rest) if rest and not details else "")))
     if details or rest:
         box.setDetailedText(details or rest)
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # read: not left a child of the window
     box.open()
 
 

@@ -375,7 +375,10 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
     def ask_export(self, directory: str, stem: str, has_summary: bool) -> ExportChoice | None:
         """The export dialog (tests replace this method)."""
         dialog = ExportDialog(self, directory, stem, has_summary)
-        return dialog.choice() if dialog.exec() and dialog.choice().path else None
+        try:
+            return dialog.choice() if dialog.exec() and dialog.choice().path else None
+        finally:
+            dialog.deleteLater()  # answered: not left a child of the window, one per export
 
     def export_report(self) -> None:
         """File ▸ Export…: a report of the window's current plan (leaf, settings, manual cut, profile)."""

@@ -132,6 +132,7 @@ class SummaryComparison(QObject):
         self.w.last_dialog = dlg
         if dlg.exec() == QDialog.DialogCode.Accepted:
             pane.custom_values = dlg.values()
+        dlg.deleteLater()  # answered: not left a child of the window, one per edit
 
     def edited_names(self) -> list[str]:
         """The candidates holding text the user typed or edited."""

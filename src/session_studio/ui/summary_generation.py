@@ -104,6 +104,7 @@ class SummaryGeneration(WindowParts):
         self.last_dialog = dlg
         if dlg.exec() == QDialog.DialogCode.Accepted:
             self.set_custom_provider(dlg.values())
+        dlg.deleteLater()  # answered: not left a child of the window, one per edit
 
     def _summarize_params(self, provider: str) -> actions.SummarizeParams | None:
         """The engine parameters of the current plan (what Generate and "Use it anyway" draft)."""

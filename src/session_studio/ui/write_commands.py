@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMessageBox
 
@@ -250,6 +251,7 @@ class WriteCommands(SummaryGeneration):
             )
         )
         self.last_dialog = box
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # read: not left a child of the window
         box.open()
 
     def branch_with_summary(self) -> None:
