@@ -462,30 +462,33 @@ def _print_recovery_note(draft: Any, settings: Any) -> None:
     """A manual compaction (pi's /compact) keeps a failed last answer; pi 1.6.0's automatic
     recovery omits it first (engine.context_edits): say so where that differs."""
     from .core.errors import WriteError
-    from .engine.context_edits import recovery_omission
+    from .core.explain import recovery_text
+    from .engine.context_edits import recovery_omission, recovery_plan
 
     if draft.planner is None or not draft.profile.projection:
         return
-    state = draft.planner.plan(settings.plan_params())
+    params = settings.plan_params()
+    state = draft.planner.plan(params)
     try:
         omitted = recovery_omission(state)
+        recovery = recovery_plan(state, params) if omitted else None
     except WriteError:
         return
-    if omitted:
+    if omitted and recovery is not None:
         ids = ", ".join(str(draft.session.records[r].id) for r in omitted)
         _print(
             f"note: pi 1.6.0's own recovery from the failed last answer would first take {ids} out of the "
-            "context (session-studio omit-attempt does that), then compact; this compacts as pi's /compact "
-            "does, with them"
+            f"context (session-studio omit-attempt does that), then compact: {recovery_text(state, recovery)}. "
+            "This compacts as pi's /compact does, with them"
         )
 
 
 def _cmd_omit_attempt(a: argparse.Namespace) -> int:
     from .cli_common import profile_for, settings_for
     from .core import Session
-    from .core.explain import overflow_text
+    from .core.explain import overflow_text, recovery_text
     from .core.plan import PathPlanner
-    from .engine.context_edits import append_omissions, recovery_omission
+    from .engine.context_edits import append_omissions, recovery_omission, recovery_plan
 
     session = Session.open(a.session)
     choice = profile_for(session, a)
@@ -513,7 +516,12 @@ def _cmd_omit_attempt(a: argparse.Namespace) -> int:
         return 1
     ids = [session.records[r].id for r in targets]
     if a.dry_run:
-        _print(f"would omit {', '.join(map(str, ids))} from the context (dry run: nothing written)")
+        recovery = recovery_plan(state, settings.plan_params())
+        assert recovery is not None  # (there are targets)
+        _print(
+            f"would omit {', '.join(map(str, ids))} from the context (dry run: nothing written); then, "
+            f"{recovery_text(state, recovery)}"
+        )
         return 0
     written = append_omissions(session, ids)
     _print_notes(session)
@@ -696,7 +704,11 @@ def _omit_attempt_parser(sub: Any, plan_options: Any) -> None:
     p.add_argument(
         "--context-window", type=whole_number(1), metavar="N", help="default: the session model's window"
     )
-    p.add_argument("--dry-run", action="store_true", help="say what would be omitted; write nothing")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="say what would be omitted and where pi's compaction after it would cut; write nothing",
+    )
     p.set_defaults(func=_cmd_omit_attempt, keep_recent=None, reserve=None, leaf=None)
 
 

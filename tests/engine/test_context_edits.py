@@ -11,9 +11,15 @@ import pytest
 
 from session_studio.core import Session, WriteError
 from session_studio.core.errors import EntryNotFoundError, StaleSessionError
+from session_studio.core.explain import recovery_text
 from session_studio.core.plan import PathPlanner, PlanParams
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
-from session_studio.engine.context_edits import append_omissions, omission_refusal, recovery_omission
+from session_studio.engine.context_edits import (
+    append_omissions,
+    omission_refusal,
+    recovery_omission,
+    recovery_plan,
+)
 from tests.core.util import A, T, U, chain, to_bytes
 
 OVERFLOW = {"stopReason": "error", "errorMessage": "prompt is too long: 300000 tokens > 200000 maximum"}
@@ -66,6 +72,35 @@ def test_the_failed_answer_and_its_tool_results_are_omitted_as_pi_writes_them(tm
     # the plan now sees the context without the attempt: no answer failed, nothing to recover
     replanned = PathPlanner(session, profile=PROFILE_1_6_0).plan(PlanParams())
     assert replanned.overflow is None and recovery_omission(replanned) == []
+
+
+def test_the_recovery_is_planned_without_the_failed_attempt_and_nothing_is_written(tmp_path: Path) -> None:
+    """The failed answer's big tool call and its result fill the kept tail of this plan (a split
+    turn at the answer); pi's recovery, without them, keeps from further back."""
+    calls = [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {"x": "y" * 4000}}]
+    result = _result("c1")
+    result["message"]["content"] = [{"type": "text", "text": "r" * 16000}]
+    path = _write(tmp_path, U(4000), A(4000), U(3000), A(3000), U("q2"), _failed(blocks=calls), result)
+    before = path.read_bytes()
+    session = Session.open(path)
+    params = PlanParams(keep_recent_tokens=1500)
+    state = PathPlanner(session, profile=PROFILE_1_6_0).plan(params)
+    recovery = recovery_plan(state, params)
+    assert recovery is not None and recovery.cut is not None and state.cut is not None
+    assert (state.cut.first_kept_index, state.cut.is_split_turn) == (5, True)
+    assert (recovery.cut.first_kept_index, recovery.cut.is_split_turn) == (2, False)
+    # the recovery's path is this one and then the two edits, in memory only
+    assert recovery.path[: len(state.path)] == state.path and len(recovery.path) == len(state.path) + 2
+    assert path.read_bytes() == before and session.leaf_id == "e6"
+    assert recovery_text(state, recovery) == (
+        "without the failed attempt pi's recovery keeps from path #2, ≈1,501 tokens, and summarises #0…#1; "
+        "this plan keeps from #5"
+    )
+    nothing = recovery_plan(state, PlanParams(keep_recent_tokens=20_000))
+    assert nothing is not None and recovery_text(state, nothing).startswith(
+        "without the failed attempt pi's cut leaves nothing to compact: pi appends the context edits"
+    )
+    assert recovery_plan(PathPlanner(session, profile=PROFILE_0_80_2).plan(params), params) is None
 
 
 def test_no_omission_where_pi_does_not_retry_or_is_0_80_2(tmp_path: Path) -> None:
@@ -138,7 +173,9 @@ def test_the_omit_attempt_command(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["omit-attempt", str(path), "--pi-version", "0.80.2"]) == 2
     assert "context edits are pi 1.6.0's" in capsys.readouterr().err and path.read_bytes() == before
     assert main(["omit-attempt", str(path), "--pi-version", "1.6.0", "--dry-run"]) == 0
-    assert "would omit e3 from the context" in capsys.readouterr().err and path.read_bytes() == before
+    said = capsys.readouterr().err
+    assert "would omit e3 from the context" in said and path.read_bytes() == before
+    assert "then, without the failed attempt pi's cut leaves nothing to compact" in said
     assert main(["omit-attempt", str(path), "--pi-version", "1.6.0"]) == 0
     assert "omitted e3 from the context with 1 context edit" in capsys.readouterr().err
     edit = json.loads(path.read_bytes()[len(before) :])
@@ -161,9 +198,8 @@ def test_compact_says_what_pi_s_recovery_would_omit_first(
     path = _write(tmp_path, U(4000), A(4000), U("q2"), _failed())
     args = ["compact", str(path), "--dry-run", "--provider", "offline", "--keep-recent", "100"]
     assert main([*args, "--pi-version", "1.6.0"]) == 0
-    assert (
-        "pi 1.6.0's own recovery from the failed last answer would first take e3 out"
-        in capsys.readouterr().err
-    )
+    said = capsys.readouterr().err
+    assert "pi 1.6.0's own recovery from the failed last answer would first take e3 out" in said
+    assert "then compact: without the failed attempt pi's recovery keeps from path #" in said
     assert main([*args, "--pi-version", "0.80.2"]) == 0  # pi 0.80.2 omits nothing
     assert "recovery" not in capsys.readouterr().err

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from session_studio.core import Session
-from session_studio.core.plan import PathPlanner, PlanParams
+from session_studio.core.jsvalue import js_stringify
+from session_studio.core.plan import PathPlanner, PlanParams, PlanState
 from session_studio.core.profile import PROFILE_1_6_0
-from session_studio.engine.context_edits import append_omissions, recovery_omission
+from session_studio.engine.context_edits import append_omissions, recovery_omission, recovery_plan
 from tests.conftest import Oracle16, generate, generate_scenarios, pi_check_job, pi_checks
 
 pytestmark = pytest.mark.oracle
@@ -125,12 +126,40 @@ def _appended(before: Path, after: Path) -> list[tuple[Any, Any, Any, Any]]:
     ]
 
 
+#: the keepRecentTokens the recovery's compaction is planned with (small sessions: small keeps)
+RECOVERY_KEEPS = (300, 2000)
+
+
+def _plan_disagreements(state: PlanState, pi: dict[str, Any], where: str) -> list[str]:
+    """Where ``state`` (ours) and pi's ``plan`` output (its cut and preparation) disagree."""
+    session = state.session
+    assert session is not None and state.cut is not None, where
+    c, theirs = state.cut, pi["cut"]
+    first = c.first_kept_index
+    ours = {
+        "firstKeptEntryIndex": first,
+        "firstKeptEntryId": session.records[state.path[first]].id if first < len(state.path) else None,
+        "turnStartIndex": c.turn_start_index,
+        "isSplitTurn": c.is_split_turn,
+    }
+    wrong = [f"{where} {k}: pi {theirs[k]!r}, ours {v!r}" for k, v in ours.items() if theirs[k] != v]
+    prepared = state.prepare()
+    if state.nothing_to_compact != (pi["preparation"] is None):
+        wrong.append(
+            f"{where}: we say nothing to compact {state.nothing_to_compact}, pi {pi['preparation'] is None}"
+        )
+    elif prepared is not None and json.loads(js_stringify(prepared.to_json())) != pi["preparation"]:
+        wrong.append(f"{where}: the preparation differs")
+    return wrong
+
+
 def test_the_recovery_omission_is_pi_s(oracle16: Oracle16, tmp_path: Path) -> None:
     files = generate(tmp_path / "gen", "--seed", "7304", "--count", "4", "--size", "small")
     files += generate_scenarios(tmp_path / "sc", oracle16.env)[::3]  # every third: their shapes, not all
     cases = _failed_with_tools(files, tmp_path / "failed")
     assert len(cases) >= 20
-    wrong, with_results = [], 0
+    wrong: list[str] = []
+    with_results = planned = 0
     for case, compacts in zip(cases, _pi_omits(oracle16.env, cases), strict=True):
         theirs_file, ours_file = _theirs(case), case.with_suffix(".ours.jsonl")
         shutil.copyfile(case, ours_file)
@@ -143,6 +172,21 @@ def test_the_recovery_omission_is_pi_s(oracle16: Oracle16, tmp_path: Path) -> No
             if bool(targets) != (compacts == "overflow"):
                 wrong.append(f"{case.name}: we omit {targets}, pi's check says {compacts}")
             continue
+        # the recovery's compaction, planned before anything is written, against pi's plan of its
+        # own file once its omission is in it (what its _runAutoCompaction prepares)
+        for keep in RECOVERY_KEEPS:
+            preview = recovery_plan(
+                state, PlanParams(reserve_tokens=1000, context_window=WINDOW, keep_recent_tokens=keep)
+            )
+            assert preview is not None
+            wrong += _plan_disagreements(
+                preview,
+                oracle16.run(
+                    "plan", str(theirs_file), "--keep-recent", str(keep), "--fields", "cut,preparation"
+                ),
+                f"{case.name} keep={keep}",
+            )
+            planned += not preview.nothing_to_compact
         append_omissions(session, [session.records[r].id for r in targets])
         ours, theirs = _appended(case, ours_file), _appended(case, theirs_file)
         with_results += len(theirs) > 1
@@ -156,3 +200,4 @@ def test_the_recovery_omission_is_pi_s(oracle16: Oracle16, tmp_path: Path) -> No
                 wrong.append(f"{case.name}: pi's {k} of our file differs from its own omission's")
     assert not wrong, "\n".join(wrong)
     assert with_results >= 5  # answers whose tool results are omitted with them
+    assert planned >= 10  # recoveries that compact something

@@ -28,6 +28,7 @@ __all__ = [
     "Step",
     "explain_plan",
     "keep_zone_text",
+    "recovery_text",
     "render_text",
     "tokens_unknown_text",
     "window_exceeded_text",
@@ -451,6 +452,34 @@ def overflow_text(st: PlanState) -> str | None:
         said + "compacts and retries the request; its cut without the failed answer can lie further back "
         "than this plan's"
     )
+
+
+def recovery_text(st: PlanState, recovery: PlanState) -> str:
+    """What pi 1.6.0's overflow recovery compacts once it has omitted the failed attempt, beside
+    this plan (``st``); ``recovery``: the plan of the session with the omission's edits in it
+    (engine.context_edits.recovery_plan). Its path is this one and then the edits, so a position
+    names the same entry in both."""
+    if recovery.error is not None:
+        return f"without the failed attempt pi's recovery cannot plan its compaction: {recovery.error}"
+    cut = recovery.cut
+    if cut is None or recovery.nothing_to_compact:
+        return (
+            "without the failed attempt pi's cut leaves nothing to compact: pi appends the context edits "
+            "and stops there, without a retry"
+        )
+    first = cut.first_kept_index
+    span = summarised_span_text(recovery)
+    said = (
+        f"without the failed attempt pi's recovery keeps from path #{first}"
+        + (" (a split turn)" if cut.is_split_turn else "")
+        + f", ≈{fmt_count(round(recovery.kept_tokens))} tokens"
+        + (f", and summarises {span}" if span is not None else "")
+    )
+    if st.cut is None:
+        return said
+    if st.cut.first_kept_index == first:
+        return said + ("; so does this cut" if st.manual else "; so does this plan")
+    return said + f"; this {'cut' if st.manual else 'plan'} keeps from #{st.cut.first_kept_index}"
 
 
 #: why pi's check weighs an estimate (ThresholdCheck.basis)

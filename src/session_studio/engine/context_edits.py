@@ -19,10 +19,18 @@ from ..core.projection import project_context_entry
 from .common import append_entry, ensure_appendable, fresh_id, loaded_fingerprint
 
 if TYPE_CHECKING:
-    from ..core.plan import PlanState
+    from ..core.plan import PathPlanner, PlanParams, PlanState
     from ..core.session import Session
 
-__all__ = ["OMITTABLE", "append_omissions", "omission_refusal", "recovery_omission"]
+__all__ = [
+    "OMITTABLE",
+    "append_omissions",
+    "omission_entries",
+    "omission_refusal",
+    "recovery_omission",
+    "recovery_plan",
+    "recovery_planner",
+]
 
 #: what pi's appendContextEdit edits: a custom message, or a message of these roles
 OMITTABLE = ("user", "assistant", "toolResult")
@@ -91,6 +99,48 @@ def omission_refusal(session: Session, target_id: Any, branch: set[int] | None =
     return None if editable else "the entry gives the model no content a context edit can take out"
 
 
+def omission_entries(session: Session, target_ids: Sequence[Any]) -> list[dict[str, Any]]:
+    """The ``context_edit`` entries (``replacement: null``) that omit ``target_ids``, in order, each
+    under the one before and the first under the session's leaf: what pi's appendContextEdit(id,
+    null) appends one after the other (fresh ids, not yet in the file)."""
+    parent = session.leaf_id if isinstance(session.leaf_id, str) else None
+    entries: list[dict[str, Any]] = []
+    taken: set[str] = set()
+    for target in target_ids:
+        entry = ContextEditEntry(
+            id=fresh_id(session, taken), parent_id=parent, target_id=target
+        ).to_json_dict()
+        entries.append(entry)
+        taken.add(entry["id"])
+        parent = entry["id"]
+    return entries
+
+
+def recovery_planner(state: PlanState) -> PathPlanner | None:
+    """The planner of what pi 1.6.0's overflow recovery compacts, without writing anything: over
+    the session with the omission's edits appended in memory, as pi's _runAutoCompaction plans on
+    getBranch() once _omitRecoveryAttempt has appended them. None where pi's recovery omits nothing
+    (:func:`recovery_omission`). Building it walks the path (a worker's job on a big session);
+    its ``plan(params)`` is then as quick as the session's own planner's.
+
+    Raises :class:`WriteError` where pi's own recovery throws."""
+    from ..core.plan import PathPlanner
+
+    targets = recovery_omission(state)
+    session = state.session
+    if not targets or session is None:
+        return None
+    ids = [session.records[r].id for r in targets]
+    return PathPlanner(session.with_virtual_entries(omission_entries(session, ids)), profile=state.profile)
+
+
+def recovery_plan(state: PlanState, params: PlanParams) -> PlanState | None:
+    """The plan of pi 1.6.0's recovery compaction with these settings (:func:`recovery_planner`):
+    the same keepRecentTokens as pi's settings give its _runAutoCompaction."""
+    planner = recovery_planner(state)
+    return planner.plan(params) if planner is not None else None
+
+
 def append_omissions(
     session: Session, target_ids: Sequence[Any], *, refresh: bool = True
 ) -> list[dict[str, Any]]:
@@ -108,13 +158,8 @@ def append_omissions(
         if why is not None:
             raise WriteError(f"cannot omit {target}: {why}; nothing was written")
     fp = loaded_fingerprint(session)
-    parent = session.leaf_id if isinstance(session.leaf_id, str) else None
     written: list[dict[str, Any]] = []
-    taken: set[str] = set()
-    for target in target_ids:
-        entry = ContextEditEntry(
-            id=fresh_id(session, taken), parent_id=parent, target_id=target
-        ).to_json_dict()
+    for entry in omission_entries(session, target_ids):
         try:
             fp = append_entry(session, entry, fp, refresh=False).after
         except (StaleSessionError, WriteError) as e:
@@ -126,8 +171,6 @@ def append_omissions(
                 f"({', '.join(w['id'] for w in written)}), the rest were not: {why}"
             ) from e
         written.append(entry)
-        taken.add(entry["id"])
-        parent = entry["id"]
     if refresh:
         session.refresh()
     return written
