@@ -101,6 +101,22 @@ def test_the_recovery_is_planned_without_the_failed_attempt_and_nothing_is_writt
         "without the failed attempt pi's cut leaves nothing to compact: pi appends the context edits"
     )
     assert recovery_plan(PathPlanner(session, profile=PROFILE_0_80_2).plan(params), params) is None
+    # another leaf than the file's: pi recovers at the file's leaf only
+    other = PathPlanner(session, session.get_index("e3"), profile=PROFILE_1_6_0).plan(params)
+    assert recovery_plan(other, params) is None
+
+
+def test_info_says_where_pi_s_recovery_cuts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from session_studio.cli import main
+
+    test_the_recovery_is_planned_without_the_failed_attempt_and_nothing_is_written(tmp_path)
+    path = tmp_path / "s.jsonl"
+    assert main(["info", str(path), "--pi-version", "1.6.0", "--keep-recent", "1500"]) == 0
+    overflow = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("overflow:"))
+    assert overflow.endswith(
+        "whatever the threshold, then compacts and retries the request: without the failed attempt pi's "
+        "recovery keeps from path #2, ≈1,501 tokens, and summarises #0…#1; this plan keeps from #5"
+    )
 
 
 def test_no_omission_where_pi_does_not_retry_or_is_0_80_2(tmp_path: Path) -> None:

@@ -398,9 +398,10 @@ def threshold_check_text(st: PlanState) -> str:
     return said
 
 
-def overflow_text(st: PlanState) -> str | None:
+def overflow_text(st: PlanState, recovery: PlanState | None = None) -> str | None:
     """pi's overflow case, which its check weighs before the threshold (:attr:`PlanState.overflow`),
-    in words; None when the answer it checks is no overflow."""
+    in words; None when the answer it checks is no overflow. ``recovery``: where pi 1.6.0 omits the
+    failed attempt first, the plan of its compaction without it (:func:`recovery_text`)."""
     found = st.overflow
     if found is None:
         return None
@@ -446,6 +447,11 @@ def overflow_text(st: PlanState) -> str | None:
         f"{why}: when that answer came from the model it runs, pi first omits it and its tool results "
         "from the context (it appends context edits), whatever the threshold, then "
     )
+    if recovery is not None:
+        planned = recovery_text(st, recovery)
+        if recovery.error is None and (recovery.cut is None or recovery.nothing_to_compact):
+            return said + "finds nothing to compact and stops there, without a retry"
+        return said + f"compacts and retries the request: {planned}"
     if nothing:
         return said + "finds nothing to compact and stops there, without a retry"
     return (

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from .context import SessionContext, build_session_context
+from .errors import WriteError
 from .explain import (
     AUTO_COMPACTION_OFF,
     explain_plan,
@@ -61,6 +63,15 @@ def explain_state(st: PlanState) -> list[str]:
     return lines
 
 
+def _recovery_of(st: PlanState, recovery: Callable[[PlanState], PlanState | None] | None) -> PlanState | None:
+    if recovery is None:
+        return None
+    try:
+        return recovery(st)
+    except WriteError:  # pi's own recovery throws on this answer: the overflow line says what pi does
+        return None
+
+
 def render_overview(
     session: Session,
     *,
@@ -71,9 +82,12 @@ def render_overview(
     profile: PiProfile = PROFILE_0_80_2,
     auto_compaction: bool = True,
     model_max_tokens: int = 0,
+    recovery: Callable[[PlanState], PlanState | None] | None = None,
 ) -> str:
     """``auto_compaction``: pi's settings' compaction.enabled (False: pi compacts only on /compact);
-    ``model_max_tokens``: the session model's output limit (0: unknown; :class:`.plan.PlanParams`).
+    ``model_max_tokens``: the session model's output limit (0: unknown; :class:`.plan.PlanParams`);
+    ``recovery``: the plan of pi 1.6.0's overflow recovery for a plan (engine.context_edits
+    .recovery_plan; None: not said).
     A ``leaf`` that is no entry raises EntryNotFoundError (`info` says so before any output)."""
     out: list[str] = []
     w = out.append
@@ -180,7 +194,7 @@ def render_overview(
             )
             + f": {threshold_check_text(st)}"
         )
-        overflow = overflow_text(st)
+        overflow = overflow_text(st, _recovery_of(st, recovery) if st.omits_failed_attempt else None)
         if overflow is not None:
             w(f"overflow:    {overflow}")
         if st.omits_failed_attempt:  # the step pi takes first, as a command

@@ -120,15 +120,17 @@ def recovery_planner(state: PlanState) -> PathPlanner | None:
     """The planner of what pi 1.6.0's overflow recovery compacts, without writing anything: over
     the session with the omission's edits appended in memory, as pi's _runAutoCompaction plans on
     getBranch() once _omitRecoveryAttempt has appended them. None where pi's recovery omits nothing
-    (:func:`recovery_omission`). Building it walks the path (a worker's job on a big session);
+    (:func:`recovery_omission`) or the plan is of another leaf than the file's. Building it walks the path (a worker's job on a big session);
     its ``plan(params)`` is then as quick as the session's own planner's.
 
     Raises :class:`WriteError` where pi's own recovery throws."""
     from ..core.plan import PathPlanner
 
-    targets = recovery_omission(state)
     session = state.session
-    if not targets or session is None:
+    if session is None or not state.path or session.records[state.path[-1]].id != session.leaf_id:
+        return None  # pi recovers at the file's leaf, not at another the plan was asked for
+    targets = recovery_omission(state)
+    if not targets:
         return None
     ids = [session.records[r].id for r in targets]
     return PathPlanner(session.with_virtual_entries(omission_entries(session, ids)), profile=state.profile)
