@@ -101,15 +101,9 @@ def _cmd_branch(a: argparse.Namespace) -> int:
     return code
 
 
-def _recovery_plan(state: Any) -> Any:
-    """pi 1.6.0's overflow recovery planned for ``state`` (its settings), for `info`'s line."""
-    from .engine.context_edits import recovery_plan
-
-    return recovery_plan(state, state.params)
-
-
 def _cmd_info(a: argparse.Namespace) -> int:
     from .core.overview import render_overview
+    from .engine.context_edits import plan_recovery
 
     session = _open(a.session)
     choice = profile_for(session, a)
@@ -128,7 +122,7 @@ def _cmd_info(a: argparse.Namespace) -> int:
             profile=choice.profile,
             auto_compaction=auto,
             model_max_tokens=max_tokens,
-            recovery=_recovery_plan,
+            recovery=plan_recovery,
         ),
         end="",
     )

@@ -584,6 +584,7 @@ def _cmd_export(a: argparse.Namespace) -> int:
     from .cli_common import profile_for, settings_for
     from .core import Session
     from .core.plan import PathPlanner
+    from .engine.context_edits import plan_recovery
     from .export import ExportOptions, export_report, write_report
 
     # as --help says: HTML for .html/.htm, else Markdown (a report.txt is text, not a web page)
@@ -607,7 +608,7 @@ def _cmd_export(a: argparse.Namespace) -> int:
         return 1
     summary_tokens = float(-(-len(summary) // 4)) if summary else None
     params = settings.plan_params(manual, summary_tokens)
-    options = ExportOptions(what=a.what, fmt=fmt, summary=summary)
+    options = ExportOptions(what=a.what, fmt=fmt, summary=summary, recovery=plan_recovery)
     if not a.out or a.out == "-":
         stream = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", errors="surrogatepass", newline="\n")
         try:

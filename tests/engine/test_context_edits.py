@@ -93,12 +93,12 @@ def test_the_recovery_is_planned_without_the_failed_attempt_and_nothing_is_writt
     assert recovery.path[: len(state.path)] == state.path and len(recovery.path) == len(state.path) + 2
     assert path.read_bytes() == before and session.leaf_id == "e6"
     assert recovery_text(state, recovery) == (
-        "without the failed attempt pi's recovery keeps from path #2, ≈1,501 tokens, and summarises #0…#1; "
+        "without the failed attempt, pi's recovery keeps from path #2, ≈1,501 tokens, and summarises #0…#1; "
         "this plan keeps from #5"
     )
     nothing = recovery_plan(state, PlanParams(keep_recent_tokens=20_000))
     assert nothing is not None and recovery_text(state, nothing).startswith(
-        "without the failed attempt pi's cut leaves nothing to compact: pi appends the context edits"
+        "without the failed attempt, pi's cut leaves nothing to compact: pi appends the context edits"
     )
     assert recovery_plan(PathPlanner(session, profile=PROFILE_0_80_2).plan(params), params) is None
     # another leaf than the file's: pi recovers at the file's leaf only
@@ -106,17 +106,24 @@ def test_the_recovery_is_planned_without_the_failed_attempt_and_nothing_is_writt
     assert recovery_plan(other, params) is None
 
 
-def test_info_says_where_pi_s_recovery_cuts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_info_and_the_report_say_where_pi_s_recovery_cuts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from session_studio.cli import main
 
     test_the_recovery_is_planned_without_the_failed_attempt_and_nothing_is_written(tmp_path)
     path = tmp_path / "s.jsonl"
-    assert main(["info", str(path), "--pi-version", "1.6.0", "--keep-recent", "1500"]) == 0
-    overflow = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("overflow:"))
-    assert overflow.endswith(
-        "whatever the threshold, then compacts and retries the request: without the failed attempt pi's "
+    said = (
+        "whatever the threshold, then compacts and retries the request. Without the failed attempt, pi's "
         "recovery keeps from path #2, ≈1,501 tokens, and summarises #0…#1; this plan keeps from #5"
     )
+    assert main(["info", str(path), "--pi-version", "1.6.0", "--keep-recent", "1500"]) == 0
+    overflow = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("overflow:"))
+    assert overflow.endswith(said)
+    report = tmp_path / "plan.md"
+    args = ["export", str(path), "--pi-version", "1.6.0", "--keep-recent", "1500", "--format", "md"]
+    assert main([*args, "--out", str(report)]) == 0
+    assert said in report.read_text()
 
 
 def test_no_omission_where_pi_does_not_retry_or_is_0_80_2(tmp_path: Path) -> None:
@@ -191,7 +198,7 @@ def test_the_omit_attempt_command(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["omit-attempt", str(path), "--pi-version", "1.6.0", "--dry-run"]) == 0
     said = capsys.readouterr().err
     assert "would omit e3 from the context" in said and path.read_bytes() == before
-    assert "then, without the failed attempt pi's cut leaves nothing to compact" in said
+    assert "then, without the failed attempt, pi's cut leaves nothing to compact" in said
     assert main(["omit-attempt", str(path), "--pi-version", "1.6.0"]) == 0
     assert "omitted e3 from the context with 1 context edit" in capsys.readouterr().err
     edit = json.loads(path.read_bytes()[len(before) :])
@@ -216,6 +223,6 @@ def test_compact_says_what_pi_s_recovery_would_omit_first(
     assert main([*args, "--pi-version", "1.6.0"]) == 0
     said = capsys.readouterr().err
     assert "pi 1.6.0's own recovery from the failed last answer would first take e3 out" in said
-    assert "then compact: without the failed attempt pi's recovery keeps from path #" in said
+    assert "then compact: without the failed attempt, pi's recovery keeps from path #" in said
     assert main([*args, "--pi-version", "0.80.2"]) == 0  # pi 0.80.2 omits nothing
     assert "recovery" not in capsys.readouterr().err

@@ -4,6 +4,7 @@ pi would take it, and the plan after it is the one pi's recovery compacts."""
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from .conftest import settle_window, write_session
 OVERFLOW = {"stopReason": "error", "errorMessage": "prompt is too long: 300000 tokens > 200000 maximum"}
 
 
-def _failed_session(tmp_path: Path) -> Path:
+def _failed_session(tmp_path: Path, result_chars: int = 400) -> Path:
     calls = [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a"}}]
     failed = {
         "type": "message",
@@ -38,7 +39,7 @@ def _failed_session(tmp_path: Path) -> Path:
             "role": "toolResult",
             "toolCallId": "c1",
             "toolName": "read",
-            "content": [{"type": "text", "text": "x" * 400}],
+            "content": [{"type": "text", "text": "x" * result_chars}],
             "isError": False,
             "timestamp": 1_700_000_100_001,
         },
@@ -91,4 +92,34 @@ def test_the_failed_attempt_is_omitted_as_pi_1_6_0_does(
     qtbot.waitUntil(lambda: window.doc.state is not None and window.doc.state.overflow is None, timeout=10000)
     assert not window.a_omit_attempt.isEnabled()
     assert "Omit failed attempt" not in window.planner.cut_details.text()
+    settle_window(qtbot, window)
+
+
+def test_the_planner_says_where_pi_s_recovery_cuts_without_writing(
+    qtbot: Any, window: MainWindow, tmp_path: Path
+) -> None:
+    """The failed answer's tool result fills this plan's kept tail; pi 1.6.0's recovery, without
+    the attempt, keeps from further back: the planner says both, before anything is written."""
+    path = _failed_session(tmp_path, result_chars=16_000)
+    before = path.read_bytes()
+    window.doc.profile_plain = "1.6.0"
+    _open(qtbot, window, path)
+    window.doc.set_params(2000, 16384, 200_000)
+    qtbot.waitUntil(lambda: window.doc.recovery is not None, timeout=10000)
+    st, recovery = window.doc.state, window.doc.recovery
+    assert st is not None and recovery is not None and st.cut is not None and recovery.cut is not None
+    assert recovery.cut.first_kept_index < st.cut.first_kept_index
+    details = html.unescape(window.planner.cut_details.text())
+    assert (
+        f"Without the failed attempt, pi's recovery keeps from path #{recovery.cut.first_kept_index}"
+        in details
+    )
+    assert f"this plan keeps from #{st.cut.first_kept_index}" in details
+    # another keepRecentTokens: planned again from the planner built once, not in another worker
+    window.doc.set_params(20_000, 16384, 200_000)
+    assert window.doc._recovery_op is None and window.doc.recovery is not None
+    assert "finds nothing to compact and stops there, without a retry" in html.unescape(
+        window.planner.cut_details.text()
+    )
+    assert path.read_bytes() == before
     settle_window(qtbot, window)

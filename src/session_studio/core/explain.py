@@ -10,10 +10,11 @@ HTML (``ui/why.py``). Everything here is plain text taken from the plan; rendere
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .errors import WriteError
 from .jsvalue import UNDEFINED, js_string
 from .plan import PlanState, Quirk
 from .profile import PiProfile
@@ -25,9 +26,11 @@ __all__ = [
     "AUTO_COMPACTION_OFF",
     "AccumulationRow",
     "CutExplanation",
+    "RecoveryPlanner",
     "Step",
     "explain_plan",
     "keep_zone_text",
+    "planned_recovery",
     "recovery_text",
     "render_text",
     "tokens_unknown_text",
@@ -451,7 +454,7 @@ def overflow_text(st: PlanState, recovery: PlanState | None = None) -> str | Non
         planned = recovery_text(st, recovery)
         if recovery.error is None and (recovery.cut is None or recovery.nothing_to_compact):
             return said + "finds nothing to compact and stops there, without a retry"
-        return said + f"compacts and retries the request: {planned}"
+        return said + f"compacts and retries the request. {planned[:1].upper()}{planned[1:]}"
     if nothing:
         return said + "finds nothing to compact and stops there, without a retry"
     return (
@@ -460,26 +463,44 @@ def overflow_text(st: PlanState, recovery: PlanState | None = None) -> str | Non
     )
 
 
+#: what plans pi 1.6.0's overflow recovery compaction for a plan (engine.context_edits.recovery_plan
+#: with the plan's own settings), passed in by the command line and the window: core stays free of
+#: the engine. It may raise WriteError where pi's own recovery throws.
+RecoveryPlanner = Callable[[PlanState], "PlanState | None"]
+
+
+def planned_recovery(st: PlanState, recovery: RecoveryPlanner | None) -> PlanState | None:
+    """The plan of pi 1.6.0's recovery compaction for ``st`` (None: none to say, or not asked for)."""
+    if recovery is None or not st.omits_failed_attempt:
+        return None
+    try:
+        return recovery(st)
+    except WriteError:  # pi's own recovery throws on this answer: the overflow line says what pi does
+        return None
+
+
 def recovery_text(st: PlanState, recovery: PlanState) -> str:
     """What pi 1.6.0's overflow recovery compacts once it has omitted the failed attempt, beside
     this plan (``st``); ``recovery``: the plan of the session with the omission's edits in it
     (engine.context_edits.recovery_plan). Its path is this one and then the edits, so a position
     names the same entry in both."""
     if recovery.error is not None:
-        return f"without the failed attempt pi's recovery cannot plan its compaction: {recovery.error}"
+        return f"without the failed attempt, pi's recovery cannot plan its compaction: {recovery.error}"
     cut = recovery.cut
     if cut is None or recovery.nothing_to_compact:
         return (
-            "without the failed attempt pi's cut leaves nothing to compact: pi appends the context edits "
+            "without the failed attempt, pi's cut leaves nothing to compact: pi appends the context edits "
             "and stops there, without a retry"
         )
     first = cut.first_kept_index
-    span = summarised_span_text(recovery)
+    summarised = [] if (span := summarised_span_text(recovery)) is None else [span]
+    start = cut.turn_start_index
+    if cut.is_split_turn and 0 <= start < first:  # the split turn's prefix, summarised apart
+        summarised.append(f"the turn prefix #{start}" + (f"…#{first - 1}" if first - 1 > start else ""))
     said = (
-        f"without the failed attempt pi's recovery keeps from path #{first}"
-        + (" (a split turn)" if cut.is_split_turn else "")
+        f"without the failed attempt, pi's recovery keeps from path #{first}"
         + f", ≈{fmt_count(round(recovery.kept_tokens))} tokens"
-        + (f", and summarises {span}" if span is not None else "")
+        + (f", and summarises {' and '.join(summarised)}" if summarised else "")
     )
     if st.cut is None:
         return said

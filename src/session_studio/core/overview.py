@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 from .context import SessionContext, build_session_context
-from .errors import WriteError
 from .explain import (
     AUTO_COMPACTION_OFF,
+    RecoveryPlanner,
     explain_plan,
     overflow_text,
+    planned_recovery,
     render_text,
     threshold_check_text,
     window_exceeded_text,
@@ -63,15 +63,6 @@ def explain_state(st: PlanState) -> list[str]:
     return lines
 
 
-def _recovery_of(st: PlanState, recovery: Callable[[PlanState], PlanState | None] | None) -> PlanState | None:
-    if recovery is None:
-        return None
-    try:
-        return recovery(st)
-    except WriteError:  # pi's own recovery throws on this answer: the overflow line says what pi does
-        return None
-
-
 def render_overview(
     session: Session,
     *,
@@ -82,7 +73,7 @@ def render_overview(
     profile: PiProfile = PROFILE_0_80_2,
     auto_compaction: bool = True,
     model_max_tokens: int = 0,
-    recovery: Callable[[PlanState], PlanState | None] | None = None,
+    recovery: RecoveryPlanner | None = None,
 ) -> str:
     """``auto_compaction``: pi's settings' compaction.enabled (False: pi compacts only on /compact);
     ``model_max_tokens``: the session model's output limit (0: unknown; :class:`.plan.PlanParams`);
@@ -194,7 +185,7 @@ def render_overview(
             )
             + f": {threshold_check_text(st)}"
         )
-        overflow = overflow_text(st, _recovery_of(st, recovery) if st.omits_failed_attempt else None)
+        overflow = overflow_text(st, planned_recovery(st, recovery))
         if overflow is not None:
             w(f"overflow:    {overflow}")
         if st.omits_failed_attempt:  # the step pi takes first, as a command

@@ -27,6 +27,7 @@ __all__ = [
     "append_omissions",
     "omission_entries",
     "omission_refusal",
+    "plan_recovery",
     "recovery_omission",
     "recovery_plan",
     "recovery_planner",
@@ -141,6 +142,12 @@ def recovery_plan(state: PlanState, params: PlanParams) -> PlanState | None:
     the same keepRecentTokens as pi's settings give its _runAutoCompaction."""
     planner = recovery_planner(state)
     return planner.plan(params) if planner is not None else None
+
+
+def plan_recovery(state: PlanState) -> PlanState | None:
+    """:func:`recovery_plan` with the plan's own settings (a core.explain.RecoveryPlanner: what
+    `info`, the reports and the window pass to the texts that name the recovery)."""
+    return recovery_plan(state, state.params)
 
 
 def append_omissions(

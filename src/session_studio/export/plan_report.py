@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.bar_geometry import after_items
-from ..core.explain import AUTO_COMPACTION_OFF, explain_plan, overflow_text, threshold_check_text
+from ..core.explain import (
+    AUTO_COMPACTION_OFF,
+    RecoveryPlanner,
+    explain_plan,
+    overflow_text,
+    planned_recovery,
+    threshold_check_text,
+)
 from ..core.plan import PlanState
 from ..core.preparation import Preparation
 from .bar_svg import bar_figure
@@ -102,7 +109,7 @@ def _n(value: Any) -> str:
     return f"{value:,.0f}"
 
 
-def _overview(st: PlanState) -> Callable[[ReportWriter], None]:
+def _overview(st: PlanState, recovery: RecoveryPlanner | None) -> Callable[[ReportWriter], None]:
     def render(w: ReportWriter) -> None:
         tok = st.tokens
         rows: list[tuple[str, Any]] = [
@@ -134,7 +141,7 @@ def _overview(st: PlanState) -> Callable[[ReportWriter], None]:
                 + f": {threshold_check_text(st)}",
             )
         )
-        overflow = overflow_text(st)
+        overflow = overflow_text(st, planned_recovery(st, recovery))
         if overflow is not None:
             rows.append(("pi's overflow case", overflow))
         rows.append(("path", f"{len(st.path):,} entries, {len(st.item_tokens):,} context messages"))
@@ -250,11 +257,12 @@ def _quirks(st: PlanState) -> Callable[[ReportWriter], None]:
     return render
 
 
-def plan_sections(st: PlanState) -> list[ReportSection]:
-    """The plan report's sections, in order (insert more, e.g. a timeline figure, by position)."""
+def plan_sections(st: PlanState, recovery: RecoveryPlanner | None = None) -> list[ReportSection]:
+    """The plan report's sections, in order (insert more, e.g. a timeline figure, by position).
+    ``recovery``: plans pi 1.6.0's overflow recovery, which the overflow row then names."""
     prep = st.prepare() if st.error is None and not st.nothing_to_compact else None
     return [
-        ReportSection("The plan", "plan", _overview(st)),
+        ReportSection("The plan", "plan", _overview(st, recovery)),
         # drawn when written: the context report takes only "The plan" and "The cut" from here
         ReportSection("Token bar", "token-bar", lambda w: w.figure(bar_figure(st))),
         ReportSection("The cut", "cut", _cut(st, prep)),

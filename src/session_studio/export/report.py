@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from ..core.explain import RecoveryPlanner
 from ..core.ids import now_iso
 from ..core.migrate import version_name
 from ..core.plan import PathPlanner, PlanParams, PlanState
@@ -45,6 +46,8 @@ class ExportOptions:
     summary: str | None = None
     #: more plan sections (e.g. the context timeline), shown right after the token bar
     extra_sections: Sequence[ReportSection] = ()
+    #: plans pi 1.6.0's overflow recovery (core.explain.RecoveryPlanner; None: not said)
+    recovery: RecoveryPlanner | None = None
 
     def __post_init__(self) -> None:
         if self.what not in WHATS:
@@ -155,12 +158,12 @@ def write_report(
         w.heading(2, f"The path ({len(planner.path):,} entries, oldest first)", "path")
         _write_path(w, planner, st)
     elif options.what == "plan":
-        sections = plan_sections(st)
+        sections = plan_sections(st, options.recovery)
         sections[2:2] = [timeline_section(planner, st), *options.extra_sections]
         write_sections(w, sections)
     else:
         # the settings, the count now and the cut first: a context report alone said none of them
-        write_sections(w, [s for s in plan_sections(st) if s.anchor in ("plan", "cut")])
+        write_sections(w, [s for s in plan_sections(st, options.recovery) if s.anchor in ("plan", "cut")])
         w.heading(2, "Context now", "context-before")
         write_context(w, planner.context, planner.profile, anchor="before")
         after = context_after(planner, st, options.summary)

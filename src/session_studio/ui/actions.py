@@ -345,9 +345,11 @@ def export_job(
     planner: PathPlanner, state: PlanState, what: str, fmt: str, target: str, summary: str | None
 ) -> Path:
     """Write a report of the window's plan (runs in the compute pool; nothing touches the session)."""
+    from session_studio.engine.context_edits import plan_recovery
     from session_studio.export import ExportOptions, export_report
 
-    return export_report(target, planner, state.params, ExportOptions(what, fmt, summary), state=state)
+    options = ExportOptions(what, fmt, summary, recovery=plan_recovery)
+    return export_report(target, planner, state.params, options, state=state)
 
 
 def default_fork_target(session: Session) -> tuple[str, str, str]:

@@ -171,6 +171,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         d.load_failed.connect(self._on_load_failed)
         d.appended.connect(self._on_appended)
         d.plan_changed.connect(self._on_plan)
+        d.recovery_changed.connect(self._on_recovery)
         d.after_changed.connect(self._on_after_changed)
         d.selection_changed.connect(self._on_selection)
         d.preparation_ready.connect(self._on_preparation)
@@ -624,13 +625,18 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
             self.preview.set_pending()
         self.tree_model.set_marks(st.marks)
         self.bar.set_state(st)
-        self.planner.set_state(st)
+        self.planner.set_state(st, recovery=self.doc.recovery)
         self._update_stale_note()
         if self.tabs.currentWidget() is self.why:
             self._render_why()
         self._update_actions()
         if self.tabs.currentWidget() is self.preview:
             self._refresh_contexts()
+
+    def _on_recovery(self, recovery: PlanState | None) -> None:
+        """pi 1.6.0's recovery for the plan shown, planned in a worker: the planner says where it cuts."""
+        if self.doc.state is not None:
+            self.planner.set_state(self.doc.state, recovery=recovery)
 
     def _on_after_changed(self, st: PlanState) -> None:
         """The summary's text changed (once typing pauses): the projected bar and "after" context."""

@@ -373,9 +373,10 @@ class PlannerPanel(QWidget):
             self._no_quirks = text
             self._shown_quirks = None  # the empty box is made again with the new text
 
-    def set_state(self, st: PlanState | None, waiting: str = "") -> None:
+    def set_state(self, st: PlanState | None, waiting: str = "", recovery: PlanState | None = None) -> None:
         """Show the plan ``st``; without one, ``waiting`` says why there is none yet (a file being
-        read) instead of "No session"."""
+        read) instead of "No session". ``recovery``: the plan of pi 1.6.0's overflow recovery
+        compaction (SessionDocument.recovery), where its check would omit the failed attempt."""
         enabled = st is not None
         for w in (self.keep, self.reserve, self.window_spin, self.preview_button, self.compare_button):
             w.setEnabled(enabled)
@@ -434,7 +435,7 @@ class PlannerPanel(QWidget):
                 )
             )
             summarised = summarised_span_text(st)
-            overflow = overflow_text(st)  # pi's overflow case comes before the threshold
+            overflow = overflow_text(st, recovery)  # pi's overflow case comes before the threshold
             lines = [
                 f"Summarise path {summarised}" if summarised is not None else "No history part",
                 (
