@@ -30,7 +30,8 @@ and after a compaction, as the model would get it.</p>
 answer whose input passed the context window (or filled it, for an answer cut off for length). pi
 compacts at once, and retries the request when the answer did not complete. pi 1.6.0 also recovers from a <b>length stop</b> below the model's output
 limit, and first takes the failed answer and its tool results out of the context with context edits
-(Session ▸ Omit failed attempt takes that step).</li>
+(Session ▸ Omit failed attempt takes that step); its cut without them can lie further back, and the
+planner says where.</li>
 <li>Otherwise pi weighs the context against the <b>threshold</b>, the context window less
 <code>reserveTokens</code>: the last answer's reported usage, or an estimate after a failed
 answer. Over it, pi compacts when automatic compaction is on (<code>compaction.enabled</code> in its
