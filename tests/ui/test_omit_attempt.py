@@ -123,3 +123,38 @@ def test_the_planner_says_where_pi_s_recovery_cuts_without_writing(
     )
     assert path.read_bytes() == before
     settle_window(qtbot, window)
+
+
+def test_the_recovery_is_planned_once_the_engine_is_imported_in_the_background(
+    qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine's first import (~0.4 s of Python) held the GIL from the recovery's worker as the
+    session was shown (130-190 ms GUI stalls on a 117 MB file): the recovery waits for the
+    window's background import of it."""
+    import sys
+
+    from session_studio.engine import context_edits
+    from session_studio.ui import main_window
+
+    order: list[str] = []
+    real_preload, real_planner = main_window.preload_summariser_modules, context_edits.recovery_planner
+
+    def preload() -> None:
+        order.append("import")
+        real_preload()
+
+    def planner(state: Any) -> Any:
+        order.append("plan")
+        return real_planner(state)
+
+    monkeypatch.setattr(main_window, "preload_summariser_modules", preload)
+    monkeypatch.setattr(context_edits, "recovery_planner", planner)
+    monkeypatch.delitem(sys.modules, "session_studio.engine")  # as in a window just started
+    window.doc.profile_plain = "1.6.0"
+    _open(qtbot, window, _failed_session(tmp_path, result_chars=16_000))
+    qtbot.waitUntil(lambda: window.doc.recovery is not None, timeout=10000)
+    assert order == ["import", "plan"]
+    window.doc.set_params(2000, 16384, 200_000)
+    assert "Without the failed attempt, pi" in html.unescape(window.planner.cut_details.text())
+    assert order == ["import", "plan"]  # built once
+    settle_window(qtbot, window)

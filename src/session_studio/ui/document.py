@@ -10,6 +10,7 @@ import dataclasses
 import gc
 import logging
 import os
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -877,6 +878,13 @@ class SessionDocument(QObject):
             if self._recovery_op[0] == key:
                 return  # on its way
             self._recovery_op[1].cancel()
+            self._recovery_op = None
+        if "session_studio.engine" not in sys.modules:
+            # its first import (pydantic, the engine: ~0.4 s of Python) held the GIL from a worker
+            # for 130-190 ms at a time just as a session was shown; the window imports it in the
+            # background a moment later (main_window.preload_summariser_modules), then calls
+            # engine_imported, which builds this
+            return
 
         def build() -> PathPlanner | None:
             from session_studio.core.errors import WriteError
@@ -892,6 +900,14 @@ class SessionDocument(QObject):
         op.on_failure(lambda exc, _tb: self._on_recovery_failed(key, exc))
         self._recovery_op = (key, op)
         op.start()
+
+    def engine_imported(self) -> None:
+        """The engine is imported (the window's preload): pi 1.6.0's recovery, if the plan has one,
+        can be planned now."""
+        if self.state is not None and self.recovery is None and _recovery_key(self.state) is not None:
+            self._update_recovery()
+            if self.recovery is not None:
+                self.recovery_changed.emit(self.recovery)
 
     def _on_recovery_planner(self, key: tuple[Any, ...], planner: PathPlanner | None) -> None:
         if self._recovery_op is not None and self._recovery_op[0] == key:

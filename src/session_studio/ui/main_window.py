@@ -555,6 +555,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         if not self._preloaded:
             self._preloaded = True
             preload = self.runner.op(preload_summariser_modules, pool="network")
+            preload.on_success(lambda _r: self.doc.engine_imported())
 
             def start_preload() -> None:
                 preload.start(after_ms=PRELOAD_AFTER_MS)
