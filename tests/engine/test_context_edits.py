@@ -96,6 +96,13 @@ def test_the_recovery_is_planned_without_the_failed_attempt_and_nothing_is_writt
         "without the failed attempt, pi's recovery keeps from path #2, ≈1,501 tokens, and summarises #0…#1; "
         "this plan keeps from #5"
     )
+    # a cut chosen here is this plan's, not pi's: the recovery cuts where pi does
+    manual = PathPlanner(session, profile=PROFILE_1_6_0).plan(
+        PlanParams(keep_recent_tokens=1500, manual_cut=3)
+    )
+    by_hand = recovery_plan(manual, manual.params)
+    assert by_hand is not None and by_hand.cut == recovery.cut and not by_hand.manual
+    assert recovery_text(manual, by_hand).endswith("; this cut keeps from #3")
     nothing = recovery_plan(state, PlanParams(keep_recent_tokens=20_000))
     assert nothing is not None and recovery_text(state, nothing).startswith(
         "without the failed attempt, pi's cut leaves nothing to compact: pi appends the context edits"

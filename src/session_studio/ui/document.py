@@ -871,7 +871,7 @@ class SessionDocument(QObject):
             return
         built = self._recovery_planner
         if built is not None and built[0] == key:
-            self.recovery = built[1].plan(st.params) if built[1] is not None else None
+            self.recovery = _recovery_of(built[1], st)
             return
         self.recovery = None
         if self._recovery_op is not None:
@@ -916,7 +916,7 @@ class SessionDocument(QObject):
         st = self.state
         if _recovery_key(st) != key or st is None:
             return  # planned for a state of the session that is gone
-        self.recovery = planner.plan(st.params) if planner is not None else None
+        self.recovery = _recovery_of(planner, st)
         self.recovery_changed.emit(self.recovery)
 
     def _on_recovery_failed(self, key: tuple[Any, ...], exc: BaseException) -> None:
@@ -1016,6 +1016,15 @@ def _with_summary_tokens(
     after: list[tuple[int, str, float]], summary_text: str
 ) -> list[tuple[int, str, float]]:
     return with_summary_tokens(after, _summary_tokens(summary_text))
+
+
+def _recovery_of(planner: PathPlanner | None, st: PlanState) -> PlanState | None:
+    """The recovery's plan from its planner for the plan's settings (pi's own cut: not a manual one)."""
+    if planner is None:
+        return None
+    from session_studio.engine.context_edits import recovery_params  # imported: it built the planner
+
+    return planner.plan(recovery_params(st.params))
 
 
 def _recovery_key(st: PlanState | None) -> tuple[Any, ...] | None:
