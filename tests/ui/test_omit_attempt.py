@@ -115,6 +115,12 @@ def test_the_planner_says_where_pi_s_recovery_cuts_without_writing(
         in details
     )
     assert f"this plan keeps from #{st.cut.first_kept_index}" in details
+    # the pi versions page: 1.6.0's side names the recovery, 0.80.2's (which omits nothing) does not
+    window.a_compare.trigger()
+    shown = window.compare.comparison
+    assert shown is not None
+    assert "Without the failed attempt, pi's recovery keeps from path #" in shown.new.automatic
+    assert "Without the failed attempt" not in shown.old.automatic
     # another keepRecentTokens: planned again from the planner built once, not in another worker
     window.doc.set_params(20_000, 16384, 200_000)
     assert window.doc._recovery_op is None and window.doc.recovery is not None

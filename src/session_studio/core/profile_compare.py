@@ -223,9 +223,12 @@ def _previous_summary(st: PlanState) -> str:
     return "sent"
 
 
-def side_of(st: PlanState, producing: list[int] | None = None) -> ProfileSide:
+def side_of(
+    st: PlanState, producing: list[int] | None = None, recovery: PlanState | None = None
+) -> ProfileSide:
     """One pi's plan as the comparison shows it. ``producing``: :attr:`PathFacts.producing_old` or
-    ``producing_new`` for this plan's pi (a history range with nothing to summarise is shown as none)."""
+    ``producing_new`` for this plan's pi (a history range with nothing to summarise is shown as none);
+    ``recovery``: pi 1.6.0's overflow recovery for it (:func:`.explain.overflow_text`)."""
     version = st.profile.version
     unknown = tokens_unknown_text(st)
     before = None if unknown is not None else st.context_tokens
@@ -267,16 +270,16 @@ def side_of(st: PlanState, producing: list[int] | None = None) -> ProfileSide:
         nothing_to_compact=st.nothing_to_compact,
         verdict=_nothing_verdict(st) if st.nothing_to_compact else "Compacts",
         previous_summary=_previous_summary(st),
-        automatic=_automatic(st),
+        automatic=_automatic(st, recovery),
     )
 
 
-def _automatic(st: PlanState) -> str:
+def _automatic(st: PlanState, recovery: PlanState | None = None) -> str:
     """Whether pi compacts this context by itself, as the planner says it (core.tokens.should_compact)."""
     if st.session is None or not st.path:
         return "—"
     over = threshold_check_text(st)  # what pi's own check weighs (§9)
-    overflow = overflow_text(st)  # before the threshold: pi's overflow case (the patterns differ)
+    overflow = overflow_text(st, recovery)  # before the threshold: pi's overflow case (the patterns differ)
     if overflow is not None:
         over += f"; before that, {overflow}"
     if not st.params.auto_compaction:
@@ -556,10 +559,13 @@ def _num(v: object) -> float:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
 
 
-def compare_plans(old: PlanState, new: PlanState, facts: PathFacts | None = None) -> ProfileComparison:
+def compare_plans(
+    old: PlanState, new: PlanState, facts: PathFacts | None = None, recovery: PlanState | None = None
+) -> ProfileComparison:
     """pi 0.80.2's plan (``old``) beside pi 1.6.0's (``new``) of the same path and settings, with the
     rules that make them differ. ``facts``: :meth:`PathFacts.of` the two planners (computed here
-    from the plans' own planners when not given)."""
+    from the plans' own planners when not given); ``recovery``: pi 1.6.0's overflow recovery for
+    ``new`` (engine.context_edits.recovery_plan), which its side then names."""
     if old.profile is not PROFILE_0_80_2 or new.profile is not PROFILE_1_6_0:
         raise ValueError("compare_plans takes the 0.80.2 plan first, then the 1.6.0 plan")
     if old.path != new.path:
@@ -570,7 +576,7 @@ def compare_plans(old: PlanState, new: PlanState, facts: PathFacts | None = None
             if new.session is not None
             else PathFacts([], [], 0.0, [], [], [], [])
         )
-    o, n = side_of(old, facts.producing_old or None), side_of(new, facts.producing_new or None)
+    o, n = side_of(old, facts.producing_old or None), side_of(new, facts.producing_new or None, recovery)
     facts_rows = _facts(o, n)
     rules: list[RuleNote] = []
     if o.error is None and n.error is None:

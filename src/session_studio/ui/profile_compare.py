@@ -195,6 +195,7 @@ class ProfileCompareController(QObject):
         self._op: Operation | None = None
         self._op_base: PathPlanner | None = None
         doc.plan_changed.connect(lambda _st: self.update())
+        doc.recovery_changed.connect(lambda _st: self.update())
         doc.after_changed.connect(lambda _st: self.update())  # a summary generated or edited: its size
         doc.closed.connect(self._on_closed)
         doc.loading.connect(lambda _path: self._on_closed("Loading…"))
@@ -244,7 +245,9 @@ class ProfileCompareController(QObject):
         )
         old = pair.old.plan(params, window_known=doc.window_known)
         new = pair.new.plan(params, window_known=doc.window_known)
-        c = compare_plans(old, new, pair.facts)
+        # pi 1.6.0's recovery, as the planner shows it, where the window reads the file as 1.6.0
+        recovery = doc.recovery if doc.state is not None and doc.state.profile is new.profile else None
+        c = compare_plans(old, new, pair.facts, recovery)
         if doc.manual_cut is not None:
             c = ProfileComparison(c.old, c.new, c.facts, c.rules, automatic=False)
         self.view.set_comparison(
