@@ -123,8 +123,9 @@ def recovery_planner(state: PlanState) -> PathPlanner | None:
     """The planner of what pi 1.6.0's overflow recovery compacts, without writing anything: over
     the session with the omission's edits appended in memory, as pi's _runAutoCompaction plans on
     getBranch() once _omitRecoveryAttempt has appended them. None where pi's recovery omits nothing
-    (:func:`recovery_omission`) or the plan is of another leaf than the file's. Building it walks the path (a worker's job on a big session);
-    its ``plan(params)`` is then as quick as the session's own planner's.
+    (:func:`recovery_omission`) or the plan is of another leaf than the file's. Building it walks
+    the path (a worker's job on a big session); its ``plan(params)`` is then as quick as the
+    session's own planner's.
 
     Raises :class:`WriteError` where pi's own recovery throws."""
     from ..core.plan import PathPlanner

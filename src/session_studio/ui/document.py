@@ -10,7 +10,6 @@ import dataclasses
 import gc
 import logging
 import os
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from session_studio.core.summary_sections import summary_tokens
 
 from .errors import explain_failure
 from .outline import entry_visible
+from .recovery_preview import RecoveryPreview
 from .tasks import Operation, TaskRunner, paused_gc
 from .token_bar import BarLayout
 
@@ -365,12 +365,9 @@ class SessionDocument(QObject):
         self._partial_pick: Any = None  # entry id the user selected in the partial view
         self._load_op: Operation | None = None
         self._prep_op: Operation | None = None
-        #: pi 1.6.0's overflow recovery for the current plan: the plan of its compaction once it has
-        #: omitted the failed attempt (engine.context_edits.recovery_plan), None where it omits nothing
-        self.recovery: PlanState | None = None
-        #: (the session state it was built for, the recovery's planner), and the build in a worker
-        self._recovery_planner: tuple[tuple[Any, ...], PathPlanner | None] | None = None
-        self._recovery_op: tuple[tuple[Any, ...], Operation] | None = None
+        #: pi 1.6.0's overflow recovery for the current plan (``recovery``), planned in a worker
+        self._recovery = RecoveryPreview(self.runner, self)
+        self._recovery.changed.connect(self.recovery_changed)
         self._watcher = QFileSystemWatcher(self)
         self._watcher.fileChanged.connect(self._on_file_changed)
         #: the re-plan of entries pi appended, running in a worker (see refresh)
@@ -439,7 +436,7 @@ class SessionDocument(QObject):
         self.session = None
         self.loaded_state = None
         self.state = None
-        self._forget_recovery()
+        self._recovery.forget()
         if not same_file:  # another file's summary is not this one's
             self.outcome = None
             self.outcome_plan = None
@@ -540,7 +537,7 @@ class SessionDocument(QObject):
         self.path = None
         self.loaded_state = None
         self.state = None
-        self._forget_recovery()
+        self._recovery.forget()
         self.outcome = None
         self.outcome_plan = None
         self.summary_text = ""
@@ -848,7 +845,7 @@ class SessionDocument(QObject):
         self.state = compute_plan_state(
             res, self.keep, self.reserve, self.window, self.window_known, self.manual_cut, self.summary_text
         )
-        self._update_recovery()
+        self._recovery.update(self.state)
         coming, self._preparation_coming = self._preparation_coming, self._preparation_coming or prepare
         try:
             self.plan_changed.emit(self.state)  # its handlers' after_preparation waits for the one below
@@ -861,75 +858,16 @@ class SessionDocument(QObject):
             # for; sharing the GIL with those made its 20 ms of work take 0.5 s)
             self._prep_timer.start(0 if soon else PREP_DEBOUNCE_MS)
 
-    def _update_recovery(self) -> None:
-        """``recovery`` for the current plan: its planner is built once per state of the session, in
-        a worker (it walks the path), and each plan is then made from it as quickly as the plan."""
-        st = self.state
-        key = _recovery_key(st)
-        if key is None or st is None:
-            self.recovery = None
-            return
-        built = self._recovery_planner
-        if built is not None and built[0] == key:
-            self.recovery = _recovery_of(built[1], st)
-            return
-        self.recovery = None
-        if self._recovery_op is not None:
-            if self._recovery_op[0] == key:
-                return  # on its way
-            self._recovery_op[1].cancel()
-            self._recovery_op = None
-        if "session_studio.engine" not in sys.modules:
-            # its first import (pydantic, the engine: ~0.4 s of Python) held the GIL from a worker
-            # for 130-190 ms at a time just as a session was shown; the window imports it in the
-            # background a moment later (main_window.preload_summariser_modules), then calls
-            # engine_imported, which builds this
-            return
-
-        def build() -> PathPlanner | None:
-            from session_studio.core.errors import WriteError
-            from session_studio.engine.context_edits import recovery_planner
-
-            try:
-                return recovery_planner(st)
-            except WriteError:  # pi's own recovery throws on this answer: the overflow line says so
-                return None
-
-        op = self.runner.op(build)
-        op.on_success(lambda planner: self._on_recovery_planner(key, planner))
-        op.on_failure(lambda exc, _tb: self._on_recovery_failed(key, exc))
-        self._recovery_op = (key, op)
-        op.start()
+    @property
+    def recovery(self) -> PlanState | None:
+        """pi 1.6.0's overflow recovery for the current plan: the plan of its compaction once it has
+        omitted the failed attempt (engine.context_edits.recovery_plan); None where it omits nothing
+        or while it is planned (``recovery_changed`` then says it)."""
+        return self._recovery.plan
 
     def engine_imported(self) -> None:
-        """The engine is imported (the window's preload): pi 1.6.0's recovery, if the plan has one,
-        can be planned now."""
-        if self.state is not None and self.recovery is None and _recovery_key(self.state) is not None:
-            self._update_recovery()
-            if self.recovery is not None:
-                self.recovery_changed.emit(self.recovery)
-
-    def _on_recovery_planner(self, key: tuple[Any, ...], planner: PathPlanner | None) -> None:
-        if self._recovery_op is not None and self._recovery_op[0] == key:
-            self._recovery_op = None
-        self._recovery_planner = (key, planner)
-        st = self.state
-        if _recovery_key(st) != key or st is None:
-            return  # planned for a state of the session that is gone
-        self.recovery = _recovery_of(planner, st)
-        self.recovery_changed.emit(self.recovery)
-
-    def _on_recovery_failed(self, key: tuple[Any, ...], exc: BaseException) -> None:
-        if self._recovery_op is not None and self._recovery_op[0] == key:
-            self._recovery_op = None
-        log.warning("planning pi's overflow recovery failed: %s", exc)
-
-    def _forget_recovery(self) -> None:
-        if self._recovery_op is not None:
-            self._recovery_op[1].cancel()
-        self._recovery_op = None
-        self._recovery_planner = None
-        self.recovery = None
+        """The engine is imported (the window's background preload): the recovery can be planned."""
+        self._recovery.engine_imported(self.state)
 
     def request_preparation(self) -> None:
         st = self.state
@@ -1016,25 +954,6 @@ def _with_summary_tokens(
     after: list[tuple[int, str, float]], summary_text: str
 ) -> list[tuple[int, str, float]]:
     return with_summary_tokens(after, _summary_tokens(summary_text))
-
-
-def _recovery_of(planner: PathPlanner | None, st: PlanState) -> PlanState | None:
-    """The recovery's plan from its planner for the plan's settings (pi's own cut: not a manual one)."""
-    if planner is None:
-        return None
-    from session_studio.engine.context_edits import recovery_params  # imported: it built the planner
-
-    return planner.plan(recovery_params(st.params))
-
-
-def _recovery_key(st: PlanState | None) -> tuple[Any, ...] | None:
-    """What pi 1.6.0's recovery for the plan depends on (None: it omits nothing, so there is none):
-    the session read (a reload is another object, pi's appends more records), the leaf and the
-    failed answer."""
-    if st is None or not st.omits_failed_attempt or st.session is None or not st.path:
-        return None
-    answer = st.threshold_check.answer if st.threshold_check is not None else None
-    return (id(st.session), len(st.session.records), st.path[-1], answer)
 
 
 def compute_plan_state(
