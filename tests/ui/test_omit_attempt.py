@@ -80,6 +80,8 @@ def test_the_failed_attempt_is_omitted_as_pi_1_6_0_does(
     before = path.read_bytes()
     action.trigger()
     assert "the failed answer #5 (e0005) and its 1 tool result" in asked[0]
+    # where pi's compaction then cuts (the recovery's plan, as the planner says it)
+    assert "Without the failed attempt, pi&#x27;s cut leaves nothing to compact" in asked[0]
     assert path.read_bytes() == before  # cancelled: nothing written
     action.trigger()
     qtbot.waitUntil(lambda: not window.doc.writing and path.read_bytes() != before, timeout=10000)

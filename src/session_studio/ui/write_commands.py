@@ -411,6 +411,7 @@ class WriteCommands(SummaryGeneration):
         """pi 1.6.0's overflow recovery, its first step: the failed answer and its tool results
         leave the context through context edits (the plan after them is the one pi compacts)."""
         from session_studio.core.errors import WriteError
+        from session_studio.core.explain import recovery_text
         from session_studio.engine.context_edits import recovery_omission
 
         d = self.doc
@@ -430,11 +431,15 @@ class WriteCommands(SummaryGeneration):
         answer = f"the failed answer #{st.positions.get(targets[0], 0)} ({html.escape(ids[0])})"
         results = len(targets) - 1
         also = f" and its {results} tool result{'s' if results != 1 else ''}" if results else ""
+        then = ""
+        if d.recovery is not None:  # where pi's compaction then cuts (planned in a worker by now)
+            said = recovery_text(st, d.recovery)
+            then = f"<br><br>{html.escape(said[:1].upper() + said[1:])}."
         if not self.ask_yes_no(
             "Omit failed attempt",
             f"Take {answer}{also} out of the context?<br><br>pi 1.6.0 does this before it compacts for "
             f"an overflow: it appends a <code>context_edit</code> entry (replacement null) for each. The "
-            "entries stay in the file; the plan then shows the compaction pi's recovery makes.",
+            "entries stay in the file; the plan then shows the compaction pi's recovery makes." + then,
             yes="Omit",
             default_yes=False,
         ):
