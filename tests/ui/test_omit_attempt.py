@@ -117,6 +117,7 @@ def test_the_planner_says_where_pi_s_recovery_cuts_without_writing(
         in details
     )
     assert f"this plan keeps from #{st.cut.first_kept_index}" in details
+    assert f"this plan keeps from #{st.cut.first_kept_index}" in window.bar.accessibleDescription()
     # the pi versions page: 1.6.0's side names the recovery, 0.80.2's (which omits nothing) does not
     window.a_compare.trigger()
     shown = window.compare.comparison

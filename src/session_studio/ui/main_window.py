@@ -625,7 +625,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         if self.doc.preparation is None and self.doc.preparing:
             self.preview.set_pending()
         self.tree_model.set_marks(st.marks)
-        self.bar.set_state(st)
+        self.bar.set_state(st, self.doc.recovery)
         self.planner.set_state(st, recovery=self.doc.recovery)
         self._update_stale_note()
         if self.tabs.currentWidget() is self.why:
@@ -638,10 +638,11 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         """pi 1.6.0's recovery for the plan shown, planned in a worker: the planner says where it cuts."""
         if self.doc.state is not None:
             self.planner.set_state(self.doc.state, recovery=recovery)
+            self.bar.set_recovery(recovery)
 
     def _on_after_changed(self, st: PlanState) -> None:
         """The summary's text changed (once typing pauses): the projected bar and "after" context."""
-        self.bar.set_state(st)
+        self.bar.set_state(st, self.doc.recovery)
         self._update_actions()
         if self.tabs.currentWidget() is self.preview:
             self._refresh_contexts()

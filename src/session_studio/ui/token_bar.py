@@ -319,6 +319,7 @@ class TokenBar(KeyCursorView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.state: PlanState | None = None
+        self.recovery: PlanState | None = None  # pi 1.6.0's overflow recovery (set_state)
         self.selected = -1
         self.layout_ = BarLayout(None, self.width())
         self._legend_boxes: list[tuple[str, int, int]] = []
@@ -339,9 +340,17 @@ class TokenBar(KeyCursorView):
     def sizeHint(self) -> QSize:
         return QSize(600, 24 + ROW_H + 10 + AFTER_H + 6 + LEGEND_H + 6)
 
-    def set_state(self, state: PlanState | None) -> None:
+    def set_state(self, state: PlanState | None, recovery: PlanState | None = None) -> None:
+        """Show the plan ``state``; ``recovery``: pi 1.6.0's overflow recovery for it
+        (SessionDocument.recovery), which the bar's text for a screen reader names."""
         self.state = state
+        self.recovery = recovery
         self._relayout()
+
+    def set_recovery(self, recovery: PlanState | None) -> None:
+        """pi 1.6.0's overflow recovery for the plan shown, planned in a worker after it."""
+        self.recovery = recovery
+        self._describe()
 
     def set_real(self, view: PathTokensView | None) -> None:
         self.real = view
@@ -368,14 +377,17 @@ class TokenBar(KeyCursorView):
         self.layout_ = BarLayout(self.state, self.width())
         self._keep_cursor(before)
         self.update()
+        self._describe()
+
+    def _describe(self) -> None:
+        """What the painted bar says, as text for a screen reader: its header lines and pi's check."""
         st = self.state
         if st is None or st.session is None:
             self.setAccessibleDescription("")
             return
-        # what the painted bar says, as text for a screen reader: its header lines and pi's check
         left, right = _header_texts(st, self.layout_)
         cut = f"cut at path #{st.cut.first_kept_index}" if st.cut is not None else "no cut"
-        overflow = overflow_text(st)
+        overflow = overflow_text(st, self.recovery)
         self.setAccessibleDescription(
             f"{left}. {right}. {cut}. {threshold_check_text(st)}.{f' {overflow}.' if overflow else ''}".replace(
                 "  ·  ", "; "
