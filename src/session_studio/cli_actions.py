@@ -462,7 +462,7 @@ def _print_recovery_note(draft: Any, settings: Any) -> None:
     """A manual compaction (pi's /compact) keeps a failed last answer; pi 1.6.0's automatic
     recovery omits it first (engine.context_edits): say so where that differs."""
     from .core.errors import WriteError
-    from .core.explain import recovery_text
+    from .core.explain import RecoveryCut, recovery_text
     from .engine.context_edits import recovery_omission, recovery_plan
 
     if draft.planner is None or not draft.profile.projection:
@@ -476,9 +476,10 @@ def _print_recovery_note(draft: Any, settings: Any) -> None:
         return
     if omitted and recovery is not None:
         ids = ", ".join(str(draft.session.records[r].id) for r in omitted)
+        then = recovery_text(state, RecoveryCut.of(recovery))
         _print(
             f"note: pi 1.6.0's own recovery from the failed last answer would first take {ids} out of the "
-            f"context (session-studio omit-attempt does that), then compact: {recovery_text(state, recovery)}. "
+            f"context (session-studio omit-attempt does that), then compact: {then}. "
             "This compacts as pi's /compact does, with them"
         )
 
@@ -486,7 +487,7 @@ def _print_recovery_note(draft: Any, settings: Any) -> None:
 def _cmd_omit_attempt(a: argparse.Namespace) -> int:
     from .cli_common import profile_for, settings_for
     from .core import Session
-    from .core.explain import overflow_text, recovery_text
+    from .core.explain import RecoveryCut, overflow_text, recovery_text
     from .core.plan import PathPlanner
     from .engine.context_edits import append_omissions, recovery_omission, recovery_plan
 
@@ -520,7 +521,7 @@ def _cmd_omit_attempt(a: argparse.Namespace) -> int:
         assert recovery is not None  # (there are targets)
         _print(
             f"would omit {', '.join(map(str, ids))} from the context (dry run: nothing written); then, "
-            f"{recovery_text(state, recovery)}"
+            f"{recovery_text(state, RecoveryCut.of(recovery))}"
         )
         return 0
     written = append_omissions(session, ids)

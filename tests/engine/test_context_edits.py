@@ -11,7 +11,7 @@ import pytest
 
 from session_studio.core import Session, WriteError
 from session_studio.core.errors import EntryNotFoundError, StaleSessionError
-from session_studio.core.explain import recovery_text
+from session_studio.core.explain import RecoveryCut, recovery_text
 from session_studio.core.plan import PathPlanner, PlanParams
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
 from session_studio.engine.context_edits import (
@@ -92,7 +92,9 @@ def test_the_recovery_is_planned_without_the_failed_attempt_and_nothing_is_writt
     # the recovery's path is this one and then the two edits, in memory only
     assert recovery.path[: len(state.path)] == state.path and len(recovery.path) == len(state.path) + 2
     assert path.read_bytes() == before and session.leaf_id == "e6"
-    assert recovery_text(state, recovery) == (
+    said = RecoveryCut.of(recovery)
+    assert said == RecoveryCut(2, None, recovery.kept_tokens, "#0…#1")  # the facts, not the plan's copy
+    assert recovery_text(state, said) == (
         "without the failed attempt, pi's recovery keeps from path #2, ≈1,501 tokens, and summarises #0…#1; "
         "this plan keeps from #5"
     )
@@ -102,9 +104,9 @@ def test_the_recovery_is_planned_without_the_failed_attempt_and_nothing_is_writt
     )
     by_hand = recovery_plan(manual, manual.params)
     assert by_hand is not None and by_hand.cut == recovery.cut and not by_hand.manual
-    assert recovery_text(manual, by_hand).endswith("; this cut keeps from #3")
+    assert recovery_text(manual, RecoveryCut.of(by_hand)).endswith("; this cut keeps from #3")
     nothing = recovery_plan(state, PlanParams(keep_recent_tokens=20_000))
-    assert nothing is not None and recovery_text(state, nothing).startswith(
+    assert nothing is not None and recovery_text(state, RecoveryCut.of(nothing)).startswith(
         "without the failed attempt, pi's cut leaves nothing to compact: pi appends the context edits"
     )
     assert recovery_plan(PathPlanner(session, profile=PROFILE_0_80_2).plan(params), params) is None

@@ -109,13 +109,10 @@ def test_the_planner_says_where_pi_s_recovery_cuts_without_writing(
     window.doc.set_params(2000, 16384, 200_000)
     qtbot.waitUntil(lambda: window.doc.recovery is not None, timeout=10000)
     st, recovery = window.doc.state, window.doc.recovery
-    assert st is not None and recovery is not None and st.cut is not None and recovery.cut is not None
-    assert recovery.cut.first_kept_index < st.cut.first_kept_index
+    assert st is not None and recovery is not None and st.cut is not None and recovery.first_kept is not None
+    assert recovery.first_kept < st.cut.first_kept_index
     details = html.unescape(window.planner.cut_details.text())
-    assert (
-        f"Without the failed attempt, pi's recovery keeps from path #{recovery.cut.first_kept_index}"
-        in details
-    )
+    assert f"Without the failed attempt, pi's recovery keeps from path #{recovery.first_kept}" in details
     assert f"this plan keeps from #{st.cut.first_kept_index}" in details
     assert f"this plan keeps from #{st.cut.first_kept_index}" in window.bar.accessibleDescription()
     # the pi versions page: 1.6.0's side names the recovery, 0.80.2's (which omits nothing) does not
@@ -146,24 +143,26 @@ def test_the_recovery_is_planned_once_the_engine_is_imported_in_the_background(
     from session_studio.ui import main_window
 
     order: list[str] = []
-    real_preload, real_planner = main_window.preload_summariser_modules, context_edits.recovery_planner
+    real_preload, real_plan = main_window.preload_summariser_modules, context_edits.recovery_plan
 
     def preload() -> None:
         order.append("import")
         real_preload()
 
-    def planner(state: Any) -> Any:
+    def plan(state: Any, params: Any) -> Any:
         order.append("plan")
-        return real_planner(state)
+        return real_plan(state, params)
 
     monkeypatch.setattr(main_window, "preload_summariser_modules", preload)
-    monkeypatch.setattr(context_edits, "recovery_planner", planner)
+    monkeypatch.setattr(context_edits, "recovery_plan", plan)
     monkeypatch.delitem(sys.modules, "session_studio.engine")  # as in a window just started
     window.doc.profile_plain = "1.6.0"
     _open(qtbot, window, _failed_session(tmp_path, result_chars=16_000))
     qtbot.waitUntil(lambda: window.doc.recovery is not None, timeout=10000)
     assert order == ["import", "plan"]
-    window.doc.set_params(2000, 16384, 200_000)
+    window.doc.set_params(2000, 16384, 200_000)  # other settings: planned again
     assert "Without the failed attempt, pi" in html.unescape(window.planner.cut_details.text())
-    assert order == ["import", "plan"]  # built once
+    assert order == ["import", "plan", "plan"]
+    window.doc.set_params(2000, 16384, 200_000)  # the same: the answer kept
+    assert order == ["import", "plan", "plan"] and window.doc.recovery is not None
     settle_window(qtbot, window)

@@ -26,6 +26,7 @@ __all__ = [
     "AUTO_COMPACTION_OFF",
     "AccumulationRow",
     "CutExplanation",
+    "RecoveryCut",
     "RecoveryPlanner",
     "Step",
     "explain_plan",
@@ -401,10 +402,10 @@ def threshold_check_text(st: PlanState) -> str:
     return said
 
 
-def overflow_text(st: PlanState, recovery: PlanState | None = None) -> str | None:
+def overflow_text(st: PlanState, recovery: RecoveryCut | None = None) -> str | None:
     """pi's overflow case, which its check weighs before the threshold (:attr:`PlanState.overflow`),
     in words; None when the answer it checks is no overflow. ``recovery``: where pi 1.6.0 omits the
-    failed attempt first, the plan of its compaction without it (:func:`recovery_text`)."""
+    failed attempt first, what its compaction without it does (:func:`recovery_text`)."""
     found = st.overflow
     if found is None:
         return None
@@ -452,7 +453,7 @@ def overflow_text(st: PlanState, recovery: PlanState | None = None) -> str | Non
     )
     if recovery is not None:
         planned = recovery_text(st, recovery)
-        if recovery.error is None and (recovery.cut is None or recovery.nothing_to_compact):
+        if recovery.error is None and recovery.first_kept is None:
             return said + "finds nothing to compact and stops there, without a retry"
         return said + f"compacts and retries the request. {planned[:1].upper()}{planned[1:]}"
     if nothing:
@@ -469,33 +470,60 @@ def overflow_text(st: PlanState, recovery: PlanState | None = None) -> str | Non
 RecoveryPlanner = Callable[[PlanState], "PlanState | None"]
 
 
-def planned_recovery(st: PlanState, recovery: RecoveryPlanner | None) -> PlanState | None:
-    """The plan of pi 1.6.0's recovery compaction for ``st`` (None: none to say, or not asked for)."""
+@dataclass(frozen=True)
+class RecoveryCut:
+    """What is said of pi 1.6.0's overflow recovery compaction: the facts of its plan, not the plan,
+    which holds a copy of the session's index with the omission's edits appended (a window keeps
+    these while it shows them; on a 900k-entry session the copy is ~90 MB)."""
+
+    #: path position of the first kept entry; None: pi's cut leaves nothing to compact
+    first_kept: int | None
+    #: where the split turn starts, when the cut splits one (its prefix is summarised apart)
+    split_turn_start: int | None
+    kept_tokens: float
+    #: the positions the history summary covers (:func:`summarised_span_text`), None: none
+    summarised: str | None
+    #: pi throws planning it (the plan's error)
+    error: str | None = None
+
+    @classmethod
+    def of(cls, recovery: PlanState) -> RecoveryCut:
+        cut = recovery.cut
+        if recovery.error is not None:
+            return cls(None, None, 0.0, None, recovery.error)
+        if cut is None or recovery.nothing_to_compact:
+            return cls(None, None, 0.0, None)
+        first, start = cut.first_kept_index, cut.turn_start_index
+        split = start if cut.is_split_turn and 0 <= start < first else None
+        return cls(first, split, float(recovery.kept_tokens), summarised_span_text(recovery))
+
+
+def planned_recovery(st: PlanState, recovery: RecoveryPlanner | None) -> RecoveryCut | None:
+    """What pi 1.6.0's recovery compaction for ``st`` does (None: none to say, or not asked for)."""
     if recovery is None or not st.omits_failed_attempt:
         return None
     try:
-        return recovery(st)
+        planned = recovery(st)
     except WriteError:  # pi's own recovery throws on this answer: the overflow line says what pi does
         return None
+    return RecoveryCut.of(planned) if planned is not None else None
 
 
-def recovery_text(st: PlanState, recovery: PlanState) -> str:
+def recovery_text(st: PlanState, recovery: RecoveryCut) -> str:
     """What pi 1.6.0's overflow recovery compacts once it has omitted the failed attempt, beside
-    this plan (``st``); ``recovery``: the plan of the session with the omission's edits in it
-    (engine.context_edits.recovery_plan). Its path is this one and then the edits, so a position
-    names the same entry in both."""
+    this plan (``st``). The recovery's path is this one and then the edits, so a position names the
+    same entry in both."""
     if recovery.error is not None:
         return f"without the failed attempt, pi's recovery cannot plan its compaction: {recovery.error}"
-    cut = recovery.cut
-    if cut is None or recovery.nothing_to_compact:
+    first = recovery.first_kept
+    if first is None:
         return (
             "without the failed attempt, pi's cut leaves nothing to compact: pi appends the context edits "
             "and stops there, without a retry"
         )
-    first = cut.first_kept_index
-    summarised = [] if (span := summarised_span_text(recovery)) is None else [span]
-    start = cut.turn_start_index
-    if cut.is_split_turn and 0 <= start < first:  # the split turn's prefix, summarised apart
+    summarised = [] if recovery.summarised is None else [recovery.summarised]
+    start = recovery.split_turn_start
+    if start is not None:  # the split turn's prefix, summarised apart
         summarised.append(f"the turn prefix #{start}" + (f"…#{first - 1}" if first - 1 > start else ""))
     said = (
         f"without the failed attempt, pi's recovery keeps from path #{first}"

@@ -15,6 +15,7 @@ maps everything it exposes back to path positions, so every caller sees the same
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import itertools
 import math
@@ -102,6 +103,11 @@ class PlanParams:
     #: the output limit (``maxTokens``) of the model pi runs, from its registry (models.json, pi-ai's
     #: catalogue); 0: unknown. pi 1.6.0's check compacts and retries for a length stop below it
     model_max_tokens: int = 0
+
+    def automatic(self) -> PlanParams:
+        """These settings with pi's own cut and summary: no cut chosen here, no summary drafted here
+        (what pi's automatic compaction plans with: its overflow recovery, for one)."""
+        return dataclasses.replace(self, manual_cut=None, summary_tokens=None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from typing import Literal
 
 from .explain import (
     AUTO_COMPACTION_OFF,
+    RecoveryCut,
     overflow_text,
     summarised_span_text,
     threshold_check_text,
@@ -224,7 +225,7 @@ def _previous_summary(st: PlanState) -> str:
 
 
 def side_of(
-    st: PlanState, producing: list[int] | None = None, recovery: PlanState | None = None
+    st: PlanState, producing: list[int] | None = None, recovery: RecoveryCut | None = None
 ) -> ProfileSide:
     """One pi's plan as the comparison shows it. ``producing``: :attr:`PathFacts.producing_old` or
     ``producing_new`` for this plan's pi (a history range with nothing to summarise is shown as none);
@@ -274,7 +275,7 @@ def side_of(
     )
 
 
-def _automatic(st: PlanState, recovery: PlanState | None = None) -> str:
+def _automatic(st: PlanState, recovery: RecoveryCut | None = None) -> str:
     """Whether pi compacts this context by itself, as the planner says it (core.tokens.should_compact)."""
     if st.session is None or not st.path:
         return "—"
@@ -560,12 +561,12 @@ def _num(v: object) -> float:
 
 
 def compare_plans(
-    old: PlanState, new: PlanState, facts: PathFacts | None = None, recovery: PlanState | None = None
+    old: PlanState, new: PlanState, facts: PathFacts | None = None, recovery: RecoveryCut | None = None
 ) -> ProfileComparison:
     """pi 0.80.2's plan (``old``) beside pi 1.6.0's (``new``) of the same path and settings, with the
     rules that make them differ. ``facts``: :meth:`PathFacts.of` the two planners (computed here
-    from the plans' own planners when not given); ``recovery``: pi 1.6.0's overflow recovery for
-    ``new`` (engine.context_edits.recovery_plan), which its side then names."""
+    from the plans' own planners when not given); ``recovery``: what pi 1.6.0's overflow recovery
+    for ``new`` does (engine.context_edits.recovery_plan), which its side then names."""
     if old.profile is not PROFILE_0_80_2 or new.profile is not PROFILE_1_6_0:
         raise ValueError("compare_plans takes the 0.80.2 plan first, then the 1.6.0 plan")
     if old.path != new.path:

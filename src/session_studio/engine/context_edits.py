@@ -9,7 +9,6 @@ does, one under the other, so a compaction planned next sees what pi's recovery 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +29,6 @@ __all__ = [
     "omission_refusal",
     "plan_recovery",
     "recovery_omission",
-    "recovery_params",
     "recovery_plan",
     "recovery_planner",
 ]
@@ -140,18 +138,11 @@ def recovery_planner(state: PlanState) -> PathPlanner | None:
     return PathPlanner(session.with_virtual_entries(omission_entries(session, ids)), profile=state.profile)
 
 
-def recovery_params(params: PlanParams) -> PlanParams:
-    """The settings pi's recovery compacts with: these (pi's settings give its _runAutoCompaction
-    the same keepRecentTokens), with pi's own cut, not a cut chosen here, and its own summary, not
-    one drafted here."""
-    return dataclasses.replace(params, manual_cut=None, summary_tokens=None)
-
-
 def recovery_plan(state: PlanState, params: PlanParams) -> PlanState | None:
-    """The plan of pi 1.6.0's recovery compaction with these settings (:func:`recovery_planner`,
-    :func:`recovery_params`)."""
+    """The plan of pi 1.6.0's recovery compaction with these settings (:func:`recovery_planner`),
+    with pi's own cut, not one chosen here (``PlanParams.automatic``)."""
     planner = recovery_planner(state)
-    return planner.plan(recovery_params(params)) if planner is not None else None
+    return planner.plan(params.automatic()) if planner is not None else None
 
 
 def plan_recovery(state: PlanState) -> PlanState | None:

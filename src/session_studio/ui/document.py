@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QWidget
 
 from session_studio.core import Session, SessionFileError, SessionLoadError
 from session_studio.core.context import SessionContext
+from session_studio.core.explain import RecoveryCut
 from session_studio.core.fingerprint import open_regular
 from session_studio.core.plan import (
     DEFAULT_CONTEXT_WINDOW,
@@ -319,7 +320,7 @@ class SessionDocument(QObject):
     closed = Signal()
     appended = Signal(object)  # tuple of new record indices
     plan_changed = Signal(object)  # PlanState
-    #: PlanState | None: pi 1.6.0's overflow recovery compaction for the plan (``recovery``), once known
+    #: RecoveryCut | None: what pi 1.6.0's overflow recovery does for the plan (``recovery``), once known
     recovery_changed = Signal(object)
     selection_changed = Signal(int)  # record index (-1: none)
     preparation_ready = Signal(object)  # Preparation | None
@@ -859,11 +860,11 @@ class SessionDocument(QObject):
             self._prep_timer.start(0 if soon else PREP_DEBOUNCE_MS)
 
     @property
-    def recovery(self) -> PlanState | None:
-        """pi 1.6.0's overflow recovery for the current plan: the plan of its compaction once it has
+    def recovery(self) -> RecoveryCut | None:
+        """What pi 1.6.0's overflow recovery does for the current plan: its compaction once it has
         omitted the failed attempt (engine.context_edits.recovery_plan); None where it omits nothing
         or while it is planned (``recovery_changed`` then says it)."""
-        return self._recovery.plan
+        return self._recovery.cut
 
     def engine_imported(self) -> None:
         """The engine is imported (the window's background preload): the recovery can be planned."""

@@ -52,6 +52,7 @@ from .window_state import WindowState
 from .write_commands import WriteCommands
 
 if TYPE_CHECKING:
+    from session_studio.core.explain import RecoveryCut
     from session_studio.core.preparation import Preparation
 
     from .help_page import HelpDialog
@@ -634,7 +635,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         if self.tabs.currentWidget() is self.preview:
             self._refresh_contexts()
 
-    def _on_recovery(self, recovery: PlanState | None) -> None:
+    def _on_recovery(self, recovery: RecoveryCut | None) -> None:
         """pi 1.6.0's recovery for the plan shown, planned in a worker: the planner says where it cuts."""
         if self.doc.state is not None:
             self.planner.set_state(self.doc.state, recovery=recovery)

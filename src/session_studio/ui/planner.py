@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from session_studio.core.explain import (
     AUTO_COMPACTION_OFF,
+    RecoveryCut,
     overflow_text,
     summarised_span_text,
     threshold_check_text,
@@ -373,10 +374,10 @@ class PlannerPanel(QWidget):
             self._no_quirks = text
             self._shown_quirks = None  # the empty box is made again with the new text
 
-    def set_state(self, st: PlanState | None, waiting: str = "", recovery: PlanState | None = None) -> None:
+    def set_state(self, st: PlanState | None, waiting: str = "", recovery: RecoveryCut | None = None) -> None:
         """Show the plan ``st``; without one, ``waiting`` says why there is none yet (a file being
-        read) instead of "No session". ``recovery``: the plan of pi 1.6.0's overflow recovery
-        compaction (SessionDocument.recovery), where its check would omit the failed attempt."""
+        read) instead of "No session". ``recovery``: what pi 1.6.0's overflow recovery compaction
+        does (SessionDocument.recovery), where its check would omit the failed attempt."""
         enabled = st is not None
         for w in (self.keep, self.reserve, self.window_spin, self.preview_button, self.compare_button):
             w.setEnabled(enabled)

@@ -1,26 +1,25 @@
 """pi 1.6.0's overflow recovery beside the window's plan, planned without writing anything.
 
 Where pi's check would retry for an overflow, pi 1.6.0 first omits the failed attempt with context
-edits and then compacts (engine.context_edits.recovery_plan). Its planner walks the whole path, so it
-is built in a worker, once per state of the session (the session read, its leaf, the failed answer);
-each re-plan of the window (keepRecentTokens, reserve, window) then plans from it on the GUI thread,
-as quickly as the window's own plan.
+edits and then compacts (engine.context_edits.recovery_plan). That plan walks the whole path over a
+copy of the session's index with the edits appended, so it is made in a worker, and the window
+keeps only what is said of it (core.explain.RecoveryCut), not the copy (~90 MB on a 900k-entry
+session). The last answer is kept per state of the session and settings: a re-plan that changes
+neither (a summary typed, a selection) asks for nothing.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from session_studio.core.explain import RecoveryCut
 from session_studio.core.plan import PlanState
 
 from .tasks import Operation, TaskRunner
-
-if TYPE_CHECKING:
-    from session_studio.core.plan import PathPlanner
 
 log = logging.getLogger(__name__)
 
@@ -30,35 +29,35 @@ RecoveryKey = tuple[Any, ...]
 
 
 class RecoveryPreview(QObject):
-    #: PlanState | None: the recovery's plan, once planned in the worker
+    #: RecoveryCut | None: what the recovery does, once planned in the worker
     changed = Signal(object)
 
     def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.runner = runner
-        #: the recovery's plan for the last plan given to :meth:`update` (None: none, or not yet)
-        self.plan: PlanState | None = None
-        self._built: tuple[RecoveryKey, PathPlanner | None] | None = None
-        self._building: tuple[RecoveryKey, Operation] | None = None
+        #: what the recovery for the last plan given to :meth:`update` does (None: none, or not yet)
+        self.cut: RecoveryCut | None = None
+        self._done: tuple[RecoveryKey, RecoveryCut | None] | None = None
+        self._planning: tuple[RecoveryKey, Operation] | None = None
         self._state: PlanState | None = None
 
     def update(self, st: PlanState | None) -> None:
-        """The recovery for the plan ``st``: planned at once from a planner built for this state of
-        the session, else (None meanwhile) in a worker, and ``changed`` says it when done."""
+        """The recovery for the plan ``st``: at once where it was planned for this state of the
+        session and these settings, else (None meanwhile) in a worker, and ``changed`` says it."""
         self._state = st
         key = _key(st)
         if key is None or st is None:
-            self.plan = None
+            self.cut = None
             return
-        if self._built is not None and self._built[0] == key:
-            self.plan = _plan_from(self._built[1], st)
+        if self._done is not None and self._done[0] == key:
+            self.cut = self._done[1]
             return
-        self.plan = None
-        if self._building is not None:
-            if self._building[0] == key:
+        self.cut = None
+        if self._planning is not None:
+            if self._planning[0] == key:
                 return  # on its way
-            self._building[1].cancel()
-            self._building = None
+            self._planning[1].cancel()
+            self._planning = None
         if "session_studio.engine" not in sys.modules:
             # its first import (pydantic, the engine: ~0.4 s of Python) held the GIL from a worker
             # for 130-190 ms at a time just as a session was shown; the window imports it in the
@@ -66,67 +65,58 @@ class RecoveryPreview(QObject):
             # engine_imported
             return
 
-        def build() -> PathPlanner | None:
+        def plan() -> RecoveryCut | None:
             from session_studio.core.errors import WriteError
-            from session_studio.engine.context_edits import recovery_planner
+            from session_studio.engine.context_edits import recovery_plan
 
             try:
-                return recovery_planner(st)
+                planned = recovery_plan(st, st.params)
             except WriteError:  # pi's own recovery throws on this answer: the overflow line says so
                 return None
+            return RecoveryCut.of(planned) if planned is not None else None
 
-        op = self.runner.op(build)
-        op.on_success(lambda planner: self._built_for(key, planner))
+        op = self.runner.op(plan)
+        op.on_success(lambda cut: self._planned(key, cut))
         op.on_failure(lambda exc, _tb: self._failed(key, exc))
-        self._building = (key, op)
+        self._planning = (key, op)
         op.start()
 
     def engine_imported(self, st: PlanState | None) -> None:
         """The engine is imported: plan the recovery that :meth:`update` left waiting for it."""
-        if self.plan is None and _key(st) is not None:
+        if self.cut is None and _key(st) is not None:
             self.update(st)
-            if self.plan is not None:
-                self.changed.emit(self.plan)
+            if self.cut is not None:
+                self.changed.emit(self.cut)
 
     def forget(self) -> None:
         """The session is gone (closed, or read again): nothing of it is kept."""
-        if self._building is not None:
-            self._building[1].cancel()
-        self._building = None
-        self._built = None
+        if self._planning is not None:
+            self._planning[1].cancel()
+        self._planning = None
+        self._done = None
         self._state = None
-        self.plan = None
+        self.cut = None
 
-    def _built_for(self, key: RecoveryKey, planner: PathPlanner | None) -> None:
-        if self._building is not None and self._building[0] == key:
-            self._building = None
-        self._built = (key, planner)
-        st = self._state
-        if st is None or _key(st) != key:
-            return  # built for a state of the session that is gone
-        self.plan = _plan_from(planner, st)
-        self.changed.emit(self.plan)
+    def _planned(self, key: RecoveryKey, cut: RecoveryCut | None) -> None:
+        if self._planning is not None and self._planning[0] == key:
+            self._planning = None
+        self._done = (key, cut)
+        if _key(self._state) != key:
+            return  # planned for a state of the session, or settings, that are gone
+        self.cut = cut
+        self.changed.emit(cut)
 
     def _failed(self, key: RecoveryKey, exc: BaseException) -> None:
-        if self._building is not None and self._building[0] == key:
-            self._building = None
+        if self._planning is not None and self._planning[0] == key:
+            self._planning = None
         log.warning("planning pi's overflow recovery failed: %s", exc)
-
-
-def _plan_from(planner: PathPlanner | None, st: PlanState) -> PlanState | None:
-    """The recovery's plan from its planner for the plan's settings (pi's own cut: no manual one)."""
-    if planner is None:
-        return None
-    from session_studio.engine.context_edits import recovery_params  # imported: it built the planner
-
-    return planner.plan(recovery_params(st.params))
 
 
 def _key(st: PlanState | None) -> RecoveryKey | None:
     """What the recovery of the plan depends on (None: pi omits nothing, so there is none): the
-    session read (a reload is another object; pi's appends add records), the leaf and the failed
-    answer."""
+    session read (a reload is another object; pi's appends add records), the leaf, the failed
+    answer and the settings pi plans with (not a cut chosen here: ``PlanParams.automatic``)."""
     if st is None or not st.omits_failed_attempt or st.session is None or not st.path:
         return None
     answer = st.threshold_check.answer if st.threshold_check is not None else None
-    return (id(st.session), len(st.session.records), st.path[-1], answer)
+    return (id(st.session), len(st.session.records), st.path[-1], answer, st.params.automatic())

@@ -42,6 +42,7 @@ from session_studio.core.bar_geometry import (
 )
 from session_studio.core.explain import (
     AUTO_COMPACTION_OFF,
+    RecoveryCut,
     keep_zone_text,
     overflow_text,
     threshold_check_text,
@@ -319,7 +320,7 @@ class TokenBar(KeyCursorView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.state: PlanState | None = None
-        self.recovery: PlanState | None = None  # pi 1.6.0's overflow recovery (set_state)
+        self.recovery: RecoveryCut | None = None  # pi 1.6.0's overflow recovery (set_state)
         self.selected = -1
         self.layout_ = BarLayout(None, self.width())
         self._legend_boxes: list[tuple[str, int, int]] = []
@@ -340,14 +341,14 @@ class TokenBar(KeyCursorView):
     def sizeHint(self) -> QSize:
         return QSize(600, 24 + ROW_H + 10 + AFTER_H + 6 + LEGEND_H + 6)
 
-    def set_state(self, state: PlanState | None, recovery: PlanState | None = None) -> None:
+    def set_state(self, state: PlanState | None, recovery: RecoveryCut | None = None) -> None:
         """Show the plan ``state``; ``recovery``: pi 1.6.0's overflow recovery for it
         (SessionDocument.recovery), which the bar's text for a screen reader names."""
         self.state = state
         self.recovery = recovery
         self._relayout()
 
-    def set_recovery(self, recovery: PlanState | None) -> None:
+    def set_recovery(self, recovery: RecoveryCut | None) -> None:
         """pi 1.6.0's overflow recovery for the plan shown, planned in a worker after it."""
         self.recovery = recovery
         self._describe()
