@@ -166,3 +166,27 @@ def test_the_recovery_is_planned_once_the_engine_is_imported_in_the_background(
     window.doc.set_params(2000, 16384, 200_000)  # the same: the answer kept
     assert order == ["import", "plan", "plan"] and window.doc.recovery is not None
     settle_window(qtbot, window)
+
+
+def test_a_recovery_planned_for_a_session_that_is_gone_is_dropped(qtbot: Any, tmp_path: Path) -> None:
+    """The worker's answer for a session closed (or read again) meanwhile is not shown, nor kept."""
+    import session_studio.engine  # noqa: F401  (the window's background import, done)
+    from session_studio.core import Session
+    from session_studio.core.plan import PathPlanner, PlanParams
+    from session_studio.core.profile import PROFILE_1_6_0
+    from session_studio.ui.recovery_preview import RecoveryPreview
+    from session_studio.ui.tasks import TaskRunner
+
+    session = Session.open(_failed_session(tmp_path, result_chars=16_000))
+    st = PathPlanner(session, profile=PROFILE_1_6_0).plan(PlanParams(keep_recent_tokens=2000))
+    runner = TaskRunner()
+    preview = RecoveryPreview(runner)
+    said: list[Any] = []
+    preview.changed.connect(said.append)
+    preview.update(st)  # planned in a worker
+    preview.forget()  # the session is gone before it answers
+    qtbot.waitUntil(lambda: not runner.busy, timeout=10000)
+    assert said == [] and preview.cut is None
+    preview.update(st)
+    qtbot.waitUntil(lambda: bool(said), timeout=10000)
+    assert said == [preview.cut] and preview.cut is not None and preview.cut.first_kept == 1

@@ -98,8 +98,9 @@ class RecoveryPreview(QObject):
         self.cut = None
 
     def _planned(self, key: RecoveryKey, cut: RecoveryCut | None) -> None:
-        if self._planning is not None and self._planning[0] == key:
-            self._planning = None
+        if self._planning is None or self._planning[0] != key:
+            return  # forgotten (the session is gone) or overtaken by other settings
+        self._planning = None
         self._done = (key, cut)
         if _key(self._state) != key:
             return  # planned for a state of the session, or settings, that are gone
