@@ -22,6 +22,11 @@ only ab-summaries.png: two candidate summaries of the real session (Compare summ
     python docs/screenshots/make.py timeline
 
 only the context timeline (timeline.png, timeline-dark.png).
+
+    python docs/screenshots/make.py recovery
+
+only recovery.png: a session whose last answer failed with a context overflow, read as pi 1.6.0:
+the planner says where pi's recovery cuts once it has omitted the failed attempt.
 """
 
 from __future__ import annotations
@@ -76,6 +81,46 @@ def generated(count: int) -> list[Path]:
     return sorted(out.glob("*.jsonl"))
 
 
+def failed_session(path: Path) -> Path:
+    """A tool-using turn whose last answer failed with a context overflow after a big tool result:
+    pi 1.6.0 omits that attempt before it compacts, and keeps from further back than this plan."""
+    sys.path.insert(0, str(ROOT / "tests" / "ui"))
+    from conftest import write_session  # type: ignore[import-not-found]
+
+    call = {"type": "toolCall", "id": "call-big", "name": "read", "arguments": {"path": "src/cart.ts"}}
+    failed = {
+        "type": "message",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Reading the whole cart module."}, call],
+            "api": "anthropic-messages",
+            "provider": "anthropic",
+            "model": "claude-test",
+            "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0},
+            "stopReason": "error",
+            "errorMessage": "prompt is too long: 213462 tokens > 200000 maximum",
+            "timestamp": 1_700_000_100_000,
+        },
+    }
+    result = {
+        "type": "message",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": "call-big",
+            "toolName": "read",
+            "content": [{"type": "text", "text": "export const cart = {};\n" * 1500}],
+            "isError": False,
+            "timestamp": 1_700_000_100_001,
+        },
+    }
+    spec: list[object] = [("user", 3000), ("assistant", 3000), ("user", 400)]
+    for _ in range(10):
+        spec += [("assistant", 600), ("toolResult", 6000)]
+    spec += [failed, result]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_session(path, spec, cwd="/home/dev/projects/webshop")
+
+
 def pi16_session(path: Path) -> Path:
     """The pi 1.6.0 session of the UI tests: system messages, context edits, usage entries and a
     compaction with a system snapshot."""
@@ -100,6 +145,7 @@ def main() -> int:
     only_profiles = sys.argv[1:] == ["profiles"]
     only_ab = sys.argv[1:] == ["ab"]
     only_timeline = sys.argv[1:] == ["timeline"]
+    only_recovery = sys.argv[1:] == ["recovery"]
 
     def pump(cond: object = None, timeout: float = 30) -> None:
         end = time.monotonic() + timeout
@@ -205,8 +251,29 @@ def main() -> int:
         upgrade_legacy_file(Session.open(v3))
         return v3
 
+    def recovery_shot() -> None:
+        """pi 1.6.0's overflow recovery beside the plan: the planner names where it cuts."""
+        w = window("light")
+        w.doc.profile_plain = "1.6.0"  # the file has no 1.6.0 entry: read as pi 1.6.0 runs it
+        open_(w, failed_session(TMP / "sessions" / "--home-dev-projects-webshop--" / "failed.jsonl"))
+        import session_studio.engine  # noqa: F401  (what the window's background import does)
+
+        w.doc.engine_imported()
+        pump(lambda: w.doc.recovery is not None, 30)
+        settle(w)
+        w.doc.select(w.doc.session.get_index("e0023"))  # the failed answer: its error in the inspector
+        w.tabs.setCurrentWidget(w.inspector)
+        w.tree.setFocus(Qt.FocusReason.OtherFocusReason)
+        settle(w)
+        w.statusBar().showMessage("The last answer failed with a context overflow; read as pi 1.6.0")
+        shot(w, "recovery.png")
+        w.close()
+
     if only_ab:
         compare_shot(upgraded(ROOT / "tests" / "oracle" / "fixtures" / "before-compaction.jsonl"))
+        return 0
+    if only_recovery:
+        recovery_shot()
         return 0
     if only_timeline:
         timeline_shots()
@@ -280,6 +347,7 @@ def main() -> int:
     compare_shot(upgraded(main_session))
 
     timeline_shots()
+    recovery_shot()
     w = window("light")
     open_(w, split)
     w.tree.setFocus(Qt.FocusReason.OtherFocusReason)
