@@ -474,7 +474,7 @@ RecoveryPlanner = Callable[[PlanState], "PlanState | None"]
 class RecoveryCut:
     """What is said of pi 1.6.0's overflow recovery compaction: the facts of its plan, not the plan,
     which holds a copy of the session's index with the omission's edits appended (a window keeps
-    these while it shows them; on a 900k-entry session the copy is ~90 MB)."""
+    these while it shows them; on a 900k-entry session the copy is 72 MB)."""
 
     #: path position of the first kept entry; None: pi's cut leaves nothing to compact
     first_kept: int | None

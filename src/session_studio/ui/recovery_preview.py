@@ -3,7 +3,7 @@
 Where pi's check would retry for an overflow, pi 1.6.0 first omits the failed attempt with context
 edits and then compacts (engine.context_edits.recovery_plan). That plan walks the whole path over a
 copy of the session's index with the edits appended, so it is made in a worker, and the window
-keeps only what is said of it (core.explain.RecoveryCut), not the copy (~90 MB on a 900k-entry
+keeps only what is said of it (core.explain.RecoveryCut), not the copy (72 MB on a 900k-entry
 session). The last answer is kept per state of the session and settings: a re-plan that changes
 neither (a summary typed, a selection) asks for nothing.
 """
