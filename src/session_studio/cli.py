@@ -103,7 +103,7 @@ def _cmd_branch(a: argparse.Namespace) -> int:
 
 def _cmd_info(a: argparse.Namespace) -> int:
     from .core.overview import render_overview
-    from .engine.context_edits import plan_recovery
+    from .engine.context_edits import recovery_plan
 
     session = _open(a.session)
     choice = profile_for(session, a)
@@ -122,7 +122,7 @@ def _cmd_info(a: argparse.Namespace) -> int:
             profile=choice.profile,
             auto_compaction=auto,
             model_max_tokens=max_tokens,
-            recovery=plan_recovery,
+            recovery=recovery_plan,
         ),
         end="",
     )

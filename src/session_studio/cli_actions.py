@@ -462,21 +462,20 @@ def _print_recovery_note(draft: Any, settings: Any) -> None:
     """A manual compaction (pi's /compact) keeps a failed last answer; pi 1.6.0's automatic
     recovery omits it first (engine.context_edits): say so where that differs."""
     from .core.errors import WriteError
-    from .core.explain import RecoveryCut, recovery_text
+    from .core.explain import planned_recovery, recovery_text
     from .engine.context_edits import recovery_omission, recovery_plan
 
     if draft.planner is None or not draft.profile.projection:
         return
-    params = settings.plan_params()
-    state = draft.planner.plan(params)
+    state = draft.planner.plan(settings.plan_params())
     try:
         omitted = recovery_omission(state)
-        recovery = recovery_plan(state, params) if omitted else None
     except WriteError:
         return
+    recovery = planned_recovery(state, recovery_plan) if omitted else None
     if omitted and recovery is not None:
         ids = ", ".join(str(draft.session.records[r].id) for r in omitted)
-        then = recovery_text(state, RecoveryCut.of(recovery))
+        then = recovery_text(state, recovery)
         _print(
             f"note: pi 1.6.0's own recovery from the failed last answer would first take {ids} out of the "
             f"context (session-studio omit-attempt does that), then compact: {then}. "
@@ -487,7 +486,7 @@ def _print_recovery_note(draft: Any, settings: Any) -> None:
 def _cmd_omit_attempt(a: argparse.Namespace) -> int:
     from .cli_common import profile_for, settings_for
     from .core import Session
-    from .core.explain import RecoveryCut, overflow_text, recovery_text
+    from .core.explain import overflow_text, planned_recovery, recovery_text
     from .core.plan import PathPlanner
     from .engine.context_edits import append_omissions, recovery_omission, recovery_plan
 
@@ -517,11 +516,11 @@ def _cmd_omit_attempt(a: argparse.Namespace) -> int:
         return 1
     ids = [session.records[r].id for r in targets]
     if a.dry_run:
-        recovery = recovery_plan(state, settings.plan_params())
+        recovery = planned_recovery(state, recovery_plan)
         assert recovery is not None  # (there are targets)
         _print(
             f"would omit {', '.join(map(str, ids))} from the context (dry run: nothing written); then, "
-            f"{recovery_text(state, RecoveryCut.of(recovery))}"
+            f"{recovery_text(state, recovery)}"
         )
         return 0
     written = append_omissions(session, ids)
@@ -585,7 +584,7 @@ def _cmd_export(a: argparse.Namespace) -> int:
     from .cli_common import profile_for, settings_for
     from .core import Session
     from .core.plan import PathPlanner
-    from .engine.context_edits import plan_recovery
+    from .engine.context_edits import recovery_plan
     from .export import ExportOptions, export_report, write_report
 
     # as --help says: HTML for .html/.htm, else Markdown (a report.txt is text, not a web page)
@@ -609,7 +608,7 @@ def _cmd_export(a: argparse.Namespace) -> int:
         return 1
     summary_tokens = float(-(-len(summary) // 4)) if summary else None
     params = settings.plan_params(manual, summary_tokens)
-    options = ExportOptions(what=a.what, fmt=fmt, summary=summary, recovery=plan_recovery)
+    options = ExportOptions(what=a.what, fmt=fmt, summary=summary, recovery=recovery_plan)
     if not a.out or a.out == "-":
         stream = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", errors="surrogatepass", newline="\n")
         try:

@@ -149,7 +149,7 @@ def test_the_recovery_is_planned_once_the_engine_is_imported_in_the_background(
         order.append("import")
         real_preload()
 
-    def plan(state: Any, params: Any) -> Any:
+    def plan(state: Any, params: Any = None) -> Any:
         order.append("plan")
         return real_plan(state, params)
 

@@ -19,7 +19,7 @@ from ..core.projection import project_context_entry
 from .common import append_entry, ensure_appendable, fresh_id, loaded_fingerprint
 
 if TYPE_CHECKING:
-    from ..core.plan import PathPlanner, PlanParams, PlanState
+    from ..core.plan import PlanParams, PlanState
     from ..core.session import Session
 
 __all__ = [
@@ -27,10 +27,8 @@ __all__ = [
     "append_omissions",
     "omission_entries",
     "omission_refusal",
-    "plan_recovery",
     "recovery_omission",
     "recovery_plan",
-    "recovery_planner",
 ]
 
 #: what pi's appendContextEdit edits: a custom message, or a message of these roles
@@ -117,13 +115,14 @@ def omission_entries(session: Session, target_ids: Sequence[Any]) -> list[dict[s
     return entries
 
 
-def recovery_planner(state: PlanState) -> PathPlanner | None:
-    """The planner of what pi 1.6.0's overflow recovery compacts, without writing anything: over
-    the session with the omission's edits appended in memory, as pi's _runAutoCompaction plans on
-    getBranch() once _omitRecoveryAttempt has appended them. None where pi's recovery omits nothing
-    (:func:`recovery_omission`) or the plan is of another leaf than the file's. Building it walks
-    the path (a worker's job on a big session); its ``plan(params)`` is then as quick as the
-    session's own planner's.
+def recovery_plan(state: PlanState, params: PlanParams | None = None) -> PlanState | None:
+    """What pi 1.6.0's overflow recovery compacts, planned without writing anything: the plan of the
+    session with the omission's edits appended in memory, as pi's _runAutoCompaction plans on
+    getBranch() once _omitRecoveryAttempt has appended them. ``params``: the settings (default: the
+    plan's own), with pi's own cut, not one chosen here (``PlanParams.automatic``). None where pi's
+    recovery omits nothing (:func:`recovery_omission`) or the plan is of another leaf than the
+    file's. A core.explain.RecoveryPlanner as it stands (what `info`, the reports and the window
+    pass to the texts that name the recovery). It walks the path: a worker's job on a big session.
 
     Raises :class:`WriteError` where pi's own recovery throws."""
     from ..core.plan import PathPlanner
@@ -135,20 +134,8 @@ def recovery_planner(state: PlanState) -> PathPlanner | None:
     if not targets:
         return None
     ids = [session.records[r].id for r in targets]
-    return PathPlanner(session.with_virtual_entries(omission_entries(session, ids)), profile=state.profile)
-
-
-def recovery_plan(state: PlanState, params: PlanParams) -> PlanState | None:
-    """The plan of pi 1.6.0's recovery compaction with these settings (:func:`recovery_planner`),
-    with pi's own cut, not one chosen here (``PlanParams.automatic``)."""
-    planner = recovery_planner(state)
-    return planner.plan(params.automatic()) if planner is not None else None
-
-
-def plan_recovery(state: PlanState) -> PlanState | None:
-    """:func:`recovery_plan` with the plan's own settings (a core.explain.RecoveryPlanner: what
-    `info`, the reports and the window pass to the texts that name the recovery)."""
-    return recovery_plan(state, state.params)
+    planner = PathPlanner(session.with_virtual_entries(omission_entries(session, ids)), profile=state.profile)
+    return planner.plan((params or state.params).automatic())
 
 
 def append_omissions(

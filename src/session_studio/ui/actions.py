@@ -345,10 +345,10 @@ def export_job(
     planner: PathPlanner, state: PlanState, what: str, fmt: str, target: str, summary: str | None
 ) -> Path:
     """Write a report of the window's plan (runs in the compute pool; nothing touches the session)."""
-    from session_studio.engine.context_edits import plan_recovery
+    from session_studio.engine.context_edits import recovery_plan
     from session_studio.export import ExportOptions, export_report
 
-    options = ExportOptions(what, fmt, summary, recovery=plan_recovery)
+    options = ExportOptions(what, fmt, summary, recovery=recovery_plan)
     return export_report(target, planner, state.params, options, state=state)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from session_studio.core.explain import RecoveryCut
+from session_studio.core.explain import RecoveryCut, planned_recovery
 from session_studio.core.plan import PlanState
 
 from .tasks import Operation, TaskRunner
@@ -66,14 +66,9 @@ class RecoveryPreview(QObject):
             return
 
         def plan() -> RecoveryCut | None:
-            from session_studio.core.errors import WriteError
             from session_studio.engine.context_edits import recovery_plan
 
-            try:
-                planned = recovery_plan(st, st.params)
-            except WriteError:  # pi's own recovery throws on this answer: the overflow line says so
-                return None
-            return RecoveryCut.of(planned) if planned is not None else None
+            return planned_recovery(st, recovery_plan)
 
         op = self.runner.op(plan)
         op.on_success(lambda cut: self._planned(key, cut))
