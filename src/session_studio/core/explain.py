@@ -451,13 +451,13 @@ def overflow_text(st: PlanState, recovery: RecoveryCut | None = None) -> str | N
         f"{why}: when that answer came from the model it runs, pi first omits it and its tool results "
         "from the context (it appends context edits), whatever the threshold, then "
     )
+    # with the recovery planned, its own cut says it; else this plan's does, as said above
+    nothing_left = nothing if recovery is None else recovery.first_kept is None and recovery.error is None
+    if nothing_left:
+        return said + "finds nothing to compact and stops there, without a retry"
     if recovery is not None:
         planned = recovery_text(st, recovery)
-        if recovery.error is None and recovery.first_kept is None:
-            return said + "finds nothing to compact and stops there, without a retry"
         return said + f"compacts and retries the request. {planned[:1].upper()}{planned[1:]}"
-    if nothing:
-        return said + "finds nothing to compact and stops there, without a retry"
     return (
         said + "compacts and retries the request; its cut without the failed answer can lie further back "
         "than this plan's"
