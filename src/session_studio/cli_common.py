@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from .core.plan import PlanParams
 
 __all__ = ["PlanSettings", "branch_budget_for", "profile_for", "settings_for", "whole_number"]
 
@@ -35,7 +38,7 @@ class PlanSettings(NamedTuple):
     #: the session model's output limit from pi's registry, 0 if unknown (core.plan.PlanParams)
     model_max_tokens: int
 
-    def plan_params(self, manual_cut: int | None = None, summary_tokens: float | None = None) -> Any:
+    def plan_params(self, manual_cut: int | None = None, summary_tokens: float | None = None) -> PlanParams:
         """The core's PlanParams for these settings (imported here: most commands never plan)."""
         from .core.plan import PlanParams
 
