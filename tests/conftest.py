@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from session_studio.core import session as session_module
+from session_studio.core.jsvalue import UNDEFINED, js_stringify
 from tests.oracle.oracle_serve import SERVED_COMMANDS, OracleServer
 
 # keep the index cache of big test files out of the user's ~/.cache
@@ -172,6 +173,24 @@ def oracle_compare_module() -> ModuleType:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def as_js_json(v: Any) -> Any:
+    """``v`` as a JS oracle's output holds it: JSON.stringify, then JSON.parse (undefined: null)."""
+    return json.loads(js_stringify(v) or "null")
+
+
+def plan_cut_fields(state: Any) -> dict[str, Any]:
+    """A plan's cut as pi's ``plan`` output names it (its ``cut`` object's fields)."""
+    cut = state.cut
+    first = cut.first_kept_index
+    entry_id = state.session.records[state.path[first]].id if first < len(state.path) else None
+    return {
+        "firstKeptEntryIndex": first,
+        "firstKeptEntryId": None if entry_id is UNDEFINED else entry_id,
+        "turnStartIndex": cut.turn_start_index,
+        "isSplitTurn": cut.is_split_turn,
+    }
 
 
 def pi_checks(env: dict[str, str], version: str, jobs: Sequence[Sequence[str | Path | int]]) -> list[Any]:

@@ -14,20 +14,14 @@ from typing import Any
 
 import pytest
 
-from session_studio.core.jsvalue import UNDEFINED, js_stringify
 from session_studio.core.oracle_schema import plan_output
 from session_studio.core.plan import PathPlanner, PlanParams
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
 from session_studio.core.session import Session
-from tests.conftest import ORACLE16_DIR, Oracle16, generate_scenarios
+from tests.conftest import ORACLE16_DIR, Oracle16, as_js_json, generate_scenarios, plan_cut_fields
 
 CASES_DIR = ORACLE16_DIR / "cases"
 CASE_KEEPS: dict[str, int] = json.loads((CASES_DIR / "cases.json").read_text())
-
-
-def _json(v: Any) -> Any:
-    text = js_stringify(v)
-    return None if text is None else json.loads(text)
 
 
 def _reference(session: Session, keep: int) -> dict[str, Any]:
@@ -37,11 +31,7 @@ def _reference(session: Session, keep: int) -> dict[str, Any]:
         fields=["cut", "contextTokens", "preparation", "sweep"],
         profile=PROFILE_1_6_0,
     )
-    return _json(out)  # type: ignore[no-any-return]
-
-
-def _id(v: Any) -> Any:
-    return None if v is UNDEFINED else v
+    return as_js_json(out)  # type: ignore[no-any-return]
 
 
 def _disagreements(path: Path, keep: int) -> list[str]:
@@ -56,26 +46,20 @@ def _disagreements(path: Path, keep: int) -> list[str]:
         where = f"{path.name} keep={k}"
         assert st.error is None, where
         assert st.cut is not None, where
-        c, wc = st.cut, want["cut"]
-        recs = session.records
+        wc = want["cut"]
         got = {
-            "firstKeptEntryIndex": c.first_kept_index,
-            "firstKeptEntryId": _id(recs[st.path[c.first_kept_index]].id)
-            if c.first_kept_index < len(st.path)
-            else None,
-            "turnStartIndex": c.turn_start_index,
-            "isSplitTurn": c.is_split_turn,
+            **plan_cut_fields(st),
             "boundaryStart": st.plan.boundary.start if st.plan is not None else None,
         }
         for name, value in got.items():
             if value != wc[name]:
                 out.append(f"{where} {name}: plan {wc[name]!r}, PathPlanner {value!r}")
-        if _json(st.tokens.to_json() if st.tokens else None) != want["contextTokens"]:
+        if as_js_json(st.tokens.to_json() if st.tokens else None) != want["contextTokens"]:
             out.append(f"{where} tokens: plan {want['contextTokens']}, PathPlanner {st.tokens}")
         if st.nothing_to_compact != (want["preparation"] is None):
             out.append(f"{where} nothing to compact: PathPlanner {st.nothing_to_compact}")
         prep = st.prepare()
-        if not st.nothing_to_compact and _json(prep.to_json() if prep else None) != want["preparation"]:
+        if not st.nothing_to_compact and as_js_json(prep.to_json() if prep else None) != want["preparation"]:
             out.append(f"{where} preparation differs")
         if st.profile is not PROFILE_1_6_0 or (st.key is not None and st.key.profile != "1.6.0"):
             out.append(f"{where} the plan does not carry the 1.6.0 profile")

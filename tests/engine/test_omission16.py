@@ -14,11 +14,18 @@ from typing import Any
 import pytest
 
 from session_studio.core import Session
-from session_studio.core.jsvalue import js_stringify
 from session_studio.core.plan import PathPlanner, PlanParams, PlanState
 from session_studio.core.profile import PROFILE_1_6_0
 from session_studio.engine.context_edits import append_omissions, recovery_omission, recovery_plan
-from tests.conftest import Oracle16, generate, generate_scenarios, pi_check_job, pi_checks
+from tests.conftest import (
+    Oracle16,
+    as_js_json,
+    generate,
+    generate_scenarios,
+    pi_check_job,
+    pi_checks,
+    plan_cut_fields,
+)
 
 pytestmark = pytest.mark.oracle
 
@@ -132,23 +139,16 @@ RECOVERY_KEEPS = (300, 2000)
 
 def _plan_disagreements(state: PlanState, pi: dict[str, Any], where: str) -> list[str]:
     """Where ``state`` (ours) and pi's ``plan`` output (its cut and preparation) disagree."""
-    session = state.session
-    assert session is not None and state.cut is not None, where
-    c, theirs = state.cut, pi["cut"]
-    first = c.first_kept_index
-    ours = {
-        "firstKeptEntryIndex": first,
-        "firstKeptEntryId": session.records[state.path[first]].id if first < len(state.path) else None,
-        "turnStartIndex": c.turn_start_index,
-        "isSplitTurn": c.is_split_turn,
-    }
+    assert state.session is not None and state.cut is not None, where
+    theirs = pi["cut"]
+    ours = plan_cut_fields(state)
     wrong = [f"{where} {k}: pi {theirs[k]!r}, ours {v!r}" for k, v in ours.items() if theirs[k] != v]
     prepared = state.prepare()
     if state.nothing_to_compact != (pi["preparation"] is None):
         wrong.append(
             f"{where}: we say nothing to compact {state.nothing_to_compact}, pi {pi['preparation'] is None}"
         )
-    elif prepared is not None and json.loads(js_stringify(prepared.to_json())) != pi["preparation"]:
+    elif prepared is not None and as_js_json(prepared.to_json()) != pi["preparation"]:
         wrong.append(f"{where}: the preparation differs")
     return wrong
 

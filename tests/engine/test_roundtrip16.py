@@ -17,13 +17,12 @@ from typing import Any
 import pytest
 
 from session_studio.core import Session
-from session_studio.core.jsvalue import js_stringify
 from session_studio.core.oracle_schema import plan_output
 from session_studio.core.profile import PROFILE_1_6_0
 from session_studio.engine import commit_compaction, draft_compaction, summarize_draft
 from session_studio.engine.compaction import NothingToCompactError
 from session_studio.llm.base import SummaryRequest, SummaryResult
-from tests.conftest import ORACLE16_DIR, Oracle16, generate_scenarios
+from tests.conftest import ORACLE16_DIR, Oracle16, as_js_json, generate_scenarios
 from tests.engine.test_roundtrip import openai
 
 pytestmark = pytest.mark.oracle
@@ -31,10 +30,6 @@ pytestmark = pytest.mark.oracle
 ENTRY_FIELDS = ("type", "parentId", "summary", "firstKeptEntryId", "tokensBefore", "details", "fromHook")
 CASES = ORACLE16_DIR / "cases"
 CASE_KEEPS: dict[str, int] = json.loads((CASES / "cases.json").read_text())
-
-
-def _js(v: Any) -> Any:
-    return json.loads(js_stringify(v) or "null")
 
 
 def _without_timestamp(m: Any) -> Any:
@@ -58,7 +53,7 @@ def _roundtrip(oracle16: Oracle16, mock: dict[str, str], src: Path, work: Path, 
     draft = draft_compaction(session, keep_recent_tokens=keep, profile=PROFILE_1_6_0)
     with openai(mock) as summarizer:
         outcome = summarize_draft(draft, summarizer)
-    preview = _js(outcome.context_after().to_json())
+    preview = as_js_json(outcome.context_after().to_json())
     entry = commit_compaction(outcome)
     theirs = pi["appendedEntry"]
     for k in ENTRY_FIELDS:

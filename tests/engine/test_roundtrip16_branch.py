@@ -20,12 +20,11 @@ from typing import Any
 import pytest
 
 from session_studio.core import Session
-from session_studio.core.jsvalue import js_stringify
 from session_studio.core.oracle_schema import context_output
 from session_studio.core.profile import PROFILE_1_6_0
 from session_studio.engine.edits import branch_to
 from session_studio.llm.base import SummaryRequest, SummaryResult
-from tests.conftest import ORACLE16_DIR, ROOT, Oracle16, generate_scenarios
+from tests.conftest import ORACLE16_DIR, ROOT, Oracle16, as_js_json, generate_scenarios
 from tests.engine.test_roundtrip import openai
 
 pytestmark = pytest.mark.oracle
@@ -34,10 +33,6 @@ ENTRY_FIELDS = ("type", "parentId", "fromId", "summary", "details", "fromHook")
 CASES = ORACLE16_DIR / "cases"
 #: the oracle's model window; ours must budget the segment the same way
 CONTEXT_WINDOW = 200000
-
-
-def _js(v: Any) -> Any:
-    return json.loads(js_stringify(v) or "null")
 
 
 def _without_timestamp(m: Any) -> Any:
@@ -71,7 +66,7 @@ def _assert_same_as_pi(oracle16: Oracle16, src: Path, ours: Path, entry: dict[st
     assert list(entry) == [k for k in theirs if k in entry], "pi's key order"
     reloaded = oracle16.run("context", str(ours))
     assert reloaded["leafId"] == entry["id"]
-    mine = _js(context_output(Session.open(ours), profile=PROFILE_1_6_0)[0])
+    mine = as_js_json(context_output(Session.open(ours), profile=PROFILE_1_6_0)[0])
     assert reloaded["context"] == mine["context"] and reloaded["llmMessages"] == mine["llmMessages"]
     # pi's own navigation gives the same context apart from the entry's timestamp
     strip = lambda msgs: [_without_timestamp(m) for m in msgs]  # noqa: E731
