@@ -33,6 +33,8 @@ const args = process.argv.slice(2);
 const option = (argv, name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
 const version = option(args, "--pi", "0.80.2");
 const batch = args.includes("--batch");
+// the options that take no value (the session is the argument that follows none of the others)
+const FLAGS = ["--same-model", "--batch"];
 // one check's arguments: the session and its options (all but --pi and --batch)
 function parseJob(argv) {
 	return {
@@ -46,7 +48,6 @@ function parseJob(argv) {
 		omitOut: option(argv, "--omit-out", undefined),
 	};
 }
-const FLAGS = ["--same-model", "--batch"];
 if ((!batch && !parseJob(args).file) || !["0.80.2", "1.6.0"].includes(version)) {
 	console.error(
 		"usage: node threshold-check.mjs SESSION.jsonl --pi 0.80.2|1.6.0 --context-window N --reserve N\n" +
