@@ -241,6 +241,32 @@ def generate(out: Path, *args: str) -> list[Path]:
     return sorted(out.glob("*.jsonl"))
 
 
+def generate_injected(out: Path, env: dict[str, str] | None, seed: int, *args: str) -> list[Path]:
+    """gen_sessions.py's sessions (``--seed seed``, ``args``) with pi 1.6.0 entries injected by
+    ``gen_scenarios.mjs inject`` (system messages, context edits, usage entries), in ``out``."""
+    plain = out / "plain"
+    generate(plain, "--seed", str(seed), *args)
+    injected = out / "injected"
+    subprocess.run(
+        [
+            "node",
+            str(ORACLE16_DIR / "gen_scenarios.mjs"),
+            "inject",
+            "--in",
+            str(plain),
+            "--out",
+            str(injected),
+            "--seed",
+            str(seed),
+        ],
+        check=True,
+        capture_output=True,
+        env=env,
+        timeout=300,
+    )
+    return sorted(injected.glob("*.jsonl"))
+
+
 @pytest.fixture(scope="session")
 def mock_llm() -> Iterator[dict[str, str]]:
     """The oracle's mock LLM server on 127.0.0.1 (OpenAI and Anthropic APIs)."""

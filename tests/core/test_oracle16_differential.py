@@ -26,6 +26,7 @@ from tests.conftest import (
     ORACLE_DIR,
     Oracle16,
     generate,
+    generate_injected,
     generate_scenarios,
     oracle_compare_module,
 )
@@ -139,27 +140,9 @@ def test_auto_reads_every_scenario_as_1_6_0(oracle16: Oracle16, tmp_path: Path, 
     ("seed", "size"), [(11, "small"), (12, "medium"), (13, "large")], ids=["small", "medium", "large"]
 )
 def test_injected_sessions_agree(oracle16: Oracle16, tmp_path: Path, seed: int, size: str) -> None:
-    plain = tmp_path / "plain"
-    generate(plain, "--seed", str(seed), "--count", "1" if size == "large" else "3", "--size", size)
-    injected = tmp_path / "injected"
-    subprocess.run(
-        [
-            "node",
-            str(ORACLE16_DIR / "gen_scenarios.mjs"),
-            "inject",
-            "--in",
-            str(plain),
-            "--out",
-            str(injected),
-            "--seed",
-            str(seed),
-        ],
-        check=True,
-        capture_output=True,
-        env=oracle16.env,
-        timeout=300,
+    files = generate_injected(
+        tmp_path, oracle16.env, seed, "--count", "1" if size == "large" else "3", "--size", size
     )
-    files = sorted(injected.glob("*.jsonl"))
     assert files
     diffs = [d for f in files for d in _differences(oracle16, f, tmp_path)]
     assert not diffs, "\n".join(diffs)

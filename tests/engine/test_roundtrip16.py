@@ -22,7 +22,7 @@ from session_studio.core.profile import PROFILE_1_6_0
 from session_studio.engine import commit_compaction, draft_compaction, summarize_draft
 from session_studio.engine.compaction import NothingToCompactError
 from session_studio.llm.base import SummaryRequest, SummaryResult
-from tests.conftest import ORACLE16_DIR, Oracle16, as_js_json, generate_scenarios
+from tests.conftest import ORACLE16_DIR, Oracle16, as_js_json, generate_injected, generate_scenarios
 from tests.engine.test_roundtrip import openai
 
 pytestmark = pytest.mark.oracle
@@ -96,6 +96,30 @@ def test_compact_under_1_6_0_matches_pi_on_scenarios(
         keep = rows[len(rows) // 2]["keepRecentTokens"] if len(rows) >= 2 else 2000
         done += _roundtrip(oracle16, mock_llm, src, tmp_path, keep) == "compacted"
     assert done >= 4
+
+
+def _sweep_keeps(src: Path) -> list[int]:
+    """keepRecentTokens at a third and at two thirds of the session's thresholds (2000 without any)."""
+    rows = plan_output(Session.open(src), fields=["sweep"], profile=PROFILE_1_6_0)[0].get("sweep") or []
+    if len(rows) < 3:
+        return [2000]
+    return sorted({rows[len(rows) // 3]["keepRecentTokens"], rows[2 * len(rows) // 3]["keepRecentTokens"]})
+
+
+def test_compact_under_1_6_0_matches_pi_on_injected_sessions(
+    oracle16: Oracle16, mock_llm: dict[str, str], tmp_path: Path
+) -> None:
+    """gen_sessions.py's random sessions with pi 1.6.0's entries injected among their turns (system
+    messages, context edits, usage entries): the cases and scenarios are hand-built, these mix
+    everything at random places."""
+    outcomes: list[str] = []
+    for size, count in (("small", "6"), ("medium", "2")):
+        for src in generate_injected(tmp_path / size, oracle16.env, 13854, "--count", count, "--size", size):
+            for keep in _sweep_keeps(src):
+                work = tmp_path / f"work-{keep}"
+                work.mkdir(exist_ok=True)
+                outcomes.append(_roundtrip(oracle16, mock_llm, src, work, keep))
+    assert outcomes.count("compacted") >= 8 and "refused" in outcomes, outcomes
 
 
 class _NoUsage:

@@ -24,7 +24,7 @@ from session_studio.core.oracle_schema import context_output
 from session_studio.core.profile import PROFILE_1_6_0
 from session_studio.engine.edits import branch_to
 from session_studio.llm.base import SummaryRequest, SummaryResult
-from tests.conftest import ORACLE16_DIR, ROOT, Oracle16, as_js_json, generate_scenarios
+from tests.conftest import ORACLE16_DIR, ROOT, Oracle16, as_js_json, generate_injected, generate_scenarios
 from tests.engine.test_roundtrip import openai
 
 pytestmark = pytest.mark.oracle
@@ -100,6 +100,17 @@ def _roundtrip(oracle16: Oracle16, mock: dict[str, str], src: Path, work: Path) 
 
 def _scenarios(oracle16: Oracle16, out: Path) -> list[Path]:
     return generate_scenarios(out, oracle16.env)
+
+
+def test_branch_summary_under_1_6_0_matches_pi_on_injected_sessions(
+    oracle16: Oracle16, mock_llm: dict[str, str], tmp_path: Path
+) -> None:
+    """Random sessions with pi 1.6.0's entries injected (system messages, context edits, usage
+    entries): the branch left behind mixes them at random places."""
+    files = generate_injected(tmp_path / "gen", oracle16.env, 13854, "--count", "4", "--size", "small")
+    assert len(files) == 4
+    for src in files:
+        _roundtrip(oracle16, mock_llm, src, tmp_path)
 
 
 @pytest.mark.parametrize(
