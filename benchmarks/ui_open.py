@@ -17,7 +17,9 @@ machine whose core is taken for 100 ms, the whole process stands still. Each loa
 50 ms is listed with when it came, its CPU time and the host's steal.
 
 For comparison the CLI's cold ``plan`` of the same file (no index cache) runs first as a
-separate process (``--no-cli`` skips it): its wall time and peak RSS, and the window's ratios.
+separate process (``--no-cli`` skips it): its wall time and peak RSS, and the window's ratios; and
+the memory each holds for the session beyond its own start (the CLI's plan of a one-message session;
+the empty window), and their ratio (``ratio_session_memory_to_cli``).
 ``--append`` opens a copy of the file (in a temporary directory) and, last, appends APPENDS entries
 to it one after the other, each once the previous one is shown, as pi does while the window is
 open: the longest stall of the refreshes (``pi_appends_an_entry``), each one's, and the time until
@@ -74,6 +76,30 @@ def cli_plan_cold(path: Path) -> dict[str, float]:
     if os.waitstatus_to_exitcode(status) not in (0, 3):
         raise SystemExit(f"ui_open.py: the CLI's plan failed with status {status}")
     return {"seconds": round(wall, 3), "peak_rss_mb": round(ru.ru_maxrss / 1024, 1)}
+
+
+def cli_start_mb() -> float:
+    """The peak RSS (MB) of the CLI's ``plan`` of a one-message session: its interpreter and imports,
+    what its run of a big file holds before any of that file (the window's counterpart is the empty
+    window)."""
+    with tempfile.TemporaryDirectory(prefix="ss-bench-") as tmp:
+        tiny = Path(tmp) / "tiny.jsonl"
+        header = {
+            "type": "session",
+            "version": 3,
+            "id": "t",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "cwd": tmp,
+        }
+        message = {
+            "type": "message",
+            "id": "00000001",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": "hello", "timestamp": 1767225601000},
+        }
+        tiny.write_text(json.dumps(header) + "\n" + json.dumps(message) + "\n")
+        return cli_plan_cold(tiny)["peak_rss_mb"]
 
 
 def count_process_peak_mb() -> float | None:
@@ -198,6 +224,8 @@ def main(argv: list[str]) -> int:
     argv = [a for a in argv if a not in ("--no-cli", "--append")]
     path = session_path(argv)
     cli = cli_plan_cold(path) if with_cli else None
+    if cli is not None:
+        cli["start_rss_mb"] = cli_start_mb()
     from session_studio.core.allocator import tune_allocator
 
     tune_allocator()  # as the app's start (cli.main) does, before the window allocates
@@ -335,6 +363,8 @@ def main(argv: list[str]) -> int:
     gui_cpu_ms: dict[str, float] = {}
     #: per interaction: the resident memory once it is done (what each one leaves behind)
     rss_after_mb: dict[str, float] = {}
+    #: per interaction: the peak RSS so far once it is done (the step where it rises made the peak)
+    peak_after_mb: dict[str, float] = {}
     #: per interaction: the most CPU time the GUI thread spent between two heartbeats (see tick)
     step_cpu_ms: dict[str, float] = {}
 
@@ -374,7 +404,9 @@ def main(argv: list[str]) -> int:
             gui_cpu_ms[name] = round((time.thread_time() - cpu) * 1000, 1)
         step = name or group
         step_cpu_ms[step] = round(max(step_cpu_ms.get(step, 0.0), stall["max_cpu_ms"]), 1)
-        rss_after_mb[step] = memory_mb().get("rss", 0.0)
+        now_mb = memory_mb()
+        rss_after_mb[step] = now_mb.get("rss", 0.0)
+        peak_after_mb[step] = now_mb.get("peak", 0.0)
         report_profile(name, prof)
         return round(max(longest, stall["max_ms"]), 1)
 
@@ -532,6 +564,7 @@ def main(argv: list[str]) -> int:
         "loaded_rss_mb": loaded_memory,
         "end_rss_mb": memory_mb(),
         "rss_mb_after_each_interaction": rss_after_mb,
+        "peak_rss_mb_after_each_interaction": peak_after_mb,
         # the process that holds the tokenizer and counts real tokens for the window (it exits when
         # idle); with it, the most both processes held (each one's peak, added up)
         "count_process_peak_rss_mb": counting,
@@ -559,6 +592,16 @@ def main(argv: list[str]) -> int:
         if usable is not None:
             out["ratio_plan_usable_to_cli"] = round(usable / cli["seconds"], 2)
         out["ratio_peak_rss_to_cli"] = round(out["peak_rss_mb"] / cli["peak_rss_mb"], 2)  # type: ignore[operator]
+        # the memory each holds for the session, beyond its own start (the CLI: its interpreter and
+        # imports; the window: the empty window, Qt's libraries and widgets): the Qt baseline is ~0.7x
+        # the CLI's whole peak on the 1 GB file, so the whole-process ratio above is mostly that
+        window_session = out["peak_rss_mb"] - empty_window.get("rss", 0.0)  # type: ignore[operator]
+        cli_session = cli["peak_rss_mb"] - cli["start_rss_mb"]
+        out["window_session_mb"] = round(window_session, 1)
+        out["cli_session_mb"] = round(cli_session, 1)
+        out["ratio_session_memory_to_cli"] = (
+            round(window_session / cli_session, 2) if cli_session > 0 else None
+        )
         out["ratio_peak_rss_with_count_process_to_cli"] = round(
             out["peak_rss_with_count_process_mb"] / cli["peak_rss_mb"],  # type: ignore[operator]
             2,
