@@ -288,7 +288,9 @@ def test_columnar_outline_equals_the_per_entry_one(tmp_path: Path, seed: int, bu
                 bounded = build_outline(s, mode, match, path, len(hit_set))
                 assert as_plain(bounded) == as_plain(new)
                 # the hits as a column (the window's search): the walk asks no function
-                as_column = build_outline(s, mode, None, path, len(hit_set), hits=hit_set)
+                hit_column = bytearray(n)
+                outline_module.mark_hits(hit_column, [*hit_set, -1, n])  # records outside it: ignored
+                as_column = build_outline(s, mode, None, path, len(hit_set), hits=hit_column)
                 assert as_plain(as_column) == as_plain(new)
         # the next outline takes this one's active path as it is (a search, a filter change)
         again = build_outline(s, mode, hits, new.active)
@@ -440,6 +442,46 @@ def test_the_compiled_counting_sort_is_the_python_one(buckets: int, shift: int, 
         want = [values[j] if with_values else j for j, k in enumerate(keys) if k + shift == b]
         assert items[first[b] : first[b + 1]].tolist() == want
     assert len(items) == sum(1 for k in keys if k + shift >= 0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    codes=st.lists(st.integers(0, 255), max_size=60),
+    wanted=st.sets(st.integers(0, 255)),
+    slice_=st.integers(1, 9),
+)
+def test_a_code_mask_read_a_slice_at_a_time_is_the_whole_columns(
+    codes: list[int], wanted: set[int], slice_: int
+) -> None:
+    """outline._code_mask reads the type or role column a slice at a time (a whole copy was 4.5 MB
+    at 900k entries): 1 exactly where the code is wanted, across the slices' edges too."""
+    from array import array
+    from unittest import mock
+
+    from session_studio.ui import outline
+
+    column = array("I", codes)
+    with mock.patch.object(outline, "MASK_SLICE", slice_):
+        got = outline._code_mask(column, wanted, 256)
+    assert got == bytearray(c in wanted for c in codes)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    a=st.lists(st.integers(0, 1), max_size=40),
+    b=st.lists(st.integers(0, 1), max_size=40),
+    slice_=st.integers(1, 9),
+)
+def test_two_columns_anded_a_slice_at_a_time(a: list[int], b: list[int], slice_: int) -> None:
+    """outline._both: a's length, 1 where both are 1, 0 past b's end (a search's hits, made before
+    pi appended more records)."""
+    from unittest import mock
+
+    from session_studio.ui import outline
+
+    with mock.patch.object(outline, "MASK_SLICE", slice_):
+        got = outline._both(bytearray(a), bytes(b))
+    assert got == bytearray(x & (b[i] if i < len(b) else 0) for i, x in enumerate(a))
 
 
 def test_the_compiled_outline_steps_refuse_columns_that_are_not_one_tree() -> None:

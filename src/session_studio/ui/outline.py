@@ -262,6 +262,8 @@ def _ms_cmp(x: float | None, y: float | None) -> int:
 
 #: records linked to their parents per call of the compiled helper (~3 ms)
 LINK_SLICE = 1 << 16
+#: records read per slice where a whole column's copy would be megabytes (_code_mask, _branch_points)
+MASK_SLICE = 1 << 16
 
 
 def _parents(session: Session) -> array[int]:
@@ -393,9 +395,14 @@ def _branch_points(first: array[int]) -> Iterable[int]:
     n = len(first) - 1
     if helper is None:
         return (p for p in range(n) if first[p + 1] - first[p] >= 2)
-    out = array("i", [0]) * n
-    del out[helper.branch_points(first, out) :]
-    return out
+    # a slice of records at a time: room for every record at once was 3.6 MB at 900k entries, at the
+    # window's memory peak while a search is built
+    found = array("i")
+    room = array("i", [0]) * min(n, MASK_SLICE)
+    for start in range(0, n, MASK_SLICE):
+        count = helper.branch_points(first[start : start + MASK_SLICE + 1], room)
+        found.extend(p + start for p in room[:count])
+    return found
 
 
 def _plain_date(packed: int) -> int | None:
@@ -440,14 +447,14 @@ def _mode_column(session: Session, mode: str) -> bytearray:
     return show
 
 
-def _only_at(shows: bytearray, hits: Iterable[int]) -> bytearray:
-    """``shows`` kept at the records in ``hits`` only (other indices are ignored)."""
-    n = len(shows)
-    kept = bytearray(n)
-    for i in hits:
-        if 0 <= i < n and shows[i]:
-            kept[i] = 1
-    return kept
+def mark_hits(mask: bytearray, records: Iterable[int]) -> None:
+    """Set ``mask[i]`` to 1 for each record ``i`` of ``records`` (those outside the mask are ignored):
+    a search's matches as a column, n bytes however many match (a set of 58k matches was ~4 MB on the
+    1 GB session, of 500k tens of MB)."""
+    n = len(mask)
+    for i in records:
+        if 0 <= i < n:
+            mask[i] = 1
 
 
 def _code_mask(column: array[int], codes: Set[int], symbols: int) -> bytearray:
@@ -459,19 +466,30 @@ def _code_mask(column: array[int], codes: Set[int], symbols: int) -> bytearray:
         by_code = bytes(c in codes for c in range(symbols))
         return bytearray(map(by_code.__getitem__, column))
     width = column.itemsize
-    # a copy, not a memoryview: the column is the session's, which pi's appends may extend on the
-    # GUI thread while this runs in a worker (an array exporting its buffer cannot grow)
-    raw = column.tobytes()
-    low_bytes = raw[::width] if sys.byteorder == "little" else raw[width - 1 :: width]
-    del raw
     table = bytes(c in codes for c in range(256))
-    return bytearray(low_bytes.translate(table))
+    n = len(column)
+    out = bytearray(n)
+    # copies of a slice at a time, not a memoryview: the column is the session's, which pi's appends
+    # may extend on the GUI thread while this runs in a worker (an array exporting its buffer cannot
+    # grow); a whole copy and its low bytes were 4.5 MB at 900k entries, at the window's memory peak
+    # while a search is built
+    for start in range(0, n, MASK_SLICE):
+        raw = column[start : start + MASK_SLICE].tobytes()
+        low_bytes = raw[::width] if sys.byteorder == "little" else raw[width - 1 :: width]
+        out[start : start + len(low_bytes)] = low_bytes.translate(table)
+    return out
 
 
 def _both(a: bytes | bytearray, b: bytes | bytearray) -> bytearray:
-    """Byte-wise ``a & b`` of two 0/1 columns of one length, as one big-integer operation."""
-    both = int.from_bytes(a, "little") & int.from_bytes(b, "little")
-    return bytearray(both.to_bytes(len(a), "little"))
+    """Byte-wise ``a & b`` of two 0/1 columns, as big-integer operations a slice at a time (whole
+    columns were three transient copies); ``len(a)`` items, 0 where ``b`` is shorter."""
+    n = len(a)
+    out = bytearray(n)
+    for start in range(0, n, MASK_SLICE):
+        end = min(n, start + MASK_SLICE)
+        both = int.from_bytes(a[start:end], "little") & int.from_bytes(b[start:end], "little")
+        out[start:end] = both.to_bytes(end - start, "little")
+    return out
 
 
 def _flipped(a: bytes | bytearray) -> bytearray:
@@ -532,12 +550,13 @@ def build_outline(
     match: Callable[[int], bool] | None = None,
     active_path: Collection[int] | None = None,
     most_matched: int | None = None,
-    hits: Iterable[int] | None = None,
+    hits: bytes | bytearray | None = None,
 ) -> Outline:
     """Flattened display rows of every branch. Iterative: paths can be 100k deep.
 
-    A record is shown if the filter `mode` shows it, `match(i)` is true (when given) and it is
-    among `hits` (when given: a search's matches; in bulk, so the walk runs without the GIL).
+    A record is shown if the filter `mode` shows it, `match(i)` is true (when given) and `hits`
+    holds 1 at it (when given: a search's matches as a column, see mark_hits; records past its end
+    are no matches; in bulk, so the walk runs without the GIL).
 
     Columnar throughout: the parent, children and visible-children links are ``array`` columns
     (a list or dict per entry cost tens of MB at 100k entries while it was built). `most_matched`:
@@ -552,7 +571,7 @@ def build_outline(
     yield_to_foreground()
     mode_shows = _mode_column(session, mode)
     if hits is not None:
-        mode_shows = _only_at(mode_shows, hits)
+        mode_shows = _both(mode_shows, hits)
     yield_to_foreground()
 
     shown_order, shown_under = _tree_order(parent, first, kids, mode_shows, match, most_matched)

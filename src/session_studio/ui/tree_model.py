@@ -52,7 +52,7 @@ from session_studio.core.plan import PlanMarks
 from session_studio.core.priority import foreground, yield_to_foreground
 from session_studio.core.session import Session
 
-from .outline import ROOT, Outline, build_outline, extended_outline, preview_text
+from .outline import ROOT, Outline, build_outline, extended_outline, mark_hits, preview_text
 from .pi16 import (
     NO_EDITS,
     SYNC_EDIT_PATH,
@@ -1224,20 +1224,23 @@ def filtered_outline(
     if not query or (texts is None and content is None):
         return build_outline(session, mode, None, active_path)
     q = query
-    # the matching records as one set, found in bulk (text, exact id, label)
-    hits = set() if texts is None else set(texts.matching(q))
+    # the matching records as one column, found in bulk (text, exact id, label)
+    hits = bytearray(len(session.records))
+    if texts is not None:
+        mark_hits(hits, texts.matching(q))
     if content is not None:
-        hits.update(content)
+        mark_hits(hits, content)
     by_id = session.by_id
-    for key, (label, _ts) in session.labels.items():
-        if isinstance(label, str) and q in label.lower():
-            rec = by_id.get(key)
-            if rec is not None:
-                hits.add(rec)
-    hits.update(exact_id_hits(session, q))
-    # at most len(hits) records are shown: the outline makes room for that many, not for every
+    labelled = (
+        by_id.get(key)
+        for key, (label, _ts) in session.labels.items()
+        if isinstance(label, str) and q in label.lower()
+    )
+    mark_hits(hits, (rec for rec in labelled if rec is not None))
+    mark_hits(hits, exact_id_hits(session, q))
+    # at most this many records are shown: the outline makes room for that many, not for every
     # record; the hits go in as a column, so the tree walk needs no call per record (nor the GIL)
-    return build_outline(session, mode, None, active_path, len(hits), hits=hits)
+    return build_outline(session, mode, None, active_path, hits.count(1), hits=hits)
 
 
 def exact_id_hits(session: Session, q: str) -> list[int]:
