@@ -288,6 +288,42 @@ def test_branch_here_imports_the_engine_in_a_worker_the_first_time(
     qtbot.waitUntil(lambda: not runner.busy, timeout=15000)
 
 
+def test_fork_imports_the_engine_in_a_worker_the_first_time(
+    qtbot: Any, tmp_path: Path, monkeypatch: Any, branching_session: Path
+) -> None:
+    """The fork's suggested file name comes from the engine, which a window that only showed
+    sessions has not imported: "Fork to new file" imports it in a worker (not in its click's GUI
+    step, ~0.3 s), then asks where to write; a second click meanwhile starts no second import."""
+    import threading
+
+    from session_studio.ui.main_window import MainWindow
+    from session_studio.ui.settings import AppSettings
+    from session_studio.ui.write_commands import WriteCommands
+
+    (tmp_path / "slow_engine_stand_in2.py").write_text(
+        "import threading, time\nIMPORTED_ON = threading.current_thread()\ntime.sleep(0.2)\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(WriteCommands, "ENGINE_MODULE", "slow_engine_stand_in2")
+    monkeypatch.delitem(sys.modules, "slow_engine_stand_in2", raising=False)
+    asked: list[str] = []
+    monkeypatch.setattr(MainWindow, "ask_save_path", lambda self, title, default: asked.append(default) or "")
+    runner = TaskRunner()
+    w = MainWindow(AppSettings(tmp_path / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
+    qtbot.addWidget(w, before_close_func=lambda w: settle_window(qtbot, w))
+    w.open_path(str(branching_session))
+    qtbot.waitUntil(lambda: w.doc.state is not None and not runner.busy, timeout=10000)
+    w.a_fork.trigger()
+    w.a_fork.trigger()
+    assert asked == []  # not in the click: once the import is done
+    qtbot.waitUntil(lambda: len(asked) >= 1, timeout=10000)
+    qtbot.wait(50)
+    assert len(asked) == 1 and asked[0].endswith(".jsonl")  # the second click added nothing
+    assert sys.modules["slow_engine_stand_in2"].IMPORTED_ON is not threading.main_thread()
+    qtbot.waitUntil(lambda: not runner.busy, timeout=15000)
+
+
 def test_background_work_waits_for_the_plans_preparation(
     qtbot: Any, tmp_path: Path, monkeypatch: Any
 ) -> None:

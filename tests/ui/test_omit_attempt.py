@@ -135,31 +135,43 @@ def test_the_recovery_is_planned_once_the_engine_is_imported_in_the_background(
     qtbot: Any, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The engine's first import (~0.4 s of Python) held the GIL from the recovery's worker as the
-    session was shown (130-190 ms GUI stalls on a 117 MB file): the recovery waits for the
-    window's background import of it."""
+    session was shown (130-190 ms GUI stalls on a 117 MB file): the recovery asks the window for
+    it, which imports it in the background PRELOAD_AFTER_MS after the session is shown."""
     import sys
 
     from session_studio.engine import context_edits
     from session_studio.ui import main_window
+    from session_studio.ui.write_commands import WriteCommands
 
     order: list[str] = []
-    real_preload, real_plan = main_window.preload_summariser_modules, context_edits.recovery_plan
+    real_imported, real_plan = WriteCommands._engine_imported, context_edits.recovery_plan
+    delays: list[int] = []
+    real_call_later = window.runner.call_later
 
-    def preload() -> None:
+    def call_later(fn: Any, after_ms: int = 0) -> Any:
+        if getattr(fn, "__qualname__", "").endswith("_engine_for_recovery.<locals>.load"):
+            delays.append(after_ms)
+        return real_call_later(fn, after_ms)
+
+    monkeypatch.setattr(window.runner, "call_later", call_later)
+
+    def imported(self: Any, module: object) -> None:
         order.append("import")
-        real_preload()
+        real_imported(self, module)
 
     def plan(state: Any, params: Any = None) -> Any:
         order.append("plan")
         return real_plan(state, params)
 
-    monkeypatch.setattr(main_window, "preload_summariser_modules", preload)
+    monkeypatch.setattr(WriteCommands, "_engine_imported", imported)
     monkeypatch.setattr(context_edits, "recovery_plan", plan)
     monkeypatch.delitem(sys.modules, "session_studio.engine")  # as in a window just started
     window.doc.profile_plain = "1.6.0"
     _open(qtbot, window, _failed_session(tmp_path, result_chars=16_000))
     qtbot.waitUntil(lambda: window.doc.recovery is not None, timeout=10000)
     assert order == ["import", "plan"]
+    # not while the session is first shown (its paints would wait for the GIL)
+    assert delays and set(delays) == {main_window.PRELOAD_AFTER_MS}
     window.doc.set_params(2000, 16384, 200_000)  # other settings: planned again
     assert "Without the failed attempt, pi" in html.unescape(window.planner.cut_details.text())
     assert order == ["import", "plan", "plan"]

@@ -199,9 +199,9 @@ def test_the_tokenizer_is_loaded_in_the_counting_process_not_the_window(
 def test_workers_set_off_by_a_load_start_after_the_load_is_shown(
     qtbot: Any, threaded_window: MainWindow, branching_session: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The search text, the real token count and the summariser's imports run in workers that start
-    once the GUI thread has shown the loaded session, not while it does (they would take the GIL in
-    turns with it and make its step several times longer)."""
+    """The search text and the real token count run in workers that start once the GUI thread has
+    shown the loaded session, not while it does (they would take the GIL in turns with it and make
+    its step several times longer)."""
     w = threaded_window
     qtbot.waitUntil(lambda: not w.runner.busy)
     in_step = [False]
@@ -228,7 +228,6 @@ def test_workers_set_off_by_a_load_start_after_the_load_is_shown(
     qtbot.waitUntil(lambda: not w.runner.busy, timeout=30000)
     names = [name for name, _ in started]
     assert any("_count_path_job" in n for n in names)
-    assert any("preload_summariser_modules" in n for n in names)
     assert any("prepare_search" in n for n in names)
     assert [name for name, during in started if during] == []
 
@@ -737,29 +736,49 @@ def test_a_search_result_is_painted_before_the_selection_is_shown_again(
     qtbot.waitUntil(lambda: w.tree_model.record_of(w.tree.currentIndex()) == leaf, timeout=5000)
 
 
-def test_the_summarisers_modules_are_imported_after_the_new_trees_first_turns(
-    qtbot: Any, threaded_window: MainWindow, branching_session: Path, monkeypatch: pytest.MonkeyPatch
+def test_the_engine_is_imported_when_the_user_turns_to_a_summary(
+    qtbot: Any,
+    threaded_window: MainWindow,
+    branching_session: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Importing the summariser's modules (~0.3-0.5 s of Python) while a new tree's first paints
-    and branch turns ran made them wait for the GIL: a 4 MB session's longest loading stall was
-    97-110 ms wall instead of 61-72. The import starts PRELOAD_AFTER_MS after the load is shown,
-    in a worker, once per window."""
-    from session_studio.ui import main_window
+    """The engine (pydantic, the writers: ~19 MB and ~0.2-0.4 s of Python) was imported 1.5 s after
+    every first load. A window that only shows sessions never imports it now; the Preview tab
+    imports it at once, in a worker, once per window."""
+    import sys
 
+    from session_studio.ui.write_commands import WriteCommands
+
+    (tmp_path / "engine_stand_in.py").write_text(
+        "import threading\nIMPORTED_ON = threading.current_thread()\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(WriteCommands, "ENGINE_MODULE", "engine_stand_in")
+    monkeypatch.delitem(sys.modules, "engine_stand_in", raising=False)
     w = threaded_window
-    delays: list[int] = []
-    start = Operation.start
+    imports: list[Any] = []
+    real_op = w.runner.op
 
-    def recording(op: Operation, after_ms: int = 0) -> Operation:
-        if getattr(op.fn, "__name__", "") == "preload_summariser_modules":
-            delays.append(after_ms)
-        return start(op, after_ms)
+    def counting_op(fn: Any, *args: Any, **kw: Any) -> Any:
+        if args == ("engine_stand_in",):
+            imports.append(fn)
+        return real_op(fn, *args, **kw)
 
-    monkeypatch.setattr(Operation, "start", recording)
+    monkeypatch.setattr(w.runner, "op", counting_op)
     for _ in range(2):
         w.open_path(str(branching_session))
         qtbot.waitUntil(lambda: w.doc.state is not None and not w.runner.busy, timeout=30000)
-    assert delays == [main_window.PRELOAD_AFTER_MS] and main_window.PRELOAD_AFTER_MS >= 1000
+    w.tabs.setCurrentWidget(w.why)
+    qtbot.wait(50)
+    assert imports == [] and "engine_stand_in" not in sys.modules
+    w.tabs.setCurrentWidget(w.preview)
+    qtbot.waitUntil(lambda: w._engine_ready, timeout=10000)
+    assert sys.modules["engine_stand_in"].IMPORTED_ON is not threading.main_thread()
+    w.tabs.setCurrentWidget(w.why)
+    w.tabs.setCurrentWidget(w.preview)  # imported: nothing more starts
+    assert len(imports) == 1
+    qtbot.waitUntil(lambda: not w.runner.busy, timeout=15000)
 
 
 def test_branch_with_summary_counts_the_entries_left_behind_in_a_worker(

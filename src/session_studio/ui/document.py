@@ -322,6 +322,8 @@ class SessionDocument(QObject):
     plan_changed = Signal(object)  # PlanState
     #: RecoveryCut | None: what pi 1.6.0's overflow recovery does for the plan (``recovery``), once known
     recovery_changed = Signal(object)
+    #: the recovery's plan waits for the engine, which nothing has imported yet (engine_imported)
+    engine_wanted = Signal()
     selection_changed = Signal(int)  # record index (-1: none)
     preparation_ready = Signal(object)  # Preparation | None
     summary_changed = Signal(str)
@@ -369,6 +371,7 @@ class SessionDocument(QObject):
         #: pi 1.6.0's overflow recovery for the current plan (``recovery``), planned in a worker
         self._recovery = RecoveryPreview(self.runner, self)
         self._recovery.changed.connect(self.recovery_changed)
+        self._recovery.engine_wanted.connect(self.engine_wanted)
         self._watcher = QFileSystemWatcher(self)
         self._watcher.fileChanged.connect(self._on_file_changed)
         #: the re-plan of entries pi appended, running in a worker (see refresh)
@@ -855,7 +858,7 @@ class SessionDocument(QObject):
         if prepare:
             self.preparation = None
             # `soon`: on the next turn of the event loop, before the search index, token counts and
-            # module preloads that start AFTER_GUI_STEP_MS later (the plan is what the user waits
+            # other background work that starts AFTER_GUI_STEP_MS later (the plan is what the user waits
             # for; sharing the GIL with those made its 20 ms of work take 0.5 s)
             self._prep_timer.start(0 if soon else PREP_DEBOUNCE_MS)
 
@@ -867,7 +870,7 @@ class SessionDocument(QObject):
         return self._recovery.cut
 
     def engine_imported(self) -> None:
-        """The engine is imported (the window's background preload): the recovery can be planned."""
+        """The engine is imported (the window's, in a worker): the recovery can be planned."""
         self._recovery.engine_imported(self.state)
 
     def request_preparation(self) -> None:

@@ -90,17 +90,12 @@ def app_icon() -> QIcon:
     return icon
 
 
-#: the summariser's modules are imported this long after the first session is shown: their import
-#: (~0.3-0.5 s of Python) run while the new tree's first paints and branch turns ran made those
-#: wait for the GIL (a 4 MB session's longest loading stall 97-110 ms wall instead of 61-72)
+#: a session that ends in a failed attempt has its recovery planned with the engine, imported this
+#: long after the session is shown: the import (~0.2-0.4 s of Python) run while the new tree's
+#: first paints and branch turns ran made those wait for the GIL (a 4 MB session's longest loading
+#: stall 97-110 ms wall instead of 61-72). Other sessions import it only when the user turns to a
+#: summary or a write (WriteCommands.ensure_engine)
 PRELOAD_AFTER_MS = 1500
-
-
-def preload_summariser_modules() -> None:
-    """Import the summariser stack (httpx, engine; ~0.3-0.5 s) off the GUI thread before the first
-    Generate (what PySide6 reads of them is not kept: see import_check)."""
-    import session_studio.engine
-    import session_studio.llm  # noqa: F401
 
 
 def sample_sessions_dir() -> str:
@@ -136,7 +131,6 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self.tree_menu = None
         self._ctx_op = None
         self._branch_count_op = None
-        self._preloaded = False
         self._opening: str | None = None  # the file being opened (Recent bookkeeping on failure)
         self.setWindowTitle("Session Studio")
         icon = app_icon()
@@ -173,6 +167,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         d.appended.connect(self._on_appended)
         d.plan_changed.connect(self._on_plan)
         d.recovery_changed.connect(self._on_recovery)
+        d.engine_wanted.connect(self._engine_for_recovery)
         d.after_changed.connect(self._on_after_changed)
         d.selection_changed.connect(self._on_selection)
         d.preparation_ready.connect(self._on_preparation)
@@ -553,15 +548,6 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         self._update_count()
         self.statusBar().showMessage("Loaded", 3000)
         self._update_actions()
-        if not self._preloaded:
-            self._preloaded = True
-            preload = self.runner.op(preload_summariser_modules, pool="network")
-            preload.on_success(lambda _r: self.doc.engine_imported())
-
-            def start_preload() -> None:
-                preload.start(after_ms=PRELOAD_AFTER_MS)
-
-            self.doc.after_preparation(start_preload)
 
     def _focus_tree_unless_busy_elsewhere(self) -> None:
         """A session just shown starts with the keys on its tree (the page's first widget, the
@@ -664,6 +650,18 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
             self._render_why()
         elif self.tabs.currentWidget() is self.preview:
             self._refresh_contexts()
+            self.ensure_engine()  # a summary is coming: its modules, while the user reads the tab
+
+    def _engine_for_recovery(self) -> None:
+        """The recovery's plan needs the engine: imported PRELOAD_AFTER_MS after the preparation."""
+
+        def load() -> None:
+            self.ensure_engine()
+
+        def later() -> None:
+            self.runner.call_later(load, PRELOAD_AFTER_MS)
+
+        self.doc.after_preparation(later)
 
     def _render_why(self) -> None:
         st = self.doc.state

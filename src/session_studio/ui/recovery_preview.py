@@ -31,6 +31,8 @@ RecoveryKey = tuple[Any, ...]
 class RecoveryPreview(QObject):
     #: RecoveryCut | None: what the recovery does, once planned in the worker
     changed = Signal(object)
+    #: a recovery waits for the engine to be imported (then engine_imported)
+    engine_wanted = Signal()
 
     def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -61,8 +63,9 @@ class RecoveryPreview(QObject):
         if "session_studio.engine" not in sys.modules:
             # its first import (pydantic, the engine: ~0.4 s of Python) held the GIL from a worker
             # for 130-190 ms at a time just as a session was shown; the window imports it in the
-            # background a moment later (main_window.preload_summariser_modules) and then calls
+            # background a moment later (main_window.PRELOAD_AFTER_MS) and then calls
             # engine_imported
+            self.engine_wanted.emit()
             return
 
         def plan() -> RecoveryCut | None:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import html
 import importlib
+import logging
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +32,14 @@ if TYPE_CHECKING:
     from session_studio.engine import CompactionOutcome
 
 __all__ = ["WriteCommands"]
+
+log = logging.getLogger(__name__)
+
+
+def _fully_imported(name: str) -> bool:
+    """Whether module ``name`` is imported and done (not one another thread is still running)."""
+    module = sys.modules.get(name)
+    return module is not None and not getattr(getattr(module, "__spec__", None), "_initializing", False)
 
 
 class WriteCommands(SummaryGeneration):
@@ -180,34 +190,57 @@ class WriteCommands(SummaryGeneration):
             10000,
         )
 
-    #: the engine's module: "Branch here" makes sure of it in a worker first (the summariser's stack
-    #: is preloaded main_window.PRELOAD_AFTER_MS after a first load, and may still be importing)
+    #: the engine's module (pydantic, the writers, the summariser's steps: ~0.2-0.4 s of Python and
+    #: ~19 MB the first time), imported in a worker when the user is about to need it (ensure_engine)
     ENGINE_MODULE = "session_studio.engine"
     _engine_ready = False
     _engine_import: Operation | None = None
+    #: what waits for the import: a command to run once it is there, and its failure's title
+    _after_engine: list[tuple[Callable[[], None], str]] | None = None
+
+    def ensure_engine(self, then: Callable[[], None] | None = None, failure: str = "") -> bool:
+        """Whether the engine is imported. Where not, it is imported in a worker, once (a window
+        that only shows sessions never holds it), and ``then`` (a command) runs once it is there:
+        its first import is never made in a click's GUI step (where another worker is importing it,
+        that worker, not the GUI thread, waits for it); a second click meanwhile starts nothing
+        more. ``failure``: the title that reports a failed import to ``then``'s user."""
+        if self._engine_ready or _fully_imported(self.ENGINE_MODULE):
+            self._engine_ready = True
+            return True
+        if then is not None:
+            if self._after_engine is None:
+                self._after_engine = []
+            if all(waiting != then for waiting, _ in self._after_engine):  # a second click: once
+                self._after_engine.append((then, failure))
+        if self._engine_import is None:
+            self._engine_import = (
+                self.runner.op(importlib.import_module, self.ENGINE_MODULE, pool="network")
+                .on_success(self._engine_imported)
+                .on_failure(self._engine_failed)
+            )
+            self._engine_import.start()
+        return False
+
+    def _engine_imported(self, _module: object) -> None:
+        self._engine_import = None
+        self._engine_ready = True
+        self.doc.engine_imported()
+        waiting, self._after_engine = self._after_engine or [], None
+        for then, _failure in waiting:
+            then()
+
+    def _engine_failed(self, e: BaseException, tb: str) -> None:
+        self._engine_import = None
+        waiting, self._after_engine = self._after_engine or [], None
+        if waiting:  # a command waited for it: say why it does not run (once)
+            report_failure(
+                self, explain_failure(e, tb, waiting[0][1] or "Cannot load Session Studio's engine")
+            )
+        else:
+            log.warning("importing the engine in the background failed: %s", e)
 
     def branch_here(self) -> None:
-        if not self._engine_ready:
-            # its first import is ~0.3 s of Python: in a worker, not in this click's GUI step (and
-            # where the preload is importing it, the worker, not the GUI thread, waits for it); the
-            # move is made once it is there, and a second click meanwhile starts nothing more
-            if self._engine_import is None:
-
-                def imported(_module: object) -> None:
-                    self._engine_import = None
-                    self._engine_ready = True
-                    self.branch_here()
-
-                def failed(e: BaseException, tb: str) -> None:
-                    self._engine_import = None
-                    report_failure(self, explain_failure(e, tb, "Cannot branch here"))
-
-                self._engine_import = (
-                    self.runner.op(importlib.import_module, self.ENGINE_MODULE, pool="network")
-                    .on_success(imported)
-                    .on_failure(failed)
-                )
-                self._engine_import.start()
+        if not self.ensure_engine(self.branch_here, "Cannot branch here"):
             return
         from session_studio.core.errors import SessionStudioError
         from session_studio.engine import branch_to
@@ -354,6 +387,8 @@ class WriteCommands(SummaryGeneration):
         op.failed.connect(failed)
 
     def fork(self) -> None:
+        if not self.ensure_engine(self.fork, "Cannot fork"):
+            return  # (the suggested file name comes from the engine)
         d = self.doc
         s = d.session
         leaf = self._target_for("fork", d.selected if d.selected >= 0 else d.working_leaf_index())
@@ -410,6 +445,8 @@ class WriteCommands(SummaryGeneration):
     def omit_failed_attempt(self) -> None:
         """pi 1.6.0's overflow recovery, its first step: the failed answer and its tool results
         leave the context through context edits (the plan after them is the one pi compacts)."""
+        if not self.ensure_engine(self.omit_failed_attempt, "Omitting the failed attempt failed"):
+            return
         from session_studio.core.errors import WriteError
         from session_studio.core.explain import recovery_text
         from session_studio.engine.context_edits import recovery_omission
