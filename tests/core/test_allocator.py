@@ -73,3 +73,45 @@ def test_the_cli_and_the_helpers_tune_at_their_start() -> None:
 
     for module in (cli, scan_worker, count_worker, search_worker):
         assert "tune_allocator()" in inspect.getsource(module.main), module.__name__
+
+
+#: prints the resident anonymous memory (KB) after 60 MB of 1 KB blocks are freed but the last one,
+#: which keeps the heap from shrinking by itself, and again after release_free_memory
+_TRIM_PROBE = r"""
+import os, sys
+if os.environ.get("PROBE_WITHOUT_HELPER"):  # as where pip built no compiled helper: ctypes
+    sys.modules["session_studio.core._bulkindex"] = None
+from session_studio.core.allocator import release_free_memory, tune_allocator
+tune_allocator()
+def anon():
+    for line in open("/proc/self/status"):
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1])
+blocks = [bytes(1024) for _ in range(60_000)]
+last = blocks.pop()
+del blocks
+before = anon()
+print(release_free_memory(), before - anon())
+"""
+
+
+@glibc_only
+@pytest.mark.parametrize("helper", [True, False])
+def test_freed_heap_pages_go_back_to_the_system(helper: bool) -> None:
+    """Blocks under the mmap threshold stay in the heap when freed: release_free_memory gives their
+    pages back (the window does it once its background work has ended)."""
+    clean = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES" and not k.startswith("MALLOC_")}
+    out = subprocess.run(
+        [sys.executable, "-c", _TRIM_PROBE],
+        env={**clean, **({} if helper else {"PROBE_WITHOUT_HELPER": "1"})},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert out[0] == "True" and int(out[1]) > 30_000, out  # most of the 60 MB, in KB
+
+
+def test_glibcs_defaults_are_left_as_they_are_when_asked() -> None:
+    from session_studio.core.allocator import release_free_memory
+
+    assert release_free_memory({"SESSION_STUDIO_DEFAULT_MALLOC": "1"}) is False

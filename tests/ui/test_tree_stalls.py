@@ -817,3 +817,25 @@ def test_branch_with_summary_counts_the_entries_left_behind_in_a_worker(
     qtbot.waitUntil(lambda: w._branch_count_op is None, timeout=10000)
     qtbot.wait(20)
     assert len(asked) == 1
+
+
+def test_the_heap_is_trimmed_once_the_background_work_has_ended(
+    qtbot: Any, threaded_window: MainWindow, branching_session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A load, a search's outline or a re-plan leave free blocks between live ones (16 MB after the
+    1 GB session's load): their pages go back to the system TRIM_AFTER_IDLE_MS after the window's
+    background work ends, not while it runs."""
+    from session_studio.ui import main_window
+
+    w = threaded_window
+    trims: list[bool] = []
+    monkeypatch.setattr(
+        main_window, "_release_free_memory_in_background", lambda: trims.append(w.runner.busy)
+    )
+    w.open_path(str(branching_session))
+    qtbot.waitUntil(lambda: w.doc.state is not None and not w.runner.busy, timeout=30000)
+    qtbot.waitUntil(lambda: bool(trims), timeout=5000)
+    after_load = len(trims)
+    w.doc.set_params(keep=1000)  # a re-plan: once more, after it
+    qtbot.waitUntil(lambda: len(trims) > after_load, timeout=10000)
+    assert not any(trims)  # never while the window worked

@@ -2182,9 +2182,25 @@ static PyObject *tune_malloc(PyObject *self, PyObject *args) {
 #endif
 }
 
+/* core.allocator.release_free_memory: glibc's malloc_trim(0), the free pages of every arena given back
+   to the system (a big session's load leaves megabytes of them); False without glibc */
+static PyObject *trim_malloc(PyObject *self, PyObject *noargs) {
+#ifdef __GLIBC__
+    int released;
+    Py_BEGIN_ALLOW_THREADS
+    released = malloc_trim(0);
+    Py_END_ALLOW_THREADS
+    return PyBool_FromLong(released);
+#else
+    Py_RETURN_FALSE;
+#endif
+}
+
 static PyMethodDef methods[] = {
     {"tune_malloc", tune_malloc, METH_VARARGS,
      "tune_malloc(mmap_threshold, arena_max) -> bool: glibc's mallopt for both (False without glibc)."},
+    {"trim_malloc", trim_malloc, METH_NOARGS,
+     "trim_malloc() -> bool: glibc's malloc_trim(0), whether memory was given back (False without glibc)."},
     {"sort_ids", sort_ids, METH_VARARGS,
      "sort_ids(ids, out) -> (count, unique): the 8-hex ids' (id << 32 | index), sorted, into out."},
     {"add_to_tail", add_to_tail, METH_VARARGS, "add_to_tail(column, start, delta) -> None: column[start:] += delta."},

@@ -10,7 +10,10 @@ the CLI's `plan` from 134 to 119.5 MB peak RSS and the window's from 258-279 to 
 (227-232 MB once loaded, was 252), at the same speed.
 
 :func:`tune_allocator` sets both with ``mallopt`` at a process's start (the CLI, the window, the
-helper processes; forked scan processes inherit it). It does nothing where there is no glibc,
+helper processes; forked scan processes inherit it). Blocks under the threshold that are freed
+still stay in the process, between live ones: :func:`release_free_memory` (glibc's ``malloc_trim``)
+gives their pages back, which the window does once its background work has ended (after loading
+the 1 GB session: 228 -> 212 MB resident, in 3 ms). It does nothing where there is no glibc,
 and nothing where the user set glibc's own knobs (``GLIBC_TUNABLES`` or ``MALLOC_*`` variables):
 theirs win. ``SESSION_STUDIO_DEFAULT_MALLOC=1`` keeps glibc's defaults (to measure the
 difference).
@@ -21,7 +24,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["ARENA_MAX", "MMAP_THRESHOLD", "tune_allocator"]
+__all__ = ["ARENA_MAX", "MMAP_THRESHOLD", "release_free_memory", "tune_allocator"]
 
 #: allocations of at least this many bytes get pages of their own, given back when freed
 MMAP_THRESHOLD = 1 << 20
@@ -61,3 +64,29 @@ def tune_allocator(environ: dict[str, str] | os._Environ[str] = os.environ) -> b
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_ARENA_MAX, ARENA_MAX))
+
+
+def release_free_memory(environ: dict[str, str] | os._Environ[str] = os.environ) -> bool:
+    """Give the free pages of the heap back to the system (glibc's ``malloc_trim(0)``); returns
+    whether any were. Nothing where there is no glibc, or where ``SESSION_STUDIO_DEFAULT_MALLOC``
+    asks for glibc's defaults. A few ms on a big session's heap, without holding the GIL."""
+    if not sys.platform.startswith("linux") or environ.get("SESSION_STUDIO_DEFAULT_MALLOC"):
+        return False
+    try:
+        from . import _bulkindex
+
+        return _bulkindex.trim_malloc()
+    except ImportError:
+        pass
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        if not hasattr(libc, "gnu_get_libc_version"):
+            return False
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return False
+    trim.argtypes = (ctypes.c_size_t,)
+    trim.restype = ctypes.c_int
+    return bool(trim(0))

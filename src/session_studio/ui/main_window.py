@@ -7,6 +7,7 @@ import html
 import os
 import platform
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +27,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QApplication, QFileDialog, QLayout, QMessageBox
 
 from session_studio import __version__
+from session_studio.core.allocator import release_free_memory
 from session_studio.core.listing import SessionInfo, default_sessions_dir, fmt_size, list_sessions
 from session_studio.core.migrate import CURRENT_SESSION_VERSION, version_name
 from session_studio.core.profile import PROFILES, headerless_verdict
@@ -96,6 +98,16 @@ def app_icon() -> QIcon:
 #: stall 97-110 ms wall instead of 61-72). Other sessions import it only when the user turns to a
 #: summary or a write (WriteCommands.ensure_engine)
 PRELOAD_AFTER_MS = 1500
+#: the heap's free pages go back to the system this long after the window's background work ends:
+#: a load, a search's outline or a re-plan leave megabytes of them between live blocks (after
+#: loading the 1 GB session, 16 MB; core.allocator.release_free_memory, ~3 ms)
+TRIM_AFTER_IDLE_MS = 300
+
+
+def _release_free_memory_in_background() -> None:
+    """core.allocator.release_free_memory on a thread of its own (a few ms on a big session's heap,
+    none of them the GUI thread's; not a TaskRunner job, whose end would start the next trim)."""
+    threading.Thread(target=release_free_memory, name="release-free-memory", daemon=True).start()
 
 
 def sample_sessions_dir() -> str:
@@ -119,6 +131,11 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         #: the theme of this run only (--theme), else None: the saved setting
         self._theme_override: str | None = None
         self.runner = runner or TaskRunner(self)
+        #: gives the heap's free pages back once the background work has been over a moment
+        self._trim_timer = QTimer(self)
+        self._trim_timer.setSingleShot(True)
+        self._trim_timer.setInterval(TRIM_AFTER_IDLE_MS)
+        self._trim_timer.timeout.connect(lambda: _release_free_memory_in_background())
         self.sessions_root = sessions_root or str(default_sessions_dir())
         self.doc = SessionDocument(self.runner, self)
         self.doc.profile_plain = self.settings.pi_version()
@@ -176,7 +193,7 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
         d.disk_changed.connect(self._on_disk_changed)
         d.closed.connect(self._on_closed)
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._on_color_scheme_changed)
-        self.runner.busy_changed.connect(lambda b: self.status_busy.setText("Working…" if b else ""))
+        self.runner.busy_changed.connect(self._on_busy_changed)
         # a background task that fails with no failure handler is a crash, never silence
         self.runner.unhandled.connect(report_unexpected)
         # real token counts next to pi's estimate: the bar, the inspector's line, the tree's tooltips
@@ -643,6 +660,13 @@ class MainWindow(WriteCommands, TreeNavigation, WindowState):
     def _on_preparation(self, prep: Preparation | None) -> None:
         self.preview.set_preparation(prep)
         self._update_actions()
+
+    def _on_busy_changed(self, busy: bool) -> None:
+        self.status_busy.setText("Working…" if busy else "")
+        if busy:
+            self._trim_timer.stop()
+        else:
+            self._trim_timer.start()
 
     def _on_tab(self, _i: int) -> None:
         self.compare_controller.set_active(self.tabs.currentWidget() is self.compare)
