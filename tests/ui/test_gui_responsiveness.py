@@ -240,6 +240,30 @@ def test_the_load_pauses_gc_only_while_its_worker_runs(qtbot: Any, tmp_path: Pat
     assert gc.isenabled()
 
 
+def _window_without_the_engine(
+    qtbot: Any, tmp_path: Path, monkeypatch: Any, session: Path, stand_in: str
+) -> tuple[Any, TaskRunner]:
+    """A threaded window showing ``session`` whose engine module is ``stand_in``, which nothing has
+    imported yet: it notes the thread that imports it (IMPORTED_ON) and takes 0.2 s."""
+    from session_studio.ui.main_window import MainWindow
+    from session_studio.ui.settings import AppSettings
+    from session_studio.ui.write_commands import WriteCommands
+
+    (tmp_path / f"{stand_in}.py").write_text(
+        "import threading, time\nIMPORTED_ON = threading.current_thread()\ntime.sleep(0.2)\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(WriteCommands, "ENGINE_MODULE", stand_in)
+    monkeypatch.delitem(sys.modules, stand_in, raising=False)
+    runner = TaskRunner()
+    w = MainWindow(AppSettings(tmp_path / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
+    qtbot.addWidget(w, before_close_func=lambda w: settle_window(qtbot, w))  # no late result after it
+    w.open_path(str(session))
+    qtbot.waitUntil(lambda: w.doc.state is not None and not runner.busy, timeout=10000)
+    return w, runner
+
+
 def test_branch_here_imports_the_engine_in_a_worker_the_first_time(
     qtbot: Any, tmp_path: Path, monkeypatch: Any, branching_session: Path
 ) -> None:
@@ -248,23 +272,9 @@ def test_branch_here_imports_the_engine_in_a_worker_the_first_time(
     the working leaf once it is there; a second click meanwhile starts no second import."""
     import threading
 
-    from session_studio.ui.main_window import MainWindow
-    from session_studio.ui.settings import AppSettings
-    from session_studio.ui.write_commands import WriteCommands
-
-    # a stand-in engine module nothing has imported yet: it notes which thread imports it
-    (tmp_path / "slow_engine_stand_in.py").write_text(
-        "import threading, time\nIMPORTED_ON = threading.current_thread()\ntime.sleep(0.2)\n",
-        encoding="utf-8",
+    w, runner = _window_without_the_engine(
+        qtbot, tmp_path, monkeypatch, branching_session, "slow_engine_stand_in"
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(WriteCommands, "ENGINE_MODULE", "slow_engine_stand_in")
-    monkeypatch.delitem(sys.modules, "slow_engine_stand_in", raising=False)
-    runner = TaskRunner()
-    w = MainWindow(AppSettings(tmp_path / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
-    qtbot.addWidget(w, before_close_func=lambda w: settle_window(qtbot, w))  # no late result after it
-    w.open_path(str(branching_session))
-    qtbot.waitUntil(lambda: w.doc.state is not None and not runner.busy, timeout=10000)
     side = side_branch_assistant(w)
     w.doc.select(side)
     started: list[Any] = []
@@ -297,23 +307,12 @@ def test_fork_imports_the_engine_in_a_worker_the_first_time(
     import threading
 
     from session_studio.ui.main_window import MainWindow
-    from session_studio.ui.settings import AppSettings
-    from session_studio.ui.write_commands import WriteCommands
 
-    (tmp_path / "slow_engine_stand_in2.py").write_text(
-        "import threading, time\nIMPORTED_ON = threading.current_thread()\ntime.sleep(0.2)\n",
-        encoding="utf-8",
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(WriteCommands, "ENGINE_MODULE", "slow_engine_stand_in2")
-    monkeypatch.delitem(sys.modules, "slow_engine_stand_in2", raising=False)
     asked: list[str] = []
     monkeypatch.setattr(MainWindow, "ask_save_path", lambda self, title, default: asked.append(default) or "")
-    runner = TaskRunner()
-    w = MainWindow(AppSettings(tmp_path / "s.ini"), runner, sessions_root=str(tmp_path / "none"))
-    qtbot.addWidget(w, before_close_func=lambda w: settle_window(qtbot, w))
-    w.open_path(str(branching_session))
-    qtbot.waitUntil(lambda: w.doc.state is not None and not runner.busy, timeout=10000)
+    w, runner = _window_without_the_engine(
+        qtbot, tmp_path, monkeypatch, branching_session, "slow_engine_stand_in2"
+    )
     w.a_fork.trigger()
     w.a_fork.trigger()
     assert asked == []  # not in the click: once the import is done
