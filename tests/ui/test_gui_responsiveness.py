@@ -372,3 +372,16 @@ def test_background_work_waits_for_the_plans_preparation(
     doc.after_preparation(lambda: idle.append(doc.preparing))  # nothing being prepared: soon
     qtbot.waitUntil(lambda: bool(idle), timeout=5000)
     assert idle == [False]
+
+
+def test_an_engine_a_job_imported_is_the_windows_too(window: Any, monkeypatch: Any) -> None:
+    """A Generate or a write imports the engine in its own worker: the window then takes it as
+    imported (no import of its own) and tells the document, whose recovery may wait for it."""
+    import session_studio.engine  # noqa: F401  (a job's worker imported it)
+
+    told: list[bool] = []
+    monkeypatch.setattr(window.doc, "engine_imported", lambda: told.append(True))
+    assert not window._engine_ready
+    assert window.ensure_engine() is True
+    assert window.ensure_engine() is True
+    assert told == [True] and window._engine_import is None

@@ -204,8 +204,11 @@ class WriteCommands(SummaryGeneration):
         its first import is never made in a click's GUI step (where another worker is importing it,
         that worker, not the GUI thread, waits for it); a second click meanwhile starts nothing
         more. ``failure``: the title that reports a failed import to ``then``'s user."""
-        if self._engine_ready or _fully_imported(self.ENGINE_MODULE):
+        if self._engine_ready:
+            return True
+        if _fully_imported(self.ENGINE_MODULE):  # by a job's own worker (a Generate, a write)
             self._engine_ready = True
+            self.doc.engine_imported()  # a recovery may be waiting for it
             return True
         if then is not None:
             if self._after_engine is None:
