@@ -586,6 +586,25 @@ class TailedColumn(Sequence[Any]):
     def pop(self) -> Any:
         return self._tail.pop()
 
+    def on_path(self, path: Sequence[int]) -> tuple[Any, ...]:
+        """column_on_path of this column: the base's items gathered in one C call (a call of
+        __getitem__ per item was ~4x slower on a long path), then this column's own put in place."""
+        if len(path) < 2:
+            return tuple(self[i] for i in path)
+        n = self._n
+        own = [k for k, i in enumerate(path) if i >= n]  # the few records of its own
+        if len(own) == len(path):
+            return tuple(self._tail[i - n] for i in path)
+        if not own:
+            return tuple(itemgetter(*path)(self._base))
+        base_path = list(path)
+        for k in own:
+            base_path[k] = 0  # a stand-in the base has (n > 0 here), overwritten below
+        values = list(itemgetter(*base_path)(self._base))
+        for k in own:
+            values[k] = self._tail[path[k] - n]
+        return tuple(values)
+
     def parts(self) -> list[tuple[int, bytes]]:
         """(first index, bytes) of the base's items and of this column's own."""
         raw = self._base.tobytes()
@@ -910,6 +929,8 @@ def column_on_path(column: Sequence[Any], path: Sequence[int]) -> tuple[Any, ...
     of the tuple with .index is several times faster than a Python loop over the path)."""
     if len(path) < 2:
         return tuple(column[i] for i in path)
+    if isinstance(column, TailedColumn):
+        return column.on_path(path)
     values: tuple[Any, ...] = itemgetter(*path)(column)
     return values
 

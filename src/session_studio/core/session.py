@@ -136,6 +136,8 @@ class Session:
     _children: dict[Any, list[int]] | None = None
     #: (n, marker): profile.pi16_marker's answer for the first n records (kept by the index cache)
     pi16_scan: tuple[int, str | None] | None = None
+    #: a with_virtual_entries copy: the session it was made from and how many records it had
+    _made_from: tuple[Session, int] | None = None
 
     def __post_init__(self) -> None:
         if self.by_id is None:
@@ -975,6 +977,8 @@ class Session:
         load issue unless ``note_cycle`` is False: an ancestor lookup, not the path pi builds)."""
         if start is None:
             return []
+        if self._made_from is not None:
+            return self._virtual_path_indices(start)
         if BULK_HELPER is not None:
             return self._path_indices_compiled(start, note_cycle)
         out = [start]
@@ -1055,6 +1059,19 @@ class Session:
             )
         )
 
+    def _virtual_path_indices(self, start: int) -> list[int]:
+        """path_indices of a with_virtual_entries copy: up through its own entries here, then the
+        rest by the session it was made from (whose records these are, in C where it is built)."""
+        assert self._made_from is not None
+        base, n = self._made_from
+        chain: list[int] = []
+        cur: int | None = start
+        while cur is not None and cur >= n and cur not in chain:  # (a cycle ends the path, as there)
+            chain.append(cur)
+            cur = self._parent_by_key(cur)  # byId by the parentId, whatever kind of id it is
+        head = base.path_indices(cur, note_cycle=False) if cur is not None and cur < n else []
+        return [*head, *reversed(chain)]
+
     def leaf_index(self, leaf_id: Any = CURRENT_LEAF) -> int | None:
         """The record getBranch starts from (`leaf_id` as given, or the session's leaf)."""
         lid = self.leaf_id if leaf_id is CURRENT_LEAF else leaf_id
@@ -1092,14 +1109,19 @@ class Session:
         return self.values(range(len(self.records)))
 
     def with_virtual_entries(self, entries: list[dict[str, Any]]) -> Session:
-        """A copy of this session with `entries` appended in memory (for previews).
+        """A copy of this session with `entries` appended in memory (for previews: the context or
+        the plan pi makes once they are written). Nothing is written anywhere.
 
-        The copy shares records with this session; nothing is written anywhere.
+        The copy reads this session's index columns and keeps only its own entries
+        (RecordTable.with_tail): copying the columns was 72 MB and ~50 ms on a 900k-entry session,
+        at each preview of a summary. Its paths are walked through its own entries, then by this
+        session (path_indices), as its columns are not arrays a compiled walk can take.
         """
         import copy
 
         clone = copy.copy(self)
-        clone.records = self.records.copy()
+        clone.records = self.records.with_tail()
+        clone._made_from = (self, len(self.records)) if self._made_from is None else self._made_from
         clone.by_id = self.by_id.for_table(clone.records)
         clone.labels = dict(self.labels)
         clone.issues = list(self.issues)
@@ -1110,29 +1132,6 @@ class Session:
                 clone.records.virtual_values[rec.index] = e
                 clone._index_record(rec)
         return clone
-
-    def with_virtual_leaf(self, entry: dict[str, Any]) -> tuple[Session, list[int]]:
-        """This session with ``entry`` appended in memory after its parent, and the path to it: the
-        context the entry would make, built over that path (``build_session_context(s, path=p)``).
-        Unlike with_virtual_entries nothing of the index is copied (RecordTable.with_tail: 72 MB
-        and ~50 ms on a 900k-entry session, at each preview of a summary); the copy is for reads
-        along the path only. Nothing is written anywhere."""
-        import copy
-
-        parent = self.by_id.get(js_key(entry.get("parentId"))) if js_truthy(entry.get("parentId")) else None
-        base = self.path_indices(parent) if parent is not None else []
-        clone = copy.copy(self)
-        clone.records = self.records.with_tail()
-        clone.by_id = self.by_id.for_table(clone.records)
-        clone.labels = dict(self.labels)
-        clone.issues = list(self.issues)
-        clone._children = None
-        rec = clone._add_record(RawValue(-1, -1, 0, entry), False)
-        if rec is None:  # a header: no record, the path as it is
-            return clone, base
-        clone.records.virtual_values[rec.index] = entry
-        clone._index_record(rec)
-        return clone, [*base, rec.index]
 
     # ------------------------------------------------------------------ live
     def refresh(self) -> list[int]:

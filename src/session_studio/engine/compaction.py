@@ -138,10 +138,10 @@ class CompactionOutcome:
     def context_after(self) -> SessionContext | Projection:
         """The context pi will build after this entry is appended (the preview)."""
         entry = self.entry().to_json_dict()
-        virtual, path = self.draft.session.with_virtual_leaf(entry)
+        virtual = self.draft.session.with_virtual_entries([entry])
         if self.draft.profile.projection:
-            return build_session_projection(virtual, path=path)
-        return build_session_context(virtual, path=path)
+            return build_session_projection(virtual)
+        return build_session_context(virtual)
 
     def estimated_tokens_after(self) -> Any:
         """AgentSession's estimatedTokensAfter: Σ estimateTokens over the rebuilt context."""

@@ -56,10 +56,10 @@ def context_after(
     except ValidationError:  # a tokensBefore or file name that is no number or string (hostile usage)
         return None
     pi16 = planner.profile.projection
-    virtual, path = session.with_virtual_leaf(entry.to_json_dict())
+    virtual = session.with_virtual_entries([entry.to_json_dict()])
     if pi16:
-        return build_session_projection(virtual, path=path)
-    return build_session_context(virtual, path=path)
+        return build_session_projection(virtual, _PREVIEW_ID)
+    return build_session_context(virtual, _PREVIEW_ID)
 
 
 def _llm_messages(

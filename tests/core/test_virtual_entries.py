@@ -1,13 +1,15 @@
-"""Session.with_virtual_leaf: the context a new entry would make, without copying the index.
+"""Session.with_virtual_entries: what new entries would make, without copying the index.
 
-The preview of a compaction (and the context report) builds the context pi will rebuild once the
-entry is appended. with_virtual_entries copied every column of the index for that (72 MB on a
-900k-entry session, at each preview of a summary); with_virtual_leaf shares them
-(RecordTable.with_tail) and must give the same context.
+The preview of a compaction, the context report and pi 1.6.0's recovery plan the session as it will
+be once entries are appended. with_virtual_entries copied every column of the index for that (72 MB
+on a 900k-entry session, at each preview of a summary); it now shares them (RecordTable.with_tail)
+and walks paths through its own entries first: the same as the file with the entries written.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
 from array import array
 from pathlib import Path
 from typing import Any
@@ -19,9 +21,10 @@ from hypothesis import strategies as st
 from session_studio.core import Session
 from session_studio.core.context import build_session_context
 from session_studio.core.jsvalue import js_stringify
+from session_studio.core.plan import PathPlanner, PlanParams
 from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
 from session_studio.core.projection import build_session_projection
-from session_studio.core.record_table import TailedColumn
+from session_studio.core.record_table import TailedColumn, column_on_path
 from session_studio.engine import draft_compaction
 from session_studio.engine.compaction import CompactionOutcome
 from tests.conftest import generate
@@ -56,6 +59,9 @@ def test_a_tailed_column_reads_as_the_base_and_its_own_items(
         with pytest.raises(IndexError):
             tailed[index]
     assert tailed[lo:hi] == whole[lo:hi]
+    positions = [k % len(whole) for k in range(index, index + 7)] if whole else []
+    assert tailed.on_path(positions) == tuple(whole[k] for k in positions)
+    assert column_on_path(tailed, positions) == tuple(whole[k] for k in positions)
     assert tailed.tobytes() == whole.tobytes()
     assert b"".join(raw for _start, raw in tailed.parts()) == whole.tobytes()
     if tail:
@@ -74,10 +80,21 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     )
 
 
+def _written(session: Session, entries: list[dict[str, Any]], tmp_path: Path) -> Session:
+    """The session's file with ``entries`` appended, read again: what the virtual copy stands for."""
+    out = tmp_path / Path(session.path).name
+    shutil.copy(session.path, out)
+    with out.open("a", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries))
+    return Session.open(out)
+
+
 @pytest.mark.parametrize("profile", [PROFILE_0_80_2, PROFILE_1_6_0], ids=["0.80.2", "1.6.0"])
-def test_the_context_after_a_virtual_leaf_is_the_copying_ones(sessions: list[Path], profile: Any) -> None:
-    """A compaction's preview: the same context over the shared columns as over a copy of them,
-    and the session read is left as it was (no record added, its columns not copied)."""
+def test_the_context_after_virtual_entries_is_the_written_files(
+    sessions: list[Path], profile: Any, tmp_path: Path
+) -> None:
+    """A compaction's preview: the context of the virtual copy is the one of the file with the entry
+    written, and the session read is left as it was (no record added, its columns shared)."""
     compared = 0
     for src in sessions:
         session = Session.open(src)
@@ -90,10 +107,9 @@ def test_the_context_after_a_virtual_leaf_is_the_copying_ones(sessions: list[Pat
         entry = CompactionOutcome(draft, "## Goal\nsummary").entry().to_json_dict()
         n = len(session.records)
         build = build_session_projection if profile.projection else build_session_context
-        copied = build(session.with_virtual_entries([entry]))
-        virtual, path = session.with_virtual_leaf(entry)
-        assert _json(build(virtual, path=path)) == _json(copied)
-        assert path[-1] == n and virtual.records.id_of(n) == entry["id"]
+        virtual = session.with_virtual_entries([entry])
+        assert _json(build(virtual)) == _json(build(_written(session, [entry], tmp_path)))
+        assert virtual.records.id_of(n) == entry["id"] and virtual.path_indices(n)[-1] == n
         assert len(session.records) == n and session.by_id.get(entry["id"]) is None
         assert all(
             getattr(virtual.records, name)._base is getattr(session.records, name)  # shared, not copied
@@ -101,3 +117,35 @@ def test_the_context_after_a_virtual_leaf_is_the_copying_ones(sessions: list[Pat
         )
         compared += 1
     assert compared >= 3
+
+
+def test_a_plan_after_chained_virtual_entries_is_the_written_files(
+    sessions: list[Path], tmp_path: Path
+) -> None:
+    """Several entries, each under the one before (pi 1.6.0's recovery appends its omissions so):
+    the path and the plan over the virtual copy are the written file's."""
+    from session_studio.engine.context_edits import omission_entries
+
+    planned = 0
+    for src in sessions:
+        session = Session.open(src)
+        if session.migrated or session.reset or session.leaf_index() is None:
+            continue
+        path = session.path_indices(session.leaf_index())
+        targets = [session.records[i].id for i in path[-3:] if session.records[i].type == "message"]
+        if not targets:
+            continue
+        entries = omission_entries(session, targets)
+        virtual = session.with_virtual_entries(entries)
+        written = _written(session, entries, tmp_path)
+        assert virtual.path_indices(virtual.leaf_index()) == written.path_indices(written.leaf_index())
+        params = PlanParams(keep_recent_tokens=300)
+        ours = PathPlanner(virtual, profile=PROFILE_1_6_0).plan(params)
+        theirs = PathPlanner(written, profile=PROFILE_1_6_0).plan(params)
+        assert (ours.cut, ours.nothing_to_compact, ours.error) == (
+            theirs.cut,
+            theirs.nothing_to_compact,
+            theirs.error,
+        )
+        planned += 1
+    assert planned >= 3
