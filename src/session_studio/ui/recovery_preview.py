@@ -1,11 +1,11 @@
 """pi 1.6.0's overflow recovery beside the window's plan, planned without writing anything.
 
 Where pi's check would retry for an overflow, pi 1.6.0 first omits the failed attempt with context
-edits and then compacts (engine.context_edits.recovery_plan). That plan walks the whole path over a
-copy of the session's index with the edits appended, so it is made in a worker, and the window
-keeps only what is said of it (core.explain.RecoveryCut), not the copy (72 MB on a 900k-entry
-session). The last answer is kept per state of the session and settings: a re-plan that changes
-neither (a summary typed, a selection) asks for nothing.
+edits and then compacts (engine.context_edits.recovery_plan). That plan walks the whole path of the
+session with the edits appended in memory (Session.with_virtual_entries), so it is made in a worker,
+and the window keeps only what is said of it (core.explain.RecoveryCut), not the planner and its
+virtual session. The last answer is kept per state of the session and settings: a re-plan that
+changes neither (a summary typed, a selection) asks for nothing.
 """
 
 from __future__ import annotations
