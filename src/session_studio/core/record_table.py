@@ -316,27 +316,10 @@ class RecordTable(Sequence["EntryRecord"]):
             self.values.pop()
         return rec
 
-    def copy(self) -> RecordTable:
-        c = RecordTable.__new__(RecordTable)
-        c.__dict__.update(self.__dict__)
-        for name in COLUMNS:
-            setattr(c, name, array(getattr(self, name).typecode, getattr(self, name)))
-        c.symbols = list(self.symbols)
-        c._symbol_codes = dict(self._symbol_codes)
-        c.ids_other = list(self.ids_other)
-        c._other_codes = dict(self._other_codes)
-        c.objects = dict(self.objects)
-        c.patches = dict(self.patches)
-        c.label_facts = dict(self.label_facts)
-        c.values = None if self.values is None else list(self.values)
-        c.virtual_values = dict(self.virtual_values)
-        c.file_ops = self.file_ops.copy()
-        return c
-
     def with_tail(self) -> RecordTable:
         """A table that reads this one's records and appends its own after them (previews of entries
         not written yet): its columns are TailedColumns over this table's, so nothing of the index
-        is copied (``copy`` copies 72 MB on a 900k-entry session). Its columns are sequences, not
+        is copied (a copy of the columns was 72 MB on a 900k-entry session). Its columns are sequences, not
         arrays: only for reads by index, slice and ``tobytes`` (no compiled walk takes them)."""
         c = RecordTable.__new__(RecordTable)
         c.__dict__.update(self.__dict__)
