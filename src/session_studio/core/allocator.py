@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 __all__ = ["ARENA_MAX", "MMAP_THRESHOLD", "release_free_memory", "tune_allocator"]
 
@@ -39,12 +40,32 @@ def _user_tuned(environ: dict[str, str] | os._Environ[str]) -> bool:
     return "malloc" in environ.get("GLIBC_TUNABLES", "") or any(k.startswith("MALLOC_") for k in environ)
 
 
+def _glibc_function(name: str, argtypes: tuple[Any, ...]) -> Any:
+    """glibc's function ``name`` through ctypes (int result), for where the compiled helper is not
+    built; None where there is no glibc (musl's mallopt only says "not supported")."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        if not hasattr(libc, "gnu_get_libc_version"):
+            return None
+        function = getattr(libc, name)
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = argtypes
+    function.restype = ctypes.c_int
+    return function
+
+
+def _glibc_defaults_wanted(environ: dict[str, str] | os._Environ[str]) -> bool:
+    """No glibc here, or SESSION_STUDIO_DEFAULT_MALLOC asks for glibc's defaults (to measure them)."""
+    return not sys.platform.startswith("linux") or bool(environ.get("SESSION_STUDIO_DEFAULT_MALLOC"))
+
+
 def tune_allocator(environ: dict[str, str] | os._Environ[str] = os.environ) -> bool:
     """Set glibc's mmap threshold and arena count for this process (see the module's text).
     Returns whether they were set. Call it before the process allocates much."""
-    if not sys.platform.startswith("linux") or environ.get("SESSION_STUDIO_DEFAULT_MALLOC"):
-        return False
-    if _user_tuned(environ):
+    if _glibc_defaults_wanted(environ) or _user_tuned(environ):
         return False
     try:
         from . import _bulkindex  # the compiled helper, when pip built it: no ctypes to import
@@ -52,17 +73,11 @@ def tune_allocator(environ: dict[str, str] | os._Environ[str] = os.environ) -> b
         return _bulkindex.tune_malloc(MMAP_THRESHOLD, ARENA_MAX)
     except ImportError:
         pass
-    try:
-        import ctypes
+    import ctypes
 
-        libc = ctypes.CDLL(None)
-        if not hasattr(libc, "gnu_get_libc_version"):  # musl's mallopt only says "not supported"
-            return False
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
+    mallopt = _glibc_function("mallopt", (ctypes.c_int, ctypes.c_int))
+    if mallopt is None:
         return False
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    mallopt.restype = ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_ARENA_MAX, ARENA_MAX))
 
 
@@ -70,7 +85,7 @@ def release_free_memory(environ: dict[str, str] | os._Environ[str] = os.environ)
     """Give the free pages of the heap back to the system (glibc's ``malloc_trim(0)``); returns
     whether any were. Nothing where there is no glibc, or where ``SESSION_STUDIO_DEFAULT_MALLOC``
     asks for glibc's defaults. A few ms on a big session's heap, without holding the GIL."""
-    if not sys.platform.startswith("linux") or environ.get("SESSION_STUDIO_DEFAULT_MALLOC"):
+    if _glibc_defaults_wanted(environ):
         return False
     try:
         from . import _bulkindex
@@ -78,15 +93,7 @@ def release_free_memory(environ: dict[str, str] | os._Environ[str] = os.environ)
         return _bulkindex.trim_malloc()
     except ImportError:
         pass
-    try:
-        import ctypes
+    import ctypes
 
-        libc = ctypes.CDLL(None)
-        if not hasattr(libc, "gnu_get_libc_version"):
-            return False
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):
-        return False
-    trim.argtypes = (ctypes.c_size_t,)
-    trim.restype = ctypes.c_int
-    return bool(trim(0))
+    trim = _glibc_function("malloc_trim", (ctypes.c_size_t,))
+    return trim is not None and bool(trim(0))
