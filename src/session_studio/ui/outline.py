@@ -560,8 +560,9 @@ def build_outline(
 
     Columnar throughout: the parent, children and visible-children links are ``array`` columns
     (a list or dict per entry cost tens of MB at 100k entries while it was built). `most_matched`:
-    at most this many records match (a search's hits): the walk makes room for that many rows, not
-    for every record (7 MB on the 1 GB session, while the unsearched outline is kept)."""
+    at most this many records match (with `hits`, at most those it holds and the mode shows): the
+    walk makes room for that many rows, not for every record (7 MB on the 1 GB session, while the
+    unsearched outline is kept)."""
     n = len(session.records)
     parent = _parents(session)
     yield_to_foreground()
@@ -572,6 +573,9 @@ def build_outline(
     mode_shows = _mode_column(session, mode)
     if hits is not None:
         mode_shows = _both(mode_shows, hits)
+        # a search's rows are these at most: the walk makes room for them, not for every record
+        matched = mode_shows.count(1)
+        most_matched = matched if most_matched is None else min(most_matched, matched)
     yield_to_foreground()
 
     shown_order, shown_under = _tree_order(parent, first, kids, mode_shows, match, most_matched)

@@ -1238,9 +1238,9 @@ def filtered_outline(
     )
     mark_hits(hits, (rec for rec in labelled if rec is not None))
     mark_hits(hits, exact_id_hits(session, q))
-    # at most this many records are shown: the outline makes room for that many, not for every
-    # record; the hits go in as a column, so the tree walk needs no call per record (nor the GIL)
-    return build_outline(session, mode, None, active_path, hits.count(1), hits=hits)
+    # the hits go in as a column (the outline makes room for as many rows): the tree walk needs no
+    # call per record (nor the GIL)
+    return build_outline(session, mode, None, active_path, hits=hits)
 
 
 def exact_id_hits(session: Session, q: str) -> list[int]:
