@@ -12,7 +12,7 @@ from typing import Any
 from . import __version__
 from .cli_common import profile_for, settings_for, whole_number
 from .cli_output import err, out, terminal_safe
-from .core.allocator import tune_allocator
+from .core.allocator import HEAP_PAD, tune_allocator
 
 __all__ = ["main"]
 
@@ -24,11 +24,12 @@ _READ_ONLY = frozenset({"plan", "context", "branch", "info", "export", "search"}
 #: commands that import no module that logs: they start without importing logging (a test holds
 #: them to it); the others route its records through cli_log's terminal-safe handler
 _NEVER_LOG = frozenset({"plan", "context", "branch"})
-#: commands that run without Python's cyclic garbage collector: each reads one session and makes
-#: no reference cycles to speak of (the same peak RSS with and without it on the 1 GB session's
-#: cold plan and a 112 MB damaged one), while its passes over the ~100 modules they import and
-#: the objects of a walk took 5-10% of their time (a cached plan's ~90 ms, a 1 GB cold one's 1.9 s)
-_WITHOUT_GC = frozenset({"plan", "context", "branch"})
+#: short reads of one session. They run without Python's cyclic garbage collector: they make no
+#: reference cycles to speak of (the same peak RSS with and without it on the 1 GB session's cold
+#: plan and a 112 MB damaged one), while its passes over the ~100 modules they import and the
+#: objects of a walk took 5-10% of their time (a cached plan's ~90 ms, a 1 GB cold one's 1.9 s).
+#: And on a huge-page heap (core.allocator: page faults were a cold 1 GB plan's 0.8 s of system time)
+_SHORT_READS = frozenset({"plan", "context", "branch"})
 #: `plan --fields` names outside the oracle's schema (never in the default output: they load a tokenizer)
 _OPT_IN_PLAN_FIELDS = ("tokens",)
 
@@ -482,10 +483,15 @@ def _mistyped_command(first: str) -> str | None:
     return close[0] if close else None
 
 
+def heap_pad_for(args: Sequence[str]) -> int:
+    """core.allocator's huge-page heap for the short reads, none for the window and the rest."""
+    return HEAP_PAD if args[:1] and args[0] in _SHORT_READS else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # this process is ours (not a test calling main)
-        tune_allocator()
-        if sys.argv[1:2] and sys.argv[1] in _WITHOUT_GC:
+        tune_allocator(heap_pad=heap_pad_for(sys.argv[1:]))
+        if sys.argv[1:2] and sys.argv[1] in _SHORT_READS:
             gc.disable()
     writer = sys.modules.get("session_studio.core.writer")  # not imported yet: nothing written yet
     mark = writer.writes_so_far() if writer is not None else 0

@@ -72,7 +72,18 @@ def test_the_cli_and_the_helpers_tune_at_their_start() -> None:
     from session_studio.ui import search_worker
 
     for module in (cli, scan_worker, count_worker, search_worker):
-        assert "tune_allocator()" in inspect.getsource(module.main), module.__name__
+        assert "tune_allocator(" in inspect.getsource(module.main), module.__name__
+
+
+def test_only_the_short_reads_get_the_huge_page_heap() -> None:
+    """`plan`, `context` and `branch` ask for it; the window (a file argument) and the other commands do not."""
+    from session_studio.cli import heap_pad_for
+    from session_studio.core.allocator import HEAP_PAD
+
+    assert [heap_pad_for(a) for a in (["plan", "f"], ["context", "f"], ["branch", "f"])] == [HEAP_PAD] * 3
+    assert [heap_pad_for(a) for a in ([], ["f.jsonl"], ["export", "f"], ["compact", "f"], ["--help"])] == [
+        0
+    ] * 5
 
 
 #: prints the resident anonymous memory (KB) after 60 MB of 1 KB blocks are freed but the last one,
@@ -109,6 +120,64 @@ def test_freed_heap_pages_go_back_to_the_system(helper: bool) -> None:
         check=True,
     ).stdout.split()
     assert out[0] == "True" and int(out[1]) > 30_000, out  # most of the 60 MB, in KB
+
+
+#: touches 32 MB of heap blocks (256 KB each, under the mmap threshold) twice, freeing them in between,
+#: and prints the bytes advised for huge pages and the page faults of each round
+_HEAP_PROBE = r"""
+import resource, sys
+from session_studio.core.allocator import HEAP_PAD, tune_allocator
+if sys.argv[1] == "heap":
+    tune_allocator(heap_pad=HEAP_PAD)
+else:
+    tune_allocator()
+with open("/proc/self/smaps") as smaps:
+    advised = int(any(line.startswith("VmFlags:") and " hg" in line for line in smaps))
+def faults():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+f0 = faults()
+blocks = [b"\x01" * (256 << 10) for _ in range(128)]
+f1 = faults()
+del blocks
+blocks = [b"\x01" * (256 << 10) for _ in range(128)]
+f2 = faults()
+print(advised, f1 - f0, f2 - f1)
+"""
+
+
+def _thp_mode() -> str:
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            text = f.read()
+    except OSError:
+        return "never"
+    return text.split("[", 1)[1].split("]", 1)[0] if "[" in text else "never"
+
+
+@glibc_only
+def test_the_huge_page_heap_saves_page_faults() -> None:
+    """With the heap, 32 MB of blocks take a fraction of the 8,192 page faults of 4 KB pages, and
+    freeing them keeps the pages for the next 32 MB; the plain tuning (the control) faults per page
+    and gives the freed top of the heap back."""
+    pytest.importorskip("session_studio.core._bulkindex")
+    clean = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES" and not k.startswith("MALLOC_")}
+
+    def probe(kind: str) -> list[int]:
+        out = subprocess.run(
+            [sys.executable, "-c", _HEAP_PROBE, kind], env=clean, capture_output=True, text=True, check=True
+        )
+        return [int(v) for v in out.stdout.split()]
+
+    advised, first, second = probe("heap")
+    assert second < 256, (first, second)  # the freed 32 MB stayed in the heap
+    control_advised, control_first, control_second = probe("plain")
+    assert control_advised == 0 and control_second > 4096, (control_first, control_second)
+    if _thp_mode() == "never":
+        assert advised == 0
+        return
+    assert advised == 1
+    if _thp_mode() == "madvise":  # under "always" the control gets huge pages too
+        assert first < 2048 and control_first > 6000, (first, control_first)  # 8,192 pages of 4 KB
 
 
 def test_glibcs_defaults_are_left_as_they_are_when_asked() -> None:

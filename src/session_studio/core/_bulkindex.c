@@ -30,6 +30,10 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#ifdef __linux__
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #define N_COLUMNS 11 /* lines offsets lengths types roles ids parents tokens usage flags stamps */
 enum { C_LINES, C_OFFSETS, C_LENGTHS, C_TYPES, C_ROLES, C_IDS, C_PARENTS, C_TOKENS, C_USAGE, C_FLAGS, C_STAMPS };
@@ -2182,6 +2186,36 @@ static PyObject *tune_malloc(PyObject *self, PyObject *args) {
 #endif
 }
 
+/* core.allocator.tune_allocator's huge-page heap (see allocator.py for why and where): glibc grows
+   its heap by at least `pad` bytes at a time (M_TOP_PAD) and keeps up to twice that free at its top
+   (M_TRIM_THRESHOLD); the heap is grown once now, by a block of `probe` bytes (more than any free
+   block, under the mmap threshold) freed at once, and the kernel is asked for transparent huge pages
+   in the new part (madvise MADV_HUGEPAGE) before anything touches it. Returns the bytes advised: 0
+   where the heap did not grow or the kernel has no THP (the pad and the trim threshold stay set). */
+static PyObject *huge_page_heap(PyObject *self, PyObject *args) {
+    Py_ssize_t pad, probe;
+    if (!PyArg_ParseTuple(args, "nn:huge_page_heap", &pad, &probe)) return NULL;
+    if (pad < ((Py_ssize_t)4 << 20) || pad > ((Py_ssize_t)1 << 30) || probe <= 0) {
+        PyErr_SetString(PyExc_ValueError, "huge_page_heap: pad from 4 MB to 1 GB, probe above 0");
+        return NULL;
+    }
+#if defined(__GLIBC__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (mallopt(M_TOP_PAD, (int)pad) != 1 || mallopt(M_TRIM_THRESHOLD, (int)(2 * pad)) != 1) return PyLong_FromLong(0);
+    void *before = sbrk(0);
+    void *volatile block = malloc((size_t)probe); /* volatile: the compiler would drop an unused pair */
+    free(block);
+    void *after = sbrk(0);
+    if (before == (void *)-1 || after == (void *)-1 || (uintptr_t)after <= (uintptr_t)before) return PyLong_FromLong(0);
+    uintptr_t start = ((uintptr_t)before + huge - 1) & ~(huge - 1);
+    uintptr_t end = (uintptr_t)after & ~(huge - 1);
+    if (end <= start || madvise((void *)start, end - start, MADV_HUGEPAGE) != 0) return PyLong_FromLong(0);
+    return PyLong_FromSize_t((size_t)(end - start));
+#else
+    return PyLong_FromLong(0);
+#endif
+}
+
 /* core.allocator.release_free_memory: glibc's malloc_trim(0), the free pages of every arena given back
    to the system (a big session's load leaves megabytes of them); False without glibc */
 static PyObject *trim_malloc(PyObject *self, PyObject *noargs) {
@@ -2199,6 +2233,9 @@ static PyObject *trim_malloc(PyObject *self, PyObject *noargs) {
 static PyMethodDef methods[] = {
     {"tune_malloc", tune_malloc, METH_VARARGS,
      "tune_malloc(mmap_threshold, arena_max) -> bool: glibc's mallopt for both (False without glibc)."},
+    {"huge_page_heap", huge_page_heap, METH_VARARGS,
+     "huge_page_heap(pad, probe) -> int: a heap grown by pad bytes at a time and kept, its new part advised\n"
+     "for transparent huge pages; the bytes advised (see the source)."},
     {"trim_malloc", trim_malloc, METH_NOARGS,
      "trim_malloc() -> bool: glibc's malloc_trim(0), whether memory was given back (False without glibc)."},
     {"sort_ids", sort_ids, METH_VARARGS,
