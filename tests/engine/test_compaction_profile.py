@@ -156,3 +156,31 @@ def test_a_manual_cut_on_an_edited_away_entry_is_refused_under_1_6_0(tmp_path: P
     with pytest.raises(InvalidCutError, match="context edit"):
         draft_compaction(session, keep_recent_tokens=300, cut_entry_id=target, profile=PROFILE_1_6_0)
     draft_compaction(session, keep_recent_tokens=300, cut_entry_id=target, profile=PROFILE_0_80_2)
+
+
+@pytest.mark.parametrize("profile", [PROFILE_0_80_2, PROFILE_1_6_0])
+def test_a_draft_reuses_the_callers_planner_of_its_path_only(tmp_path: Path, profile: Any) -> None:
+    """The window passes its PathPlanner: the draft plans with it (no second copy of the path's
+    planner) and drafts exactly what a planner of its own gives; a planner of another leaf, pi or
+    session object is not used."""
+    from session_studio.core.plan import PathPlanner
+
+    session = _open(tmp_path, "m7-split-after-compaction.jsonl")
+    own = draft_compaction(session, keep_recent_tokens=1500, profile=profile)
+    mine = PathPlanner(session, profile=profile)
+    reused = draft_compaction(session, keep_recent_tokens=1500, profile=profile, planner=mine)
+    assert reused.planner is mine and own.planner is not mine
+    assert (reused.cut, reused.path, reused.requests) == (own.cut, own.path, own.requests)
+    assert reused.preparation.first_kept_entry_id == own.preparation.first_kept_entry_id
+
+    other_pi = PROFILE_0_80_2 if profile is PROFILE_1_6_0 else PROFILE_1_6_0
+    others = [
+        PathPlanner(session, profile=other_pi),
+        PathPlanner(session, session.require(own.first_kept_entry_id), profile=profile),
+        PathPlanner(Session.open(session.path), profile=profile),
+    ]
+    for other in others:
+        assert (
+            draft_compaction(session, keep_recent_tokens=1500, profile=profile, planner=other).planner
+            is not other
+        )

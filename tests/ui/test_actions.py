@@ -72,6 +72,18 @@ def test_commit_appends_and_selects_new_leaf(
     assert not window.a_commit.isEnabled()
 
 
+def test_generate_drafts_with_the_windows_own_planner(
+    qtbot: Any, window: MainWindow, split_turn_session: Path
+) -> None:
+    """The draft plans with the path planner the window shows, not a second one (on a 900k-entry
+    session that was ~14 MB more while a summary was made)."""
+    _open(qtbot, window, split_turn_session)
+    _generate(qtbot, window)
+    loaded = window.doc.loaded_state
+    assert loaded is not None and window.doc.outcome is not None
+    assert window.doc.outcome.draft.planner is loaded.planner
+
+
 def test_committing_the_offline_draft_says_it_is_one(
     qtbot: Any, window: MainWindow, split_turn_session: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

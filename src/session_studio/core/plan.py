@@ -637,6 +637,10 @@ class PathPlanner:
             return cut_point_reason(rec)
         return None
 
+    def plans(self, session: Session, leaf_index: int | None, profile: PiProfile) -> bool:
+        """Whether this is the planner of that session object's path to `leaf_index` under `profile`."""
+        return self.session is session and self.leaf_index == leaf_index and self.profile == profile
+
     def plan(self, params: PlanParams, *, window_known: bool = True) -> PlanState:
         """The plan for ``params``: a binary search plus work proportional to what the cut changes."""
         path = self.path

@@ -244,6 +244,7 @@ def draft_compaction(
     thinking_level: str | None = None,
     prompts: Prompts | None = None,
     profile: PiProfile = PROFILE_0_80_2,
+    planner: PathPlanner | None = None,
 ) -> CompactionDraft:
     """Plan a compaction of the path ending at `leaf_id` (the session's leaf by default).
 
@@ -252,12 +253,16 @@ def draft_compaction(
     `plan_key` is the key of the plan the user saw (``PlanState.key``): if the file, the leaf,
     keepRecentTokens or the manual cut differ from it, PlanChangedError is raised instead of
     drafting a possibly different cut. The cut comes from the same core plan as every view.
+    `planner`: the caller's PathPlanner of this session, leaf and pi (the window's), used instead of
+    a second one where it is that (a 900k-entry session's path planner holds ~14 MB); otherwise
+    ignored. It is only read here, as the window reads it from its own threads.
     """
     if session.reset:
         ensure_appendable(session)  # no valid header: explains that pi would replace the file
     fp = loaded_fingerprint(session)
     leaf = _resolve_leaf(session, leaf_id)
-    planner = PathPlanner(session, leaf, profile=profile)
+    if planner is None or not planner.plans(session, leaf, profile):
+        planner = PathPlanner(session, leaf, profile=profile)
     path = planner.path
     plan = planner.plan_
     recs = session.records

@@ -182,6 +182,8 @@ class SummarizeParams:
     #: pi's /compact <focus>: appended to the history request as "Additional focus"
     custom_instructions: str | None = None
     plan_key: Any = None  # the PlanKey of the plan shown: the engine refuses to draft another one
+    #: the window's PathPlanner of the plan shown: the draft reuses it rather than build a second
+    planner: Any = None
 
     @property
     def profile(self) -> Any:
@@ -222,6 +224,7 @@ def summarize_job(
         model_reasoning=reasoning,
         thinking_level=p.thinking_level if isinstance(p.thinking_level, str) else None,
         profile=p.profile,
+        planner=p.planner,
     )
     with _closing(make_summarizer_for(p.provider, p.config)) as summarizer:
         if on_note is not None and hasattr(summarizer, "retry_note"):
@@ -250,6 +253,7 @@ def commit_current_job(
         reserve_tokens=p.reserve,
         cut_entry_id=p.cut_entry_id,
         profile=p.profile,
+        planner=p.planner,
     )
     return commit_compaction(CompactionOutcome(draft, summary, usage=usage), refresh=False)
 

@@ -112,7 +112,8 @@ class SummaryGeneration(WindowParts):
         st = d.state
         if st is None:
             return None
-        ctx = d.loaded_state.context if d.loaded_state else None
+        loaded = d.loaded_state
+        ctx = loaded.context if loaded else None
         return actions.SummarizeParams(
             leaf_id=self._entry_id(d.working_leaf),
             keep=d.keep,
@@ -124,6 +125,7 @@ class SummaryGeneration(WindowParts):
             thinking_level=ctx.thinking_level if ctx else None,
             custom_instructions=self.preview.custom_instructions(),
             plan_key=st.key,
+            planner=loaded.planner if loaded else None,
         )
 
     def _generate(self, provider: str) -> None:
