@@ -149,3 +149,32 @@ def test_a_plan_after_chained_virtual_entries_is_the_written_files(
         )
         planned += 1
     assert planned >= 3
+
+
+@pytest.mark.parametrize("profile", [PROFILE_0_80_2, PROFILE_1_6_0], ids=["0.80.2", "1.6.0"])
+def test_a_compaction_preview_starts_its_path_with_the_drafts(sessions: list[Path], profile: Any) -> None:
+    """context_after reuses the draft's path (its int objects, not a second walk's) and builds the
+    same context as a copy that walks it; a known path that ends elsewhere is walked as before."""
+    previewed = 0
+    for src in sessions:
+        session = Session.open(src)
+        if session.migrated or session.reset:
+            continue
+        try:
+            draft = draft_compaction(session, keep_recent_tokens=300, profile=profile)
+        except Exception:  # nothing to compact here
+            continue
+        outcome = CompactionOutcome(draft, "## Goal\nsummary")
+        entry = outcome.entry().to_json_dict()
+        n = len(session.records)
+        build = build_session_projection if profile.projection else build_session_context
+        walked = session.with_virtual_entries([entry])
+        known = session.with_virtual_entries([entry], known_path=draft.path)
+        path = known.path_indices(n)
+        assert path == walked.path_indices(n) == [*draft.path, n]
+        assert all(a is b for a, b in zip(path, draft.path, strict=False))  # the draft's own ints
+        assert _json(outcome.context_after()) == _json(build(walked))
+        elsewhere = session.with_virtual_entries([entry], known_path=draft.path[:-1])
+        assert elsewhere.path_indices(n) == path
+        previewed += 1
+    assert previewed >= 3
