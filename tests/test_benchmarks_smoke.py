@@ -56,7 +56,9 @@ def test_plan_vs_pi_smoke(pi: str, request: pytest.FixtureRequest, small_session
 def test_ui_open_smoke(small_session: Path) -> None:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     before = small_session.read_bytes()
-    out = _run_json(str(BENCHMARKS / "ui_open.py"), str(small_session), "--smoke", "--append", env=env)
+    out = _run_json(
+        str(BENCHMARKS / "ui_open.py"), str(small_session), "--smoke", "--append", "--generate", env=env
+    )
     assert small_session.read_bytes() == before  # the entry went to a copy
     assert out["entries"] > 0
     assert 0 < out["plan_usable_s"] <= out["fully_loaded_s"]
@@ -82,6 +84,9 @@ def test_ui_open_smoke(small_session: Path) -> None:
     assert out["search"]["cleared"]["rows"] >= out["search"]["quoted"]["rows"]
     assert out["search"]["in content"]["rows"] >= out["search"]["quoted"]["rows"]  # rows and more
     assert stalls["pi_appends_an_entry"] >= 0 and out["appended"]["shown"], out
+    made = out["generated"]
+    assert made["made"] and stalls["generate_offline"] >= 0 and stalls["open_preview_tab"] >= 0, out
+    assert made["peak_rise_mb"] >= made["held_mb"] and made["rss_before_mb"] > 0, out
 
 
 def test_ui_timeline_smoke(small_session: Path) -> None:
