@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 from array import array
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from session_studio.core.profile import PROFILE_0_80_2, PROFILE_1_6_0
 from session_studio.core.projection import build_session_projection
 from session_studio.core.record_table import TailedColumn, column_on_path
 from session_studio.engine import draft_compaction
-from session_studio.engine.compaction import CompactionOutcome
+from session_studio.engine.compaction import CompactionDraft, CompactionOutcome
 from tests.conftest import generate
 
 
@@ -89,13 +90,8 @@ def _written(session: Session, entries: list[dict[str, Any]], tmp_path: Path) ->
     return Session.open(out)
 
 
-@pytest.mark.parametrize("profile", [PROFILE_0_80_2, PROFILE_1_6_0], ids=["0.80.2", "1.6.0"])
-def test_the_context_after_virtual_entries_is_the_written_files(
-    sessions: list[Path], profile: Any, tmp_path: Path
-) -> None:
-    """A compaction's preview: the context of the virtual copy is the one of the file with the entry
-    written, and the session read is left as it was (no record added, its columns shared)."""
-    compared = 0
+def _drafted(sessions: list[Path], profile: Any) -> Iterator[tuple[Session, CompactionDraft]]:
+    """Each session as read and its compaction's draft at keepRecentTokens 300, where there is one."""
     for src in sessions:
         session = Session.open(src)
         if session.migrated or session.reset:
@@ -104,6 +100,17 @@ def test_the_context_after_virtual_entries_is_the_written_files(
             draft = draft_compaction(session, keep_recent_tokens=300, profile=profile)
         except Exception:  # nothing to compact here
             continue
+        yield session, draft
+
+
+@pytest.mark.parametrize("profile", [PROFILE_0_80_2, PROFILE_1_6_0], ids=["0.80.2", "1.6.0"])
+def test_the_context_after_virtual_entries_is_the_written_files(
+    sessions: list[Path], profile: Any, tmp_path: Path
+) -> None:
+    """A compaction's preview: the context of the virtual copy is the one of the file with the entry
+    written, and the session read is left as it was (no record added, its columns shared)."""
+    compared = 0
+    for session, draft in _drafted(sessions, profile):
         entry = CompactionOutcome(draft, "## Goal\nsummary").entry().to_json_dict()
         n = len(session.records)
         build = build_session_projection if profile.projection else build_session_context
@@ -156,14 +163,7 @@ def test_a_compaction_preview_starts_its_path_with_the_drafts(sessions: list[Pat
     """context_after reuses the draft's path (its int objects, not a second walk's) and builds the
     same context as a copy that walks it; a known path that ends elsewhere is walked as before."""
     previewed = 0
-    for src in sessions:
-        session = Session.open(src)
-        if session.migrated or session.reset:
-            continue
-        try:
-            draft = draft_compaction(session, keep_recent_tokens=300, profile=profile)
-        except Exception:  # nothing to compact here
-            continue
+    for session, draft in _drafted(sessions, profile):
         outcome = CompactionOutcome(draft, "## Goal\nsummary")
         entry = outcome.entry().to_json_dict()
         n = len(session.records)
