@@ -184,3 +184,11 @@ def test_glibcs_defaults_are_left_as_they_are_when_asked() -> None:
     from session_studio.core.allocator import release_free_memory
 
     assert release_free_memory({"SESSION_STUDIO_DEFAULT_MALLOC": "1"}) is False
+
+
+def test_the_huge_page_heap_refuses_a_pad_glibc_cannot_take() -> None:
+    """Twice the pad is glibc's trim threshold, an int: 1 GB would wrap to a negative one."""
+    helper = pytest.importorskip("session_studio.core._bulkindex")
+    for pad in (1 << 30, 2 << 20):
+        with pytest.raises(ValueError, match="pad from 4 MB to under 1 GB"):
+            helper.huge_page_heap(pad, 1 << 20)

@@ -2195,8 +2195,9 @@ static PyObject *tune_malloc(PyObject *self, PyObject *args) {
 static PyObject *huge_page_heap(PyObject *self, PyObject *args) {
     Py_ssize_t pad, probe;
     if (!PyArg_ParseTuple(args, "nn:huge_page_heap", &pad, &probe)) return NULL;
-    if (pad < ((Py_ssize_t)4 << 20) || pad > ((Py_ssize_t)1 << 30) || probe <= 0) {
-        PyErr_SetString(PyExc_ValueError, "huge_page_heap: pad from 4 MB to 1 GB, probe above 0");
+    /* M_TRIM_THRESHOLD takes an int: twice the pad must fit */
+    if (pad < ((Py_ssize_t)4 << 20) || pad > INT_MAX / 2 || probe <= 0) {
+        PyErr_SetString(PyExc_ValueError, "huge_page_heap: pad from 4 MB to under 1 GB, probe above 0");
         return NULL;
     }
 #if defined(__GLIBC__) && defined(MADV_HUGEPAGE)
