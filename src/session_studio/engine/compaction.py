@@ -141,9 +141,9 @@ class CompactionOutcome:
         d = self.draft
         # the entry hangs under the draft's leaf, whose path the draft holds: walked again only if
         # the session read more of the file since (the session's fingerprint moves on refresh)
-        known = d.path if d.path and d.session.fingerprint == d.fingerprint else None
+        known = d.path if d.session.fingerprint == d.fingerprint else None
         virtual = d.session.with_virtual_entries([entry], known_path=known)
-        if self.draft.profile.projection:
+        if d.profile.projection:
             return build_session_projection(virtual)
         return build_session_context(virtual)
 
