@@ -483,15 +483,19 @@ def _mistyped_command(first: str) -> str | None:
     return close[0] if close else None
 
 
+def _short_read(args: Sequence[str]) -> bool:
+    return bool(args) and args[0] in _SHORT_READS
+
+
 def heap_pad_for(args: Sequence[str]) -> int:
     """core.allocator's huge-page heap for the short reads, none for the window and the rest."""
-    return HEAP_PAD if args[:1] and args[0] in _SHORT_READS else 0
+    return HEAP_PAD if _short_read(args) else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # this process is ours (not a test calling main)
         tune_allocator(heap_pad=heap_pad_for(sys.argv[1:]))
-        if sys.argv[1:2] and sys.argv[1] in _SHORT_READS:
+        if _short_read(sys.argv[1:]):
             gc.disable()
     writer = sys.modules.get("session_studio.core.writer")  # not imported yet: nothing written yet
     mark = writer.writes_so_far() if writer is not None else 0
