@@ -556,12 +556,11 @@ def main(argv: list[str]) -> int:
             measure(lambda keep=keep: slider(keep), 0.15, group="keep_for_generate")
             waited = time.perf_counter() + 30  # the preparation follows the plan (a worker)
             while (
-                win.doc.state is not None
+                win.doc.preparation is None
+                and win.doc.state is not None
                 and not win.doc.state.nothing_to_compact
                 and time.perf_counter() < waited
             ):
-                if win.doc.preparation is not None:
-                    break
                 QCoreApplication.processEvents()
                 time.sleep(0.002)
             if win.doc.preparation is not None:
@@ -595,6 +594,7 @@ def main(argv: list[str]) -> int:
     timer.stop()
     faulthandler.cancel_dump_traceback_later()
     counting = count_process_peak_mb()
+    peak_mb = max(peak_before_generate, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     s = win.doc.session
     out = {
         "file": str(path),
@@ -608,9 +608,7 @@ def main(argv: list[str]) -> int:
         "first_rows_before_whole_file_indexed": bool(
             indexed and first_rows is not None and first_rows < indexed[0]
         ),
-        "peak_rss_mb": round(
-            max(peak_before_generate, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024), 1
-        ),
+        "peak_rss_mb": round(peak_mb, 1),
         "empty_window_rss_mb": empty_window,
         "loaded_rss_mb": loaded_memory,
         "end_rss_mb": memory_mb(),
@@ -619,11 +617,7 @@ def main(argv: list[str]) -> int:
         # the process that holds the tokenizer and counts real tokens for the window (it exits when
         # idle); with it, the most both processes held (each one's peak, added up)
         "count_process_peak_rss_mb": counting,
-        "peak_rss_with_count_process_mb": round(
-            max(peak_before_generate, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-            + (counting or 0.0),
-            1,
-        ),
+        "peak_rss_with_count_process_mb": round(peak_mb + (counting or 0.0), 1),
         "longest_gui_stall_while_loading_ms": round(load_stall, 1),
         "longest_gui_stall_ms_by_interaction": interactions,
         "longest_gui_stall_cpu_ms_while_loading": round(load_stall_cpu, 1),
